@@ -1,0 +1,73 @@
+// Package engine holds Sundial's three services — fetch, processor and recovery — written
+// against small ports so that they run the same on DynamoDB/SQS and in memory.
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Store is the runtime state the engine needs. Every method that changes an instance is a
+// guarded write; the guards are those of timer.Instance.Claim and timer.Instance.Apply.
+type Store interface {
+	// AdvanceWatermark records that firings due up to `to` have been enqueued, and returns the
+	// previous watermark (zero if none). It is written before the fetch queries, so that a
+	// writer that later reads the watermark knows whether the fetch will see its change.
+	AdvanceWatermark(ctx context.Context, to, now time.Time) (prev time.Time, err error)
+	// RestoreWatermark moves the watermark back to prev if it is still `to` (a failed tick).
+	RestoreWatermark(ctx context.Context, prev, to time.Time) error
+	// Watermark reads the current watermark (zero if none).
+	Watermark(ctx context.Context) (time.Time, error)
+	// QueryDue returns the active, idle instances of one shard with after < NextRun <= upTo
+	// (no lower bound when after is zero).
+	QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error)
+	// QueryExpired returns the running instances of one shard whose lease expired at or before now.
+	QueryExpired(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error)
+	// Claim runs timer.Instance.Claim atomically: timer.ErrClaimLost or timer.ErrNotFound.
+	Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error)
+	// Finish runs timer.Instance.Apply atomically: timer.ErrFenceLost or timer.ErrChanged.
+	Finish(ctx context.Context, key timer.Key, f timer.Finish) (timer.Instance, error)
+	// Get reads an instance (strongly consistent): timer.ErrNotFound.
+	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
+	// MarkRequeued records that recovery re-sent the firing due at `due`; timer.ErrChanged if
+	// the instance is no longer idle with that NextRun.
+	MarkRequeued(ctx context.Context, key timer.Key, due, now time.Time) error
+	// PutExecution writes a log entry once: timer.ErrExists if that execution is logged already.
+	PutExecution(ctx context.Context, e timer.Execution) error
+}
+
+// Outgoing is a firing to send on the queue of its priority, delayed until it is due.
+type Outgoing struct {
+	Firing   message.Firing
+	Priority int
+	Delay    time.Duration
+}
+
+// Queue sends firings, batching by priority queue.
+type Queue interface {
+	Send(ctx context.Context, msgs []Outgoing) error
+	// Backoff hides a received message for d before it is delivered again (for failed records).
+	Backoff(ctx context.Context, sourceARN, receiptHandle string, d time.Duration) error
+}
+
+// Invoker calls a timer's action.
+type Invoker = action.Invoker
+
+// MaxDelay is SQS's largest DelaySeconds.
+const MaxDelay = 900 * time.Second
+
+// outgoing builds the message for an instance's pending firing, delayed until it is due.
+func outgoing(in timer.Instance, reason message.Reason, now time.Time) Outgoing {
+	delay := in.NextRun.Sub(now)
+	if delay < 0 {
+		delay = 0
+	}
+	if delay > MaxDelay {
+		delay = MaxDelay
+	}
+	return Outgoing{Firing: message.ForInstance(in, reason), Priority: in.Priority, Delay: delay}
+}

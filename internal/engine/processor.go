@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Processor is the Timer Processor: for each firing message it claims the instance, runs the
+// action under the timer's timeout, ends the execution with one fenced write and logs it.
+type Processor struct {
+	Store   Store
+	Queue   Queue
+	Invoker Invoker
+	Clock   timer.Clock
+	Log     *slog.Logger
+	// Node names this processor in isRunningBy and the log's executedBy.
+	Node string
+	// NewID returns a unique execution id (the lease owner token).
+	NewID func() string
+	// MaxEarly bounds how early a message may arrive and still be held until its due instant
+	// (SQS delays are whole seconds); earlier messages are re-sent with a new delay.
+	MaxEarly time.Duration
+	// FailedBackoff is how long a failed record stays hidden before redelivery, per receive.
+	FailedBackoff time.Duration
+	// DeadlineMargin is kept free before the invocation's own deadline to write the result.
+	DeadlineMargin time.Duration
+
+	finisher finisher
+	once     sync.Once
+	stats    ProcessorStats
+}
+
+// ProcessorStats are cumulative counters (also visible as log lines).
+type ProcessorStats struct {
+	Executed, Succeeded, Failed, ClaimsLost, Zombies, Rejected, Requeued atomic.Int64
+}
+
+// Stats returns the counters.
+func (p *Processor) Stats() *ProcessorStats { return &p.stats }
+
+func (p *Processor) init() {
+	p.once.Do(func() {
+		p.finisher = finisher{store: p.Store, queue: p.Queue, clock: p.Clock, log: p.Log}
+	})
+}
+
+// Handle processes an SQS batch and reports the records to redeliver. It never returns a
+// top-level error: that would redeliver the whole batch, including the firings that ran.
+func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	p.init()
+	type result struct {
+		failed bool
+		after  *timer.Instance
+		early  *Outgoing
+	}
+	results := make([]result, len(ev.Records))
+	var wg sync.WaitGroup
+	for i, rec := range ev.Records {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			after, early, err := p.record(ctx, rec)
+			results[i] = result{failed: err != nil, after: after, early: early}
+		}()
+	}
+	wg.Wait()
+
+	var resp events.SQSEventResponse
+	var finished []timer.Instance
+	var resend []Outgoing
+	for i, r := range results {
+		rec := ev.Records[i]
+		switch {
+		case r.failed:
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			p.backoff(ctx, rec)
+		case r.after != nil:
+			finished = append(finished, *r.after)
+		case r.early != nil:
+			resend = append(resend, *r.early)
+		}
+	}
+	if err := p.finisher.followUps(ctx, finished, followUpReason); err != nil {
+		// The state is written; the fetch or recovery will enqueue these firings instead.
+		p.Log.Error("processor: follow-up send failed; recovery will requeue", "error", err)
+	}
+	if len(resend) > 0 {
+		if err := p.Queue.Send(ctx, resend); err != nil {
+			p.Log.Error("processor: re-send of early messages failed; recovery will requeue", "error", err)
+		}
+	}
+	return resp, nil
+}
+
+// record handles one message. A non-nil error means "redeliver" (and, after the queue's
+// maxReceiveCount, dead-letter): only for messages that cannot be understood or acted on.
+func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.Instance, *Outgoing, error) {
+	f, err := message.Decode(rec.Body)
+	if err != nil {
+		p.stats.Rejected.Add(1)
+		p.Log.Error("processor: rejected message", "message_id", rec.MessageId, "error", err, "body_excerpt", excerpt(rec.Body))
+		return nil, nil, err
+	}
+	log := p.Log.With("timer", f.Timer, "tenant", f.Tenant, "scheduled_at", f.ScheduledAt, "attempt", f.Attempt)
+
+	if wait := f.DueAt.Sub(p.Clock.Now()); wait > 0 {
+		if wait > p.MaxEarly {
+			p.stats.Requeued.Add(1)
+			log.Info("processor: message arrived early; re-sent with a delay", "early_by", fmtDur(wait))
+			return nil, &Outgoing{Firing: f, Priority: priorityOf(rec), Delay: min(wait, MaxDelay)}, nil
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+
+	execID := p.NewID()
+	running, err := p.Store.Claim(ctx, f.Key(), timer.Claim{
+		Due: f.DueAt, ScheduledAt: f.ScheduledAt, Attempt: f.Attempt,
+		ExecutionID: execID, By: p.Node, Now: p.Clock.Now(),
+	})
+	switch {
+	case errors.Is(err, timer.ErrClaimLost):
+		// A duplicate, a stale firing, or a deactivated timer: acknowledged, never run twice.
+		p.stats.ClaimsLost.Add(1)
+		log.Info("processor: claim lost; message acknowledged", "reason", err.Error())
+		return nil, nil, nil
+	case errors.Is(err, timer.ErrNotFound):
+		p.stats.Rejected.Add(1)
+		log.Error("processor: unknown timer; message will go to the dead-letter queue", "error", err)
+		return nil, nil, err
+	case err != nil:
+		log.Error("processor: claim failed; message will be redelivered", "error", err)
+		return nil, nil, err
+	}
+	log = log.With("execution_id", execID)
+
+	res := p.run(ctx, running)
+	after, exec, err := p.finisher.finish(ctx, running, res)
+	if errors.Is(err, timer.ErrFenceLost) {
+		p.stats.Zombies.Add(1)
+		log.Warn("processor: execution lost its lease before finishing; result discarded", "outcome", res.Outcome, "error", res.Error)
+		return nil, nil, nil
+	}
+	if err != nil {
+		// The lease stays; recovery will take it back after it expires.
+		log.Error("processor: could not record the execution", "error", err)
+		return nil, nil, nil
+	}
+	p.stats.Executed.Add(1)
+	if res.Outcome.Failed() {
+		p.stats.Failed.Add(1)
+	} else {
+		p.stats.Succeeded.Add(1)
+	}
+	log.Info("execution", "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
+		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error,
+		"next_run", exec.NextRun, "gave_up", exec.GaveUp)
+	return &after, nil, nil
+}
+
+// run invokes the action under the timer's timeout (or what is left of this invocation).
+func (p *Processor) run(ctx context.Context, in timer.Instance) timer.RunResult {
+	timeout := in.Timeout
+	capped := false
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - p.DeadlineMargin; left < timeout {
+			timeout, capped = max(left, 0), true
+		}
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	scheduledAt, attempt := in.Run()
+	out, err := p.Invoker.Invoke(actx, in.Action, action.Payload{
+		Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
+		ExecutionID: in.ExecutionID, Properties: in.Properties,
+	})
+	res := timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun}
+	var fail *action.Failure
+	switch {
+	case err == nil:
+	case errors.As(err, &fail) && fail.Timeout:
+		res.Outcome = timer.OutcomeTimeout
+		res.Error = fmt.Sprintf("timed out after %s", fmtDur(timeout))
+		if capped {
+			res.Error += " (capped by the processor invocation's own deadline; see async mode for long timers)"
+		}
+	default:
+		res.Outcome = timer.OutcomeError
+		res.Error = err.Error()
+	}
+	return res
+}
+
+func (p *Processor) backoff(ctx context.Context, rec events.SQSMessage) {
+	if p.FailedBackoff <= 0 || rec.ReceiptHandle == "" {
+		return
+	}
+	n, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+	d := p.FailedBackoff * time.Duration(max(n, 1))
+	if err := p.Queue.Backoff(ctx, rec.EventSourceARN, rec.ReceiptHandle, min(d, 12*time.Hour)); err != nil {
+		p.Log.Warn("processor: could not delay redelivery of a failed record", "message_id", rec.MessageId, "error", err)
+	}
+}
+
+// priorityOf reads the priority from the queue name's "-p<N>" suffix convention, falling
+// back to 3 (Normal) — only used to re-send a message that arrived early.
+func priorityOf(rec events.SQSMessage) int {
+	if v, ok := rec.MessageAttributes["priority"]; ok && v.StringValue != nil {
+		if n, err := strconv.Atoi(*v.StringValue); err == nil && n >= 1 && n <= 4 {
+			return n
+		}
+	}
+	return timer.DefaultPriority
+}
+
+func excerpt(s string) string {
+	const n = 200
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Recoverer takes back the leases of executions that did not finish in timeout × 1.2 (a
+// processor crashed or was stopped) and re-sends due firings that were never claimed (a lost
+// message), so that every due firing is executed or accounted for.
+type Recoverer struct {
+	Store  Store
+	Queue  Queue
+	Clock  timer.Clock
+	Log    *slog.Logger
+	Shards int
+	// LostAfter is how long past its due time an unclaimed firing is presumed lost; it is also
+	// the minimum gap between two re-sends of the same firing.
+	LostAfter time.Duration
+
+	finisher finisher
+	once     sync.Once
+}
+
+// RecoveryStats describes one sweep.
+type RecoveryStats struct {
+	Recovered int // expired leases taken back
+	Requeued  int // lost firings re-sent
+}
+
+// Run performs one sweep.
+func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
+	r.once.Do(func() { r.finisher = finisher{store: r.Store, queue: r.Queue, clock: r.Clock, log: r.Log} })
+	var st RecoveryStats
+	var errs []error
+	for shard := range max(r.Shards, 1) {
+		n, err := r.recoverShard(ctx, shard)
+		st.Recovered += n
+		errs = append(errs, err)
+		n, err = r.requeueShard(ctx, shard)
+		st.Requeued += n
+		errs = append(errs, err)
+	}
+	if st.Recovered > 0 || st.Requeued > 0 {
+		r.Log.Info("recovery sweep", "recovered", st.Recovered, "requeued", st.Requeued)
+	}
+	return st, errors.Join(errs...)
+}
+
+func (r *Recoverer) recoverShard(ctx context.Context, shard int) (int, error) {
+	now := r.Clock.Now()
+	expired, err := r.Store.QueryExpired(ctx, shard, now)
+	if err != nil {
+		return 0, fmt.Errorf("recovery: query expired leases in shard %d: %w", shard, err)
+	}
+	var finished []timer.Instance
+	var errs []error
+	for _, in := range expired {
+		res := timer.RunResult{
+			Outcome:  timer.OutcomeRecovered,
+			Finished: now,
+			Error: fmt.Sprintf("execution %s by %s did not finish: lease expired at %s (timeout %s + 20%%); recovered",
+				in.ExecutionID, in.IsRunningBy, in.LeaseExpiresAt.Format(time.RFC3339Nano), in.Timeout),
+		}
+		after, exec, err := r.finisher.finish(ctx, in, res)
+		if errors.Is(err, timer.ErrFenceLost) {
+			continue // it finished (or was recovered) meanwhile
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.Log.Warn("recovered execution", "timer", in.Timer, "tenant", in.Tenant, "execution_id", in.ExecutionID,
+			"running_by", in.IsRunningBy, "attempt", exec.Attempt, "next_run", after.NextRun, "gave_up", exec.GaveUp)
+		finished = append(finished, after)
+	}
+	if err := r.finisher.followUps(ctx, finished, followUpReason); err != nil {
+		errs = append(errs, err)
+	}
+	return len(finished), errors.Join(errs...)
+}
+
+func (r *Recoverer) requeueShard(ctx context.Context, shard int) (int, error) {
+	now := r.Clock.Now()
+	due, err := r.Store.QueryDue(ctx, shard, time.Time{}, now.Add(-r.LostAfter))
+	if err != nil {
+		return 0, fmt.Errorf("recovery: query overdue firings in shard %d: %w", shard, err)
+	}
+	var msgs []Outgoing
+	for _, in := range due {
+		if !in.RequeuedAt.IsZero() && now.Sub(in.RequeuedAt) < r.LostAfter {
+			continue // re-sent recently; give that message its chance
+		}
+		if err := r.Store.MarkRequeued(ctx, in.Key, in.NextRun, now); err != nil {
+			if !errors.Is(err, timer.ErrChanged) {
+				r.Log.Error("recovery: mark requeued", "timer", in.Timer, "tenant", in.Tenant, "error", err)
+			}
+			continue
+		}
+		r.Log.Warn("re-sending a firing that was never claimed", "timer", in.Timer, "tenant", in.Tenant,
+			"due", in.NextRun, "overdue_by", fmtDur(now.Sub(in.NextRun)))
+		msgs = append(msgs, outgoing(in, message.ReasonRequeue, now))
+	}
+	if err := r.Queue.Send(ctx, msgs); err != nil {
+		return 0, fmt.Errorf("recovery: requeue: %w", err)
+	}
+	return len(msgs), nil
+}

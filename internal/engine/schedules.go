@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// schedules caches parsed schedules; they are immutable values keyed by expression and zone.
+type schedules struct{ m sync.Map }
+
+type scheduleKey struct{ expr, zone string }
+
+// next returns the NextFunc for an instance's effective schedule. Schedules are validated
+// where they enter (manifest, CLI, API); an invalid one here means the table was edited by
+// hand, and the error is reported in the execution log rather than crashing.
+func (s *schedules) next(in timer.Instance) (timer.NextFunc, error) {
+	k := scheduleKey{in.Schedule, in.Timezone}
+	if v, ok := s.m.Load(k); ok {
+		return v.(schedule.Schedule).Next, nil
+	}
+	loc, err := schedule.LoadLocation(in.Timezone)
+	if err != nil {
+		return none, fmt.Errorf("timer %s: %w", in.Key, err)
+	}
+	sch, err := schedule.Parse(in.Schedule, loc)
+	if err != nil {
+		return none, fmt.Errorf("timer %s: %w", in.Key, err)
+	}
+	s.m.Store(k, sch)
+	return sch.Next, nil
+}
+
+func none(time.Time) (time.Time, bool) { return time.Time{}, false }

@@ -1,0 +1,180 @@
+// Package inmem implements the engine's ports in memory, with the same guards as the
+// DynamoDB adapter, for unit tests of the engine and the engine-only benchmark.
+package inmem
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+var _ engine.Store = (*Store)(nil)
+
+// Store keeps instances and the execution log in maps guarded by one mutex.
+type Store struct {
+	mu        sync.Mutex
+	instances map[timer.Key]timer.Instance
+	log       map[string]timer.Execution
+	watermark time.Time
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{instances: map[timer.Key]timer.Instance{}, log: map[string]timer.Execution{}}
+}
+
+// Put creates or replaces an instance.
+func (s *Store) Put(in timer.Instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.instances[in.Key] = in.Clone()
+}
+
+// Update changes an instance as an operator would (not fenced; version untouched).
+func (s *Store) Update(key timer.Key, fn func(*timer.Instance)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.instances[key].Clone()
+	fn(&in)
+	s.instances[key] = in
+}
+
+// Executions returns the log, oldest first.
+func (s *Store) Executions() []timer.Execution {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]timer.Execution, 0, len(s.log))
+	for _, e := range s.log {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b timer.Execution) int { return a.StartedAt.Compare(b.StartedAt) })
+	return out
+}
+
+// AdvanceWatermark implements engine.Store.
+func (s *Store) AdvanceWatermark(_ context.Context, to, _ time.Time) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.watermark
+	if to.After(s.watermark) {
+		s.watermark = to
+	}
+	return prev, nil
+}
+
+// RestoreWatermark implements engine.Store.
+func (s *Store) RestoreWatermark(_ context.Context, prev, to time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watermark.Equal(to) {
+		s.watermark = prev
+	}
+	return nil
+}
+
+// Watermark implements engine.Store.
+func (s *Store) Watermark(context.Context) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watermark, nil
+}
+
+// QueryDue implements engine.Store.
+func (s *Store) QueryDue(_ context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
+	return s.query(func(in timer.Instance) bool {
+		return in.Shard == shard && in.Active && !in.Running() && !in.NextRun.IsZero() &&
+			(after.IsZero() || in.NextRun.After(after)) && !in.NextRun.After(upTo)
+	}), nil
+}
+
+// QueryExpired implements engine.Store.
+func (s *Store) QueryExpired(_ context.Context, shard int, now time.Time) ([]timer.Instance, error) {
+	return s.query(func(in timer.Instance) bool {
+		return in.Shard == shard && in.Running() && !in.LeaseExpiresAt.After(now)
+	}), nil
+}
+
+func (s *Store) query(match func(timer.Instance) bool) []timer.Instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []timer.Instance
+	for _, in := range s.instances {
+		if match(in) {
+			out = append(out, in.Clone())
+		}
+	}
+	return out
+}
+
+// Claim implements engine.Store.
+func (s *Store) Claim(_ context.Context, key timer.Key, c timer.Claim) (timer.Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[key]
+	if !ok {
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	out, err := in.Claim(c)
+	if err != nil {
+		return timer.Instance{}, err
+	}
+	s.instances[key] = out
+	return out.Clone(), nil
+}
+
+// Finish implements engine.Store.
+func (s *Store) Finish(_ context.Context, key timer.Key, f timer.Finish) (timer.Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[key]
+	if !ok {
+		return timer.Instance{}, timer.ErrFenceLost
+	}
+	out, err := in.Apply(f)
+	if err != nil {
+		return timer.Instance{}, err
+	}
+	s.instances[key] = out
+	return out.Clone(), nil
+}
+
+// Get implements engine.Store.
+func (s *Store) Get(_ context.Context, key timer.Key) (timer.Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[key]
+	if !ok {
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	return in.Clone(), nil
+}
+
+// MarkRequeued implements engine.Store.
+func (s *Store) MarkRequeued(_ context.Context, key timer.Key, due, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[key]
+	if !ok || in.Running() || !in.NextRun.Equal(due) {
+		return timer.ErrChanged
+	}
+	in.RequeuedAt = now
+	s.instances[key] = in
+	return nil
+}
+
+// PutExecution implements engine.Store.
+func (s *Store) PutExecution(_ context.Context, e timer.Execution) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := e.Key.String() + "#" + e.ExecutionID
+	if _, ok := s.log[id]; ok {
+		return timer.ErrExists
+	}
+	s.log[id] = e
+	return nil
+}

@@ -1,0 +1,110 @@
+// Package message is the versioned JSON body of a firing message on the priority queues.
+package message
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Version is the current message format. Decoders refuse other versions so that a rolling
+// deploy never misreads a message; the processor sends such messages to the dead-letter queue.
+const Version = 1
+
+// MaxBodyBytes bounds what Decode reads; real messages are a few hundred bytes.
+const MaxBodyBytes = 16 * 1024
+
+// Reason says who sent a firing.
+type Reason string
+
+// Reasons.
+const (
+	ReasonSchedule Reason = "schedule" // fetch tick
+	ReasonChain    Reason = "chain"    // processor: next run falls inside the window the fetch already covered
+	ReasonRetry    Reason = "retry"    // processor/recovery: a retry of a failed execution
+	ReasonRunNow   Reason = "run-now"  // operator or wake
+	ReasonRequeue  Reason = "requeue"  // recovery: a due firing that was never claimed
+)
+
+var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRetry: true, ReasonRunNow: true, ReasonRequeue: true}
+
+// Firing names a timer instance, the firing's scheduled instant and the claim's fence:
+// DueAt is the NextRun value the claim expects to find.
+type Firing struct {
+	V           int       `json:"v"`
+	Timer       string    `json:"timer"`
+	Tenant      string    `json:"tenant,omitempty"`
+	ScheduledAt time.Time `json:"scheduledAt"`
+	DueAt       time.Time `json:"dueAt"`
+	Attempt     int       `json:"attempt"`
+	Reason      Reason    `json:"reason"`
+}
+
+// Key is the timer instance the firing is for.
+func (f Firing) Key() timer.Key { return timer.Key{Timer: f.Timer, Tenant: f.Tenant} }
+
+// ForInstance builds the firing for an instance's pending next run.
+func ForInstance(in timer.Instance, reason Reason) Firing {
+	scheduledAt, attempt := in.Pending()
+	return Firing{V: Version, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt.UTC(), DueAt: in.NextRun.UTC(), Attempt: attempt, Reason: reason}
+}
+
+// ErrMalformed wraps every decoding error.
+var ErrMalformed = errors.New("malformed firing message")
+
+// Encode returns the JSON body.
+func Encode(f Firing) (string, error) {
+	if err := f.Validate(); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return "", fmt.Errorf("encode firing: %w", err)
+	}
+	return string(b), nil
+}
+
+// Decode parses and validates a body; unknown fields are refused so that a message meant for
+// another system is not half-understood.
+func Decode(body string) (Firing, error) {
+	if len(body) > MaxBodyBytes {
+		return Firing{}, fmt.Errorf("%w: body is %d bytes, limit %d", ErrMalformed, len(body), MaxBodyBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(body)))
+	dec.DisallowUnknownFields()
+	var f Firing
+	if err := dec.Decode(&f); err != nil {
+		return Firing{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if dec.More() {
+		return Firing{}, fmt.Errorf("%w: trailing data after the JSON object", ErrMalformed)
+	}
+	if err := f.Validate(); err != nil {
+		return Firing{}, err
+	}
+	return f, nil
+}
+
+// Validate checks every field.
+func (f Firing) Validate() error {
+	switch {
+	case f.V != Version:
+		return fmt.Errorf("%w: version %d, this processor reads version %d", ErrMalformed, f.V, Version)
+	case f.ScheduledAt.IsZero():
+		return fmt.Errorf("%w: scheduledAt is required", ErrMalformed)
+	case f.DueAt.IsZero():
+		return fmt.Errorf("%w: dueAt is required", ErrMalformed)
+	case f.Attempt < 1:
+		return fmt.Errorf("%w: attempt must be >= 1, got %d", ErrMalformed, f.Attempt)
+	case !reasons[f.Reason]:
+		return fmt.Errorf("%w: unknown reason %q", ErrMalformed, f.Reason)
+	}
+	if err := f.Key().Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+// Package timer is Sundial's pure core: timer instances, their fenced state transitions,
+// retry decisions and execution ordering. It performs no I/O and never reads the clock.
+package timer
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/action"
+)
+
+// Defaults from the OutSystems reference (seed 003): 20-minute timeout, priority 3 "Normal", 3 retries.
+const (
+	DefaultPriority   = 3
+	DefaultTimeout    = 20 * time.Minute
+	DefaultMaxRetries = 3
+	DefaultRetryDelay = 10 * time.Second
+	// LeaseFactor: a crashed execution is recovered after timeout + 20% (seed 003).
+	LeaseFactor = 1.2
+)
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// ValidName reports whether s is a valid timer or tenant name.
+func ValidName(s string) bool { return namePattern.MatchString(s) }
+
+// Key names one runtime instance: a timer, for one tenant ("" for a shared timer).
+type Key struct {
+	Timer  string `json:"timer"`
+	Tenant string `json:"tenant"`
+}
+
+// String is the instance's display name: "Timer" or "Timer@tenant".
+func (k Key) String() string {
+	if k.Tenant == "" {
+		return k.Timer
+	}
+	return k.Timer + "@" + k.Tenant
+}
+
+// Validate checks both names.
+func (k Key) Validate() error {
+	if !ValidName(k.Timer) {
+		return fmt.Errorf("%w: timer name %q must match [A-Za-z0-9_-]{1,128}", ErrInvalid, k.Timer)
+	}
+	if k.Tenant != "" && !ValidName(k.Tenant) {
+		return fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrInvalid, k.Tenant)
+	}
+	return nil
+}
+
+// Settings are a timer's effective configuration (the manifest's defaults with operator overrides applied).
+type Settings struct {
+	Schedule   string            `json:"schedule"`
+	Timezone   string            `json:"timezone"`
+	Priority   int               `json:"priority"`
+	Timeout    time.Duration     `json:"timeout"`
+	MaxRetries int               `json:"maxRetries"`
+	RetryDelay time.Duration     `json:"retryDelay"`
+	Action     action.Spec       `json:"action"`
+	Properties map[string]string `json:"properties"`
+}
+
+// Lease is how long an execution may hold the timer before recovery takes it back.
+func (s Settings) Lease() time.Duration {
+	return time.Duration(float64(s.Timeout) * LeaseFactor)
+}
+
+// Instance is one runtime instance (OutSystems Cyclic_Job) with its settings denormalised,
+// so a claim returns everything the processor needs in one read.
+type Instance struct {
+	Key
+	Settings
+	Active bool `json:"active"`
+	// Shard is the write shard of the due and running indexes.
+	Shard int `json:"shard"`
+
+	// NextRun is zero when there is no next run, or while an execution runs (it is moved to
+	// ClaimedNextRun at claim so that a change made during the run is detectable).
+	NextRun        time.Time     `json:"nextRun"`
+	LastRun        time.Time     `json:"lastRun"`
+	LastDuration   time.Duration `json:"lastDuration"`
+	NumberOfTries  int           `json:"numberOfTries"`
+	IsRunningSince time.Time     `json:"isRunningSince"`
+	IsRunningBy    string        `json:"isRunningBy"`
+	ExecutionID    string        `json:"executionId"`
+	LeaseExpiresAt time.Time     `json:"leaseExpiresAt"`
+	ClaimedNextRun time.Time     `json:"claimedNextRun"`
+	// RunScheduledAt/RunAttempt are the firing being executed (set at claim).
+	RunScheduledAt time.Time `json:"runScheduledAt"`
+	RunAttempt     int       `json:"runAttempt"`
+	Version        int64     `json:"version"`
+
+	// PendingScheduledAt/PendingAttempt describe NextRun when it is a retry of an earlier
+	// scheduled firing; zero for a fresh firing (scheduledAt = NextRun, attempt 1).
+	PendingScheduledAt time.Time `json:"pendingScheduledAt"`
+	PendingAttempt     int       `json:"pendingAttempt"`
+	// RequeuedAt is when recovery last re-sent a firing it believed lost.
+	RequeuedAt time.Time `json:"requeuedAt"`
+
+	LastOutcome Outcome `json:"lastOutcome"`
+	LastError   string  `json:"lastError"`
+}
+
+// Running reports whether an execution holds the instance.
+func (in Instance) Running() bool { return in.ExecutionID != "" }
+
+// Fence identifies the execution that owns the instance; every write after a claim carries it.
+func (in Instance) Fence() Fence { return Fence{ExecutionID: in.ExecutionID, Version: in.Version} }
+
+// Pending describes the firing NextRun stands for.
+func (in Instance) Pending() (scheduledAt time.Time, attempt int) {
+	if in.PendingAttempt > 0 {
+		return in.PendingScheduledAt, in.PendingAttempt
+	}
+	return in.NextRun, 1
+}
+
+// Run describes the firing being executed (valid while running).
+func (in Instance) Run() (scheduledAt time.Time, attempt int) {
+	return in.RunScheduledAt, max(in.RunAttempt, 1)
+}
+
+// Clone returns a deep copy (properties included), so stores never share maps with callers.
+func (in Instance) Clone() Instance {
+	in.Properties = maps.Clone(in.Properties)
+	if in.Action.HTTP != nil {
+		h := *in.Action.HTTP
+		h.Headers = maps.Clone(h.Headers)
+		in.Action.HTTP = &h
+	}
+	if in.Action.Lambda != nil {
+		l := *in.Action.Lambda
+		in.Action.Lambda = &l
+	}
+	return in
+}
+
+// Fence is the owner token plus the version written at claim.
+type Fence struct {
+	ExecutionID string `json:"executionId"`
+	Version     int64  `json:"version"`
+}
+
+// Outcome of an execution as written to the log.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeSuccess   Outcome = "success"
+	OutcomeError     Outcome = "error"
+	OutcomeTimeout   Outcome = "timeout"
+	OutcomeRecovered Outcome = "recovered"
+)
+
+// Failed reports whether the outcome counts as a try without success.
+func (o Outcome) Failed() bool { return o != OutcomeSuccess }

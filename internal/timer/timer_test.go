@@ -1,0 +1,208 @@
+package timer
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 21, 18, 15, 0, 0, time.UTC)
+
+// every15m mirrors the seed's example: finished 18:15:09 on "every 15m" gives 18:30:00.
+func every15m(t time.Time) (time.Time, bool) {
+	return t.Truncate(15 * time.Minute).Add(15 * time.Minute), true
+}
+
+func idle() Instance {
+	return Instance{
+		Key:      Key{Timer: "Tick"},
+		Settings: Settings{Schedule: "every 15m", Priority: 3, Timeout: time.Minute, MaxRetries: 2, RetryDelay: 10 * time.Second},
+		Active:   true,
+		NextRun:  t0,
+		Version:  7,
+	}
+}
+
+func claimed(t *testing.T) Instance {
+	in, err := idle().Claim(Claim{Due: t0, ScheduledAt: t0, Attempt: 1, ExecutionID: "exec-1", By: "node-a", Now: t0.Add(time.Second)})
+	require.NoError(t, err)
+	return in
+}
+
+func TestInstanceClaim(t *testing.T) {
+	t.Parallel()
+
+	t.Run("TakesTheLeaseAndBumpsTheVersion", func(t *testing.T) {
+		t.Parallel()
+		in := claimed(t)
+		require.True(t, in.Running())
+		require.Equal(t, "exec-1", in.ExecutionID)
+		require.Equal(t, "node-a", in.IsRunningBy)
+		require.Equal(t, t0.Add(time.Second), in.IsRunningSince)
+		require.Equal(t, t0.Add(time.Second+72*time.Second), in.LeaseExpiresAt, "lease is timeout x 1.2")
+		require.Equal(t, int64(8), in.Version)
+		require.True(t, in.NextRun.IsZero(), "next run moves aside so a change during the run is visible")
+		require.Equal(t, t0, in.ClaimedNextRun)
+	})
+
+	t.Run("RefusesWhatMustNotRun", func(t *testing.T) {
+		t.Parallel()
+		inactive := idle()
+		inactive.Active = false
+		cases := map[string]struct {
+			in  Instance
+			due time.Time
+		}{
+			"inactive":               {inactive, t0},
+			"already running":        {claimed(t), t0},
+			"stale firing":           {idle(), t0.Add(-15 * time.Minute)},
+			"firing from the future": {idle(), t0.Add(time.Minute)},
+			"no next run":            {Instance{Key: Key{Timer: "X"}, Active: true}, t0},
+		}
+		for name, tc := range cases {
+			_, err := tc.in.Claim(Claim{Due: tc.due, ScheduledAt: tc.due, Attempt: 1, ExecutionID: "exec-2", By: "node-b", Now: t0})
+			require.ErrorIs(t, err, ErrClaimLost, name)
+		}
+	})
+}
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	finished := t0.Add(9 * time.Second) // 18:15:09
+
+	t.Run("SuccessReschedulesFromFinishTime", func(t *testing.T) {
+		t.Parallel()
+		f := Decide(claimed(t), RunResult{Outcome: OutcomeSuccess, Finished: finished}, every15m)
+		require.Equal(t, time.Date(2026, 11, 21, 18, 30, 0, 0, time.UTC), f.NextRun)
+		require.Equal(t, 0, f.Tries)
+		require.Equal(t, 8*time.Second, f.LastDuration)
+		require.False(t, f.KeepNextRun)
+	})
+
+	t.Run("ActionMaySetItsNextRun", func(t *testing.T) {
+		t.Parallel()
+		want := finished.Add(2 * time.Hour)
+		f := Decide(claimed(t), RunResult{Outcome: OutcomeSuccess, Finished: finished, RequestedNextRun: &want}, every15m)
+		require.Equal(t, want, f.NextRun)
+	})
+
+	t.Run("ChangeDuringTheRunStands", func(t *testing.T) {
+		t.Parallel()
+		in := claimed(t)
+		in.NextRun = t0.Add(time.Hour) // an operator edited it while running
+		f := Decide(in, RunResult{Outcome: OutcomeError, Finished: finished}, every15m)
+		require.True(t, f.KeepNextRun)
+		require.Equal(t, t0.Add(time.Hour), f.NextRun)
+		require.Zero(t, f.PendingAttempt, "the operator's firing is a fresh one, not a retry")
+	})
+
+	t.Run("FailureRetriesWithTheSameScheduledAt", func(t *testing.T) {
+		t.Parallel()
+		f := Decide(claimed(t), RunResult{Outcome: OutcomeError, Error: "http 500", Finished: finished}, every15m)
+		require.Equal(t, finished.Add(10*time.Second), f.NextRun)
+		require.Equal(t, t0, f.PendingScheduledAt)
+		require.Equal(t, 2, f.PendingAttempt)
+		require.Equal(t, 1, f.Tries)
+		require.False(t, f.GaveUp)
+	})
+
+	t.Run("GivesUpAfterMaxRetries", func(t *testing.T) {
+		t.Parallel()
+		in := claimed(t)
+		in.RunAttempt, in.NumberOfTries = 3, 2 // third attempt = second retry
+		f := Decide(in, RunResult{Outcome: OutcomeTimeout, Finished: finished}, every15m)
+		require.True(t, f.GaveUp)
+		require.Equal(t, 3, f.Tries)
+		require.Equal(t, time.Date(2026, 11, 21, 18, 30, 0, 0, time.UTC), f.NextRun)
+		require.Zero(t, f.PendingAttempt)
+	})
+
+	t.Run("RetryNeverOverlapsTheNextFiring", func(t *testing.T) {
+		t.Parallel()
+		in := claimed(t)
+		in.RetryDelay = 20 * time.Minute
+		f := Decide(in, RunResult{Outcome: OutcomeError, Finished: finished}, every15m)
+		require.True(t, f.RetrySkipped)
+		require.Equal(t, time.Date(2026, 11, 21, 18, 30, 0, 0, time.UTC), f.NextRun)
+	})
+
+	t.Run("NoNextRunWhenScheduleHasNone", func(t *testing.T) {
+		t.Parallel()
+		none := func(time.Time) (time.Time, bool) { return time.Time{}, false }
+		f := Decide(claimed(t), RunResult{Outcome: OutcomeSuccess, Finished: finished}, none)
+		require.True(t, f.NextRun.IsZero())
+	})
+}
+
+func TestInstanceApply(t *testing.T) {
+	t.Parallel()
+	finished := t0.Add(9 * time.Second)
+
+	t.Run("ReleasesTheLease", func(t *testing.T) {
+		t.Parallel()
+		in := claimed(t)
+		out, err := in.Apply(Decide(in, RunResult{Outcome: OutcomeSuccess, Finished: finished}, every15m))
+		require.NoError(t, err)
+		require.False(t, out.Running())
+		require.Equal(t, int64(9), out.Version)
+		require.Equal(t, in.IsRunningSince, out.LastRun)
+		require.Equal(t, OutcomeSuccess, out.LastOutcome)
+	})
+
+	t.Run("ZombieCannotOverwriteANewerRun", func(t *testing.T) {
+		t.Parallel()
+		in := claimed(t)
+		late := Decide(in, RunResult{Outcome: OutcomeSuccess, Finished: finished}, every15m)
+		done, err := in.Apply(late)
+		require.NoError(t, err)
+		again, err := done.Claim(Claim{Due: done.NextRun, ScheduledAt: done.NextRun, Attempt: 1, ExecutionID: "exec-2", By: "node-b", Now: finished})
+		require.NoError(t, err)
+		_, err = again.Apply(late)
+		require.ErrorIs(t, err, ErrFenceLost)
+	})
+
+	t.Run("DetectsChangesTheDecisionDidNotSee", func(t *testing.T) {
+		t.Parallel()
+		in := claimed(t)
+		f := Decide(in, RunResult{Outcome: OutcomeSuccess, Finished: finished}, every15m)
+		deactivated := in
+		deactivated.Active = false
+		_, err := deactivated.Apply(f)
+		require.ErrorIs(t, err, ErrChanged)
+		edited := in
+		edited.NextRun = t0.Add(time.Hour)
+		_, err = edited.Apply(f)
+		require.ErrorIs(t, err, ErrChanged)
+	})
+}
+
+func TestSort(t *testing.T) {
+	t.Parallel()
+	now := t0
+	mk := func(name string, prio int, dur time.Duration, due time.Time) Instance {
+		return Instance{Key: Key{Timer: name}, Settings: Settings{Priority: prio}, LastDuration: dur, NextRun: due}
+	}
+	ins := []Instance{
+		mk("low", 4, 0, now.Add(-time.Hour)),
+		mk("slow", 2, time.Minute, now),
+		mk("fast", 2, time.Second, now),
+		mk("fastOlder", 2, time.Second, now.Add(-time.Minute)),
+		mk("urgent", 1, time.Hour, now),
+	}
+	Sort(ins, now)
+	var names []string
+	for _, in := range ins {
+		names = append(names, in.Timer)
+	}
+	require.Equal(t, []string{"urgent", "fastOlder", "fast", "slow", "low"}, names)
+}
+
+func TestKeyValidate(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, Key{Timer: "Order_Push-1", Tenant: "acme"}.Validate())
+	for _, k := range []Key{{}, {Timer: "a b"}, {Timer: "<script>"}, {Timer: "ok", Tenant: "bad/tenant"}} {
+		require.ErrorIs(t, k.Validate(), ErrInvalid, k.String())
+	}
+	require.Equal(t, "Tick@acme", Key{Timer: "Tick", Tenant: "acme"}.String())
+}

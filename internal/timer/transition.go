@@ -1,0 +1,197 @@
+package timer
+
+import (
+	"fmt"
+	"time"
+)
+
+// Claim asks to run one firing.
+type Claim struct {
+	// Due is the NextRun value the firing was sent for: the claim's fence.
+	Due         time.Time
+	ScheduledAt time.Time
+	Attempt     int
+	ExecutionID string
+	By          string
+	Now         time.Time
+}
+
+// Claim takes the firing for an execution. It is the guard the DynamoDB claim expresses as a
+// ConditionExpression: active, not running, and NextRun still equal to the firing's expected
+// value, so a duplicate or stale message can never start a second execution.
+func (in Instance) Claim(c Claim) (Instance, error) {
+	switch {
+	case !in.Active:
+		return in, fmt.Errorf("%w: %s is inactive", ErrClaimLost, in.Key)
+	case in.Running():
+		return in, fmt.Errorf("%w: %s is running since %s", ErrClaimLost, in.Key, fmtTime(in.IsRunningSince))
+	case in.NextRun.IsZero() || !in.NextRun.Equal(c.Due):
+		return in, fmt.Errorf("%w: %s next run is %s, not %s", ErrClaimLost, in.Key, fmtTime(in.NextRun), fmtTime(c.Due))
+	}
+	out := in.Clone()
+	out.IsRunningSince = c.Now
+	out.IsRunningBy = c.By
+	out.ExecutionID = c.ExecutionID
+	out.LeaseExpiresAt = c.Now.Add(in.Lease())
+	out.ClaimedNextRun = in.NextRun
+	out.RunScheduledAt, out.RunAttempt = c.ScheduledAt, c.Attempt
+	out.PendingScheduledAt, out.PendingAttempt = time.Time{}, 0
+	out.NextRun = time.Time{}
+	out.Version++
+	return out, nil
+}
+
+// Finish is a fenced state change that ends an execution (complete, fail or recover).
+type Finish struct {
+	Fence        Fence
+	Outcome      Outcome
+	Error        string
+	LastRun      time.Time
+	LastDuration time.Duration
+	Tries        int
+	// NextRun is the instance's next run after this change (zero: none).
+	NextRun time.Time
+	// PendingScheduledAt/PendingAttempt are set when NextRun is a retry.
+	PendingScheduledAt time.Time
+	PendingAttempt     int
+	// GaveUp: the last retry failed and the timer went back to its schedule.
+	GaveUp bool
+	// RetrySkipped: a retry would have reached the next scheduled firing, so it was dropped.
+	RetrySkipped bool
+
+	// What the decision assumed about state others may change during a run. KeepNextRun:
+	// NextRun was set during the run (by the action, an operator or Run Now) and stands;
+	// Active: whether the instance is active, which decides if it re-enters the due index.
+	KeepNextRun bool
+	Active      bool
+}
+
+// RunResult is what happened to an execution.
+type RunResult struct {
+	Outcome  Outcome
+	Error    string
+	Finished time.Time
+	// RequestedNextRun is a next run the action asked for (OutSystems dynamic Next_Run).
+	RequestedNextRun *time.Time
+}
+
+// NextFunc computes a schedule's next run strictly after t; ok=false means none.
+type NextFunc func(t time.Time) (next time.Time, ok bool)
+
+// Decide computes the state change that ends the running execution of `in` (the instance
+// as last observed: if NextRun is set, someone changed it during the run and it stands).
+// It is the single place where retry and rescheduling rules live.
+func Decide(in Instance, res RunResult, next NextFunc) Finish {
+	f := Finish{
+		Fence:        in.Fence(),
+		Outcome:      res.Outcome,
+		Error:        res.Error,
+		LastRun:      in.IsRunningSince,
+		LastDuration: res.Finished.Sub(in.IsRunningSince),
+		Active:       in.Active,
+	}
+	if f.LastDuration < 0 {
+		f.LastDuration = 0 // clocks of different processors may disagree slightly
+	}
+	scheduled, _ := next(res.Finished)
+	if !res.Outcome.Failed() {
+		f.Tries = 0
+		f.NextRun = scheduled
+		if res.RequestedNextRun != nil {
+			f.NextRun = res.RequestedNextRun.UTC()
+		}
+	} else {
+		f.Tries = in.NumberOfTries + 1
+		runScheduledAt, attempt := in.Run()
+		retryAt := res.Finished.Add(in.RetryDelay)
+		switch {
+		case attempt > in.MaxRetries:
+			f.GaveUp = true
+			f.NextRun = scheduled
+		case !scheduled.IsZero() && !retryAt.Before(scheduled):
+			// The next scheduled firing comes first; a retry must never overlap it.
+			f.RetrySkipped = true
+			f.NextRun = scheduled
+		default:
+			f.NextRun = retryAt
+			f.PendingScheduledAt = runScheduledAt
+			f.PendingAttempt = attempt + 1
+		}
+	}
+	if !in.NextRun.IsZero() {
+		f.KeepNextRun = true
+		f.NextRun = in.NextRun
+		f.PendingScheduledAt, f.PendingAttempt = time.Time{}, 0
+	}
+	return f
+}
+
+// Apply performs a Finish on the instance if the fence and the decision's assumptions still
+// hold; it is what the DynamoDB adapter expresses as a conditional UpdateItem.
+func (in Instance) Apply(f Finish) (Instance, error) {
+	if in.ExecutionID != f.Fence.ExecutionID || in.Version != f.Fence.Version {
+		return in, ErrFenceLost
+	}
+	if in.Active != f.Active || in.NextRun.IsZero() == f.KeepNextRun {
+		return in, ErrChanged
+	}
+	if f.KeepNextRun && !in.NextRun.Equal(f.NextRun) {
+		return in, ErrChanged
+	}
+	out := in.Clone()
+	out.IsRunningSince, out.IsRunningBy, out.ExecutionID = time.Time{}, "", ""
+	out.LeaseExpiresAt, out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}, time.Time{}
+	out.RunScheduledAt, out.RunAttempt = time.Time{}, 0
+	out.Version++
+	out.LastRun = f.LastRun
+	out.LastDuration = f.LastDuration
+	out.NumberOfTries = f.Tries
+	out.NextRun = f.NextRun
+	out.PendingScheduledAt, out.PendingAttempt = f.PendingScheduledAt, f.PendingAttempt
+	out.LastOutcome, out.LastError = f.Outcome, f.Error
+	return out, nil
+}
+
+// Execution is one entry of the timers log (OutSystems oslog_Cyclic_Job).
+type Execution struct {
+	Key
+	ExecutionID string `json:"executionId"`
+	// ScheduledAt is the firing's scheduled instant (the same for all of its retries);
+	// ShouldHaveRunAt is when this attempt was due.
+	ScheduledAt     time.Time     `json:"scheduledAt"`
+	ShouldHaveRunAt time.Time     `json:"shouldHaveRunAt"`
+	StartedAt       time.Time     `json:"startedAt"`
+	Duration        time.Duration `json:"-"`
+	ExecutedBy      string        `json:"executedBy"`
+	Attempt         int           `json:"attempt"`
+	Outcome         Outcome       `json:"outcome"`
+	Error           string        `json:"error"`
+	NextRun         time.Time     `json:"nextRun"`
+	GaveUp          bool          `json:"gaveUp,omitempty"`
+}
+
+// NewExecution builds the log entry for an execution of `running` ended by f.
+func NewExecution(running Instance, f Finish) Execution {
+	scheduledAt, attempt := running.Run()
+	return Execution{
+		Key:             running.Key,
+		ExecutionID:     running.ExecutionID,
+		ScheduledAt:     scheduledAt,
+		ShouldHaveRunAt: running.ClaimedNextRun,
+		StartedAt:       running.IsRunningSince,
+		Duration:        f.LastDuration,
+		ExecutedBy:      running.IsRunningBy,
+		Attempt:         attempt,
+		Outcome:         f.Outcome,
+		Error:           f.Error,
+		NextRun:         f.NextRun,
+		GaveUp:          f.GaveUp,
+	}
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
