@@ -1,0 +1,16 @@
+// Command recovery is Sundial's recovery Lambda function; it only wires (see internal/engine).
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sundialhq/sundial/internal/app"
+	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata: provided.al2023 has no zoneinfo guarantee
+)
+
+func main() {
+	a := app.FromLambdaEnv(context.Background(), "recovery")
+	lambda.Start(a.RecoverHandler)
+}

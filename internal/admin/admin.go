@@ -1,0 +1,181 @@
+// Package admin holds the operator's operations — manifest sync, Run Now, activate and
+// deactivate — that change timers outside an execution and must enqueue what they make due.
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Defaults are the stack's defaults for optional manifest fields.
+type Defaults = manifest.Defaults
+
+// Service performs operator actions.
+type Service struct {
+	Store    *dynamo.Store
+	Queue    engine.Queue
+	Clock    timer.Clock
+	Shards   int
+	Defaults Defaults
+}
+
+// SyncReport says what a sync changed.
+type SyncReport struct {
+	Created, Updated, Unchanged, Deactivated []string
+}
+
+// Sync makes the stored timers match the manifest: creates new ones, updates settings
+// (rescheduling when the schedule or zone changed) and deactivates timers that left the
+// manifest, keeping their history. The manifest is validated first; an invalid one changes nothing.
+func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, error) {
+	var rep SyncReport
+	if err := m.Validate(); err != nil {
+		return rep, err
+	}
+	existing, err := s.Store.List(ctx)
+	if err != nil {
+		return rep, err
+	}
+	byKey := map[timer.Key]timer.Instance{}
+	for _, in := range existing {
+		byKey[in.Key] = in
+	}
+	now := s.Clock.Now()
+	var enqueue []timer.Instance
+	for _, t := range m.Timers {
+		key := timer.Key{Timer: t.Name}
+		st := t.Settings(s.Defaults)
+		next, err := nextRun(st, now)
+		if err != nil {
+			return rep, err
+		}
+		cur, ok := byKey[key]
+		delete(byKey, key)
+		if !ok {
+			in := timer.Instance{Key: key, Settings: st, Active: t.IsActive(), Shard: dynamo.ShardOf(key, s.Shards), NextRun: next}
+			if err := s.Store.Create(ctx, in); err != nil {
+				return rep, err
+			}
+			rep.Created = append(rep.Created, key.String())
+			enqueue = append(enqueue, in)
+			continue
+		}
+		reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || (cur.NextRun.IsZero() && !cur.Running())
+		if !reschedule && sameSettings(cur.Settings, st) && cur.Active == t.IsActive() {
+			rep.Unchanged = append(rep.Unchanged, key.String())
+			continue
+		}
+		in, err := s.Store.UpdateSettings(ctx, key, st, reschedule, next)
+		if err != nil {
+			return rep, err
+		}
+		if in.Active != t.IsActive() {
+			if in, err = s.Store.SetActive(ctx, key, t.IsActive()); err != nil {
+				return rep, err
+			}
+		}
+		rep.Updated = append(rep.Updated, key.String())
+		enqueue = append(enqueue, in)
+	}
+	for key, in := range byKey {
+		if in.Active {
+			if _, err := s.Store.SetActive(ctx, key, false); err != nil {
+				return rep, err
+			}
+			rep.Deactivated = append(rep.Deactivated, key.String())
+		}
+	}
+	return rep, s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule)
+}
+
+// RunNow makes the timer run as soon as possible, activating it if it was deactivated; the
+// firing is sent at once. A running timer runs again as soon as its execution finishes.
+func (s *Service) RunNow(ctx context.Context, key timer.Key) (timer.Instance, error) {
+	in, err := s.Store.RunNow(ctx, key, s.Clock.Now())
+	if err != nil {
+		return in, err
+	}
+	if in.Running() {
+		return in, nil
+	}
+	return in, s.Queue.Send(ctx, []engine.Outgoing{{Firing: message.ForInstance(in, message.ReasonRunNow), Priority: in.Priority}})
+}
+
+// SetActive activates or deactivates a timer; a running execution is never stopped.
+func (s *Service) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
+	in, err := s.Store.SetActive(ctx, key, active)
+	if err != nil || !active {
+		return in, err
+	}
+	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
+}
+
+// enqueueIfCovered sends the firings the fetch will not see: those due at or before its watermark.
+func (s *Service) enqueueIfCovered(ctx context.Context, ins []timer.Instance, reason message.Reason) error {
+	if len(ins) == 0 {
+		return nil
+	}
+	wm, err := s.Store.Watermark(ctx)
+	if err != nil {
+		return err
+	}
+	now := s.Clock.Now()
+	var msgs []engine.Outgoing
+	for _, in := range ins {
+		if in.Active && !in.Running() && !in.NextRun.IsZero() && !in.NextRun.After(wm) {
+			msgs = append(msgs, engine.Outgoing{Firing: message.ForInstance(in, reason), Priority: in.Priority, Delay: min(max(in.NextRun.Sub(now), 0), engine.MaxDelay)})
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return s.Queue.Send(ctx, msgs)
+}
+
+func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
+	loc, err := schedule.LoadLocation(st.Timezone)
+	if err != nil {
+		return time.Time{}, err
+	}
+	sch, err := schedule.Parse(st.Schedule, loc)
+	if err != nil {
+		return time.Time{}, err
+	}
+	next, _ := sch.Next(now)
+	return next, nil
+}
+
+func sameSettings(a, b timer.Settings) bool {
+	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.Priority == b.Priority &&
+		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay &&
+		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties)
+}
+
+// ErrUsage marks an operator's mistake (bad name or value) as opposed to a system failure.
+var ErrUsage = errors.New("usage")
+
+// ParseKey reads "Timer" or "Timer@tenant".
+func ParseKey(s string) (timer.Key, error) {
+	k := timer.Key{Timer: s}
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '@' {
+			k = timer.Key{Timer: s[:i], Tenant: s[i+1:]}
+			break
+		}
+	}
+	if err := k.Validate(); err != nil {
+		return k, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return k, nil
+}

@@ -1,0 +1,119 @@
+// Package app wires Sundial's services from configuration; each function's main.go and the
+// local platform build the same object, so they run the same code.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/queue"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Options are what differs between Lambda and the local platform.
+type Options struct {
+	Node  string // isRunningBy; default from the Lambda environment or host and pid
+	Clock timer.Clock
+	Log   *slog.Logger
+	// Invoker overrides the action invoker (tests); default HTTP + Lambda.
+	Invoker engine.Invoker
+	// DynamoDB and SQS override the clients (fault injection, request counting).
+	DynamoDB dynamo.API
+	SQS      interface {
+		queue.API
+	}
+}
+
+// App holds the wired services.
+type App struct {
+	Config    config.Config
+	Store     *dynamo.Store
+	Queues    *queue.Queues
+	Fetcher   *engine.Fetcher
+	Processor *engine.Processor
+	Recoverer *engine.Recoverer
+	Admin     *admin.Service
+}
+
+// New wires the services on AWS clients built from awsCfg.
+func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
+	if o.Clock == nil {
+		o.Clock = timer.SystemClock{}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if o.Node == "" {
+		o.Node = DefaultNode("processor")
+	}
+	ddb := o.DynamoDB
+	if ddb == nil {
+		ddb = dynamodb.NewFromConfig(awsCfg)
+	}
+	var sq queue.API = o.SQS
+	if o.SQS == nil {
+		sq = sqs.NewFromConfig(awsCfg)
+	}
+	inv := o.Invoker
+	if inv == nil {
+		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &action.LambdaInvoker{Client: lambda.NewFromConfig(awsCfg)}}
+	}
+	store := dynamo.New(ddb, cfg.TimersTable, cfg.LogTable, cfg.LogRetention)
+	qs, err := queue.New(sq, cfg.Queues)
+	if err != nil {
+		return nil, fmt.Errorf("queues: %w", err)
+	}
+	a := &App{Config: cfg, Store: store, Queues: qs}
+	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, Lookahead: 2 * cfg.Tick}
+	a.Processor = &engine.Processor{
+		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Node: o.Node, NewID: NewExecutionID,
+		MaxEarly: 3 * time.Second, FailedBackoff: 5 * time.Second, DeadlineMargin: 3 * time.Second,
+	}
+	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
+	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
+		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
+	return a, nil
+}
+
+// NewExecutionID returns a random execution id (the lease owner token).
+func NewExecutionID() string { return rand.Text()[:20] }
+
+// DefaultNode names this process: the Lambda function and log stream, or host and pid.
+func DefaultNode(role string) string {
+	if fn := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); fn != "" {
+		return fn + "/" + os.Getenv("AWS_LAMBDA_LOG_STREAM_NAME")
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s@%s:%d", role, host, os.Getpid())
+}
+
+// FetchHandler is the fetch function's Lambda handler (EventBridge scheduled event).
+func (a *App) FetchHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.FetchStats, error) {
+	return a.Fetcher.Run(ctx)
+}
+
+// ProcessHandler is the processor function's Lambda handler (SQS event source with
+// ReportBatchItemFailures).
+func (a *App) ProcessHandler(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return a.Processor.Handle(ctx, ev)
+}
+
+// RecoverHandler is the recovery function's Lambda handler (EventBridge scheduled event).
+func (a *App) RecoverHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.RecoveryStats, error) {
+	return a.Recoverer.Run(ctx)
+}

@@ -1,0 +1,95 @@
+// Package config reads the functions' settings from the environment template.yaml gives them.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Config is what every function needs.
+type Config struct {
+	TimersTable       string
+	LogTable          string
+	Queues            [4]string // P1..P4 URLs
+	DLQ               string
+	DueShards         int
+	DefaultMaxRetries int
+	DefaultRetryDelay time.Duration
+	LogRetention      time.Duration
+	// Tick is the fetch interval; the fetch looks ahead two ticks.
+	Tick time.Duration
+	// LostAfter: an unclaimed firing this far past due is re-sent by recovery.
+	LostAfter time.Duration
+}
+
+// FromEnv reads SUNDIAL_* variables; every problem is reported, not just the first.
+func FromEnv(getenv func(string) string) (Config, error) {
+	var errs []error
+	req := func(name string) string {
+		v := getenv(name)
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s is required", name))
+		}
+		return v
+	}
+	num := func(name string, def, lo, hi int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer in %d..%d", name, v, lo, hi))
+			return def
+		}
+		return n
+	}
+	dur := func(name string, def, lo, hi time.Duration) time.Duration {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < lo || d > hi {
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration in %s..%s", name, v, lo, hi))
+			return def
+		}
+		return d
+	}
+	c := Config{
+		TimersTable: req("SUNDIAL_TIMERS_TABLE"),
+		LogTable:    req("SUNDIAL_LOG_TABLE"),
+		Queues: [4]string{
+			req("SUNDIAL_QUEUE_P1"), req("SUNDIAL_QUEUE_P2"), req("SUNDIAL_QUEUE_P3"), req("SUNDIAL_QUEUE_P4"),
+		},
+		DLQ:               getenv("SUNDIAL_DLQ"),
+		DueShards:         num("SUNDIAL_DUE_SHARDS", 4, 1, 64),
+		DefaultMaxRetries: num("SUNDIAL_DEFAULT_MAX_RETRIES", 3, 0, 100),
+		DefaultRetryDelay: dur("SUNDIAL_DEFAULT_RETRY_DELAY", 10*time.Second, 0, 24*time.Hour),
+		LogRetention:      time.Duration(num("SUNDIAL_LOG_RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
+		Tick:              dur("SUNDIAL_TICK", time.Minute, 100*time.Millisecond, 450*time.Second),
+	}
+	c.LostAfter = dur("SUNDIAL_LOST_AFTER", 2*c.Tick+30*time.Second, time.Second, 24*time.Hour)
+	return c, errors.Join(errs...)
+}
+
+// Env is the inverse of FromEnv, for the local platform that starts functions.
+func (c Config) Env() map[string]string {
+	return map[string]string{
+		"SUNDIAL_TIMERS_TABLE":        c.TimersTable,
+		"SUNDIAL_LOG_TABLE":           c.LogTable,
+		"SUNDIAL_QUEUE_P1":            c.Queues[0],
+		"SUNDIAL_QUEUE_P2":            c.Queues[1],
+		"SUNDIAL_QUEUE_P3":            c.Queues[2],
+		"SUNDIAL_QUEUE_P4":            c.Queues[3],
+		"SUNDIAL_DLQ":                 c.DLQ,
+		"SUNDIAL_DUE_SHARDS":          strconv.Itoa(c.DueShards),
+		"SUNDIAL_DEFAULT_MAX_RETRIES": strconv.Itoa(c.DefaultMaxRetries),
+		"SUNDIAL_DEFAULT_RETRY_DELAY": c.DefaultRetryDelay.String(),
+		"SUNDIAL_LOG_RETENTION_DAYS":  strconv.Itoa(int(c.LogRetention / (24 * time.Hour))),
+		"SUNDIAL_TICK":                c.Tick.String(),
+		"SUNDIAL_LOST_AFTER":          c.LostAfter.String(),
+	}
+}

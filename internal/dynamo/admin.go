@@ -1,0 +1,269 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Create writes a new instance; timer.ErrExists if it is already there.
+func (s *Store) Create(ctx context.Context, in timer.Instance) error {
+	item, err := attributevalue.MarshalMap(toItem(in))
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", in.Key, err)
+	}
+	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.timers, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if isConditionFailed(err) {
+		return fmt.Errorf("%w: %s", timer.ErrExists, in.Key)
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", in.Key, err)
+	}
+	return nil
+}
+
+// UpdateSettings replaces an instance's settings without touching its lease or version (so a
+// running execution keeps its fence). When reschedule is true and the instance is idle,
+// nextRun is set to next (zero: no next run); a running instance reschedules when it finishes.
+func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time) (timer.Instance, error) {
+	n := expression.Name
+	upd := expression.Set(n("schedule"), expression.Value(st.Schedule)).
+		Set(n("timezone"), expression.Value(st.Timezone)).
+		Set(n("priority"), expression.Value(st.Priority)).
+		Set(n("timeoutMs"), expression.Value(st.Timeout.Milliseconds())).
+		Set(n("leaseMs"), expression.Value(st.Lease().Milliseconds())).
+		Set(n("maxRetries"), expression.Value(st.MaxRetries)).
+		Set(n("retryDelayMs"), expression.Value(st.RetryDelay.Milliseconds())).
+		Set(n("action"), expression.Value(st.Action))
+	if len(st.Properties) > 0 {
+		upd = upd.Set(n("properties"), expression.Value(st.Properties))
+	} else {
+		upd = upd.Remove(n("properties"))
+	}
+	cond := n("pk").AttributeExists()
+	if reschedule {
+		idle := cond.And(n("execId").AttributeNotExists())
+		withNext := upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		if next.IsZero() {
+			withNext = withNext.Remove(n("nextRun")).Remove(n("dueShard"))
+		} else {
+			withNext = withNext.Set(n("nextRun"), expression.Value(ms(next)))
+		}
+		out, err := s.update(ctx, s.timers, instanceKey(key), withNext, &idle, types.ReturnValueAllNew)
+		if err == nil {
+			in, err := decodeInstance(out.Attributes)
+			if err != nil {
+				return in, err
+			}
+			return s.syncDueIndex(ctx, in)
+		}
+		if !isConditionFailed(err) {
+			return timer.Instance{}, fmt.Errorf("update %s: %w", key, err)
+		}
+	}
+	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("update %s: %w", key, err)
+	}
+	return decodeInstance(out.Attributes)
+}
+
+// syncDueIndex makes dueShard agree with active/idle/nextRun after an operator's change.
+func (s *Store) syncDueIndex(ctx context.Context, in timer.Instance) (timer.Instance, error) {
+	n := expression.Name
+	want := in.Active && !in.Running() && !in.NextRun.IsZero()
+	var upd expression.UpdateBuilder
+	var cond expression.ConditionBuilder
+	if want {
+		upd = expression.Set(n("dueShard"), n("shardKey"))
+		cond = n("active").Equal(expression.Value(true)).And(n("execId").AttributeNotExists()).And(n("nextRun").Equal(expression.Value(ms(in.NextRun))))
+	} else {
+		upd = expression.Remove(n("dueShard"))
+		cond = n("pk").AttributeExists()
+	}
+	out, err := s.update(ctx, s.timers, instanceKey(in.Key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		return s.Get(ctx, in.Key) // changed again meanwhile (claimed, say); that change set the index
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("index %s: %w", in.Key, err)
+	}
+	return decodeInstance(out.Attributes)
+}
+
+// RunNow sets nextRun to now and activates the instance (OutSystems "Run Now" on a
+// deactivated timer activates it). It returns the instance so the caller can send the firing
+// at once when it is idle; a running instance fires again when its execution finishes.
+func (s *Store) RunNow(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
+	n := expression.Name
+	upd := expression.Set(n("nextRun"), expression.Value(ms(now))).Set(n("active"), expression.Value(true)).
+		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+	cond := n("pk").AttributeExists()
+	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("run now %s: %w", key, err)
+	}
+	in, err := decodeInstance(out.Attributes)
+	if err != nil {
+		return in, err
+	}
+	return s.syncDueIndex(ctx, in)
+}
+
+// SetActive activates or deactivates an instance. Deactivating never stops a running
+// execution; it only keeps the instance out of the due index from now on.
+func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
+	n := expression.Name
+	upd := expression.Set(n("active"), expression.Value(active))
+	if !active {
+		upd = upd.Remove(n("dueShard"))
+	}
+	cond := n("pk").AttributeExists()
+	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("set active %s: %w", key, err)
+	}
+	in, err := decodeInstance(out.Attributes)
+	if err != nil || !active {
+		return in, err
+	}
+	return s.syncDueIndex(ctx, in)
+}
+
+// List returns every instance, ordered by name then tenant. It scans: an operator's command,
+// never on the firing path.
+func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
+	filt := expression.Name("kind").Equal(expression.Value("instance"))
+	expr, err := expression.NewBuilder().WithFilter(filt).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build scan: %w", err)
+	}
+	p := dynamodb.NewScanPaginator(s.api, &dynamodb.ScanInput{
+		TableName: &s.timers, FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	var out []timer.Instance
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list timers: %w", err)
+		}
+		var items []instanceItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode timers: %w", err)
+		}
+		for _, it := range items {
+			out = append(out, it.instance())
+		}
+	}
+	slices.SortFunc(out, func(a, b timer.Instance) int {
+		return strings.Compare(a.Key.String(), b.Key.String())
+	})
+	return out, nil
+}
+
+// LogQuery selects execution log entries, newest first.
+type LogQuery struct {
+	Key        *timer.Key // one instance; nil for all
+	ErrorsOnly bool
+	Before     time.Time // zero: now
+	Limit      int
+	// Days bounds how many days back an all-timers query walks (default 31).
+	Days int
+}
+
+// Logs reads the execution log, newest first.
+func (s *Store) Logs(ctx context.Context, q LogQuery) ([]timer.Execution, error) {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	if q.Before.IsZero() {
+		q.Before = time.Now().Add(time.Minute)
+	}
+	before := q.Before.UTC().Format(logSortLayout)
+	if q.Key != nil {
+		kc := expression.Key("pk").Equal(expression.Value(q.Key.String())).And(expression.Key("sk").LessThan(expression.Value(before)))
+		var filt *expression.ConditionBuilder
+		if q.ErrorsOnly {
+			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess)))
+			filt = &f
+		}
+		return s.queryLog(ctx, "", kc, filt, q.Limit)
+	}
+	index, attr := indexByDay, "day"
+	if q.ErrorsOnly {
+		index, attr = indexErrors, "errDay"
+	}
+	var out []timer.Execution
+	day := q.Before.UTC()
+	for range max(q.Days, 31) {
+		kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
+		got, err := s.queryLog(ctx, index, kc, nil, q.Limit-len(out))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+		if len(out) >= q.Limit {
+			break
+		}
+		day = day.AddDate(0, 0, -1)
+	}
+	return out, nil
+}
+
+func (s *Store) queryLog(ctx context.Context, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, limit int) ([]timer.Execution, error) {
+	b := expression.NewBuilder().WithKeyCondition(kc)
+	if filt != nil {
+		b = b.WithFilter(*filt)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build log query: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.logs, KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(false),
+	}
+	if index != "" {
+		in.IndexName = aws.String(index)
+	}
+	var out []timer.Execution
+	p := dynamodb.NewQueryPaginator(s.api, in)
+	for p.HasMorePages() && len(out) < limit {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query log: %w", err)
+		}
+		var items []logItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode log: %w", err)
+		}
+		for _, it := range items {
+			if len(out) < limit {
+				out = append(out, it.execution())
+			}
+		}
+	}
+	return out, nil
+}
+

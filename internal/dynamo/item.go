@@ -1,0 +1,186 @@
+package dynamo
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Attribute and index names shared with template.yaml.
+const (
+	indexDue     = "due"     // dueShard (S) + nextRun (N): present only while active, idle and scheduled
+	indexRunning = "running" // runShard (S) + leaseExpiresAt (N): present only while running
+	indexByDay   = "byDay"
+	indexErrors  = "errorsByDay"
+
+	instancePrefix = "I#"
+)
+
+// instanceItem is the stored form of timer.Instance. Instants are epoch milliseconds and
+// zero values are omitted, which keeps the due and running indexes sparse.
+type instanceItem struct {
+	PK   string `dynamodbav:"pk"`
+	SK   string `dynamodbav:"sk"`
+	Kind string `dynamodbav:"kind"`
+
+	Timer        string            `dynamodbav:"timer"`
+	Tenant       string            `dynamodbav:"tenant,omitempty"`
+	Schedule     string            `dynamodbav:"schedule"`
+	Timezone     string            `dynamodbav:"timezone,omitempty"`
+	Priority     int               `dynamodbav:"priority"`
+	TimeoutMs    int64             `dynamodbav:"timeoutMs"`
+	LeaseMs      int64             `dynamodbav:"leaseMs"`
+	MaxRetries   int               `dynamodbav:"maxRetries"`
+	RetryDelayMs int64             `dynamodbav:"retryDelayMs"`
+	Action       action.Spec       `dynamodbav:"action"`
+	Properties   map[string]string `dynamodbav:"properties,omitempty"`
+	Active       bool              `dynamodbav:"active"`
+	Shard        int               `dynamodbav:"shard"`
+	ShardKey     string            `dynamodbav:"shardKey"`
+	DueShard     string            `dynamodbav:"dueShard,omitempty"`
+	RunShard     string            `dynamodbav:"runShard,omitempty"`
+
+	NextRun            int64  `dynamodbav:"nextRun,omitempty"`
+	LastRun            int64  `dynamodbav:"lastRun,omitempty"`
+	LastDurationMs     int64  `dynamodbav:"lastDurationMs,omitempty"`
+	NumberOfTries      int    `dynamodbav:"numberOfTries"`
+	IsRunningSince     int64  `dynamodbav:"isRunningSince,omitempty"`
+	IsRunningBy        string `dynamodbav:"isRunningBy,omitempty"`
+	ExecID             string `dynamodbav:"execId,omitempty"`
+	LeaseExpiresAt     int64  `dynamodbav:"leaseExpiresAt,omitempty"`
+	ClaimedNextRun     int64  `dynamodbav:"claimedNextRun,omitempty"`
+	RunScheduledAt     int64  `dynamodbav:"runScheduledAt,omitempty"`
+	RunAttempt         int    `dynamodbav:"runAttempt,omitempty"`
+	PendingScheduledAt int64  `dynamodbav:"pendingScheduledAt,omitempty"`
+	PendingAttempt     int    `dynamodbav:"pendingAttempt,omitempty"`
+	RequeuedAt         int64  `dynamodbav:"requeuedAt,omitempty"`
+	Version            int64  `dynamodbav:"version"`
+	LastOutcome        string `dynamodbav:"lastOutcome,omitempty"`
+	LastError          string `dynamodbav:"lastError,omitempty"`
+}
+
+func pk(timerName string) string { return "T#" + timerName }
+func sk(tenant string) string    { return instancePrefix + tenant }
+
+// ShardOf spreads instances over the write shards of the due and running indexes.
+func ShardOf(key timer.Key, shards int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key.String()))
+	return int(h.Sum32() % uint32(max(shards, 1)))
+}
+
+func shardKey(shard int) string { return fmt.Sprintf("s#%d", shard) }
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+func toItem(in timer.Instance) instanceItem {
+	it := instanceItem{
+		PK: pk(in.Timer), SK: sk(in.Tenant), Kind: "instance",
+		Timer: in.Timer, Tenant: in.Tenant,
+		Schedule: in.Schedule, Timezone: in.Timezone, Priority: in.Priority,
+		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
+		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
+		Action: in.Action, Properties: in.Properties, Active: in.Active,
+		Shard: in.Shard, ShardKey: shardKey(in.Shard),
+		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
+		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
+		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), ClaimedNextRun: ms(in.ClaimedNextRun),
+		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt,
+		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
+		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
+		LastOutcome: string(in.LastOutcome), LastError: in.LastError,
+	}
+	if in.Active && !in.Running() && !in.NextRun.IsZero() {
+		it.DueShard = it.ShardKey
+	}
+	if in.Running() {
+		it.RunShard = it.ShardKey
+	}
+	return it
+}
+
+func (it instanceItem) instance() timer.Instance {
+	return timer.Instance{
+		Key: timer.Key{Timer: it.Timer, Tenant: it.Tenant},
+		Settings: timer.Settings{
+			Schedule: it.Schedule, Timezone: it.Timezone, Priority: it.Priority,
+			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
+			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
+			Action:     it.Action, Properties: it.Properties,
+		},
+		Active: it.Active, Shard: it.Shard,
+		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),
+		LastDuration:   time.Duration(it.LastDurationMs) * time.Millisecond,
+		NumberOfTries:  it.NumberOfTries,
+		IsRunningSince: fromMs(it.IsRunningSince), IsRunningBy: it.IsRunningBy, ExecutionID: it.ExecID,
+		LeaseExpiresAt: fromMs(it.LeaseExpiresAt), ClaimedNextRun: fromMs(it.ClaimedNextRun),
+		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt,
+		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
+		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
+		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError,
+	}
+}
+
+// logItem is one execution in the log table.
+type logItem struct {
+	PK              string `dynamodbav:"pk"`
+	SK              string `dynamodbav:"sk"`
+	Day             string `dynamodbav:"day"`
+	ErrDay          string `dynamodbav:"errDay,omitempty"`
+	Timer           string `dynamodbav:"timer"`
+	Tenant          string `dynamodbav:"tenant,omitempty"`
+	ExecutionID     string `dynamodbav:"executionId"`
+	ScheduledAt     int64  `dynamodbav:"scheduledAt"`
+	ShouldHaveRunAt int64  `dynamodbav:"shouldHaveRunAt"`
+	StartedAt       int64  `dynamodbav:"startedAt"`
+	DurationMs      int64  `dynamodbav:"durationMs"`
+	ExecutedBy      string `dynamodbav:"executedBy"`
+	Attempt         int    `dynamodbav:"attempt"`
+	Outcome         string `dynamodbav:"outcome"`
+	Error           string `dynamodbav:"error,omitempty"`
+	NextRun         int64  `dynamodbav:"nextRun,omitempty"`
+	GaveUp          bool   `dynamodbav:"gaveUp,omitempty"`
+	ExpiresAt       int64  `dynamodbav:"expiresAt"`
+}
+
+const logSortLayout = "2006-01-02T15:04:05.000Z"
+
+func toLogItem(e timer.Execution, retention time.Duration) logItem {
+	started := e.StartedAt.UTC()
+	it := logItem{
+		PK: e.Key.String(), SK: started.Format(logSortLayout) + "#" + e.ExecutionID,
+		Day: started.Format(time.DateOnly), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
+		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
+		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
+		Outcome: string(e.Outcome), Error: e.Error, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
+		ExpiresAt: started.Add(retention).Unix(),
+	}
+	if e.Outcome.Failed() {
+		it.ErrDay = it.Day
+	}
+	return it
+}
+
+func (it logItem) execution() timer.Execution {
+	return timer.Execution{
+		Key: timer.Key{Timer: it.Timer, Tenant: it.Tenant}, ExecutionID: it.ExecutionID,
+		ScheduledAt: fromMs(it.ScheduledAt), ShouldHaveRunAt: fromMs(it.ShouldHaveRunAt), StartedAt: fromMs(it.StartedAt),
+		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
+		Outcome: timer.Outcome(it.Outcome), Error: it.Error, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
+	}
+}

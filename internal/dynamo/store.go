@@ -1,0 +1,333 @@
+// Package dynamo is the DynamoDB adapter: timer instances with their fenced transitions as
+// conditional writes, the sparse due and running indexes, and the execution log.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+var _ engine.Store = (*Store)(nil)
+
+// API is the part of the DynamoDB client the store uses (a fault-injecting wrapper fits here).
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Store implements engine.Store (and the operator's operations in admin.go) on two tables.
+type Store struct {
+	api       API
+	timers    string
+	logs      string
+	retention time.Duration
+}
+
+// New returns a store on the given tables; log items expire after retention.
+func New(api API, timersTable, logTable string, retention time.Duration) *Store {
+	return &Store{api: api, timers: timersTable, logs: logTable, retention: retention}
+}
+
+var metaKey = map[string]types.AttributeValue{
+	"pk": &types.AttributeValueMemberS{Value: "META"},
+	"sk": &types.AttributeValueMemberS{Value: "FETCH"},
+}
+
+func instanceKey(k timer.Key) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: pk(k.Timer)},
+		"sk": &types.AttributeValueMemberS{Value: sk(k.Tenant)},
+	}
+}
+
+// AdvanceWatermark implements engine.Store; the watermark only moves forward.
+func (s *Store) AdvanceWatermark(ctx context.Context, to, now time.Time) (time.Time, error) {
+	cond := expression.Name("watermark").AttributeNotExists().Or(expression.Name("watermark").LessThan(expression.Value(ms(to))))
+	upd := expression.Set(expression.Name("watermark"), expression.Value(ms(to))).Set(expression.Name("lastTick"), expression.Value(ms(now)))
+	out, err := s.update(ctx, s.timers, metaKey, upd, &cond, types.ReturnValueUpdatedOld)
+	if isConditionFailed(err) {
+		return s.Watermark(ctx) // already at or past `to`: report it, the caller skips the tick
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	var old struct {
+		Watermark int64 `dynamodbav:"watermark"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Attributes, &old); err != nil {
+		return time.Time{}, fmt.Errorf("decode watermark: %w", err)
+	}
+	return fromMs(old.Watermark), nil
+}
+
+// RestoreWatermark implements engine.Store.
+func (s *Store) RestoreWatermark(ctx context.Context, prev, to time.Time) error {
+	cond := expression.Name("watermark").Equal(expression.Value(ms(to)))
+	upd := expression.Remove(expression.Name("watermark"))
+	if !prev.IsZero() {
+		upd = expression.Set(expression.Name("watermark"), expression.Value(ms(prev)))
+	}
+	_, err := s.update(ctx, s.timers, metaKey, upd, &cond, types.ReturnValueNone)
+	if isConditionFailed(err) {
+		return nil // another tick moved it on; nothing to give back
+	}
+	return err
+}
+
+// Watermark implements engine.Store.
+func (s *Store) Watermark(ctx context.Context) (time.Time, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: metaKey, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("get watermark: %w", err)
+	}
+	var m struct {
+		Watermark int64 `dynamodbav:"watermark"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &m); err != nil {
+		return time.Time{}, fmt.Errorf("decode watermark: %w", err)
+	}
+	return fromMs(m.Watermark), nil
+}
+
+// QueryDue implements engine.Store with one Query on the sparse due index.
+func (s *Store) QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
+	kc := expression.Key("dueShard").Equal(expression.Value(shardKey(shard)))
+	if after.IsZero() {
+		kc = kc.And(expression.Key("nextRun").LessThanEqual(expression.Value(ms(upTo))))
+	} else {
+		kc = kc.And(expression.Key("nextRun").Between(expression.Value(ms(after)+1), expression.Value(ms(upTo))))
+	}
+	return s.queryInstances(ctx, indexDue, kc)
+}
+
+// QueryExpired implements engine.Store with one Query on the sparse running index.
+func (s *Store) QueryExpired(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error) {
+	kc := expression.Key("runShard").Equal(expression.Value(shardKey(shard))).
+		And(expression.Key("leaseExpiresAt").LessThanEqual(expression.Value(ms(now))))
+	return s.queryInstances(ctx, indexRunning, kc)
+}
+
+func (s *Store) queryInstances(ctx context.Context, index string, kc expression.KeyConditionBuilder) ([]timer.Instance, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
+		TableName: &s.timers, IndexName: aws.String(index),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	var out []timer.Instance
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query %s index: %w", index, err)
+		}
+		var items []instanceItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode %s index: %w", index, err)
+		}
+		for _, it := range items {
+			out = append(out, it.instance())
+		}
+	}
+	return out, nil
+}
+
+// Claim implements engine.Store: one conditional UpdateItem that takes the lease, moves
+// nextRun aside and bumps the version, returning the whole instance.
+func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error) {
+	n := expression.Name
+	cond := n("active").Equal(expression.Value(true)).
+		And(n("execId").AttributeNotExists()).
+		And(n("nextRun").Equal(expression.Value(ms(c.Due))))
+	upd := expression.Set(n("isRunningSince"), expression.Value(ms(c.Now))).
+		Set(n("isRunningBy"), expression.Value(c.By)).
+		Set(n("execId"), expression.Value(c.ExecutionID)).
+		Set(n("leaseExpiresAt"), n("leaseMs").Plus(expression.Value(ms(c.Now)))).
+		Set(n("runShard"), n("shardKey")).
+		Set(n("claimedNextRun"), n("nextRun")).
+		Set(n("runScheduledAt"), expression.Value(ms(c.ScheduledAt))).
+		Set(n("runAttempt"), expression.Value(c.Attempt)).
+		Set(n("version"), n("version").Plus(expression.Value(1))).
+		Remove(n("nextRun")).Remove(n("dueShard")).
+		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt"))
+	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		old, ok := conditionOld(err)
+		if !ok {
+			if _, gerr := s.Get(ctx, key); errors.Is(gerr, timer.ErrNotFound) {
+				return timer.Instance{}, gerr
+			}
+		} else if len(old) == 0 {
+			return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+		}
+		return timer.Instance{}, fmt.Errorf("%w: %s is running, inactive or its next run is no longer %s", timer.ErrClaimLost, key, c.Due.UTC().Format(time.RFC3339Nano))
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("claim %s: %w", key, err)
+	}
+	return decodeInstance(out.Attributes)
+}
+
+// Finish implements engine.Store: one UpdateItem fenced by owner and version that releases
+// the lease and writes the run's results; nextRun and active are checked against what the
+// decision assumed, so a change made during the run is never overwritten.
+func (s *Store) Finish(ctx context.Context, key timer.Key, f timer.Finish) (timer.Instance, error) {
+	n := expression.Name
+	cond := n("execId").Equal(expression.Value(f.Fence.ExecutionID)).
+		And(n("version").Equal(expression.Value(f.Fence.Version))).
+		And(n("active").Equal(expression.Value(f.Active)))
+	if f.KeepNextRun {
+		cond = cond.And(n("nextRun").Equal(expression.Value(ms(f.NextRun))))
+	} else {
+		cond = cond.And(n("nextRun").AttributeNotExists())
+	}
+	upd := expression.Set(n("lastRun"), expression.Value(ms(f.LastRun))).
+		Set(n("lastDurationMs"), expression.Value(f.LastDuration.Milliseconds())).
+		Set(n("numberOfTries"), expression.Value(f.Tries)).
+		Set(n("lastOutcome"), expression.Value(string(f.Outcome))).
+		Set(n("version"), n("version").Plus(expression.Value(1)))
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "runShard", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt"} {
+		upd = upd.Remove(n(a))
+	}
+	if f.Error != "" {
+		upd = upd.Set(n("lastError"), expression.Value(f.Error))
+	} else {
+		upd = upd.Remove(n("lastError"))
+	}
+	if !f.KeepNextRun && !f.NextRun.IsZero() {
+		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))
+	}
+	if f.Active && !f.NextRun.IsZero() {
+		upd = upd.Set(n("dueShard"), n("shardKey"))
+	}
+	if f.PendingAttempt > 0 {
+		upd = upd.Set(n("pendingScheduledAt"), expression.Value(ms(f.PendingScheduledAt))).
+			Set(n("pendingAttempt"), expression.Value(f.PendingAttempt))
+	} else {
+		upd = upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt"))
+	}
+	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		cur, gerr := s.Get(ctx, key)
+		switch {
+		case errors.Is(gerr, timer.ErrNotFound):
+			return timer.Instance{}, timer.ErrFenceLost
+		case gerr != nil:
+			return timer.Instance{}, gerr
+		case cur.Fence() != f.Fence:
+			return timer.Instance{}, timer.ErrFenceLost
+		}
+		return timer.Instance{}, timer.ErrChanged
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("finish %s: %w", key, err)
+	}
+	return decodeInstance(out.Attributes)
+}
+
+// Get implements engine.Store.
+func (s *Store) Get(ctx context.Context, key timer.Key) (timer.Instance, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: instanceKey(key), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(out.Item) == 0 {
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	return decodeInstance(out.Item)
+}
+
+// MarkRequeued implements engine.Store.
+func (s *Store) MarkRequeued(ctx context.Context, key timer.Key, due, now time.Time) error {
+	n := expression.Name
+	cond := n("nextRun").Equal(expression.Value(ms(due))).And(n("execId").AttributeNotExists())
+	upd := expression.Set(n("requeuedAt"), expression.Value(ms(now)))
+	_, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueNone)
+	if isConditionFailed(err) {
+		return timer.ErrChanged
+	}
+	return err
+}
+
+// PutExecution implements engine.Store: a log entry is written once per execution, so the
+// processor and recovery can never both log the same execution.
+func (s *Store) PutExecution(ctx context.Context, e timer.Execution) error {
+	item, err := attributevalue.MarshalMap(toLogItem(e, s.retention))
+	if err != nil {
+		return fmt.Errorf("encode log entry: %w", err)
+	}
+	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.logs, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if isConditionFailed(err) {
+		return timer.ErrExists
+	}
+	if err != nil {
+		return fmt.Errorf("put log entry for %s: %w", e.Key, err)
+	}
+	return nil
+}
+
+func (s *Store) update(ctx context.Context, table string, key map[string]types.AttributeValue, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, rv types.ReturnValue) (*dynamodb.UpdateItemOutput, error) {
+	b := expression.NewBuilder().WithUpdate(upd)
+	if cond != nil {
+		b = b.WithCondition(*cond)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build update: %w", err)
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName: &table, Key: key,
+		UpdateExpression:          expr.Update(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ReturnValues:              rv,
+	}
+	if cond != nil {
+		in.ConditionExpression = expr.Condition()
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	}
+	return s.api.UpdateItem(ctx, in)
+}
+
+func decodeInstance(m map[string]types.AttributeValue) (timer.Instance, error) {
+	var it instanceItem
+	if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+		return timer.Instance{}, fmt.Errorf("decode timer instance: %w", err)
+	}
+	return it.instance(), nil
+}
+
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// conditionOld returns the item DynamoDB sent back with a failed condition; ok is false when
+// the service did not send one (not every emulator does), so callers must not infer absence.
+func conditionOld(err error) (map[string]types.AttributeValue, bool) {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && ccf.Item != nil {
+		return ccf.Item, true
+	}
+	return nil, false
+}

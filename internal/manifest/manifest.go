@@ -1,0 +1,176 @@
+// Package manifest reads and validates an app's timers.yaml.
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Manifest is the parsed file.
+type Manifest struct {
+	Timers []Timer `yaml:"timers"`
+}
+
+// Timer is one entry; pointer fields are optional and take the defaults.
+type Timer struct {
+	Name       string            `yaml:"name"`
+	Schedule   string            `yaml:"schedule"`
+	Timezone   string            `yaml:"timezone"`
+	Priority   *int              `yaml:"priority"`
+	Timeout    *Duration         `yaml:"timeout"`
+	MaxRetries *int              `yaml:"maxRetries"`
+	RetryDelay *Duration         `yaml:"retryDelay"`
+	Active     *bool             `yaml:"active"`
+	Action     action.Spec       `yaml:"action"`
+	Properties map[string]string `yaml:"properties"`
+}
+
+// Duration is a time.Duration written as "20m", "10s".
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses Go duration syntax.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("want a duration such as 20m or 10s, got %q", n.Value)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 20m or 10s, got %q", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// Defaults are the stack's defaults for optional fields.
+type Defaults struct {
+	MaxRetries int
+	RetryDelay time.Duration
+}
+
+// MaxFileBytes bounds a manifest.
+const MaxFileBytes = 1 << 20
+
+// Load reads and validates a manifest file.
+func Load(path string) (Manifest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("manifest: %w", err)
+	}
+	defer f.Close()
+	m, err := Parse(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return Manifest{}, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Parse decodes strictly (unknown fields are errors) and validates every timer, reporting
+// every problem with the timer's name and the field.
+func Parse(r io.Reader) (Manifest, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Manifest{}, err
+	}
+	if len(data) > MaxFileBytes {
+		return Manifest{}, fmt.Errorf("%w: larger than %d bytes", timer.ErrInvalid, MaxFileBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Manifest{}, fmt.Errorf("%w: empty manifest; expected a top-level \"timers:\" list", timer.ErrInvalid)
+		}
+		return Manifest{}, fmt.Errorf("%w: %v", timer.ErrInvalid, err)
+	}
+	return m, m.Validate()
+}
+
+// Validate checks every timer.
+func (m Manifest) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, t := range m.Timers {
+		where := fmt.Sprintf("timers[%d]", i)
+		if t.Name != "" {
+			where += fmt.Sprintf(" %q", t.Name)
+		}
+		for _, err := range t.problems() {
+			errs = append(errs, fmt.Errorf("%w: %s: %v", timer.ErrInvalid, where, err))
+		}
+		if seen[t.Name] && t.Name != "" {
+			errs = append(errs, fmt.Errorf("%w: %s: name: duplicate timer name", timer.ErrInvalid, where))
+		}
+		seen[t.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (t Timer) problems() []error {
+	var errs []error
+	if !timer.ValidName(t.Name) {
+		errs = append(errs, fmt.Errorf("name: %q must match [A-Za-z0-9_-]{1,128}", t.Name))
+	}
+	if loc, err := schedule.LoadLocation(t.Timezone); err != nil {
+		errs = append(errs, fmt.Errorf("timezone: %v", err))
+	} else if _, err := schedule.Parse(t.Schedule, loc); err != nil {
+		errs = append(errs, fmt.Errorf("schedule: %v", err))
+	}
+	if t.Priority != nil && (*t.Priority < 1 || *t.Priority > 4) {
+		errs = append(errs, fmt.Errorf("priority: %d is out of range 1 (highest) to 4 (lowest)", *t.Priority))
+	}
+	if t.Timeout != nil && (t.Timeout.Duration < time.Second || t.Timeout.Duration > 24*time.Hour) {
+		errs = append(errs, fmt.Errorf("timeout: %s is out of range 1s..24h", t.Timeout.Duration))
+	}
+	if t.MaxRetries != nil && (*t.MaxRetries < 0 || *t.MaxRetries > 100) {
+		errs = append(errs, fmt.Errorf("maxRetries: %d is out of range 0..100", *t.MaxRetries))
+	}
+	if t.RetryDelay != nil && (t.RetryDelay.Duration < 0 || t.RetryDelay.Duration > 24*time.Hour) {
+		errs = append(errs, fmt.Errorf("retryDelay: %s is out of range 0..24h", t.RetryDelay.Duration))
+	}
+	if err := t.Action.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("action: %v", err))
+	}
+	for k := range t.Properties {
+		if k == "" || len(k) > 128 {
+			errs = append(errs, fmt.Errorf("properties: key %q must be 1..128 characters", k))
+		}
+	}
+	return errs
+}
+
+// Settings returns the timer's settings with defaults applied.
+func (t Timer) Settings(d Defaults) timer.Settings {
+	s := timer.Settings{
+		Schedule: t.Schedule, Timezone: t.Timezone, Priority: timer.DefaultPriority,
+		Timeout: timer.DefaultTimeout, MaxRetries: d.MaxRetries, RetryDelay: d.RetryDelay,
+		Action: t.Action, Properties: t.Properties,
+	}
+	if t.Priority != nil {
+		s.Priority = *t.Priority
+	}
+	if t.Timeout != nil {
+		s.Timeout = t.Timeout.Duration
+	}
+	if t.MaxRetries != nil {
+		s.MaxRetries = *t.MaxRetries
+	}
+	if t.RetryDelay != nil {
+		s.RetryDelay = t.RetryDelay.Duration
+	}
+	return s
+}
+
+// IsActive reports the manifest's active flag (default true).
+func (t Timer) IsActive() bool { return t.Active == nil || *t.Active }
