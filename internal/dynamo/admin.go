@@ -266,4 +266,3 @@ func (s *Store) queryLog(ctx context.Context, index string, kc expression.KeyCon
 	}
 	return out, nil
 }
-
