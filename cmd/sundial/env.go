@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
+)
+
+// target is where a command acts: an endpoint (or AWS) and a stack.
+type target struct {
+	endpoint string
+	stack    string
+	region   string
+}
+
+func (t *target) flags(fs *flag.FlagSet) {
+	fs.StringVar(&t.endpoint, "endpoint", "", "AWS endpoint URL (default: AWS_ENDPOINT_URL, else the running `sundial up`, else AWS)")
+	fs.StringVar(&t.stack, "stack", "sundial", "CloudFormation stack name")
+	fs.StringVar(&t.region, "region", "", "AWS region (default from the environment, else us-east-1)")
+}
+
+// app connects to the stack and wires the services as the functions would.
+func (t *target) app(ctx context.Context) (*app.App, error) {
+	ep := t.endpoint
+	if ep == "" {
+		ep = os.Getenv("AWS_ENDPOINT_URL")
+	}
+	if ep == "" {
+		if st, ok := local.ReadState(local.DefaultStateFile); ok && (t.stack == "" || t.stack == st.Stack) {
+			ep = st.Endpoint
+		}
+	}
+	awsCfg, err := emulator.AWSConfig(ctx, ep, t.region)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := stack.Describe(ctx, awsCfg, t.stack)
+	if err != nil {
+		return nil, err
+	}
+	env := outs.Env(nil)
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	return app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("cli")})
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(interleave(fs, args)); err != nil {
+		return usageErr("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
+
+// interleave moves flags after positional arguments to the front, so `run-now Tick --endpoint X` works.
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			flags = append(flags, a)
+			name := a[1:]
+			if len(name) > 0 && name[0] == '-' {
+				name = name[1:]
+			}
+			if f := fs.Lookup(name); f != nil && !isBool(f) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(flags, pos...)
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+func onePositional(fs *flag.FlagSet, what string) (string, error) {
+	if fs.NArg() != 1 {
+		return "", usageErr("%s: expected exactly one %s, got %d", fs.Name(), what, fs.NArg())
+	}
+	return fs.Arg(0), nil
+}
+
+func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }

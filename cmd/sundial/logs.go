@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"text/tabwriter"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/view"
+)
+
+func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
+	var t target
+	t.flags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	name := fs.String("timer", "", "only this timer (Timer or Timer@tenant)")
+	errorsOnly := fs.Bool("errors", false, "only failed executions")
+	limit := fs.Int("limit", 50, "at most N entries, newest first")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *limit < 1 || *limit > 10000 {
+		return usageErr("logs: --limit must be in 1..10000")
+	}
+	q := dynamo.LogQuery{ErrorsOnly: *errorsOnly, Limit: *limit}
+	if *name != "" {
+		key, err := admin.ParseKey(*name)
+		if err != nil {
+			return err
+		}
+		q.Key = &key
+	}
+	a, err := t.app(ctx)
+	if err != nil {
+		return err
+	}
+	execs, err := a.Store.Logs(ctx, q)
+	if err != nil {
+		return err
+	}
+	views := make([]view.Execution, 0, len(execs))
+	for _, e := range execs {
+		views = append(views, view.OfExecution(e))
+	}
+	if *asJSON {
+		return writeJSON(stdout, views)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR\n")
+	for _, v := range views {
+		name := v.Timer
+		if v.Tenant != "" {
+			name += "@" + v.Tenant
+		}
+		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), name, clock(v.ScheduledAt), v.Attempt,
+			v.Outcome, v.DurationMs, v.ExecutedBy, clock(v.NextRun), v.Error)
+	}
+	return tw.Flush()
+}

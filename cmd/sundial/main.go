@@ -1,0 +1,82 @@
+// Command sundial is the operator CLI and the local platform: `sundial up` runs Sundial on an
+// AWS emulator; the other commands manage timers on a local or deployed stack.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+const usage = `sundial — OutSystems-style timers on AWS serverless
+
+Usage:
+  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--stack NAME] [--template PATH]
+  sundial timers list [--json]
+  sundial timers show NAME [--json]
+  sundial logs [--json] [--timer NAME] [--errors] [--limit N]
+  sundial run-now NAME        run as soon as possible (activates a deactivated timer)
+  sundial activate NAME
+  sundial deactivate NAME     a running execution is not stopped
+  sundial sync MANIFEST       create/update timers from a manifest
+  sundial schedule next EXPR [--from RFC3339] [--tz IANA] [-n N] [--json]
+  sundial invoke FUNCTION --event FILE   run fetch|processor|recovery once, as Lambda would
+
+Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
+running "sundial up", else AWS) and --stack (default sundial). NAME is Timer or Timer@tenant.
+Exit codes: 0 ok, 1 failure, 2 invalid input, 3 not found.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "up":
+		err = cmdUp(ctx, rest, stdout, stderr)
+	case "timers":
+		err = cmdTimers(ctx, rest, stdout)
+	case "logs":
+		err = cmdLogs(ctx, rest, stdout)
+	case "run-now", "activate", "deactivate":
+		err = cmdOperate(ctx, cmd, rest, stdout)
+	case "sync":
+		err = cmdSync(ctx, rest, stdout)
+	case "schedule":
+		err = cmdSchedule(rest, stdout)
+	case "invoke":
+		err = cmdInvoke(ctx, rest, stdout)
+	default:
+		err = usageErr("unknown command %q; run `sundial help`", cmd)
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "sundial:", err)
+	switch {
+	case errors.Is(err, timer.ErrNotFound):
+		return 3
+	case errors.Is(err, admin.ErrUsage), errors.Is(err, timer.ErrInvalid):
+		return 2
+	}
+	return 1
+}
+
+func usageErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", admin.ErrUsage, fmt.Sprintf(format, a...))
+}

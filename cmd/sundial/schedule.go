@@ -1,0 +1,61 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/schedule"
+)
+
+func cmdSchedule(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "next" {
+		return usageErr("schedule: expected `schedule next EXPR`")
+	}
+	fs := flag.NewFlagSet("schedule next", flag.ContinueOnError)
+	from := fs.String("from", "", "start instant, RFC 3339 (default now)")
+	tz := fs.String("tz", "UTC", "IANA time zone")
+	n := fs.Int("n", 5, "how many instants")
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	expr, err := onePositional(fs, "schedule expression (quote it)")
+	if err != nil {
+		return err
+	}
+	if *n < 1 || *n > 1000 {
+		return usageErr("schedule next: -n must be in 1..1000")
+	}
+	start := time.Now()
+	if *from != "" {
+		if start, err = time.Parse(time.RFC3339, *from); err != nil {
+			return usageErr("schedule next: --from %q is not RFC 3339", *from)
+		}
+	}
+	loc, err := schedule.LoadLocation(*tz)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	sch, err := schedule.Parse(expr, loc)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	out := []string{}
+	t := start
+	for range *n {
+		next, ok := sch.Next(t)
+		if !ok {
+			break
+		}
+		out = append(out, next.In(loc).Format(time.RFC3339))
+		t = next
+	}
+	if *asJSON {
+		return writeJSON(stdout, out)
+	}
+	for _, s := range out {
+		printf(stdout, "%s\n", s)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/view"
+)
+
+func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usageErr("timers: expected list or show")
+	}
+	fs := flag.NewFlagSet("timers "+args[0], flag.ContinueOnError)
+	var t target
+	t.flags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	switch args[0] {
+	case "list":
+		a, err := t.app(ctx)
+		if err != nil {
+			return err
+		}
+		ins, err := a.Store.List(ctx)
+		if err != nil {
+			return err
+		}
+		views := make([]view.Timer, 0, len(ins))
+		for _, in := range ins {
+			views = append(views, view.OfTimer(in))
+		}
+		if *asJSON {
+			return writeJSON(stdout, views)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		printf(tw, "NAME\tSCHEDULE\tPRIO\tACTIVE\tNEXT RUN\tLAST RUN\tTRIES\tRUNNING BY\tLAST\n")
+		for _, v := range views {
+			name := v.Name
+			if v.Tenant != "" {
+				name += "@" + v.Tenant
+			}
+			printf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\n", name, v.Schedule, v.Priority, v.Active,
+				clock(v.NextRun), clock(v.LastRun), v.NumberOfTries, v.IsRunningBy, v.LastOutcome)
+		}
+		return tw.Flush()
+	case "show":
+		name, err := onePositional(fs, "timer name")
+		if err != nil {
+			return err
+		}
+		key, err := admin.ParseKey(name)
+		if err != nil {
+			return err
+		}
+		a, err := t.app(ctx)
+		if err != nil {
+			return err
+		}
+		in, err := a.Store.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		return writeJSON(stdout, view.OfTimer(in))
+	}
+	return usageErr("timers: unknown subcommand %q; expected list or show", args[0])
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func clock(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000")
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/demoaction"
+)
+
+func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	var o local.Options
+	fs.StringVar(&o.Endpoint, "endpoint", os.Getenv("AWS_ENDPOINT_URL"), "use this AWS endpoint (e.g. LocalStack) instead of starting moto_server")
+	fs.StringVar(&o.Manifest, "manifest", "", "timer manifest to sync (timers.yaml)")
+	fs.DurationVar(&o.Tick, "tick", time.Minute, "fetch and recovery interval (AWS: 1 minute)")
+	fs.StringVar(&o.Stack, "stack", "sundial", "stack name")
+	fs.StringVar(&o.Template, "template", "template.yaml", "SAM template that defines the resources")
+	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
+	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
+	actions := fs.String("actions", "", "also serve the example actions on this address (e.g. 127.0.0.1:9000)")
+	console := fs.String("console", "127.0.0.1:8089", "console address (not in this build; see README)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("up: unexpected argument %q", fs.Arg(0))
+	}
+	if o.Tick < 100*time.Millisecond || o.Tick > 450*time.Second {
+		return usageErr("up: --tick must be in 100ms..7m30s (the fetch looks ahead two ticks, SQS delays at most 15m)")
+	}
+	_ = console
+	if *actions != "" {
+		ln, err := net.Listen("tcp", *actions)
+		if err != nil {
+			return fmt.Errorf("example actions: %w", err)
+		}
+		srv := &http.Server{Handler: demoaction.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		fmt.Fprintf(stdout, "example actions on http://%s/\n", ln.Addr())
+	}
+	if err := os.MkdirAll(filepath.Dir(*logPath), 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(*logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	o.Log, o.Out, o.StateFile = logFile, stdout, local.DefaultStateFile
+	fmt.Fprintln(stdout, "starting the local platform…")
+	p, err := local.Up(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "emulator   %s\n", p.Endpoint)
+	fmt.Fprintf(stdout, "stack      %s (tables %s, %s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable)
+	if o.Manifest != "" {
+		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d\n", o.Manifest,
+			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated))
+	}
+	fmt.Fprintf(stdout, "functions  fetch + recovery every %s, processor on P1..P4\n", o.Tick)
+	fmt.Fprintf(stdout, "logs       %s\n", *logPath)
+	fmt.Fprintf(stdout, "try        AWS_ENDPOINT_URL=%s sundial timers list   (Ctrl-C stops)\n", p.Endpoint)
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
+	return p.Stop()
+}

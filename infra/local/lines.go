@@ -1,0 +1,105 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// lineHandler passes every record to the JSON handler and prints a human line for each
+// execution (and each recovery or rejected message) to out.
+type lineHandler struct {
+	out   io.Writer
+	mu    *sync.Mutex
+	next  slog.Handler
+	attrs []slog.Attr
+}
+
+func newLineHandler(out io.Writer, next slog.Handler) *lineHandler {
+	return &lineHandler{out: out, mu: &sync.Mutex{}, next: next}
+}
+
+func (h *lineHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+
+func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr{}, h.attrs...), as...)
+	c.next = h.next.WithAttrs(as)
+	return &c
+}
+
+func (h *lineHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	c.next = h.next.WithGroup(name)
+	return &c
+}
+
+func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
+	if line := h.line(r); line != "" {
+		h.mu.Lock()
+		fmt.Fprintln(h.out, line)
+		h.mu.Unlock()
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *lineHandler) line(r slog.Record) string {
+	a := map[string]slog.Value{}
+	for _, at := range h.attrs {
+		a[at.Key] = at.Value
+	}
+	r.Attrs(func(at slog.Attr) bool { a[at.Key] = at.Value; return true })
+	name := a["timer"].String()
+	if t := a["tenant"].String(); t != "" {
+		name += "@" + t
+	}
+	ts := r.Time.UTC().Format("15:04:05.000")
+	switch r.Message {
+	case "execution":
+		s := fmt.Sprintf("%s %-18s %-9s scheduled %s attempt %s late %+dms took %dms next %s",
+			ts, name, a["outcome"].String(), clock(a["scheduled_at"]), a["attempt"].String(),
+			a["lateness_ms"].Int64(), a["duration_ms"].Int64(), clock(a["next_run"]))
+		if e := a["error"].String(); e != "" {
+			s += "  error: " + oneLine(e)
+		}
+		if a["gave_up"].Bool() {
+			s += "  (gave up: back on schedule)"
+		}
+		return s
+	case "recovered execution":
+		return fmt.Sprintf("%s %-18s recovered execution %s by %s (lease expired)", ts, name, a["execution_id"].String(), a["running_by"].String())
+	case "processor: rejected message", "processor: unknown timer; message will go to the dead-letter queue":
+		return fmt.Sprintf("%s %s: %s", ts, r.Message, oneLine(a["error"].String()))
+	}
+	return ""
+}
+
+func clock(v slog.Value) string {
+	if v.Kind() == slog.KindTime {
+		if t := v.Time(); !t.IsZero() {
+			return t.UTC().Format("15:04:05.000")
+		}
+		return "none"
+	}
+	if v.Kind() == slog.KindAny {
+		if t, ok := v.Any().(time.Time); ok {
+			if t.IsZero() {
+				return "none"
+			}
+			return t.UTC().Format("15:04:05.000")
+		}
+	}
+	return v.String()
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}

@@ -1,0 +1,40 @@
+package local
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// State lets CLI commands find a running local platform without flags.
+type State struct {
+	Endpoint string `json:"endpoint"`
+	Stack    string `json:"stack"`
+	Region   string `json:"region,omitempty"`
+}
+
+// DefaultStateFile is where `sundial up` records its endpoint.
+const DefaultStateFile = ".sundial/local.json"
+
+// WriteState records the state.
+func WriteState(path string, s State) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	return os.WriteFile(path, b, 0o644)
+}
+
+// ReadState reads the state; ok is false if there is none.
+func ReadState(path string) (State, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return State{}, false
+	}
+	var s State
+	if json.Unmarshal(b, &s) != nil || s.Endpoint == "" {
+		return State{}, false
+	}
+	return s, true
+}

@@ -1,0 +1,90 @@
+// Package view is the public JSON shape of timers and log entries, shared by the CLI and the API.
+package view
+
+import (
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Timer is one runtime instance as operators see it.
+type Timer struct {
+	Name           string            `json:"name"`
+	Tenant         string            `json:"tenant"`
+	Schedule       string            `json:"schedule"`
+	Timezone       string            `json:"timezone"`
+	Priority       int               `json:"priority"`
+	Timeout        string            `json:"timeout"`
+	MaxRetries     int               `json:"maxRetries"`
+	RetryDelay     string            `json:"retryDelay"`
+	Active         bool              `json:"active"`
+	Action         string            `json:"action"`
+	Properties     map[string]string `json:"properties"`
+	NextRun        *time.Time        `json:"nextRun"`
+	LastRun        *time.Time        `json:"lastRun"`
+	LastDurationMs int64             `json:"lastDurationMs"`
+	NumberOfTries  int               `json:"numberOfTries"`
+	IsRunningSince *time.Time        `json:"isRunningSince"`
+	IsRunningBy    string            `json:"isRunningBy"`
+	LastOutcome    string            `json:"lastOutcome"`
+	LastError      string            `json:"lastError"`
+	PendingAttempt int               `json:"pendingAttempt,omitempty"`
+}
+
+// Execution is one log entry.
+type Execution struct {
+	Timer           string     `json:"timer"`
+	Tenant          string     `json:"tenant"`
+	ExecutionID     string     `json:"executionId"`
+	ScheduledAt     *time.Time `json:"scheduledAt"`
+	ShouldHaveRunAt *time.Time `json:"shouldHaveRunAt"`
+	StartedAt       *time.Time `json:"startedAt"`
+	DurationMs      int64      `json:"durationMs"`
+	ExecutedBy      string     `json:"executedBy"`
+	Attempt         int        `json:"attempt"`
+	Outcome         string     `json:"outcome"`
+	Error           string     `json:"error"`
+	NextRun         *time.Time `json:"nextRun"`
+	GaveUp          bool       `json:"gaveUp"`
+}
+
+// OfTimer builds the view of an instance.
+func OfTimer(in timer.Instance) Timer {
+	props := in.Properties
+	if props == nil {
+		props = map[string]string{}
+	}
+	return Timer{
+		Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), Priority: in.Priority,
+		Timeout: in.Timeout.String(), MaxRetries: in.MaxRetries, RetryDelay: in.RetryDelay.String(),
+		Active: in.Active, Action: in.Action.String(), Properties: props,
+		NextRun: ptr(in.NextRun), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
+		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
+		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt,
+	}
+}
+
+// OfExecution builds the view of a log entry.
+func OfExecution(e timer.Execution) Execution {
+	return Execution{
+		Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
+		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
+		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
+		Outcome: string(e.Outcome), Error: e.Error, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp,
+	}
+}
+
+func ptr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func zone(z string) string {
+	if z == "" {
+		return "UTC"
+	}
+	return z
+}
