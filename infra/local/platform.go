@@ -103,7 +103,13 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("create resources from %s: %w", o.Template, err)
 	}
-	env := outs.Env(map[string]string{"SUNDIAL_TICK": o.Tick.String()})
+	extra := map[string]string{"SUNDIAL_TICK": o.Tick.String()}
+	for _, k := range []string{"SUNDIAL_FAILED_BACKOFF", "SUNDIAL_LOST_AFTER"} {
+		if v := os.Getenv(k); v != "" {
+			extra[k] = v // local tuning, e.g. tests that watch a bad message reach the DLQ
+		}
+	}
+	env := outs.Env(extra)
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		return nil, err

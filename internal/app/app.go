@@ -82,7 +82,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, Lookahead: 2 * cfg.Tick}
 	a.Processor = &engine.Processor{
 		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Node: o.Node, NewID: NewExecutionID,
-		MaxEarly: 3 * time.Second, FailedBackoff: 5 * time.Second, DeadlineMargin: 3 * time.Second,
+		MaxEarly: 3 * time.Second, FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
 	}
 	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,

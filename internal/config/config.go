@@ -22,6 +22,9 @@ type Config struct {
 	Tick time.Duration
 	// LostAfter: an unclaimed firing this far past due is re-sent by recovery.
 	LostAfter time.Duration
+	// FailedBackoff hides a failed SQS record for FailedBackoff x its receive count before
+	// redelivery, so a bad message reaches the dead-letter queue in minutes, not hours.
+	FailedBackoff time.Duration
 }
 
 // FromEnv reads SUNDIAL_* variables; every problem is reported, not just the first.
@@ -72,6 +75,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		Tick:              dur("SUNDIAL_TICK", time.Minute, 100*time.Millisecond, 450*time.Second),
 	}
 	c.LostAfter = dur("SUNDIAL_LOST_AFTER", 2*c.Tick+30*time.Second, time.Second, 24*time.Hour)
+	c.FailedBackoff = dur("SUNDIAL_FAILED_BACKOFF", 30*time.Second, time.Second, time.Hour)
 	return c, errors.Join(errs...)
 }
 
@@ -91,5 +95,6 @@ func (c Config) Env() map[string]string {
 		"SUNDIAL_LOG_RETENTION_DAYS":  strconv.Itoa(int(c.LogRetention / (24 * time.Hour))),
 		"SUNDIAL_TICK":                c.Tick.String(),
 		"SUNDIAL_LOST_AFTER":          c.LostAfter.String(),
+		"SUNDIAL_FAILED_BACKOFF":      c.FailedBackoff.String(),
 	}
 }

@@ -1,0 +1,64 @@
+# Sundial — see README.md. `make run` and `make test` install what they need themselves.
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
+GO ?= go
+FUNCTIONS := fetch processor recovery
+LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
+LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
+MANIFEST ?= examples/timers.yaml
+TEST_TIMEOUT ?= 15m
+
+.PHONY: all build run test lint deps deploy localstack-up localstack-down clean \
+	build-FetchFunction build-ProcessorFunction build-RecoveryFunction
+
+all: build
+
+## deps: Go modules and the embedded AWS emulator (moto_server)
+deps:
+	@$(GO) mod download
+	@command -v moto_server >/dev/null 2>&1 || python3 -m pip install --quiet "moto[server]"
+
+## build: one bootstrap per function for provided.al2023 on arm64, plus the CLI
+build: deps
+	@for f in $(FUNCTIONS); do \
+		$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o bin/$$f/bootstrap ./functions/$$f || exit 1; \
+	done
+	$(GO) build -o bin/sundial ./cmd/sundial
+	@ls -l bin/*/bootstrap bin/sundial
+
+# sam build (BuildMethod: makefile) calls build-<LogicalId> with ARTIFACTS_DIR set.
+build-FetchFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/fetch
+build-ProcessorFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/processor
+build-RecoveryFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/recovery
+
+## run: the local platform on the embedded emulator with the example timers (Ctrl-C stops)
+run: deps
+	$(GO) build -o bin/sundial ./cmd/sundial
+	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000
+
+## test: unit, integration (each test binary starts its own emulator) and end-to-end tests
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## lint: formatting, vet and the template
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+	cfn-lint template.yaml
+
+## deploy: build with SAM and deploy (samconfig.toml; `make deploy SAM_ENV=prod` for prod)
+SAM_ENV ?= default
+deploy:
+	sam build && sam deploy --config-env $(SAM_ENV)
+
+localstack-up:
+	docker compose -f localstack/docker-compose.yml up -d
+localstack-down:
+	docker compose -f localstack/docker-compose.yml down
+
+clean:
+	rm -rf bin .aws-sam .sundial

@@ -1,0 +1,57 @@
+package schedule
+
+import (
+	"slices"
+	"time"
+)
+
+// dailyTimes is the OutSystems "HH:MM [HH:MM...]" schedule: every day at each time.
+type dailyTimes struct {
+	expr string
+	loc  *time.Location
+	secs []int64 // seconds of the day, sorted, unique, non-empty
+}
+
+func parseDaily(expr string, fields []string, loc *time.Location) (Schedule, error) {
+	secs := make([]int64, 0, len(fields))
+	for _, f := range fields {
+		sec, err := parseClock(expr, f)
+		if err != nil {
+			return nil, err
+		}
+		secs = append(secs, sec)
+	}
+	slices.Sort(secs)
+	return dailyTimes{expr: expr, loc: loc, secs: slices.Compact(secs)}, nil
+}
+
+// parseClock reads a strict two-digit "HH:MM", as the OutSystems editor writes it.
+func parseClock(expr, tok string) (int64, error) {
+	if len(tok) != 5 || tok[2] != ':' || !isDigit(tok[0]) || !isDigit(tok[1]) || !isDigit(tok[3]) || !isDigit(tok[4]) {
+		return 0, invalid(expr, "expected a time HH:MM (two-digit hour and minute), got %q", tok)
+	}
+	hour := int64(tok[0]-'0')*10 + int64(tok[1]-'0')
+	minute := int64(tok[3]-'0')*10 + int64(tok[4]-'0')
+	if hour > 23 {
+		return 0, invalid(expr, "hour %02d out of range 00-23 in %q", hour, tok)
+	}
+	if minute > 59 {
+		return 0, invalid(expr, "minute %02d out of range 00-59 in %q", minute, tok)
+	}
+	return hour*3600 + minute*60, nil
+}
+
+func (d dailyTimes) Next(after time.Time) (time.Time, bool) {
+	return nextInstant(after, d.loc, d.nextLabel), true
+}
+
+func (d dailyTimes) String() string { return d.expr }
+
+func (d dailyTimes) nextLabel(label int64) int64 {
+	day, sec := splitLabel(label)
+	i, _ := slices.BinarySearch(d.secs, sec+1)
+	if i == len(d.secs) {
+		return (day+1)*secondsPerDay + d.secs[0]
+	}
+	return day*secondsPerDay + d.secs[i]
+}

@@ -1,0 +1,89 @@
+package schedule
+
+import (
+	"strings"
+	"time"
+	"unicode"
+)
+
+// every is the "every N s|m|h" schedule. Firings are aligned to the wall clock,
+// as in OutSystems (a 15-minute timer that finished at 18:15:09 next runs at
+// 18:30:00): multiples of the interval counted from each local midnight. An
+// interval that does not divide the day restarts at midnight, so every day's
+// first run is at 00:00 ("every 7m" runs 23:55, then 00:00).
+type every struct {
+	expr string
+	loc  *time.Location
+	step int64 // seconds, 1..86400
+}
+
+var unitSeconds = map[string]int64{
+	"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+	"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+	"h": 3600, "hour": 3600, "hours": 3600,
+}
+
+const unitNames = "s, sec, secs, second, seconds, m, min, mins, minute, minutes, h, hour or hours"
+
+// parseEvery reads the fields after "every": "N unit" or "Nunit".
+func parseEvery(expr string, fields []string, loc *time.Location) (Schedule, error) {
+	var num, unit string
+	switch len(fields) {
+	case 0:
+		return nil, invalid(expr, `missing interval after "every"; expected "every N s|m|h"`)
+	case 1:
+		num = strings.TrimRightFunc(fields[0], unicode.IsLetter)
+		unit = fields[0][len(num):]
+	case 2:
+		num, unit = fields[0], fields[1]
+	default:
+		return nil, invalid(expr, `unexpected %q after the interval; expected "every N s|m|h"`, fields[2])
+	}
+
+	n, ok := parsePositive(num)
+	if !ok {
+		return nil, invalid(expr, "interval must be a positive integer, got %q", num)
+	}
+	if unit == "" {
+		return nil, invalid(expr, "missing unit after %q; expected %s", num, unitNames)
+	}
+	perUnit, ok := unitSeconds[unit]
+	if !ok {
+		return nil, invalid(expr, "unknown unit %q; expected %s", unit, unitNames)
+	}
+	if n > secondsPerDay/perUnit {
+		return nil, invalid(expr, "interval %q is longer than 24h", strings.Join(fields, " "))
+	}
+	return every{expr: expr, loc: loc, step: n * perUnit}, nil
+}
+
+// parsePositive accepts plain decimal digits only: no sign, no fraction. Values
+// too large to matter saturate instead of failing, so they report as too long.
+func parsePositive(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, false
+		}
+		n = min(n*10+int64(s[i]-'0'), 1<<40)
+	}
+	return n, n > 0
+}
+
+func (e every) Next(after time.Time) (time.Time, bool) {
+	return nextInstant(after, e.loc, e.nextLabel), true
+}
+
+func (e every) String() string { return e.expr }
+
+func (e every) nextLabel(label int64) int64 {
+	day, sec := splitLabel(label)
+	next := (sec/e.step + 1) * e.step
+	if next >= secondsPerDay {
+		return (day + 1) * secondsPerDay
+	}
+	return day*secondsPerDay + next
+}

@@ -1,0 +1,118 @@
+package schedule
+
+import (
+	"math"
+	"time"
+)
+
+// Wall-clock formats fire on readings of the clock in their zone, not on elapsed
+// time. They describe those readings as labels: the wall clock counted in seconds
+// as if the zone were UTC, so every day is exactly 86400 labels long even when
+// DST makes it 23 or 25 hours. A format only says which labels it fires on
+// (a nextLabelFunc); nextInstant turns labels into instants, and is the single
+// place the DST rules live:
+//
+//   - A label skipped by a spring-forward gap fires at the instant the offset in
+//     force before the gap gives, as if the clocks had not moved yet: 02:30 on
+//     2026-03-08 in New York fires at 03:30 EDT. (time.Date is not used: Go
+//     documents its choice here as unspecified, and Go 1.26 picks 01:30 EST,
+//     which would fire before 01:45 and break the order of a day's runs.)
+//   - A label repeated by a fall-back overlap fires once, at its first
+//     occurrence. For "every N" this means the repeated hour is silent:
+//     "every 15m" fires 01:00..01:45 EDT, then 02:00 EST.
+//
+// Several labels may map to one instant (02:30 and 03:30 on a spring-forward
+// day); Next returns the earliest instant strictly after its argument, so the
+// result is still produced once and stays strictly increasing. For an interval
+// that does not divide the hour, the hour after a gap holds both the shifted gap
+// slots and the real ones: "every 7m" fires 01:59 EST, 03:02, 03:06 (02:06
+// shifted), 03:09, 03:13 EDT... We keep that rather than add a second rule.
+
+const secondsPerDay = 86400
+
+// nextLabelFunc returns the smallest label strictly greater than label. Every
+// format fires at least once a day, so it always exists.
+type nextLabelFunc func(label int64) int64
+
+// period is a span of instants [start, end) over which the zone keeps one
+// offset; unbounded ends are math.MinInt64 and math.MaxInt64.
+type period struct {
+	start, end int64 // Unix seconds
+	offset     int64 // seconds east of UTC
+}
+
+func periodAt(unix int64, loc *time.Location) period {
+	t := time.Unix(unix, 0).In(loc)
+	_, offset := t.Zone()
+	p := period{start: math.MinInt64, end: math.MaxInt64, offset: int64(offset)}
+	start, end := t.ZoneBounds()
+	if !start.IsZero() {
+		p.start = start.Unix()
+	}
+	if !end.IsZero() {
+		p.end = end.Unix()
+	}
+	return p
+}
+
+// nextInstant returns the earliest instant strictly after `after` at which one of
+// the labels chosen by next fires in loc.
+//
+// Each period of constant offset owns the labels between its two transitions,
+// the boundary sitting at transition+max(old, new offset): below it the old offset
+// applies (gap labels and first occurrences of overlap labels), from it the new one.
+// Within a period, instant = label - offset is increasing, so the first label past
+// `after` is that period's best candidate; only a gap can make an earlier period's
+// candidate later than a following one's, hence the walk over periods.
+func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) time.Time {
+	target := after.Unix() // labels are whole seconds, so "> after" is "> floor(after)"
+	cur := periodAt(target, loc)
+	prev, hasPrev := periodBefore(cur, loc)
+	// A gap just before `after` maps its labels past cur.start, possibly past target.
+	for hasPrev && cur.start+max(0, cur.offset-prev.offset) > target {
+		cur = prev
+		prev, hasPrev = periodBefore(cur, loc)
+	}
+
+	best := int64(math.MaxInt64)
+	for {
+		from := target + cur.offset
+		if hasPrev {
+			from = max(from, cur.start+max(prev.offset, cur.offset)-1)
+		}
+		label := next(from)
+		if cur.end == math.MaxInt64 {
+			best = min(best, label-cur.offset)
+			break
+		}
+		following := periodAt(cur.end, loc)
+		if label < cur.end+max(cur.offset, following.offset) {
+			best = min(best, label-cur.offset)
+		}
+		// Later periods only produce instants at or after their start.
+		if best <= cur.end {
+			break
+		}
+		prev, hasPrev, cur = cur, true, following
+	}
+	return time.Unix(best, 0).In(loc)
+}
+
+func periodBefore(p period, loc *time.Location) (period, bool) {
+	if p.start == math.MinInt64 {
+		return period{}, false
+	}
+	return periodAt(p.start-1, loc), true
+}
+
+// splitLabel splits a label into its day number and second of the day, flooring
+// so labels before 1970 still get a second of the day in [0, 86400).
+func splitLabel(label int64) (day, sec int64) {
+	day = label / secondsPerDay
+	sec = label % secondsPerDay
+	if sec < 0 {
+		day--
+		sec += secondsPerDay
+	}
+	return day, sec
+}
