@@ -1,0 +1,146 @@
+// Package action calls a timer's action when it fires: an HTTP endpoint (POST) or a Lambda
+// function (synchronous invoke). Both receive the same JSON Payload and may answer with a JSON
+// object carrying "nextRun" to set their own next run (OutSystems' dynamic Next_Run).
+//
+// Errors: an invalid Spec or a missing invoker is a plain error (configuration, not a run);
+// everything that went wrong with the call itself is a *Failure.
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Payload is what the action receives. The JSON field names are a public contract.
+type Payload struct {
+	Timer       string            `json:"timer"`
+	Tenant      string            `json:"tenant"`
+	ScheduledAt time.Time         `json:"scheduledAt"`
+	Attempt     int               `json:"attempt"`
+	ExecutionID string            `json:"executionId"`
+	Properties  map[string]string `json:"properties"` // always an object, never null
+}
+
+// Result of a successful call.
+type Result struct {
+	Status  int        // HTTP status, or 200 for Lambda
+	NextRun *time.Time // set when the response is a JSON object with an RFC3339 "nextRun" (UTC)
+}
+
+// Failure is the error returned for a failed call.
+type Failure struct {
+	Timeout bool   // the context deadline (the timer's timeout) expired
+	Status  int    // HTTP status when there was one
+	Excerpt string // first 512 bytes of the response body / Lambda error payload, valid UTF-8
+	Err     error  // underlying cause if any
+
+	head  string        // what failed, e.g. "http 500" or "lambda function error Unhandled"
+	after time.Duration // the deadline's budget when the call started, for "timeout after 2s"
+}
+
+func (f *Failure) Error() string {
+	if f == nil {
+		return "action: <nil failure>"
+	}
+	var b strings.Builder
+	switch {
+	case f.Timeout:
+		b.WriteString("timeout")
+		if f.after > 0 {
+			b.WriteString(" after " + f.after.String())
+		}
+	case f.head != "":
+		b.WriteString(f.head)
+	case f.Status != 0:
+		fmt.Fprintf(&b, "http %d", f.Status)
+	default:
+		b.WriteString("action failed")
+	}
+	// A timeout's cause is always "context deadline exceeded": saying it twice adds nothing.
+	if f.Err != nil && !f.Timeout {
+		b.WriteString(": " + f.Err.Error())
+	}
+	if f.Excerpt != "" {
+		b.WriteString(": " + f.Excerpt)
+	}
+	return b.String()
+}
+
+func (f *Failure) Unwrap() error {
+	if f == nil {
+		return nil
+	}
+	return f.Err
+}
+
+// Invoker calls an action.
+type Invoker interface {
+	Invoke(ctx context.Context, spec Spec, p Payload) (Result, error)
+}
+
+// Dispatcher routes on the Spec to its HTTP or Lambda invoker.
+type Dispatcher struct {
+	HTTP   *HTTPInvoker
+	Lambda *LambdaInvoker
+}
+
+var (
+	_ Invoker = Dispatcher{}
+	_ Invoker = (*HTTPInvoker)(nil)
+	_ Invoker = (*LambdaInvoker)(nil)
+)
+
+func (d Dispatcher) Invoke(ctx context.Context, spec Spec, p Payload) (Result, error) {
+	if err := spec.Validate(); err != nil {
+		return Result{}, err
+	}
+	if spec.HTTP != nil {
+		if d.HTTP == nil {
+			return Result{}, fmt.Errorf("action: no HTTP invoker configured to call %s", spec)
+		}
+		return d.HTTP.Invoke(ctx, spec, p)
+	}
+	if d.Lambda == nil {
+		return Result{}, fmt.Errorf("action: no Lambda invoker configured to call %s", spec)
+	}
+	return d.Lambda.Invoke(ctx, spec, p)
+}
+
+// encodePayload is shared by both adapters so HTTP and Lambda actions see identical bytes.
+func encodePayload(p Payload) ([]byte, error) {
+	if p.Properties == nil {
+		p.Properties = map[string]string{} // the contract says an object, never null
+	}
+	p.ScheduledAt = p.ScheduledAt.UTC() // one zone on the wire, whatever the caller's Location
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("action: encode payload: %w", err)
+	}
+	return b, nil
+}
+
+// budget is how long the call may take; measured up front so a timeout can report it.
+func budget(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return time.Until(d).Round(time.Millisecond)
+}
+
+// classify turns a call error into a Timeout failure when the deadline is what ended the call.
+// The ctx is asked rather than the error, because transports wrap the deadline in many ways.
+func classify(ctx context.Context, limit time.Duration, f *Failure) *Failure {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		f.Timeout = true
+		f.after = limit
+		if f.Err == nil {
+			f.Err = ctx.Err()
+		}
+	}
+	return f
+}

@@ -1,0 +1,67 @@
+package action
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// excerptMax bounds what a failure carries into logs and DynamoDB items.
+const excerptMax = 512
+
+// excerpt returns at most excerptMax bytes of b as valid UTF-8: cut at a rune boundary, with
+// invalid bytes replaced, so the result is always safe to store and print.
+func excerpt(b []byte) string { return clip(b, excerptMax) }
+
+func clip(b []byte, limit int) string {
+	b = bytes.TrimSpace(b)
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		chunk := b[:size]
+		if r == utf8.RuneError && size == 1 {
+			chunk = []byte(string(utf8.RuneError))
+		}
+		if sb.Len()+len(chunk) > limit {
+			break
+		}
+		sb.Write(chunk)
+		b = b[size:]
+	}
+	return sb.String()
+}
+
+// decodeResult finds the action's requested next run in its response body.
+//
+// A body that is not a JSON object (empty, plain text, an array, broken JSON) carries no
+// request and yields nil: actions are not obliged to answer in JSON. A "nextRun" key whose value
+// is null is likewise no request. But an object whose "nextRun" is not an RFC3339 string is an
+// error: the action asked for something that cannot be honoured, and guessing would move the
+// timer somewhere nobody chose.
+func decodeResult(body []byte) (*time.Time, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, nil
+	}
+	var obj map[string]json.RawMessage // a map, not a struct: the key match must be exact-case
+	if json.Unmarshal(body, &obj) != nil {
+		return nil, nil
+	}
+	raw, ok := obj["nextRun"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("invalid nextRun %s: must be an RFC3339 string", clip(raw, 64))
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid nextRun %q: must be an RFC3339 time like 2006-01-02T15:04:05Z", clip([]byte(s), 64))
+	}
+	t = t.UTC()
+	return &t, nil
+}

@@ -1,0 +1,81 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+)
+
+// LambdaAPI is the part of *lambda.Client the invoker needs, so tests and middleware can wrap it.
+type LambdaAPI interface {
+	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+}
+
+var _ LambdaAPI = (*lambda.Client)(nil)
+
+// LambdaInvoker runs a Lambda action synchronously (RequestResponse), so the run's outcome and
+// duration are the function's own, exactly like an HTTP action.
+type LambdaInvoker struct {
+	Client LambdaAPI
+}
+
+// Invoke sends p as the event. An API error, a function error (Handled or Unhandled), a
+// non-2xx status or an invalid "nextRun" in the returned payload is a *Failure.
+func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result, error) {
+	if err := spec.Validate(); err != nil {
+		return Result{}, err
+	}
+	if spec.Lambda == nil {
+		return Result{}, fmt.Errorf("action: the Lambda invoker cannot call %s", spec)
+	}
+	if l == nil || l.Client == nil {
+		return Result{}, fmt.Errorf("action: the Lambda invoker has no client to call %s", spec)
+	}
+	body, err := encodePayload(p)
+	if err != nil {
+		return Result{}, err
+	}
+	fn := spec.Lambda.Function
+	limit := budget(ctx)
+	out, err := l.Client.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName:   &fn,
+		InvocationType: types.InvocationTypeRequestResponse,
+		Payload:        body,
+	})
+	if err != nil {
+		f := &Failure{head: "lambda invoke failed", Err: err}
+		// SDK response errors expose the HTTP status (404 not found, 429 throttled, ...),
+		// which lets the caller tell a missing function from a transient problem.
+		var se interface{ HTTPStatusCode() int }
+		if errors.As(err, &se) {
+			f.Status = se.HTTPStatusCode()
+		}
+		return Result{}, classify(ctx, limit, f)
+	}
+	if out == nil {
+		return Result{}, &Failure{head: "lambda invoke returned no output"}
+	}
+	// Lambda answers 200 even when the function threw; the header is the only signal.
+	if out.FunctionError != nil {
+		head := "lambda function error"
+		if *out.FunctionError != "" {
+			head += " " + *out.FunctionError
+		}
+		return Result{}, &Failure{head: head, Excerpt: excerpt(out.Payload)}
+	}
+	if out.StatusCode < 200 || out.StatusCode > 299 {
+		return Result{}, &Failure{
+			head:    fmt.Sprintf("lambda status %d", out.StatusCode),
+			Status:  int(out.StatusCode),
+			Excerpt: excerpt(out.Payload),
+		}
+	}
+	next, err := decodeResult(out.Payload)
+	if err != nil {
+		return Result{}, &Failure{head: "lambda result", Excerpt: excerpt(out.Payload), Err: err}
+	}
+	return Result{Status: 200, NextRun: next}, nil
+}
