@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/view"
+)
+
+// recorder is the timers' action server: it records every call with its start and end so the
+// test can check overlaps, attempts and timeouts from the action's side, not only from the log.
+type recorder struct {
+	mu    sync.Mutex
+	calls map[string][]call
+}
+
+type call struct {
+	p          action.Payload
+	start, end time.Time
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var p action.Payload
+	if err := json.NewDecoder(req.Body).Decode(&p); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c := call{p: p, start: time.Now()}
+	status := http.StatusOK
+	switch req.URL.Path {
+	case "/slow":
+		time.Sleep(1500 * time.Millisecond)
+	case "/flaky": // fails attempts 1 and 2, succeeds on 3
+		if p.Attempt < 3 {
+			status = http.StatusBadGateway
+		}
+	case "/hang":
+		<-req.Context().Done()
+	}
+	c.end = time.Now()
+	r.mu.Lock()
+	r.calls[p.Timer] = append(r.calls[p.Timer], c)
+	r.mu.Unlock()
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"path":%q}`, req.URL.Path)
+}
+
+func (r *recorder) get(name string) []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls[name])
+}
+
+// sundialBinary builds the CLI once per test binary.
+var sundialBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "sundial-e2e-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "sundial")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func cli(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return o.String(), e.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return o.String(), e.String(), 0
+}
+
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs sundial up against the emulator for about a minute")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	rec := &recorder{calls: map[string][]call{}}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+  - name: Fast
+    schedule: "every 1s"
+    priority: 1
+    timeout: 5s
+    action: {http: {url: "%[1]s/ok"}}
+    properties: {team: e2e}
+  - name: Slow
+    schedule: "every 1s"
+    timeout: 5s
+    action: {http: {url: "%[1]s/slow"}}
+  - name: Flaky
+    schedule: "every 20s"
+    maxRetries: 2
+    retryDelay: 1s
+    timeout: 5s
+    action: {http: {url: "%[1]s/flaky"}}
+  - name: Hang
+    schedule: "every 10s"
+    timeout: 2s
+    maxRetries: 0
+    priority: 4
+    action: {http: {url: "%[1]s/hang"}}
+`, srv.URL)), 0o644))
+	repo, err := filepath.Abs("../..")
+	require.NoError(t, err)
+
+	up := exec.Command(bin, "up", "--manifest", manifestPath, "--tick", "1s",
+		"--template", filepath.Join(repo, "template.yaml"), "--log", filepath.Join(dir, "up.log"))
+	up.Dir = dir
+	up.Env = append(os.Environ(), "AWS_ENDPOINT_URL=", "SUNDIAL_FAILED_BACKOFF=1s")
+	stdout, err := up.StdoutPipe()
+	require.NoError(t, err)
+	up.Stderr = os.Stderr
+	require.NoError(t, up.Start())
+	t.Cleanup(func() { _ = up.Process.Kill() })
+
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var endpoint string
+	deadline := time.After(90 * time.Second)
+	for ready := false; !ready; {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "sundial up exited before it was ready")
+			if ep, found := strings.CutPrefix(l, "emulator   "); found {
+				endpoint = ep
+			}
+			ready = strings.HasPrefix(l, "try") && endpoint != ""
+		case <-deadline:
+			t.Fatal("sundial up not ready after 90s")
+		}
+	}
+	started := time.Now()
+	go func() { // keep draining the per-execution lines
+		for range lines {
+		}
+	}()
+
+	// Bad input while it runs: a malformed body and a firing for a timer that does not exist.
+	ctx := context.Background()
+	awsCfg, err := emulator.AWSConfig(ctx, endpoint, "")
+	require.NoError(t, err)
+	outs, err := stack.Describe(ctx, awsCfg, "sundial")
+	require.NoError(t, err)
+	sq := sqs.NewFromConfig(awsCfg)
+	for _, body := range []string{
+		"this is not a firing",
+		`{"v":1,"timer":"Ghost","scheduledAt":"2026-01-01T00:00:00Z","dueAt":"2026-01-01T00:00:00Z","attempt":1,"reason":"run-now"}`,
+	} {
+		_, err := sq.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(outs.Queues[2]), MessageBody: aws.String(body)})
+		require.NoError(t, err)
+	}
+
+	time.Sleep(28 * time.Second)
+
+	t.Run("FiresOnTime", func(t *testing.T) {
+		logs := readLogs(t, dir, endpoint, "Fast")
+		require.GreaterOrEqual(t, len(logs), 20, "every 1s for ~28s")
+		var late []time.Duration
+		for _, e := range logs {
+			require.Equal(t, "success", e.Outcome)
+			require.Equal(t, e.ScheduledAt.Truncate(time.Second), *e.ScheduledAt, "aligned to the second")
+			late = append(late, e.StartedAt.Sub(*e.ShouldHaveRunAt))
+		}
+		slices.Sort(late)
+		p95 := late[len(late)*95/100]
+		t.Logf("Fast: %d executions, lateness p50 %s p95 %s max %s", len(late), late[len(late)/2], p95, late[len(late)-1])
+		require.Less(t, p95, time.Second, "fires within about a second of its due time")
+		require.Equal(t, map[string]string{"team": "e2e"}, rec.get("Fast")[0].p.Properties)
+	})
+
+	t.Run("NeverOverlaps", func(t *testing.T) {
+		for _, name := range []string{"Fast", "Slow", "Flaky", "Hang"} {
+			calls := rec.get(name)
+			slices.SortFunc(calls, func(a, b call) int { return a.start.Compare(b.start) })
+			for i := 1; i < len(calls); i++ {
+				require.False(t, calls[i].start.Before(calls[i-1].end),
+					"%s: execution %d started at %s before the previous ended at %s", name, i, calls[i].start, calls[i-1].end)
+			}
+		}
+		slow := readLogs(t, dir, endpoint, "Slow")
+		require.NotEmpty(t, slow)
+		for _, e := range slow {
+			require.GreaterOrEqual(t, e.DurationMs, int64(1500))
+		}
+	})
+
+	t.Run("RetriesWithIncrementingAttempts", func(t *testing.T) {
+		logs := readLogs(t, dir, endpoint, "Flaky")
+		byFiring := map[time.Time][]view.Execution{}
+		for _, e := range logs {
+			byFiring[*e.ScheduledAt] = append(byFiring[*e.ScheduledAt], e)
+		}
+		var complete bool
+		for at, es := range byFiring {
+			if len(es) < 3 {
+				continue // a firing still retrying when we looked
+			}
+			slices.SortFunc(es, func(a, b view.Execution) int { return a.Attempt - b.Attempt })
+			require.Equal(t, []int{1, 2, 3}, []int{es[0].Attempt, es[1].Attempt, es[2].Attempt}, "firing %s", at)
+			require.Equal(t, []string{"error", "error", "success"}, []string{es[0].Outcome, es[1].Outcome, es[2].Outcome})
+			require.Contains(t, es[0].Error, "http 502")
+			require.GreaterOrEqual(t, es[1].StartedAt.Sub(*es[0].StartedAt), time.Second, "retryDelay honoured")
+			complete = true
+		}
+		require.True(t, complete, "at least one firing went through attempts 1, 2, 3: %+v", logs)
+	})
+
+	t.Run("HangingActionTimesOut", func(t *testing.T) {
+		logs := readLogs(t, dir, endpoint, "Hang")
+		require.NotEmpty(t, logs)
+		for _, e := range logs {
+			require.Equal(t, "timeout", e.Outcome)
+			require.Contains(t, e.Error, "timed out after 2s")
+			require.InDelta(t, 2000, e.DurationMs, 1500)
+		}
+	})
+
+	t.Run("BadMessagesGoToTheDeadLetterQueue", func(t *testing.T) {
+		var bodies []string
+		for time.Since(started) < 60*time.Second && len(bodies) < 2 {
+			out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(outs.DLQ), WaitTimeSeconds: 2, MaxNumberOfMessages: 10})
+			require.NoError(t, err)
+			for _, m := range out.Messages {
+				bodies = append(bodies, aws.ToString(m.Body))
+			}
+		}
+		require.Len(t, bodies, 2, "both bad messages kept, in the DLQ")
+		joined := strings.Join(bodies, "\n")
+		require.Contains(t, joined, "this is not a firing")
+		require.Contains(t, joined, "Ghost")
+		upLog, err := os.ReadFile(filepath.Join(dir, "up.log"))
+		require.NoError(t, err)
+		require.Contains(t, string(upLog), "malformed firing message")
+		require.Contains(t, string(upLog), "unknown timer")
+	})
+
+	t.Run("InvalidManifestChangesNothing", func(t *testing.T) {
+		before, _, code := cli(t, dir, "timers", "list", "--json", "--endpoint", endpoint)
+		require.Equal(t, 0, code)
+		bad := filepath.Join(dir, "bad.yaml")
+		require.NoError(t, os.WriteFile(bad, []byte("timers:\n  - name: Fast\n    schedule: \"every 1s\"\n    action: {http: {url: \"http://x/\"}}\n  - name: Broken\n    schedule: \"25:00\"\n    action: {http: {url: \"http://x/\"}}\n"), 0o644))
+		_, stderr, code := cli(t, dir, "sync", bad, "--endpoint", endpoint)
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, `timers[1] "Broken": schedule`)
+		require.Contains(t, stderr, "hour 25 out of range")
+		after, _, _ := cli(t, dir, "timers", "list", "--json", "--endpoint", endpoint)
+		require.Equal(t, names(t, before), names(t, after))
+	})
+
+	t.Run("DeactivateStopsSchedulingAndRunNowActivates", func(t *testing.T) {
+		out, stderr, code := cli(t, dir, "deactivate", "Fast", "--endpoint", endpoint)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, "Fast deactivated")
+		time.Sleep(2 * time.Second) // an execution may have been in flight
+		n := len(rec.get("Fast"))
+		time.Sleep(3 * time.Second)
+		require.Equal(t, n, len(rec.get("Fast")), "a deactivated timer is not fetched")
+		_, stderr, code = cli(t, dir, "run-now", "Fast", "--endpoint", endpoint)
+		require.Equal(t, 0, code, stderr)
+		require.Eventually(t, func() bool { return len(rec.get("Fast")) > n }, 10*time.Second, 100*time.Millisecond, "run-now ran it")
+		list, _, _ := cli(t, dir, "timers", "list", "--json", "--endpoint", endpoint)
+		var timers []view.Timer
+		require.NoError(t, json.Unmarshal([]byte(list), &timers))
+		for _, tm := range timers {
+			if tm.Name == "Fast" {
+				require.True(t, tm.Active, "run-now activated the timer")
+			}
+		}
+		_, stderr, code = cli(t, dir, "run-now", "Nope", "--endpoint", endpoint)
+		require.Equal(t, 3, code, stderr)
+		require.Contains(t, stderr, "timer not found")
+	})
+
+	t.Run("StopsCleanlyOnInterrupt", func(t *testing.T) {
+		require.NoError(t, up.Process.Signal(syscall.SIGINT))
+		done := make(chan error, 1)
+		go func() { done <- up.Wait() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("sundial up did not stop within 30s of Ctrl-C")
+		}
+		require.Error(t, emulator.Reachable(ctx, endpoint), "the emulator it started is stopped")
+	})
+}
+
+func readLogs(t *testing.T, dir, endpoint, name string) []view.Execution {
+	t.Helper()
+	out, stderr, code := cli(t, dir, "logs", "--json", "--timer", name, "--limit", "1000", "--endpoint", endpoint)
+	require.Equal(t, 0, code, stderr)
+	var logs []view.Execution
+	require.NoError(t, json.Unmarshal([]byte(out), &logs))
+	return logs
+}
+
+func names(t *testing.T, list string) []string {
+	var timers []view.Timer
+	require.NoError(t, json.Unmarshal([]byte(list), &timers))
+	var out []string
+	for _, tm := range timers {
+		out = append(out, tm.Name)
+	}
+	return out
+}
