@@ -1,0 +1,163 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEmulator(t *testing.T) {
+	if _, err := exec.LookPath("moto_server"); err != nil {
+		t.Skip(`moto_server is not installed (pip install "moto[server]"); skipping the emulator tests`)
+	}
+	ctx := context.Background()
+
+	var logs syncBuffer
+	emu, err := Start(ctx, &logs)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = emu.Stop() })
+
+	t.Run("AnswersAWSCalls", func(t *testing.T) {
+		require.NoError(t, Reachable(ctx, emu.Endpoint))
+		cfg, err := AWSConfig(ctx, emu.Endpoint, "")
+		require.NoError(t, err)
+		_, err = dynamodb.NewFromConfig(cfg).ListTables(ctx, &dynamodb.ListTablesInput{})
+		require.NoError(t, err)
+		require.NotEmpty(t, logs.String(), "moto_server output should reach logw")
+	})
+
+	t.Run("StopEndsTheProcessAndIsIdempotent", func(t *testing.T) {
+		require.NoError(t, emu.Stop())
+		select {
+		case <-emu.exited:
+		default:
+			t.Fatal("process still running after Stop")
+		}
+		require.NoError(t, emu.Stop())
+		require.Error(t, Reachable(ctx, emu.Endpoint))
+	})
+}
+
+func TestReachable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("RejectsNonHTTPEndpoints", func(t *testing.T) {
+		t.Parallel()
+		for _, ep := range []string{"", "localhost:4566", "ftp://localhost:4566", "http://"} {
+			require.ErrorContains(t, Reachable(ctx, ep), "not an http(s) URL", ep)
+		}
+	})
+
+	t.Run("FailsWhenNothingListens", func(t *testing.T) {
+		t.Parallel()
+		port, err := freePort()
+		require.NoError(t, err)
+		err = Reachable(ctx, "http://127.0.0.1:"+strconv.Itoa(port))
+		require.ErrorContains(t, err, "nothing answers at")
+	})
+}
+
+func TestAWSConfig(t *testing.T) {
+	// Not parallel: it sets process environment variables.
+	dir := t.TempDir()
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	ctx := context.Background()
+
+	t.Run("EndpointGetsTestCredentialsAndDefaultRegion", func(t *testing.T) {
+		cfg, err := AWSConfig(ctx, "http://127.0.0.1:4566", "")
+		require.NoError(t, err)
+		require.Equal(t, "us-east-1", cfg.Region)
+		require.Equal(t, "http://127.0.0.1:4566", aws.ToString(cfg.BaseEndpoint))
+		creds, err := cfg.Credentials.Retrieve(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "test", creds.AccessKeyID)
+		require.Equal(t, "test", creds.SecretAccessKey)
+	})
+
+	t.Run("EnvironmentCredentialsWin", func(t *testing.T) {
+		t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+		cfg, err := AWSConfig(ctx, "http://127.0.0.1:4566", "eu-west-1")
+		require.NoError(t, err)
+		require.Equal(t, "eu-west-1", cfg.Region)
+		creds, err := cfg.Credentials.Retrieve(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "AKIDEXAMPLE", creds.AccessKeyID)
+	})
+
+	t.Run("EndpointFromEnvironment", func(t *testing.T) {
+		t.Setenv("AWS_ENDPOINT_URL", "http://localhost:4566")
+		cfg, err := AWSConfig(ctx, "", "")
+		require.NoError(t, err)
+		require.Equal(t, "http://localhost:4566", aws.ToString(cfg.BaseEndpoint))
+		creds, err := cfg.Credentials.Retrieve(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "test", creds.AccessKeyID)
+	})
+
+	t.Run("NoEndpointLeavesTheSDKDefaults", func(t *testing.T) {
+		cfg, err := AWSConfig(ctx, "", "")
+		require.NoError(t, err)
+		require.Nil(t, cfg.BaseEndpoint)
+		require.Equal(t, "us-east-1", cfg.Region)
+	})
+}
+
+func TestTailKeepsTheEnd(t *testing.T) {
+	t.Parallel()
+	tl := newTail(8)
+	_, _ = tl.Write([]byte("0123456789"))
+	_, _ = tl.Write([]byte("ab"))
+	require.Equal(t, "456789ab", tl.String())
+}
+
+func TestStartFailsClearlyWhenTheServerDies(t *testing.T) {
+	t.Parallel()
+	// A "server" that prints and exits stands in for a broken moto install.
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	port, err := freePort()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = start(ctx, []string{sh, "-c", "echo boom: no module named flask >&2; exit 3", "fake"}, port, io.Discard)
+	require.ErrorContains(t, err, "exited before answering")
+	require.ErrorContains(t, err, "no module named flask")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

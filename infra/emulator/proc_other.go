@@ -1,0 +1,25 @@
+//go:build !unix
+
+package emulator
+
+import (
+	"os"
+	"os/exec"
+)
+
+var (
+	terminate = os.Kill
+	kill      = os.Kill
+)
+
+// setProcessGroup is a no-op where process groups do not exist; Stop then
+// ends only the emulator process itself.
+func setProcessGroup(*exec.Cmd) {}
+
+func signalGroup(cmd *exec.Cmd, sig os.Signal) error {
+	err := cmd.Process.Signal(sig)
+	if err == os.ErrProcessDone {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,137 @@
+// Package stack deploys template.yaml as a CloudFormation stack (on AWS,
+// LocalStack or the embedded moto emulator) and reads back what the
+// functions need to run: table names, queue URLs and settings.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+)
+
+// ErrNotFound is wrapped by Describe when the stack does not exist.
+var ErrNotFound = errors.New("stack not found")
+
+// Outputs are the resources of a deployed stack, read from the template's
+// Outputs section.
+type Outputs struct {
+	TimersTable, LogTable string
+	Queues                [4]string // P1..P4 queue URLs, P1 highest priority
+	DLQ                   string
+	DueShards             int
+	// Parameters are the stack's parameter values as deployed; Env takes the
+	// functions' settings from them.
+	Parameters map[string]string
+}
+
+// Output keys in template.yaml.
+const (
+	outTimersTable = "TimersTableName"
+	outLogTable    = "LogTableName"
+	outDLQ         = "DeadLetterQueueUrl"
+	outDueShards   = "DueShards"
+)
+
+var outQueues = [4]string{"QueueP1Url", "QueueP2Url", "QueueP3Url", "QueueP4Url"}
+
+// Template parameter defaults, used by Env when Parameters lacks them. A test
+// keeps them equal to template.yaml.
+var paramDefaults = map[string]string{
+	"DefaultMaxRetries":        "3",
+	"DefaultRetryDelaySeconds": "10",
+	"LogRetentionDays":         "30",
+}
+
+// Env returns the SUNDIAL_* environment variables that template.yaml gives
+// every function, for these outputs; extra entries are added last and win.
+func (o Outputs) Env(extra map[string]string) map[string]string {
+	env := map[string]string{
+		"SUNDIAL_TIMERS_TABLE":        o.TimersTable,
+		"SUNDIAL_LOG_TABLE":           o.LogTable,
+		"SUNDIAL_QUEUE_P1":            o.Queues[0],
+		"SUNDIAL_QUEUE_P2":            o.Queues[1],
+		"SUNDIAL_QUEUE_P3":            o.Queues[2],
+		"SUNDIAL_QUEUE_P4":            o.Queues[3],
+		"SUNDIAL_DLQ":                 o.DLQ,
+		"SUNDIAL_DUE_SHARDS":          strconv.Itoa(o.DueShards),
+		"SUNDIAL_DEFAULT_MAX_RETRIES": o.param("DefaultMaxRetries"),
+		"SUNDIAL_DEFAULT_RETRY_DELAY": o.param("DefaultRetryDelaySeconds") + "s",
+		"SUNDIAL_LOG_RETENTION_DAYS":  o.param("LogRetentionDays"),
+		"SUNDIAL_TICK":                "60s",
+	}
+	maps.Copy(env, extra)
+	return env
+}
+
+func (o Outputs) param(name string) string {
+	if v, ok := o.Parameters[name]; ok && v != "" {
+		return v
+	}
+	return paramDefaults[name]
+}
+
+// Describe reads an existing stack's outputs. A missing stack gives an error
+// wrapping ErrNotFound that tells the user to run `sundial up`.
+func Describe(ctx context.Context, cfg aws.Config, name string) (Outputs, error) {
+	st, err := describeStack(ctx, cloudformation.NewFromConfig(cfg), name)
+	if err != nil {
+		return Outputs{}, err
+	}
+	if st == nil {
+		return Outputs{}, fmt.Errorf("%w: stack %q not found at %s; run `sundial up` first", ErrNotFound, name, where(cfg))
+	}
+	return outputsOf(st)
+}
+
+func outputsOf(st *types.Stack) (Outputs, error) {
+	vals := make(map[string]string, len(st.Outputs))
+	for _, o := range st.Outputs {
+		vals[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	var missing []string
+	get := func(key string) string {
+		v := vals[key]
+		if v == "" {
+			missing = append(missing, key)
+		}
+		return v
+	}
+	out := Outputs{
+		TimersTable: get(outTimersTable),
+		LogTable:    get(outLogTable),
+		DLQ:         get(outDLQ),
+		Parameters:  make(map[string]string, len(st.Parameters)),
+	}
+	for i, key := range outQueues {
+		out.Queues[i] = get(key)
+	}
+	shards := get(outDueShards)
+	if len(missing) > 0 {
+		return Outputs{}, fmt.Errorf("stack %q (%s) lacks outputs %s; was it deployed from template.yaml?",
+			aws.ToString(st.StackName), st.StackStatus, strings.Join(missing, ", "))
+	}
+	n, err := strconv.Atoi(shards)
+	if err != nil || n < 1 {
+		return Outputs{}, fmt.Errorf("stack %q: output %s = %q is not a positive integer", aws.ToString(st.StackName), outDueShards, shards)
+	}
+	out.DueShards = n
+	for _, p := range st.Parameters {
+		out.Parameters[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
+	}
+	return out, nil
+}
+
+// where names the place a stack lives, for error messages.
+func where(cfg aws.Config) string {
+	if cfg.BaseEndpoint != nil {
+		return aws.ToString(cfg.BaseEndpoint)
+	}
+	return "AWS region " + cfg.Region
+}
