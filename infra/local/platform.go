@@ -99,7 +99,15 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if p.AWS, err = emulator.AWSConfig(ctx, p.Endpoint, o.Region); err != nil {
 		return nil, err
 	}
-	outs, err := stack.Deploy(ctx, p.AWS, o.Stack, o.Template, o.Params)
+	var outs stack.Outputs
+	if p.emu == nil {
+		// A given endpoint may hold a stack deployed by other means (LocalStack's init hook
+		// packages the functions first); use it as it is rather than redeploying.
+		outs, err = stack.Describe(ctx, p.AWS, o.Stack)
+	}
+	if p.emu != nil || errors.Is(err, stack.ErrNotFound) {
+		outs, err = stack.Deploy(ctx, p.AWS, o.Stack, o.Template, o.Params)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create resources from %s: %w", o.Template, err)
 	}
