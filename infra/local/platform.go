@@ -99,6 +99,11 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if p.AWS, err = emulator.AWSConfig(ctx, p.Endpoint, o.Region); err != nil {
 		return nil, err
 	}
+	if p.emu != nil || emulator.IsMoto(ctx, p.Endpoint) {
+		// moto checks a condition and applies the update without a lock; DynamoDB does both
+		// atomically, and the claim relies on it.
+		emulator.SerializeDynamoDB(&p.AWS)
+	}
 	var outs stack.Outputs
 	if p.emu == nil {
 		// A given endpoint may hold a stack deployed by other means (LocalStack's init hook

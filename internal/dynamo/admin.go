@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -37,23 +38,26 @@ func (s *Store) Create(ctx context.Context, in timer.Instance) error {
 // nextRun is set to next (zero: no next run); a running instance reschedules when it finishes.
 func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time) (timer.Instance, error) {
 	n := expression.Name
-	upd := expression.Set(n("schedule"), expression.Value(st.Schedule)).
-		Set(n("timezone"), expression.Value(st.Timezone)).
-		Set(n("priority"), expression.Value(st.Priority)).
-		Set(n("timeoutMs"), expression.Value(st.Timeout.Milliseconds())).
-		Set(n("leaseMs"), expression.Value(st.Lease().Milliseconds())).
-		Set(n("maxRetries"), expression.Value(st.MaxRetries)).
-		Set(n("retryDelayMs"), expression.Value(st.RetryDelay.Milliseconds())).
-		Set(n("action"), expression.Value(st.Action))
-	if len(st.Properties) > 0 {
-		upd = upd.Set(n("properties"), expression.Value(st.Properties))
-	} else {
-		upd = upd.Remove(n("properties"))
+	// settings builds the update afresh for each use: an UpdateBuilder's copies share their
+	// operation lists, so extending one copy would extend the other too.
+	settings := func() expression.UpdateBuilder {
+		upd := expression.Set(n("schedule"), expression.Value(st.Schedule)).
+			Set(n("timezone"), expression.Value(st.Timezone)).
+			Set(n("priority"), expression.Value(st.Priority)).
+			Set(n("timeoutMs"), expression.Value(st.Timeout.Milliseconds())).
+			Set(n("leaseMs"), expression.Value(st.Lease().Milliseconds())).
+			Set(n("maxRetries"), expression.Value(st.MaxRetries)).
+			Set(n("retryDelayMs"), expression.Value(st.RetryDelay.Milliseconds())).
+			Set(n("action"), expression.Value(st.Action))
+		if len(st.Properties) > 0 {
+			return upd.Set(n("properties"), expression.Value(st.Properties))
+		}
+		return upd.Remove(n("properties"))
 	}
 	cond := n("pk").AttributeExists()
 	if reschedule {
 		idle := cond.And(n("execId").AttributeNotExists())
-		withNext := upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		withNext := settings().Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
 		if next.IsZero() {
 			withNext = withNext.Remove(n("nextRun")).Remove(n("dueShard"))
 		} else {
@@ -71,7 +75,7 @@ func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			return timer.Instance{}, fmt.Errorf("update %s: %w", key, err)
 		}
 	}
-	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	out, err := s.update(ctx, s.timers, instanceKey(key), settings(), &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
 		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
 	}
@@ -176,7 +180,7 @@ func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b timer.Instance) int {
-		return strings.Compare(a.Key.String(), b.Key.String())
+		return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
 	})
 	return out, nil
 }
@@ -214,8 +218,12 @@ func (s *Store) Logs(ctx context.Context, q LogQuery) ([]timer.Execution, error)
 		index, attr = indexErrors, "errDay"
 	}
 	var out []timer.Execution
+	days := q.Days
+	if days <= 0 {
+		days = 31
+	}
 	day := q.Before.UTC()
-	for range max(q.Days, 31) {
+	for range days {
 		kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
 		got, err := s.queryLog(ctx, index, kc, nil, q.Limit-len(out))
 		if err != nil {

@@ -106,6 +106,9 @@ func (s *Store) Watermark(ctx context.Context) (time.Time, error) {
 
 // QueryDue implements engine.Store with one Query on the sparse due index.
 func (s *Store) QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
+	if !after.IsZero() && !after.Before(upTo) {
+		return nil, nil // an empty window (DynamoDB refuses BETWEEN with bounds reversed)
+	}
 	kc := expression.Key("dueShard").Equal(expression.Value(shardKey(shard)))
 	if after.IsZero() {
 		kc = kc.And(expression.Key("nextRun").LessThanEqual(expression.Value(ms(upTo))))

@@ -1,0 +1,201 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// logRetention is the retention the test stores give log items.
+const logRetention = 30 * 24 * time.Hour
+
+// newStore returns a dynamo.Store on the shared stack's tables and the stack's shard count.
+func newStore(t testing.TB) (*dynamo.Store, int) {
+	t.Helper()
+	cfg, out := testenv.Stack(t)
+	return dynamo.New(dynamodb.NewFromConfig(cfg), out.TimersTable, out.LogTable, logRetention), out.DueShards
+}
+
+// harness is one store under the contract test with the operator-side writes the port does
+// not cover, expressed the way each implementation offers them.
+type harness struct {
+	engine.Store
+	create    func(ctx context.Context, in timer.Instance) error
+	runNow    func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error)
+	setActive func(ctx context.Context, key timer.Key, active bool) error
+	shards    int
+	prefix    string // names of the test's timers start with it; other instances are ignored
+}
+
+func dynamoHarness(t testing.TB, prefix string) harness {
+	s, shards := newStore(t)
+	return harness{
+		Store:  s,
+		create: s.Create,
+		runNow: s.RunNow,
+		setActive: func(ctx context.Context, key timer.Key, active bool) error {
+			_, err := s.SetActive(ctx, key, active)
+			return err
+		},
+		shards: shards,
+		prefix: prefix,
+	}
+}
+
+func inmemHarness(shards int, prefix string) harness {
+	s := inmem.NewStore()
+	return harness{
+		Store: s,
+		create: func(_ context.Context, in timer.Instance) error {
+			s.Put(in)
+			return nil
+		},
+		// What dynamo.Store.RunNow does, as an operator's unfenced edit.
+		runNow: func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
+			s.Update(key, func(in *timer.Instance) {
+				in.NextRun, in.Active = now, true
+				in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = time.Time{}, 0, time.Time{}
+			})
+			return s.Get(ctx, key)
+		},
+		setActive: func(_ context.Context, key timer.Key, active bool) error {
+			s.Update(key, func(in *timer.Instance) { in.Active = active })
+			return nil
+		},
+		shards: shards,
+		prefix: prefix,
+	}
+}
+
+// mine keeps the instances of the test's own timers, ordered by key.
+func (h harness) mine(ins []timer.Instance) []timer.Instance {
+	out := []timer.Instance{}
+	for _, in := range ins {
+		if strings.HasPrefix(in.Timer, h.prefix) {
+			out = append(out, in)
+		}
+	}
+	sortByKey(out)
+	return out
+}
+
+// due queries the due index of every shard, checking that a shard returns only its own instances.
+func (h harness) due(t testing.TB, after, upTo time.Time) []timer.Instance {
+	t.Helper()
+	var all []timer.Instance
+	for shard := range h.shards {
+		ins, err := h.QueryDue(context.Background(), shard, after, upTo)
+		require.NoError(t, err)
+		for _, in := range ins {
+			require.Equal(t, shard, in.Shard, "shard %d returned %s", shard, in.Key)
+			require.True(t, in.Active && !in.Running() && !in.NextRun.IsZero(), "due index returned %+v", in)
+		}
+		all = append(all, ins...)
+	}
+	return h.mine(all)
+}
+
+// expired queries the running index of every shard.
+func (h harness) expired(t testing.TB, now time.Time) []timer.Instance {
+	t.Helper()
+	var all []timer.Instance
+	for shard := range h.shards {
+		ins, err := h.QueryExpired(context.Background(), shard, now)
+		require.NoError(t, err)
+		for _, in := range ins {
+			require.Equal(t, shard, in.Shard, "shard %d returned %s", shard, in.Key)
+			require.True(t, in.Running(), "running index returned an idle instance %+v", in)
+		}
+		all = append(all, ins...)
+	}
+	return h.mine(all)
+}
+
+func sortByKey(ins []timer.Instance) {
+	slices.SortFunc(ins, func(a, b timer.Instance) int {
+		if c := strings.Compare(a.Timer, b.Timer); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Tenant, b.Tenant)
+	})
+}
+
+func keysOf(ins []timer.Instance) []timer.Key {
+	out := []timer.Key{}
+	for _, in := range ins {
+		out = append(out, in.Key)
+	}
+	return out
+}
+
+// errKind names the timer error an error wraps, so that two stores' errors compare by meaning
+// rather than by message.
+func errKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, k := range []struct {
+		err  error
+		name string
+	}{
+		{timer.ErrNotFound, "ErrNotFound"},
+		{timer.ErrClaimLost, "ErrClaimLost"},
+		{timer.ErrFenceLost, "ErrFenceLost"},
+		{timer.ErrChanged, "ErrChanged"},
+		{timer.ErrInvalid, "ErrInvalid"},
+		{timer.ErrExists, "ErrExists"},
+	} {
+		if errors.Is(err, k.err) {
+			return k.name
+		}
+	}
+	return "unexpected: " + err.Error()
+}
+
+// instance returns a fully populated idle instance: every field the store keeps is set, so
+// a round trip that loses one shows.
+func instance(key timer.Key, shards int, nextRun time.Time) timer.Instance {
+	return timer.Instance{
+		Key: key,
+		Settings: timer.Settings{
+			Schedule:   "every 1h",
+			Timezone:   "Europe/Lisbon",
+			Priority:   2,
+			Timeout:    10 * time.Second,
+			MaxRetries: 2,
+			RetryDelay: 5 * time.Second,
+			Action: action.Spec{HTTP: &action.HTTPSpec{
+				URL: "https://example.com/hooks/" + key.Timer, Headers: map[string]string{"X-Token": "secret"},
+			}},
+			Properties: map[string]string{"region": "eu", "batch": "500"},
+		},
+		Active:       true,
+		Shard:        dynamo.ShardOf(key, shards),
+		NextRun:      nextRun,
+		LastRun:      nextRun.Add(-time.Hour),
+		LastDuration: 1500 * time.Millisecond,
+		Version:      3,
+		LastOutcome:  timer.OutcomeSuccess,
+	}
+}
+
+// fixedNext is a schedule whose next run is always at (a zero: no next run).
+func fixedNext(at time.Time) timer.NextFunc {
+	return func(time.Time) (time.Time, bool) { return at, !at.IsZero() }
+}
+
+// now is the current instant as the engine sees it: UTC, millisecond precision.
+func now() time.Time { return timer.SystemClock{}.Now() }
