@@ -114,6 +114,7 @@ func TestDeploy(t *testing.T) {
 			})
 			require.NoError(t, err, url)
 			require.Equal(t, "5400", attrs.Attributes["VisibilityTimeout"], url)
+			require.Equal(t, "1209600", attrs.Attributes["MessageRetentionPeriod"], url)
 			var redrive struct {
 				DeadLetterTargetArn string `json:"deadLetterTargetArn"`
 				MaxReceiveCount     json.Number

@@ -194,7 +194,9 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) timer.RunResult 
 	var fail *action.Failure
 	switch {
 	case err == nil:
-	case errors.As(err, &fail) && fail.Timeout:
+	case errors.As(err, &fail) && fail.Timeout, errors.Is(actx.Err(), context.DeadlineExceeded):
+		// The deadline set here ended the call, whatever error the invoker made of it (an
+		// invoker other than the action package's may return the bare context error).
 		res.Outcome = timer.OutcomeTimeout
 		res.Error = fmt.Sprintf("timed out after %s", fmtDur(timeout))
 		if capped {

@@ -1,0 +1,106 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+const good = `timers:
+  - name: Tick
+    schedule: "every 2s"
+    action: {http: {url: "http://127.0.0.1:9000/hook"}}
+  - name: Nightly
+    schedule: "02:00 10:00 18:00"
+    timezone: Europe/Lisbon
+    priority: 1
+    timeout: 2h
+    maxRetries: 5
+    retryDelay: 1m
+    active: false
+    action: {lambda: {function: sundial-action-archive}}
+    properties: {batch: "100"}
+`
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+
+	t.Run("AppliesDefaults", func(t *testing.T) {
+		t.Parallel()
+		m, err := Parse(strings.NewReader(good))
+		require.NoError(t, err)
+		require.Len(t, m.Timers, 2)
+		d := Defaults{MaxRetries: 3, RetryDelay: 10 * time.Second}
+		tick := m.Timers[0].Settings(d)
+		require.Equal(t, timer.DefaultPriority, tick.Priority)
+		require.Equal(t, timer.DefaultTimeout, tick.Timeout)
+		require.Equal(t, 3, tick.MaxRetries)
+		require.Equal(t, 10*time.Second, tick.RetryDelay)
+		require.True(t, m.Timers[0].IsActive())
+		nightly := m.Timers[1].Settings(d)
+		require.Equal(t, 1, nightly.Priority)
+		require.Equal(t, 2*time.Hour, nightly.Timeout)
+		require.Equal(t, 5, nightly.MaxRetries)
+		require.Equal(t, time.Minute, nightly.RetryDelay)
+		require.Equal(t, "100", nightly.Properties["batch"])
+		require.False(t, m.Timers[1].IsActive())
+	})
+
+	t.Run("NamesTheTimerAndFieldOfEveryProblem", func(t *testing.T) {
+		t.Parallel()
+		entry := func(fields string) string {
+			return "timers:\n  - name: T\n    action: {http: {url: \"http://h/\"}}\n" + fields
+		}
+		cases := map[string]struct{ yaml, want string }{
+			"bad schedule":     {entry("    schedule: \"25:00\"\n"), `timers[0] "T": schedule: schedule "25:00": hour 25`},
+			"missing schedule": {entry(""), `timers[0] "T": schedule:`},
+			"bad zone":         {entry("    schedule: \"16:15\"\n    timezone: Mars/Base\n"), `timers[0] "T": timezone: unknown time zone "Mars/Base"`},
+			"priority":         {entry("    schedule: \"16:15\"\n    priority: 5\n"), `priority: 5 is out of range 1 (highest) to 4 (lowest)`},
+			"timeout":          {entry("    schedule: \"16:15\"\n    timeout: 0s\n"), `timeout: 0s is out of range`},
+			"timeout syntax":   {entry("    schedule: \"16:15\"\n    timeout: soon\n"), `want a duration such as 20m or 10s, got "soon"`},
+			"retries":          {entry("    schedule: \"16:15\"\n    maxRetries: -1\n"), `maxRetries: -1 is out of range`},
+			"unknown field":    {entry("    schedule: \"16:15\"\n    shedule: x\n"), `field shedule not found`},
+			"no action":        {"timers:\n  - name: T\n    schedule: \"16:15\"\n", `timers[0] "T": action:`},
+			"bad name":         {"timers:\n  - name: \"<script>\"\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n", `name: "<script>" must match`},
+			"duplicate":        {entry("    schedule: \"16:15\"\n  - name: T\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n"), `timers[1] "T": name: duplicate timer name`},
+			"empty file":       {"", "empty manifest"},
+			"not a list":       {"timers: 3\n", "cannot unmarshal"},
+		}
+		for name, tc := range cases {
+			_, err := Parse(strings.NewReader(tc.yaml))
+			require.ErrorIs(t, err, timer.ErrInvalid, name)
+			require.ErrorContains(t, err, tc.want, name)
+		}
+	})
+
+	t.Run("ReportsAllProblemsAtOnce", func(t *testing.T) {
+		t.Parallel()
+		_, err := Parse(strings.NewReader("timers:\n  - name: A\n    schedule: \"99:99\"\n    priority: 9\n    action: {http: {url: \"http://h/\"}}\n  - name: B\n    schedule: \"every 0s\"\n    action: {http: {url: \"http://h/\"}}\n"))
+		require.ErrorContains(t, err, `timers[0] "A": schedule`)
+		require.ErrorContains(t, err, `timers[0] "A": priority`)
+		require.ErrorContains(t, err, `timers[1] "B": schedule`)
+	})
+
+	t.Run("RefusesOversizedFiles", func(t *testing.T) {
+		t.Parallel()
+		_, err := Parse(strings.NewReader("# " + strings.Repeat("x", MaxFileBytes)))
+		require.ErrorContains(t, err, "larger than")
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(good)
+	f.Add("timers:\n  - name: x\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		m, err := Parse(strings.NewReader(doc))
+		if err != nil {
+			require.ErrorIs(t, err, timer.ErrInvalid)
+			return
+		}
+		require.NoError(t, m.Validate(), "a parsed manifest is valid")
+	})
+}
