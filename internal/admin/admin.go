@@ -163,7 +163,7 @@ func sameSettings(a, b timer.Settings) bool {
 }
 
 // ErrUsage marks an operator's mistake (bad name or value) as opposed to a system failure.
-var ErrUsage = errors.New("usage")
+var ErrUsage = errors.New("invalid input")
 
 // ParseKey reads "Timer" or "Timer@tenant".
 func ParseKey(s string) (timer.Key, error) {

@@ -28,9 +28,10 @@ type Fetcher struct {
 
 // FetchStats describes one tick.
 type FetchStats struct {
-	From, To time.Time
-	Due      int
-	Sent     int
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	Due  int       `json:"due"`
+	Sent int       `json:"sent"`
 }
 
 // Run performs one tick.

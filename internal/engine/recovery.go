@@ -31,8 +31,8 @@ type Recoverer struct {
 
 // RecoveryStats describes one sweep.
 type RecoveryStats struct {
-	Recovered int // expired leases taken back
-	Requeued  int // lost firings re-sent
+	Recovered int `json:"recovered"` // expired leases taken back
+	Requeued  int `json:"requeued"`  // lost firings re-sent
 }
 
 // Run performs one sweep.
