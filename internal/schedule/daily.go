@@ -2,27 +2,36 @@ package schedule
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
-// dailyTimes is the OutSystems "HH:MM [HH:MM...]" schedule: every day at each time.
+// dailyTimes is the OutSystems "HH:MM [HH:MM...] [days]" schedule: at each time
+// on each day the optional qualifier allows (every day without one; see
+// days.go for weekdays, days of the month and nth weekdays).
 type dailyTimes struct {
 	expr string
 	loc  *time.Location
 	secs []int64 // seconds of the day, sorted, unique, non-empty
+	days days
 }
 
 func parseDaily(expr string, fields []string, loc *time.Location) (Schedule, error) {
 	secs := make([]int64, 0, len(fields))
-	for _, f := range fields {
-		sec, err := parseClock(expr, f)
+	i := 0
+	for ; i < len(fields) && (i == 0 || strings.Contains(fields[i], ":")); i++ {
+		sec, err := parseClock(expr, fields[i])
 		if err != nil {
 			return nil, err
 		}
 		secs = append(secs, sec)
 	}
+	d, err := parseDays(expr, fields[i:])
+	if err != nil {
+		return nil, err
+	}
 	slices.Sort(secs)
-	return dailyTimes{expr: expr, loc: loc, secs: slices.Compact(secs)}, nil
+	return dailyTimes{expr: expr, loc: loc, secs: slices.Compact(secs), days: d}, nil
 }
 
 // parseClock reads a strict two-digit "HH:MM", as the OutSystems editor writes it.
@@ -42,16 +51,16 @@ func parseClock(expr, tok string) (int64, error) {
 }
 
 func (d dailyTimes) Next(after time.Time) (time.Time, bool) {
-	return nextInstant(after, d.loc, d.nextLabel), true
+	return nextInstant(after, d.loc, d.nextLabel)
 }
 
 func (d dailyTimes) String() string { return d.expr }
 
-func (d dailyTimes) nextLabel(label int64) int64 {
+func (d dailyTimes) nextLabel(label int64) (int64, bool) {
 	day, sec := splitLabel(label)
-	i, _ := slices.BinarySearch(d.secs, sec+1)
-	if i == len(d.secs) {
-		return (day+1)*secondsPerDay + d.secs[0]
+	if i, _ := slices.BinarySearch(d.secs, sec+1); i < len(d.secs) && d.days.has(day) {
+		return day*secondsPerDay + d.secs[i], true
 	}
-	return day*secondsPerDay + d.secs[i]
+	next, ok := d.days.next(day + 1)
+	return next*secondsPerDay + d.secs[0], ok
 }

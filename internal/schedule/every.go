@@ -74,16 +74,16 @@ func parsePositive(s string) (int64, bool) {
 }
 
 func (e every) Next(after time.Time) (time.Time, bool) {
-	return nextInstant(after, e.loc, e.nextLabel), true
+	return nextInstant(after, e.loc, e.nextLabel)
 }
 
 func (e every) String() string { return e.expr }
 
-func (e every) nextLabel(label int64) int64 {
+func (e every) nextLabel(label int64) (int64, bool) {
 	day, sec := splitLabel(label)
 	next := (sec/e.step + 1) * e.step
 	if next >= secondsPerDay {
-		return (day + 1) * secondsPerDay
+		return (day + 1) * secondsPerDay, true
 	}
-	return day*secondsPerDay + next
+	return day*secondsPerDay + next, true
 }

@@ -20,3 +20,31 @@ func mustTime(t testing.TB, s string) time.Time {
 	require.NoError(t, err)
 	return at
 }
+
+// nextCase is one row of a Next table: want "" means no next run (ok=false).
+// Instants are written with the offset the zone shows then, so DST cases read as
+// wall clocks.
+type nextCase struct {
+	name, expr, zone, after, want string
+}
+
+func checkNext(t *testing.T, tests []nextCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			loc := mustLoad(t, tt.zone)
+			s, err := Parse(tt.expr, loc)
+			require.NoError(t, err)
+			got, ok := s.Next(mustTime(t, tt.after))
+			if tt.want == "" {
+				require.Falsef(t, ok, "want no next run, got %s", got)
+				return
+			}
+			require.True(t, ok)
+			want := mustTime(t, tt.want)
+			require.Truef(t, want.Equal(got), "want %s, got %s", want.In(loc), got)
+			require.Equal(t, loc.String(), got.Location().String(), "Next reports in the schedule's zone")
+		})
+	}
+}

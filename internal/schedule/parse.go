@@ -7,13 +7,23 @@ import (
 
 // Parse validates expr and returns a Schedule evaluated in loc (nil loc = UTC).
 //
-// Formats are case-sensitive, as in OutSystems. Each format lives in its own file;
-// adding one means adding a case here that recognises its first token.
+// Formats are case-sensitive, as in OutSystems (cron month and weekday names
+// excepted, as in cron). Each format lives in its own file; adding one means
+// adding a case here that recognises its shape:
+//
+//	"HH:MM ..." [days]         daily.go, days.go (OutSystems)
+//	"every N s|m|h"            every.go
+//	"rate(N unit)"             rate.go (EventBridge)
+//	"at(yyyy-mm-ddThh:mm:ss)"  at.go (EventBridge)
+//	5 fields, 6 or 7 fields    cronparse.go (Unix, Quartz)
+//	"cron(6 fields)"           cronparse.go (EventBridge)
+//	"When Published"           whenpublished.go
 func Parse(expr string, loc *time.Location) (Schedule, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
 	fields := strings.Fields(expr)
+	trimmed := strings.TrimSpace(expr)
 	switch {
 	case len(fields) == 0:
 		return nil, invalid(expr, "empty schedule; %s", expectedFormats)
@@ -21,11 +31,45 @@ func Parse(expr string, loc *time.Location) (Schedule, error) {
 		return whenPublished{expr: expr}, nil
 	case fields[0] == "every":
 		return parseEvery(expr, fields[1:], loc)
+	case strings.HasPrefix(trimmed, "rate("):
+		inner, err := callArgs(expr, trimmed, "rate", rateSyntax)
+		if err != nil {
+			return nil, err
+		}
+		return parseRate(expr, inner, loc)
+	case strings.HasPrefix(trimmed, "at("):
+		inner, err := callArgs(expr, trimmed, "at", atSyntax)
+		if err != nil {
+			return nil, err
+		}
+		return parseAt(expr, inner, loc)
+	case strings.HasPrefix(trimmed, "cron("):
+		inner, err := callArgs(expr, trimmed, "cron", `expected "cron(minute hour day-of-month month day-of-week year)"`)
+		if err != nil {
+			return nil, err
+		}
+		return parseEventBridgeCron(expr, inner, loc)
+	case isCronShape(fields):
+		return parseCronFields(expr, fields, loc)
 	case isDigit(fields[0][0]):
 		return parseDaily(expr, fields, loc)
 	default:
 		return nil, invalid(expr, "unknown format; %s", expectedFormats)
 	}
+}
+
+// callArgs returns the text between "name(" and the closing ")" that must end
+// the (trimmed) expression.
+func callArgs(expr, trimmed, name, syntax string) (string, error) {
+	inner := trimmed[len(name)+1:]
+	if !strings.HasSuffix(inner, ")") {
+		return "", invalid(expr, "missing \")\" at the end; %s", syntax)
+	}
+	inner = inner[:len(inner)-1]
+	if i := strings.IndexAny(inner, "()"); i >= 0 {
+		return "", invalid(expr, "unexpected %q inside %s(...); %s", inner[i:i+1], name, syntax)
+	}
+	return inner, nil
 }
 
 // IsWhenPublished reports whether expr is the "When Published" schedule.

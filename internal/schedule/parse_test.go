@@ -25,7 +25,8 @@ func TestParseAccepts(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
-	const formats = `expected "HH:MM [HH:MM...]", "every N s|m|h" or "When Published"`
+	const formats = `expected "HH:MM [HH:MM...] [days]", "every N s|m|h", "rate(N minutes|hours|days)", ` +
+		`"at(yyyy-mm-ddThh:mm:ss)", cron ("m h dom mon dow", "s m h dom mon dow [year]" or "cron(m h dom mon dow year)") or "When Published"`
 	tests := []struct{ expr, want string }{
 		{"", `schedule "": empty schedule; ` + formats},
 		{"   ", `schedule "   ": empty schedule; ` + formats},
@@ -38,7 +39,6 @@ func TestParseErrors(t *testing.T) {
 		{"12.00", `got "12.00"`},
 		{"12:00x", `got "12:00x"`},
 		{"10:00 2:00", `got "2:00"`},
-		{"22:00 Mon Fri", `expected a time HH:MM (two-digit hour and minute), got "Mon"`},
 		{"every 0s", `schedule "every 0s": interval must be a positive integer, got "0"`},
 		{"every 0 m", `interval must be a positive integer, got "0"`},
 		{"every -5m", `interval must be a positive integer, got "-5"`},
@@ -58,7 +58,8 @@ func TestParseErrors(t *testing.T) {
 		{"Every 5m", `schedule "Every 5m": unknown format; ` + formats},
 		{"when published", `unknown format; ` + formats},
 		{"When  Published", `unknown format`},
-		{"rate(5 minutes)", `unknown format`},
+		{"Rate(5 minutes)", `unknown format`},
+		{"@daily", `unknown format`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {

@@ -23,7 +23,8 @@ type Schedule interface {
 var ErrInvalid = errors.New("invalid schedule")
 
 // expectedFormats is appended to errors that cannot point at a single bad token.
-const expectedFormats = `expected "HH:MM [HH:MM...]", "every N s|m|h" or "When Published"`
+const expectedFormats = `expected "HH:MM [HH:MM...] [days]", "every N s|m|h", "rate(N minutes|hours|days)", ` +
+	`"at(yyyy-mm-ddThh:mm:ss)", cron ("m h dom mon dow", "s m h dom mon dow [year]" or "cron(m h dom mon dow year)") or "When Published"`
 
 // parseError keeps the message free of the generic "invalid schedule" text while
 // still matching ErrInvalid.

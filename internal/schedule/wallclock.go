@@ -30,9 +30,10 @@ import (
 
 const secondsPerDay = 86400
 
-// nextLabelFunc returns the smallest label strictly greater than label. Every
-// format fires at least once a day, so it always exists.
-type nextLabelFunc func(label int64) int64
+// nextLabelFunc returns the smallest label strictly greater than label, or
+// ok=false if there is none (a one-time "at", a cron whose years have passed).
+// Recurring formats may fire rarely: "0 0 0 29 2 ?" waits up to eight years.
+type nextLabelFunc func(label int64) (next int64, ok bool)
 
 // period is a span of instants [start, end) over which the zone keeps one
 // offset; unbounded ends are math.MinInt64 and math.MaxInt64.
@@ -41,7 +42,33 @@ type period struct {
 	offset     int64 // seconds east of UTC
 }
 
+// periodAt returns the period containing unix, extended over following periods
+// with the same offset. Past the end of a zone's transition table (2037 in the
+// embedded tzdata), time.Location reports a boundary at each UTC year end, and in
+// a leap year ends the year's last period a day early, before the very instant
+// looked up (golang/go#81583, open in Go 1.26): looking up that end returns the
+// same period, so nextInstant's walk would never advance. Merging equal offsets,
+// and stepping over that bad day, yields the real transitions.
 func periodAt(unix int64, loc *time.Location) period {
+	p := zonePeriod(unix, loc)
+	for p.end != math.MaxInt64 {
+		probe := p.end
+		q := zonePeriod(probe, loc)
+		for q.end <= probe { // inside the bad day
+			probe += 3600
+			q = zonePeriod(probe, loc)
+		}
+		if q.offset != p.offset {
+			p.end = max(p.end, q.start)
+			break
+		}
+		p.end = q.end
+	}
+	return p
+}
+
+// zonePeriod is time.Location's own answer; see periodAt.
+func zonePeriod(unix int64, loc *time.Location) period {
 	t := time.Unix(unix, 0).In(loc)
 	_, offset := t.Zone()
 	p := period{start: math.MinInt64, end: math.MaxInt64, offset: int64(offset)}
@@ -56,7 +83,7 @@ func periodAt(unix int64, loc *time.Location) period {
 }
 
 // nextInstant returns the earliest instant strictly after `after` at which one of
-// the labels chosen by next fires in loc.
+// the labels chosen by next fires in loc, or ok=false if none does.
 //
 // Each period of constant offset owns the labels between its two transitions,
 // the boundary sitting at transition+max(old, new offset): below it the old offset
@@ -64,7 +91,12 @@ func periodAt(unix int64, loc *time.Location) period {
 // Within a period, instant = label - offset is increasing, so the first label past
 // `after` is that period's best candidate; only a gap can make an earlier period's
 // candidate later than a following one's, hence the walk over periods.
-func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) time.Time {
+//
+// The label asked about (`from`) does not decrease from one period to the next,
+// so a label found beyond one period still answers for the following ones (a
+// yearly cron walks the year's periods with one call to next), and "no label
+// after from" ends the walk.
+func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) (time.Time, bool) {
 	target := after.Unix() // labels are whole seconds, so "> after" is "> floor(after)"
 	cur := periodAt(target, loc)
 	prev, hasPrev := periodBefore(cur, loc)
@@ -75,12 +107,20 @@ func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) time.T
 	}
 
 	best := int64(math.MaxInt64)
+	var label, asked int64
+	known := false
 	for {
 		from := target + cur.offset
 		if hasPrev {
 			from = max(from, cur.start+max(prev.offset, cur.offset)-1)
 		}
-		label := next(from)
+		if !known || from < asked || from >= label {
+			l, ok := next(from)
+			if !ok {
+				break
+			}
+			label, asked, known = l, from, true
+		}
 		if cur.end == math.MaxInt64 {
 			best = min(best, label-cur.offset)
 			break
@@ -95,7 +135,10 @@ func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) time.T
 		}
 		prev, hasPrev, cur = cur, true, following
 	}
-	return time.Unix(best, 0).In(loc)
+	if best == math.MaxInt64 {
+		return time.Time{}, false
+	}
+	return time.Unix(best, 0).In(loc), true
 }
 
 func periodBefore(p period, loc *time.Location) (period, bool) {
