@@ -158,7 +158,7 @@ func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
 
 func sameSettings(a, b timer.Settings) bool {
 	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.Priority == b.Priority &&
-		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay &&
+		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties)
 }
 

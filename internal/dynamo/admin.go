@@ -48,7 +48,8 @@ func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			Set(n("leaseMs"), expression.Value(st.Lease().Milliseconds())).
 			Set(n("maxRetries"), expression.Value(st.MaxRetries)).
 			Set(n("retryDelayMs"), expression.Value(st.RetryDelay.Milliseconds())).
-			Set(n("action"), expression.Value(st.Action))
+			Set(n("action"), expression.Value(st.Action)).
+			Set(n("misfire"), expression.Value(st.Misfire))
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}

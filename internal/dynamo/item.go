@@ -37,6 +37,7 @@ type instanceItem struct {
 	RetryDelayMs int64             `dynamodbav:"retryDelayMs"`
 	Action       action.Spec       `dynamodbav:"action"`
 	Properties   map[string]string `dynamodbav:"properties,omitempty"`
+	Misfire      string            `dynamodbav:"misfire,omitempty"`
 	Active       bool              `dynamodbav:"active"`
 	Shard        int               `dynamodbav:"shard"`
 	ShardKey     string            `dynamodbav:"shardKey"`
@@ -95,7 +96,7 @@ func toItem(in timer.Instance) instanceItem {
 		Schedule: in.Schedule, Timezone: in.Timezone, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
-		Action: in.Action, Properties: in.Properties, Active: in.Active,
+		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active,
 		Shard: in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
@@ -121,7 +122,7 @@ func (it instanceItem) instance() timer.Instance {
 			Schedule: it.Schedule, Timezone: it.Timezone, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
-			Action:     it.Action, Properties: it.Properties,
+			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,
 		},
 		Active: it.Active, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),

@@ -45,7 +45,7 @@ type Processor struct {
 
 // ProcessorStats are cumulative counters (also visible as log lines).
 type ProcessorStats struct {
-	Executed, Succeeded, Failed, ClaimsLost, Zombies, Rejected, Requeued atomic.Int64
+	Executed, Succeeded, Failed, ClaimsLost, Zombies, Rejected, Requeued, Misfired atomic.Int64
 }
 
 // Stats returns the counters.
@@ -150,8 +150,12 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	}
 	log = log.With("execution_id", execID)
 
-	res := p.run(ctx, running)
-	after, exec, err := p.finisher.finish(ctx, running, res)
+	res := p.misfire(running, f.Reason, log)
+	if res == nil {
+		run := p.run(ctx, running)
+		res = &run
+	}
+	after, exec, err := p.finisher.finish(ctx, running, *res)
 	if errors.Is(err, timer.ErrFenceLost) {
 		p.stats.Zombies.Add(1)
 		log.Warn("processor: execution lost its lease before finishing; result discarded", "outcome", res.Outcome, "error", res.Error)
@@ -172,6 +176,33 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error,
 		"next_run", exec.NextRun, "gave_up", exec.GaveUp)
 	return &after, nil, nil
+}
+
+// misfire applies the timer's misfire policy to an overdue scheduled firing: "skip" returns
+// the result that records it as missed without running the action; "run-once" (the default)
+// returns nil, so it runs once and then goes back to its schedule. Either way the later
+// instants that passed meanwhile are not replayed, and the log says how many there were.
+func (p *Processor) misfire(running timer.Instance, reason message.Reason, log *slog.Logger) *timer.RunResult {
+	if reason == message.ReasonRunNow {
+		return nil // an operator asked for this run: it is never a misfire
+	}
+	next, _ := p.finisher.schedules.next(running)
+	now := p.Clock.Now()
+	misfired, missed := timer.Misfired(running, next, now)
+	if !misfired {
+		return nil
+	}
+	p.stats.Misfired.Add(1)
+	late := fmtDur(now.Sub(running.ClaimedNextRun))
+	log.Warn("processor: misfired firing", "policy", running.Misfire, "late_by", late, "missed_instants", missed)
+	if running.Misfire != timer.MisfireSkip {
+		return nil
+	}
+	return &timer.RunResult{
+		Outcome:  timer.OutcomeMissed,
+		Finished: now,
+		Error:    fmt.Sprintf("misfire: due %s, claimed %s late; %d later instant(s) also passed; policy skip: not run", running.ClaimedNextRun.Format(time.RFC3339), late, missed),
+	}
 }
 
 // run invokes the action under the timer's timeout (or what is left of this invocation).

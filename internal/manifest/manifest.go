@@ -33,6 +33,7 @@ type Timer struct {
 	Active     *bool             `yaml:"active"`
 	Action     action.Spec       `yaml:"action"`
 	Properties map[string]string `yaml:"properties"`
+	Misfire    string            `yaml:"misfire"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -139,6 +140,9 @@ func (t Timer) problems() []error {
 	if t.RetryDelay != nil && (t.RetryDelay.Duration < 0 || t.RetryDelay.Duration > 24*time.Hour) {
 		errs = append(errs, fmt.Errorf("retryDelay: %s is out of range 0..24h", t.RetryDelay.Duration))
 	}
+	if t.Misfire != "" && t.Misfire != timer.MisfireRunOnce && t.Misfire != timer.MisfireSkip {
+		errs = append(errs, fmt.Errorf("misfire: %q; expected %q (default) or %q", t.Misfire, timer.MisfireRunOnce, timer.MisfireSkip))
+	}
 	if err := t.Action.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("action: %v", err))
 	}
@@ -155,7 +159,10 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	s := timer.Settings{
 		Schedule: t.Schedule, Timezone: t.Timezone, Priority: timer.DefaultPriority,
 		Timeout: timer.DefaultTimeout, MaxRetries: d.MaxRetries, RetryDelay: d.RetryDelay,
-		Action: t.Action, Properties: t.Properties,
+		Action: t.Action, Properties: t.Properties, Misfire: t.Misfire,
+	}
+	if s.Misfire == "" {
+		s.Misfire = timer.MisfireRunOnce
 	}
 	if t.Priority != nil {
 		s.Priority = *t.Priority

@@ -69,6 +69,7 @@ func TestParse(t *testing.T) {
 			"duplicate":        {entry("    schedule: \"16:15\"\n  - name: T\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n"), `timers[1] "T": name: duplicate timer name`},
 			"empty file":       {"", "empty manifest"},
 			"not a list":       {"timers: 3\n", "cannot unmarshal"},
+			"misfire":          {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
 		}
 		for name, tc := range cases {
 			_, err := Parse(strings.NewReader(tc.yaml))

@@ -19,6 +19,16 @@ const (
 	DefaultRetryDelay = 10 * time.Second
 	// LeaseFactor: a crashed execution is recovered after timeout + 20% (seed 003).
 	LeaseFactor = 1.2
+	// MisfireThreshold: a scheduled firing claimed later than this after its due time has
+	// misfired (the platform was down or saturated); its timer's misfire policy applies.
+	MisfireThreshold = time.Minute
+)
+
+// Misfire policies: what an overdue timer does after downtime. Neither replays every
+// missed instant.
+const (
+	MisfireRunOnce = "run-once" // run once now, then return to the schedule (default)
+	MisfireSkip    = "skip"     // do not run; go to the next future instant
 )
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -61,6 +71,8 @@ type Settings struct {
 	RetryDelay time.Duration     `json:"retryDelay"`
 	Action     action.Spec       `json:"action"`
 	Properties map[string]string `json:"properties"`
+	// Misfire is MisfireRunOnce ("" means the same) or MisfireSkip.
+	Misfire string `json:"misfire"`
 }
 
 // Lease is how long an execution may hold the timer before recovery takes it back.
@@ -153,7 +165,9 @@ const (
 	OutcomeError     Outcome = "error"
 	OutcomeTimeout   Outcome = "timeout"
 	OutcomeRecovered Outcome = "recovered"
+	// OutcomeMissed: a misfired firing skipped by the "skip" policy; the action did not run.
+	OutcomeMissed Outcome = "missed"
 )
 
 // Failed reports whether the outcome counts as a try without success.
-func (o Outcome) Failed() bool { return o != OutcomeSuccess }
+func (o Outcome) Failed() bool { return o != OutcomeSuccess && o != OutcomeMissed }

@@ -78,6 +78,21 @@ type RunResult struct {
 // NextFunc computes a schedule's next run strictly after t; ok=false means none.
 type NextFunc func(t time.Time) (next time.Time, ok bool)
 
+// Misfired reports whether the running execution is a scheduled firing claimed more than
+// MisfireThreshold after it was due, and how many later scheduled instants had also passed
+// by `now` (counted up to 10,000). Run Now, retries and requested next runs are not misfires.
+func Misfired(running Instance, next NextFunc, now time.Time) (misfired bool, missed int) {
+	scheduledAt, attempt := running.Run()
+	due := running.ClaimedNextRun
+	if attempt > 1 || !scheduledAt.Equal(due) || now.Sub(due) <= MisfireThreshold {
+		return false, 0
+	}
+	for t, ok := next(due); ok && !t.After(now) && missed < 10_000; t, ok = next(t) {
+		missed++
+	}
+	return true, missed
+}
+
 // Decide computes the state change that ends the running execution of `in` (the instance
 // as last observed: if NextRun is set, someone changed it during the run and it stands).
 // It is the single place where retry and rescheduling rules live.
@@ -94,7 +109,10 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		f.LastDuration = 0 // clocks of different processors may disagree slightly
 	}
 	scheduled, _ := next(res.Finished)
-	if !res.Outcome.Failed() {
+	if res.Outcome == OutcomeMissed {
+		f.Tries = in.NumberOfTries
+		f.NextRun = scheduled
+	} else if !res.Outcome.Failed() {
 		f.Tries = 0
 		f.NextRun = scheduled
 		if res.RequestedNextRun != nil {

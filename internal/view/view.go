@@ -20,6 +20,7 @@ type Timer struct {
 	Active         bool              `json:"active"`
 	Action         string            `json:"action"`
 	Properties     map[string]string `json:"properties"`
+	Misfire        string            `json:"misfire"`
 	NextRun        *time.Time        `json:"nextRun"`
 	LastRun        *time.Time        `json:"lastRun"`
 	LastDurationMs int64             `json:"lastDurationMs"`
@@ -57,7 +58,7 @@ func OfTimer(in timer.Instance) Timer {
 	return Timer{
 		Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), Priority: in.Priority,
 		Timeout: in.Timeout.String(), MaxRetries: in.MaxRetries, RetryDelay: in.RetryDelay.String(),
-		Active: in.Active, Action: in.Action.String(), Properties: props,
+		Active: in.Active, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
 		NextRun: ptr(in.NextRun), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt,
@@ -80,6 +81,13 @@ func ptr(t time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+func misfire(m string) string {
+	if m == "" {
+		return timer.MisfireRunOnce
+	}
+	return m
 }
 
 func zone(z string) string {
