@@ -23,12 +23,20 @@ type Payload struct {
 	Attempt     int               `json:"attempt"`
 	ExecutionID string            `json:"executionId"`
 	Properties  map[string]string `json:"properties"` // always an object, never null
+	// Async asks the action to start and report back later with Token (heartbeat, complete,
+	// fail) instead of finishing within the call; it answers 202 Accepted (HTTP) or is
+	// invoked with InvocationType Event (Lambda).
+	Async bool   `json:"async,omitempty"`
+	Token string `json:"token,omitempty"`
 }
 
 // Result of a successful call.
 type Result struct {
 	Status  int        // HTTP status, or 200 for Lambda
 	NextRun *time.Time // set when the response is a JSON object with an RFC3339 "nextRun" (UTC)
+	// Accepted: an async start was accepted (HTTP 202, or a Lambda Event invocation); the
+	// action reports its outcome later with the payload's token.
+	Accepted bool
 }
 
 // Failure is the error returned for a failed call.

@@ -84,6 +84,9 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 	if status < 200 || status > 299 {
 		return Result{}, &Failure{head: head, Status: status, Excerpt: excerpt(raw)}
 	}
+	if p.Async && status == http.StatusAccepted {
+		return Result{Status: status, Accepted: true}, nil
+	}
 	if truncated {
 		// Only a complete body can carry a trustworthy nextRun; a cut one is not parsed.
 		return Result{Status: status}, nil

@@ -40,9 +40,13 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 	}
 	fn := spec.Lambda.Function
 	limit := budget(ctx)
+	kind := types.InvocationTypeRequestResponse
+	if p.Async {
+		kind = types.InvocationTypeEvent // Lambda queues it and answers 202 at once
+	}
 	out, err := l.Client.Invoke(ctx, &lambda.InvokeInput{
 		FunctionName:   &fn,
-		InvocationType: types.InvocationTypeRequestResponse,
+		InvocationType: kind,
 		Payload:        body,
 	})
 	if err != nil {
@@ -72,6 +76,9 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 			Status:  int(out.StatusCode),
 			Excerpt: excerpt(out.Payload),
 		}
+	}
+	if p.Async {
+		return Result{Status: int(out.StatusCode), Accepted: true}, nil
 	}
 	next, err := decodeResult(out.Payload)
 	if err != nil {

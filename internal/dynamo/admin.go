@@ -49,7 +49,10 @@ func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			Set(n("maxRetries"), expression.Value(st.MaxRetries)).
 			Set(n("retryDelayMs"), expression.Value(st.RetryDelay.Milliseconds())).
 			Set(n("action"), expression.Value(st.Action)).
-			Set(n("misfire"), expression.Value(st.Misfire))
+			Set(n("misfire"), expression.Value(st.Misfire)).
+			Set(n("retryBackoff"), expression.Value(st.RetryBackoff)).
+			Set(n("async"), expression.Value(st.Async)).
+			Set(n("heartbeatMs"), expression.Value(st.Heartbeat.Milliseconds()))
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}

@@ -38,6 +38,9 @@ type instanceItem struct {
 	Action       action.Spec       `dynamodbav:"action"`
 	Properties   map[string]string `dynamodbav:"properties,omitempty"`
 	Misfire      string            `dynamodbav:"misfire,omitempty"`
+	RetryBackoff string            `dynamodbav:"retryBackoff,omitempty"`
+	Async        bool              `dynamodbav:"async,omitempty"`
+	HeartbeatMs  int64             `dynamodbav:"heartbeatMs,omitempty"`
 	Active       bool              `dynamodbav:"active"`
 	Shard        int               `dynamodbav:"shard"`
 	ShardKey     string            `dynamodbav:"shardKey"`
@@ -97,6 +100,7 @@ func toItem(in timer.Instance) instanceItem {
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
 		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active,
+		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
 		Shard: in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
@@ -123,6 +127,7 @@ func (it instanceItem) instance() timer.Instance {
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
 			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,
+			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
 		},
 		Active: it.Active, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),

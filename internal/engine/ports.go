@@ -69,5 +69,5 @@ func outgoing(in timer.Instance, reason message.Reason, now time.Time) Outgoing 
 	if delay > MaxDelay {
 		delay = MaxDelay
 	}
-	return Outgoing{Firing: message.ForInstance(in, reason), Priority: in.Priority, Delay: delay}
+	return Outgoing{Firing: message.ForInstance(in, reason), Priority: timer.EffectivePriority(in, now), Delay: delay}
 }

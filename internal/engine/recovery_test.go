@@ -150,7 +150,7 @@ func TestRecoverer(t *testing.T) {
 		sent := f.Queue.Drain()
 		require.Equal(t, []engine.Outgoing{{
 			Firing:   message.Firing{V: message.Version, Timer: "Lost", ScheduledAt: t0, DueAt: t0, Attempt: 1, Reason: message.ReasonRequeue},
-			Priority: in.Priority,
+			Priority: in.Priority - 1, // waited LostAfter (one AgingStep) past due: aged up one level
 			Delay:    0,
 		}}, sent)
 		requeuedAt := f.Clock.Now()

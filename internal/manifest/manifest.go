@@ -34,6 +34,13 @@ type Timer struct {
 	Action     action.Spec       `yaml:"action"`
 	Properties map[string]string `yaml:"properties"`
 	Misfire    string            `yaml:"misfire"`
+	// RetryBackoff: fixed (default) or exponential.
+	RetryBackoff string `yaml:"retryBackoff"`
+	// Retry is an Activiti-style cycle "R<n>/<ISO 8601 duration>" (R3/PT10M: 3 retries 10
+	// minutes apart), an alternative to maxRetries + retryDelay.
+	Retry     string    `yaml:"retry"`
+	Async     bool      `yaml:"async"`
+	Heartbeat *Duration `yaml:"heartbeat"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -143,6 +150,19 @@ func (t Timer) problems() []error {
 	if t.Misfire != "" && t.Misfire != timer.MisfireRunOnce && t.Misfire != timer.MisfireSkip {
 		errs = append(errs, fmt.Errorf("misfire: %q; expected %q (default) or %q", t.Misfire, timer.MisfireRunOnce, timer.MisfireSkip))
 	}
+	if t.RetryBackoff != "" && t.RetryBackoff != timer.BackoffFixed && t.RetryBackoff != timer.BackoffExponential {
+		errs = append(errs, fmt.Errorf("retryBackoff: %q; expected %q (default) or %q", t.RetryBackoff, timer.BackoffFixed, timer.BackoffExponential))
+	}
+	if t.Retry != "" {
+		if _, _, err := ParseRetryCycle(t.Retry); err != nil {
+			errs = append(errs, fmt.Errorf("retry: %v", err))
+		} else if t.MaxRetries != nil || t.RetryDelay != nil {
+			errs = append(errs, fmt.Errorf("retry: give either retry %q or maxRetries/retryDelay, not both", t.Retry))
+		}
+	}
+	if t.Heartbeat != nil && (t.Heartbeat.Duration < time.Second || t.Heartbeat.Duration > 24*time.Hour) {
+		errs = append(errs, fmt.Errorf("heartbeat: %s is out of range 1s..24h", t.Heartbeat.Duration))
+	}
 	if err := t.Action.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("action: %v", err))
 	}
@@ -163,6 +183,16 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	}
 	if s.Misfire == "" {
 		s.Misfire = timer.MisfireRunOnce
+	}
+	s.RetryBackoff, s.Async = t.RetryBackoff, t.Async
+	if s.RetryBackoff == "" {
+		s.RetryBackoff = timer.BackoffFixed
+	}
+	if n, d, err := ParseRetryCycle(t.Retry); t.Retry != "" && err == nil {
+		s.MaxRetries, s.RetryDelay = n, d
+	}
+	if t.Heartbeat != nil {
+		s.Heartbeat = t.Heartbeat.Duration
 	}
 	if t.Priority != nil {
 		s.Priority = *t.Priority

@@ -105,3 +105,36 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, m.Validate(), "a parsed manifest is valid")
 	})
 }
+
+func TestParseRetryCycle(t *testing.T) {
+	t.Parallel()
+	good := map[string]struct {
+		n int
+		d time.Duration
+	}{
+		"R3/PT10M":     {3, 10 * time.Minute},
+		"R5/PT30S":     {5, 30 * time.Second},
+		"R1/P1D":       {1, 24 * time.Hour},
+		"R2/PT1H30M":   {2, 90 * time.Minute},
+		"R0/PT1S":      {0, time.Second},
+		"R10/PT1H1M1S": {10, time.Hour + time.Minute + time.Second},
+	}
+	for s, want := range good {
+		n, d, err := ParseRetryCycle(s)
+		require.NoError(t, err, s)
+		require.Equal(t, want.n, n, s)
+		require.Equal(t, want.d, d, s)
+	}
+	for _, s := range []string{"", "R3", "R3/10M", "R/PT10M", "3/PT10M", "R3/PT", "R3/P", "R3/PT10X", "R101/PT1M", "R3/P2D", "r3/pt10m"} {
+		_, _, err := ParseRetryCycle(s)
+		require.Error(t, err, s)
+	}
+	m, err := Parse(strings.NewReader("timers:\n  - name: T\n    schedule: \"16:15\"\n    retry: R3/PT10M\n    retryBackoff: exponential\n    action: {http: {url: \"http://h/\"}}\n"))
+	require.NoError(t, err)
+	st := m.Timers[0].Settings(Defaults{MaxRetries: 1, RetryDelay: time.Second})
+	require.Equal(t, 3, st.MaxRetries)
+	require.Equal(t, 10*time.Minute, st.RetryDelay)
+	require.Equal(t, "exponential", st.RetryBackoff)
+	_, err = Parse(strings.NewReader("timers:\n  - name: T\n    schedule: \"16:15\"\n    retry: R3/PT10M\n    maxRetries: 2\n    action: {http: {url: \"http://h/\"}}\n"))
+	require.ErrorContains(t, err, "not both")
+}

@@ -73,6 +73,51 @@ type Settings struct {
 	Properties map[string]string `json:"properties"`
 	// Misfire is MisfireRunOnce ("" means the same) or MisfireSkip.
 	Misfire string `json:"misfire"`
+	// RetryBackoff is BackoffFixed ("" means the same) or BackoffExponential.
+	RetryBackoff string `json:"retryBackoff"`
+	// Async forces async mode; a timer whose timeout exceeds what one processor invocation
+	// can wait runs async anyway.
+	Async bool `json:"async"`
+	// Heartbeat is how long an async execution may stay silent before it is presumed dead
+	// (zero: DefaultHeartbeat); every heartbeat extends its lease by this much.
+	Heartbeat time.Duration `json:"heartbeat"`
+}
+
+// Retry backoff kinds.
+const (
+	BackoffFixed       = "fixed"       // every retry waits RetryDelay
+	BackoffExponential = "exponential" // retry n waits RetryDelay × 2^(n-1), at most MaxRetryDelay
+)
+
+// MaxRetryDelay caps exponential backoff.
+const MaxRetryDelay = 24 * time.Hour
+
+// DefaultHeartbeat is the silence an async execution is allowed by default.
+const DefaultHeartbeat = 5 * time.Minute
+
+// RetryDelayFor is the wait before the retry that follows failed attempt `attempt` (1-based).
+func (s Settings) RetryDelayFor(attempt int) time.Duration {
+	if s.RetryBackoff != BackoffExponential || attempt <= 1 {
+		return s.RetryDelay
+	}
+	d := s.RetryDelay
+	for range attempt - 1 {
+		if d >= MaxRetryDelay/2 {
+			return MaxRetryDelay
+		}
+		d *= 2
+	}
+	return d
+}
+
+// HeartbeatWindow is how long an async execution's lease lasts after its start or its last
+// heartbeat: the Heartbeat setting, but never beyond the execution's hard lease.
+func (s Settings) HeartbeatWindow() time.Duration {
+	w := s.Heartbeat
+	if w <= 0 {
+		w = DefaultHeartbeat
+	}
+	return min(w, s.Lease())
 }
 
 // Lease is how long an execution may hold the timer before recovery takes it back.

@@ -184,7 +184,7 @@ func TestSort(t *testing.T) {
 		return Instance{Key: Key{Timer: name}, Settings: Settings{Priority: prio}, LastDuration: dur, NextRun: due}
 	}
 	ins := []Instance{
-		mk("low", 4, 0, now.Add(-time.Hour)),
+		mk("low", 4, 0, now.Add(-2*time.Minute)),
 		mk("slow", 2, time.Minute, now),
 		mk("fast", 2, time.Second, now),
 		mk("fastOlder", 2, time.Second, now.Add(-time.Minute)),
@@ -196,6 +196,57 @@ func TestSort(t *testing.T) {
 		names = append(names, in.Timer)
 	}
 	require.Equal(t, []string{"urgent", "fastOlder", "fast", "slow", "low"}, names)
+}
+
+func TestEffectivePriority(t *testing.T) {
+	t.Parallel()
+	now := t0
+	cases := []struct {
+		prio    int
+		waiting time.Duration
+		want    int
+	}{
+		{4, 0, 4},
+		{4, AgingStep - time.Second, 4},
+		{4, AgingStep, 3},
+		{4, 3 * AgingStep, 1},
+		{4, 10 * AgingStep, 1}, // never above the highest
+		{2, AgingStep, 1},
+		{1, time.Hour, 1},
+		{3, -time.Minute, 3}, // not yet due
+		{0, 0, DefaultPriority},
+	}
+	for _, tc := range cases {
+		in := Instance{Settings: Settings{Priority: tc.prio}, NextRun: now.Add(-tc.waiting)}
+		require.Equal(t, tc.want, EffectivePriority(in, now), "priority %d waiting %s", tc.prio, tc.waiting)
+	}
+	starved := Instance{Key: Key{Timer: "starved"}, Settings: Settings{Priority: 4}, NextRun: now.Add(-20 * time.Minute)}
+	fresh := Instance{Key: Key{Timer: "fresh"}, Settings: Settings{Priority: 1}, NextRun: now, LastDuration: time.Hour}
+	ins := []Instance{fresh, starved}
+	Sort(ins, now)
+	require.Equal(t, "starved", ins[0].Timer, "a long-waiting timer ages upward")
+}
+
+func TestRetryDelayFor(t *testing.T) {
+	t.Parallel()
+	fixed := Settings{RetryDelay: 10 * time.Second}
+	exp := Settings{RetryDelay: 10 * time.Second, RetryBackoff: BackoffExponential}
+	for attempt, want := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 3: 40 * time.Second, 60: MaxRetryDelay} {
+		require.Equal(t, 10*time.Second, fixed.RetryDelayFor(attempt))
+		require.Equal(t, want, exp.RetryDelayFor(attempt), "attempt %d", attempt)
+	}
+	in := claimed(t)
+	in.RetryBackoff, in.RunAttempt = BackoffExponential, 2
+	f := Decide(in, RunResult{Outcome: OutcomeError, Finished: t0}, every15m)
+	require.Equal(t, t0.Add(20*time.Second), f.NextRun, "second attempt failed: wait 2 x retryDelay")
+	require.Equal(t, 3, f.PendingAttempt)
+}
+
+func TestHeartbeatWindow(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, DefaultHeartbeat, Settings{Timeout: time.Hour}.HeartbeatWindow())
+	require.Equal(t, time.Minute, Settings{Timeout: time.Hour, Heartbeat: time.Minute}.HeartbeatWindow())
+	require.Equal(t, 72*time.Second, Settings{Timeout: time.Minute, Heartbeat: time.Hour}.HeartbeatWindow(), "never past the hard lease")
 }
 
 func TestKeyValidate(t *testing.T) {

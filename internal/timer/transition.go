@@ -121,7 +121,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 	} else {
 		f.Tries = in.NumberOfTries + 1
 		runScheduledAt, attempt := in.Run()
-		retryAt := res.Finished.Add(in.RetryDelay)
+		retryAt := res.Finished.Add(in.RetryDelayFor(attempt))
 		switch {
 		case attempt > in.MaxRetries:
 			f.GaveUp = true
