@@ -246,6 +246,22 @@ func (s *Store) Finish(ctx context.Context, key timer.Key, f timer.Finish) (time
 	return decodeInstance(out.Attributes)
 }
 
+// ExtendLease implements engine.Store (async heartbeats); the version is not bumped, so the
+// execution keeps its fence.
+func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error {
+	n := expression.Name
+	cond := n("execId").Equal(expression.Value(fence.ExecutionID)).And(n("version").Equal(expression.Value(fence.Version)))
+	upd := expression.Set(n("leaseExpiresAt"), expression.Value(ms(until)))
+	_, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueNone)
+	if isConditionFailed(err) {
+		return timer.ErrFenceLost
+	}
+	if err != nil {
+		return fmt.Errorf("extend lease %s: %w", key, err)
+	}
+	return nil
+}
+
 // Get implements engine.Store.
 func (s *Store) Get(ctx context.Context, key timer.Key) (timer.Instance, error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: instanceKey(key), ConsistentRead: aws.Bool(true)})

@@ -31,6 +31,9 @@ type Store interface {
 	Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error)
 	// Finish runs timer.Instance.Apply atomically: timer.ErrFenceLost or timer.ErrChanged.
 	Finish(ctx context.Context, key timer.Key, f timer.Finish) (timer.Instance, error)
+	// ExtendLease moves the lease expiry of the execution holding the fence to `until`;
+	// timer.ErrFenceLost if it no longer holds the instance.
+	ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error
 	// Get reads an instance (strongly consistent): timer.ErrNotFound.
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
 	// MarkRequeued records that recovery re-sent the firing due at `due`; timer.ErrChanged if

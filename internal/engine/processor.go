@@ -45,7 +45,7 @@ type Processor struct {
 
 // ProcessorStats are cumulative counters (also visible as log lines).
 type ProcessorStats struct {
-	Executed, Succeeded, Failed, ClaimsLost, Zombies, Rejected, Requeued, Misfired atomic.Int64
+	Executed, Succeeded, Failed, ClaimsLost, Zombies, Rejected, Requeued, Misfired, Started atomic.Int64
 }
 
 // Stats returns the counters.
@@ -152,7 +152,11 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 
 	res := p.misfire(running, f.Reason, log)
 	if res == nil {
-		run := p.run(ctx, running)
+		run, accepted := p.run(ctx, running)
+		if accepted {
+			p.started(ctx, running, log)
+			return nil, nil, nil
+		}
 		res = &run
 	}
 	after, exec, err := p.finisher.finish(ctx, running, *res)
@@ -205,23 +209,41 @@ func (p *Processor) misfire(running timer.Instance, reason message.Reason, log *
 	}
 }
 
-// run invokes the action under the timer's timeout (or what is left of this invocation).
-func (p *Processor) run(ctx context.Context, in timer.Instance) timer.RunResult {
+// AsyncStartTimeout bounds the call that starts an async action.
+const AsyncStartTimeout = 30 * time.Second
+
+// run invokes the action under the timer's timeout (or what is left of this invocation). A
+// timer whose timeout this invocation cannot wait for, or that asks for it, runs async: the
+// call only starts the action and accepted reports that it did.
+func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunResult, accepted bool) {
 	timeout := in.Timeout
-	capped := false
+	left := in.Timeout
 	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl) - p.DeadlineMargin; left < timeout {
-			timeout, capped = max(left, 0), true
-		}
+		left = time.Until(dl) - p.DeadlineMargin
+	}
+	async := in.Async || left < timeout
+	capped := false
+	if async {
+		timeout = min(AsyncStartTimeout, timeout)
+	}
+	if left < timeout {
+		timeout, capped = max(left, 0), true
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	scheduledAt, attempt := in.Run()
-	out, err := p.Invoker.Invoke(actx, in.Action, action.Payload{
+	payload := action.Payload{
 		Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
 		ExecutionID: in.ExecutionID, Properties: in.Properties,
-	})
-	res := timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun}
+	}
+	if async {
+		payload.Async, payload.Token = true, NewToken(in).String()
+	}
+	out, err := p.Invoker.Invoke(actx, in.Action, payload)
+	if err == nil && async && out.Accepted {
+		return timer.RunResult{}, true
+	}
+	res = timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun}
 	var fail *action.Failure
 	switch {
 	case err == nil:
@@ -230,14 +252,31 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) timer.RunResult 
 		// invoker other than the action package's may return the bare context error).
 		res.Outcome = timer.OutcomeTimeout
 		res.Error = fmt.Sprintf("timed out after %s", fmtDur(timeout))
-		if capped {
-			res.Error += " (capped by the processor invocation's own deadline; see async mode for long timers)"
+		if async {
+			res.Error = fmt.Sprintf("async start timed out after %s", fmtDur(timeout))
+		} else if capped {
+			res.Error += " (capped by the processor invocation's own deadline)"
 		}
 	default:
 		res.Outcome = timer.OutcomeError
 		res.Error = err.Error()
 	}
-	return res
+	return res, false
+}
+
+// started records an accepted async start: the lease shrinks to one heartbeat window (the
+// action's heartbeats extend it up to timeout × 1.2), and the message is acknowledged; the
+// execution ends when the action reports, or recovery finds it silent.
+func (p *Processor) started(ctx context.Context, running timer.Instance, log *slog.Logger) {
+	p.stats.Started.Add(1)
+	until := p.Clock.Now().Add(running.HeartbeatWindow())
+	if deadline := running.IsRunningSince.Add(running.Lease()); until.After(deadline) {
+		until = deadline
+	}
+	if err := p.Store.ExtendLease(ctx, running.Key, running.Fence(), until); err != nil {
+		log.Warn("processor: could not set the async lease; the claim's lease (timeout × 1.2) stands", "error", err)
+	}
+	log.Info("execution started async", "execution_id", running.ExecutionID, "lease_until", until)
 }
 
 func (p *Processor) backoff(ctx context.Context, rec events.SQSMessage) {

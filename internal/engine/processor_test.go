@@ -528,7 +528,7 @@ func TestProcessor(t *testing.T) {
 		require.Equal(t, "timed out after 50ms", log[0].Error)
 	})
 
-	t.Run("TimeoutIsCappedByTheInvocationsOwnDeadline", func(t *testing.T) {
+	t.Run("ATimerLongerThanTheInvocationStartsAsyncAndAStartThatHangsIsCapped", func(t *testing.T) {
 		t.Parallel()
 		p, f := setupProcessor(t)
 		p.DeadlineMargin = 500 * time.Millisecond
@@ -549,7 +549,9 @@ func TestProcessor(t *testing.T) {
 		log := f.Store.Executions()
 		require.Len(t, log, 1)
 		require.Equal(t, timer.OutcomeTimeout, log[0].Outcome)
-		require.Contains(t, log[0].Error, "capped by the processor invocation's own deadline")
+		require.Contains(t, log[0].Error, "async start timed out")
+		require.True(t, f.Invoker.Calls()[0].Async, "a 1-minute timer cannot be waited for in a 1-second invocation: async mode")
+		require.NotEmpty(t, f.Invoker.Calls()[0].Token)
 		require.False(t, f.get(t, in.Key).Running(), "the result was written before the invocation ended")
 	})
 

@@ -143,6 +143,19 @@ func (s *Store) Finish(_ context.Context, key timer.Key, f timer.Finish) (timer.
 	return out.Clone(), nil
 }
 
+// ExtendLease implements engine.Store.
+func (s *Store) ExtendLease(_ context.Context, key timer.Key, fence timer.Fence, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[key]
+	if !ok || in.Fence() != fence {
+		return timer.ErrFenceLost
+	}
+	in.LeaseExpiresAt = until
+	s.instances[key] = in
+	return nil
+}
+
 // Get implements engine.Store.
 func (s *Store) Get(_ context.Context, key timer.Key) (timer.Instance, error) {
 	s.mu.Lock()

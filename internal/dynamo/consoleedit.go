@@ -1,0 +1,189 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// An operator's edit (Service Center's effective schedule, effective timeout, priority) is
+// written into the attributes the engine reads — schedule, timeoutMs, leaseMs, priority — so
+// the engine needs no notion of it. The values the edit replaced (the manifest's) are kept in
+// the "defaults" map while the edit is in force; without it, the timer runs its defaults.
+
+// Overridable are the settings an operator may edit.
+type Overridable struct {
+	Schedule string
+	Timeout  time.Duration
+	Priority int
+}
+
+// OverridableOf returns the instance's current (effective) values.
+func OverridableOf(in timer.Instance) Overridable {
+	return Overridable{Schedule: in.Schedule, Timeout: in.Timeout, Priority: in.Priority}
+}
+
+// Edit describes an operator's change to a timer.
+type Edit struct {
+	// Effective are the new values; Defaults the manifest's values they override (the edit
+	// record is removed when both are equal); Expect the values the editor read, which must
+	// still be in force (timer.ErrChanged otherwise).
+	Effective, Defaults, Expect Overridable
+	// Reschedule sets nextRun to NextRun (zero: no next run), also while an execution runs:
+	// the engine then keeps it, as it keeps any next run set during a run.
+	Reschedule bool
+	NextRun    time.Time
+	At         time.Time
+	By         string
+}
+
+// EditRecord is an edit in force.
+type EditRecord struct {
+	Defaults Overridable
+	At       time.Time
+	By       string
+}
+
+type editItem struct {
+	Defaults *struct {
+		Schedule  string `dynamodbav:"schedule"`
+		TimeoutMs int64  `dynamodbav:"timeoutMs"`
+		Priority  int    `dynamodbav:"priority"`
+	} `dynamodbav:"defaults"`
+	EditedAt int64  `dynamodbav:"editedAt"`
+	EditedBy string `dynamodbav:"editedBy"`
+	Timer    string `dynamodbav:"timer"`
+	Tenant   string `dynamodbav:"tenant"`
+}
+
+func (it editItem) record() (EditRecord, bool) {
+	if it.Defaults == nil {
+		return EditRecord{}, false
+	}
+	d := it.Defaults
+	return EditRecord{
+		Defaults: Overridable{Schedule: d.Schedule, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond, Priority: d.Priority},
+		At:       fromMs(it.EditedAt), By: it.EditedBy,
+	}, true
+}
+
+func defaultsValue(o Overridable) expression.ValueBuilder {
+	return expression.Value(map[string]any{"schedule": o.Schedule, "timeoutMs": o.Timeout.Milliseconds(), "priority": o.Priority})
+}
+
+// SaveEdit applies an operator's edit in one conditional write (timer.ErrNotFound,
+// timer.ErrChanged). Lease and version are untouched, so a running execution keeps its fence.
+func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e Edit) (timer.Instance, error) {
+	n := expression.Name
+	cond := n("schedule").Equal(expression.Value(e.Expect.Schedule)).
+		And(n("timeoutMs").Equal(expression.Value(e.Expect.Timeout.Milliseconds()))).
+		And(n("priority").Equal(expression.Value(e.Expect.Priority)))
+	eff := timer.Settings{Timeout: e.Effective.Timeout}
+	upd := expression.Set(n("schedule"), expression.Value(e.Effective.Schedule)).
+		Set(n("timeoutMs"), expression.Value(e.Effective.Timeout.Milliseconds())).
+		Set(n("leaseMs"), expression.Value(eff.Lease().Milliseconds())).
+		Set(n("priority"), expression.Value(e.Effective.Priority))
+	if e.Effective == e.Defaults {
+		upd = upd.Remove(n("defaults")).Remove(n("editedAt")).Remove(n("editedBy"))
+	} else {
+		upd = upd.Set(n("defaults"), defaultsValue(e.Defaults)).
+			Set(n("editedAt"), expression.Value(ms(e.At))).Set(n("editedBy"), expression.Value(e.By))
+	}
+	if e.Reschedule {
+		upd = upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		if e.NextRun.IsZero() {
+			upd = upd.Remove(n("nextRun")).Remove(n("dueShard"))
+		} else {
+			upd = upd.Set(n("nextRun"), expression.Value(ms(e.NextRun)))
+		}
+	}
+	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		if _, gerr := s.Get(ctx, key); gerr != nil {
+			return timer.Instance{}, gerr
+		}
+		return timer.Instance{}, fmt.Errorf("%w: %s was edited by someone else meanwhile; reload and edit again", timer.ErrChanged, key)
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("edit %s: %w", key, err)
+	}
+	in, err := decodeInstance(out.Attributes)
+	if err != nil || !e.Reschedule {
+		return in, err
+	}
+	return s.syncDueIndex(ctx, in)
+}
+
+// EditOf reads the edit in force on an instance; ok is false when it runs its defaults.
+func (s *Store) EditOf(ctx context.Context, key timer.Key) (rec EditRecord, ok bool, err error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.timers, Key: instanceKey(key), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("#d, editedAt, editedBy"), ExpressionAttributeNames: map[string]string{"#d": "defaults"},
+	})
+	if err != nil {
+		return rec, false, fmt.Errorf("get edit of %s: %w", key, err)
+	}
+	var it editItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return rec, false, fmt.Errorf("decode edit of %s: %w", key, err)
+	}
+	rec, ok = it.record()
+	return rec, ok, nil
+}
+
+// Edits returns every edit in force, by instance. It scans: an operator's operation.
+func (s *Store) Edits(ctx context.Context) (map[timer.Key]EditRecord, error) {
+	filt := expression.Name("kind").Equal(expression.Value("instance")).And(expression.Name("defaults").AttributeExists())
+	expr, err := expression.NewBuilder().WithFilter(filt).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build scan: %w", err)
+	}
+	p := dynamodb.NewScanPaginator(s.api, &dynamodb.ScanInput{
+		TableName: &s.timers, FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	out := map[timer.Key]EditRecord{}
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list edits: %w", err)
+		}
+		var items []editItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode edits: %w", err)
+		}
+		for _, it := range items {
+			if rec, ok := it.record(); ok {
+				out[timer.Key{Timer: it.Timer, Tenant: it.Tenant}] = rec
+			}
+		}
+	}
+	return out, nil
+}
+
+// SetEditDefaults records new defaults under an edit in force (after a manifest sync), or
+// removes the edit record when the effective values equal them.
+func (s *Store) SetEditDefaults(ctx context.Context, key timer.Key, defaults Overridable) error {
+	n := expression.Name
+	same := n("schedule").Equal(expression.Value(defaults.Schedule)).
+		And(n("timeoutMs").Equal(expression.Value(defaults.Timeout.Milliseconds()))).
+		And(n("priority").Equal(expression.Value(defaults.Priority)))
+	_, err := s.update(ctx, s.timers, instanceKey(key), expression.Remove(n("defaults")).Remove(n("editedAt")).Remove(n("editedBy")), &same, types.ReturnValueNone)
+	if err == nil || !isConditionFailed(err) {
+		return err
+	}
+	exists := n("pk").AttributeExists()
+	_, err = s.update(ctx, s.timers, instanceKey(key), expression.Set(n("defaults"), defaultsValue(defaults)), &exists, types.ReturnValueNone)
+	if isConditionFailed(err) {
+		return fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Reporter takes the reports of async executions: heartbeats extend the lease, complete and
+// fail end the execution with the same fenced write and log entry as a synchronous run.
+type Reporter struct {
+	Store Store
+	Queue Queue
+	Clock timer.Clock
+	Log   *slog.Logger
+
+	finisher finisher
+	once     sync.Once
+}
+
+// ErrDeadlinePassed: the execution ran past its timeout × 1.2; recovery takes it back.
+var ErrDeadlinePassed = errors.New("execution passed its timeout; it is being recovered")
+
+func (r *Reporter) init() {
+	r.once.Do(func() { r.finisher = finisher{store: r.Store, queue: r.Queue, clock: r.Clock, log: r.Log} })
+}
+
+// Heartbeat extends the execution's lease by its heartbeat window (never past its deadline)
+// and returns the new lease expiry.
+func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, error) {
+	tok, err := ParseToken(token)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := r.Clock.Now()
+	if !now.Before(tok.Deadline) {
+		return time.Time{}, fmt.Errorf("%w (deadline %s)", ErrDeadlinePassed, tok.Deadline.Format(time.RFC3339))
+	}
+	until := now.Add(time.Duration(tok.Window) * time.Millisecond)
+	if until.After(tok.Deadline) {
+		until = tok.Deadline
+	}
+	if err := r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until); err != nil {
+		return time.Time{}, err
+	}
+	return until, nil
+}
+
+// Complete ends the execution successfully; nextRun, if set, is the next run the action asks for.
+func (r *Reporter) Complete(ctx context.Context, token string, nextRun *time.Time) error {
+	return r.end(ctx, token, timer.RunResult{Outcome: timer.OutcomeSuccess, RequestedNextRun: nextRun})
+}
+
+// Fail ends the execution as failed; retries follow the timer's policy.
+func (r *Reporter) Fail(ctx context.Context, token, reason string) error {
+	if reason == "" {
+		reason = "the action reported a failure"
+	}
+	return r.end(ctx, token, timer.RunResult{Outcome: timer.OutcomeError, Error: reason})
+}
+
+func (r *Reporter) end(ctx context.Context, token string, res timer.RunResult) error {
+	r.init()
+	tok, err := ParseToken(token)
+	if err != nil {
+		return err
+	}
+	running, err := r.Store.Get(ctx, tok.Key())
+	if err != nil {
+		return err
+	}
+	if running.Fence() != tok.Fence() {
+		return timer.ErrFenceLost
+	}
+	res.Finished = r.Clock.Now()
+	if res.Finished.After(tok.Deadline) {
+		// It finished, but too late: the timeout holds even for work we cannot stop.
+		res.Outcome = timer.OutcomeTimeout
+		res.Error = joinErr(fmt.Sprintf("reported after its timeout %s (+20%%)", running.Timeout), res.Error)
+		res.RequestedNextRun = nil
+	}
+	after, exec, err := r.finisher.finish(ctx, running, res)
+	if err != nil {
+		return err
+	}
+	r.Log.Info("execution", "timer", running.Timer, "tenant", running.Tenant, "execution_id", running.ExecutionID,
+		"scheduled_at", exec.ScheduledAt, "attempt", exec.Attempt, "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
+		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error, "next_run", exec.NextRun,
+		"gave_up", exec.GaveUp, "async", true)
+	return r.finisher.followUps(ctx, []timer.Instance{after}, followUpReason)
+}
