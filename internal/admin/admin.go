@@ -112,6 +112,20 @@ func (s *Service) RunNow(ctx context.Context, key timer.Key) (timer.Instance, er
 	return in, s.Queue.Send(ctx, []engine.Outgoing{{Firing: message.ForInstance(in, message.ReasonRunNow), Priority: in.Priority}})
 }
 
+// SetNextRun sets when the timer runs next (its action may do this for itself, as the
+// seed's CleanUp timer does); an idle timer whose new next run the fetch has already passed
+// is enqueued at once.
+func (s *Service) SetNextRun(ctx context.Context, key timer.Key, next time.Time) (timer.Instance, error) {
+	if next.IsZero() {
+		return timer.Instance{}, fmt.Errorf("%w: next run is required", ErrUsage)
+	}
+	in, err := s.Store.SetNextRun(ctx, key, next.UTC().Truncate(time.Millisecond), false)
+	if err != nil {
+		return in, err
+	}
+	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
+}
+
 // SetActive activates or deactivates a timer; a running execution is never stopped.
 func (s *Service) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
 	in, err := s.Store.SetActive(ctx, key, active)

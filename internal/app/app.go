@@ -47,6 +47,7 @@ type App struct {
 	Fetcher   *engine.Fetcher
 	Processor *engine.Processor
 	Recoverer *engine.Recoverer
+	Reporter  *engine.Reporter
 	Admin     *admin.Service
 }
 
@@ -85,6 +86,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 		MaxEarly: 3 * time.Second, FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
 	}
 	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
+	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
 	return a, nil

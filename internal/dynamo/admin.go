@@ -116,9 +116,18 @@ func (s *Store) syncDueIndex(ctx context.Context, in timer.Instance) (timer.Inst
 // deactivated timer activates it). It returns the instance so the caller can send the firing
 // at once when it is idle; a running instance fires again when its execution finishes.
 func (s *Store) RunNow(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
+	return s.SetNextRun(ctx, key, now, true)
+}
+
+// SetNextRun sets the next run (OutSystems' dynamic Next_Run, or Wake) and, if activate,
+// activates the instance. During a run the new value stands when the run finishes.
+func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool) (timer.Instance, error) {
 	n := expression.Name
-	upd := expression.Set(n("nextRun"), expression.Value(ms(now))).Set(n("active"), expression.Value(true)).
+	upd := expression.Set(n("nextRun"), expression.Value(ms(next))).
 		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+	if activate {
+		upd = upd.Set(n("active"), expression.Value(true))
+	}
 	cond := n("pk").AttributeExists()
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {

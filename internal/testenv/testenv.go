@@ -54,7 +54,15 @@ var (
 	mu        sync.Mutex
 	emu       *emulator.Emulator // started here; nil when EndpointEnv was used
 	stackName string             // deployed here, on an external endpoint: removed by Main
+	deployed  string             // the stack's name, whatever the endpoint
 )
+
+// StackName is the name of the stack Stack deployed (call Stack first).
+func StackName() string {
+	mu.Lock()
+	defer mu.Unlock()
+	return deployed
+}
 
 // Main runs the tests of a package that uses Stack, then stops the emulator it started (or,
 // on an endpoint given by SUNDIAL_TEST_ENDPOINT, deletes the stack it deployed), and exits
@@ -135,7 +143,7 @@ func setup() error {
 		fmt.Fprintf(os.Stderr, "testenv: deploying stack %q took %s\n", name, d.Round(time.Millisecond))
 	}
 	mu.Lock()
-	outputs = out
+	outputs, deployed = out, name
 	mu.Unlock()
 	return nil
 }

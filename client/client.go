@@ -1,0 +1,100 @@
+// Package client is Sundial's public Go client: what a timer's action (or any program with
+// AWS credentials for the stack) uses to report an async execution's heartbeats and outcome,
+// to wake a timer (Run Now) and to set a timer's next run.
+//
+//	c, err := client.New(ctx, awsCfg, "sundial")
+//	// in an async action, with the token from the payload:
+//	c.Heartbeat(ctx, payload.Token)
+//	c.Complete(ctx, payload.Token, client.NextRun(time.Now().Add(2*time.Hour)))
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
+)
+
+// Client talks to one Sundial stack directly (DynamoDB and SQS); it needs no server.
+type Client struct {
+	app *app.App
+}
+
+// New connects to the stack named stackName (its tables and queues are read from the stack's
+// outputs) with the given AWS configuration (set BaseEndpoint for an emulator).
+func New(ctx context.Context, awsCfg aws.Config, stackName string) (*Client, error) {
+	outs, err := stack.Describe(ctx, awsCfg, stackName)
+	if err != nil {
+		return nil, err
+	}
+	env := outs.Env(nil)
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	a, err := app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("client")})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{app: a}, nil
+}
+
+// Heartbeat tells Sundial the async execution is alive; it returns when its lease now ends.
+// Call it more often than the timer's heartbeat window (default 5 minutes).
+func (c *Client) Heartbeat(ctx context.Context, token string) (leaseUntil time.Time, err error) {
+	return c.app.Reporter.Heartbeat(ctx, token)
+}
+
+// CompleteOption changes how Complete ends an execution.
+type CompleteOption func(*completeOptions)
+
+type completeOptions struct{ nextRun *time.Time }
+
+// NextRun asks for the timer's next run at t instead of the one its schedule gives.
+func NextRun(t time.Time) CompleteOption {
+	return func(o *completeOptions) { o.nextRun = &t }
+}
+
+// Complete ends the async execution successfully.
+func (c *Client) Complete(ctx context.Context, token string, opts ...CompleteOption) error {
+	var o completeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return c.app.Reporter.Complete(ctx, token, o.nextRun)
+}
+
+// Fail ends the async execution as failed; the timer's retry policy applies.
+func (c *Client) Fail(ctx context.Context, token, reason string) error {
+	return c.app.Reporter.Fail(ctx, token, reason)
+}
+
+// Wake runs the timer as soon as possible (OutSystems Wake<Timer>; activates it if it was
+// deactivated). name is "Timer" or "Timer@tenant".
+func (c *Client) Wake(ctx context.Context, name string) error {
+	key, err := admin.ParseKey(name)
+	if err != nil {
+		return err
+	}
+	_, err = c.app.Admin.RunNow(ctx, key)
+	return err
+}
+
+// SetNextRun sets when the timer runs next. If it is running, the new value stands when that
+// execution finishes (it is not overwritten by the schedule).
+func (c *Client) SetNextRun(ctx context.Context, name string, next time.Time) error {
+	key, err := admin.ParseKey(name)
+	if err != nil {
+		return err
+	}
+	if _, err := c.app.Admin.SetNextRun(ctx, key, next); err != nil {
+		return fmt.Errorf("set next run of %s: %w", name, err)
+	}
+	return nil
+}

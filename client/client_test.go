@@ -1,0 +1,113 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/client"
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// An async action on the emulator, end to end through the real adapters: the processor
+// starts it (HTTP 202 with a token), the action heartbeats and completes through the client,
+// and the log and the instance show the outcome and the next run it asked for.
+func TestClient(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	awsCfg, outs := testenv.Stack(t)
+	env := outs.Env(nil)
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	a, err := app.New(awsCfg, cfg, app.Options{Node: "test-processor"})
+	require.NoError(t, err)
+	c, err := client.New(ctx, awsCfg, testenv.StackName())
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var got []action.Payload
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p action.Payload
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&p))
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(srv.Close)
+
+	name := testenv.Unique(t)
+	m, err := manifest.Parse(strings.NewReader(`timers:
+  - name: ` + name + `
+    schedule: "02:00"
+    timeout: 2h
+    heartbeat: 1m
+    async: true
+    action: {http: {url: "` + srv.URL + `"}}
+`))
+	require.NoError(t, err)
+	_, err = a.Admin.Sync(ctx, m)
+	require.NoError(t, err)
+	key := timer.Key{Timer: name}
+
+	require.NoError(t, c.Wake(ctx, name), "Run Now through the client")
+	in, err := a.Store.Get(ctx, key)
+	require.NoError(t, err)
+	firing := message.ForInstance(in, message.ReasonRunNow)
+	body, err := message.Encode(firing)
+	require.NoError(t, err)
+	resp, err := a.ProcessHandler(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: body}}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+
+	mu.Lock()
+	require.Len(t, got, 1)
+	p := got[0]
+	mu.Unlock()
+	require.True(t, p.Async)
+	running, err := a.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.True(t, running.Running(), "runs until the action reports")
+	require.WithinDuration(t, time.Now().Add(time.Minute), running.LeaseExpiresAt, 5*time.Second, "lease = one heartbeat window")
+
+	until, err := c.Heartbeat(ctx, p.Token)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(time.Minute), until, 5*time.Second)
+
+	next := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Millisecond)
+	require.NoError(t, c.Complete(ctx, p.Token, client.NextRun(next)))
+	done, err := a.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.False(t, done.Running())
+	require.Equal(t, next, done.NextRun, "the next run the action asked for")
+	logs, err := a.Store.Logs(ctx, dynamo.LogQuery{Key: &key, Limit: 5})
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	require.Equal(t, timer.OutcomeSuccess, logs[0].Outcome)
+	require.ErrorIs(t, c.Complete(ctx, p.Token), timer.ErrFenceLost, "a token ends one execution once")
+
+	later := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Millisecond)
+	require.NoError(t, c.SetNextRun(ctx, name, later))
+	moved, err := a.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, later, moved.NextRun)
+	require.ErrorIs(t, c.Wake(ctx, "Nope"+name), timer.ErrNotFound)
+	require.Error(t, c.Wake(ctx, "bad name"))
+}

@@ -1,0 +1,186 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Edit is an operator's change to a timer (Service Center's edit page); nil fields keep
+// their current value. Reset returns every field to the manifest's value first.
+type Edit struct {
+	Schedule *string
+	Timeout  *time.Duration
+	Priority *int
+	Reset    bool
+	By       string // who edits, for the record ("console", "cli")
+}
+
+// Limits of an edit; timeout and priority have the manifest's ranges.
+const (
+	MaxScheduleLen = 256
+	MinTimeout     = time.Second
+	MaxTimeout     = 24 * time.Hour
+	PreviewRuns    = 10
+)
+
+// Edit validates the change against the timer's zone and saves it in one conditional write.
+// A changed schedule reschedules the timer from now (a running execution is not stopped; its
+// timer then runs next at the new schedule's instant) and sends the firing when the fetch
+// has already passed it. Invalid values change nothing and wrap ErrUsage, naming each field.
+func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instance, error) {
+	cur, err := s.Store.Get(ctx, key)
+	if err != nil {
+		return cur, err
+	}
+	rec, edited, err := s.Store.EditOf(ctx, key)
+	if err != nil {
+		return cur, err
+	}
+	defaults := dynamo.OverridableOf(cur)
+	if edited {
+		defaults = rec.Defaults
+	}
+	eff := dynamo.OverridableOf(cur)
+	if e.Reset {
+		eff = defaults
+	}
+	if e.Schedule != nil {
+		eff.Schedule = *e.Schedule
+	}
+	if e.Timeout != nil {
+		eff.Timeout = *e.Timeout
+	}
+	if e.Priority != nil {
+		eff.Priority = *e.Priority
+	}
+	sch, err := ValidateOverridable(eff, cur.Timezone)
+	if err != nil {
+		return cur, err
+	}
+	now := s.Clock.Now()
+	de := dynamo.Edit{Effective: eff, Defaults: defaults, Expect: dynamo.OverridableOf(cur), At: now, By: e.By}
+	if eff.Schedule != cur.Schedule {
+		de.Reschedule = true
+		de.NextRun, _ = sch.Next(now)
+	}
+	in, err := s.Store.SaveEdit(ctx, key, de)
+	if err != nil || !de.Reschedule {
+		return in, err
+	}
+	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
+}
+
+// ValidateOverridable checks editable values the way the manifest does, reporting every bad
+// field; it returns the parsed schedule.
+func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedule, error) {
+	var errs []error
+	sch, err := parseSchedule(o.Schedule, timezone)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if o.Timeout < MinTimeout || o.Timeout > MaxTimeout {
+		errs = append(errs, fmt.Errorf("timeout: %s is out of range %s..%s", o.Timeout, MinTimeout, MaxTimeout))
+	}
+	if o.Priority < 1 || o.Priority > 4 {
+		errs = append(errs, fmt.Errorf("priority: %d is out of range 1 (highest) to 4 (lowest)", o.Priority))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, errors.Join(errs...))
+	}
+	return sch, nil
+}
+
+func parseSchedule(expr, timezone string) (schedule.Schedule, error) {
+	if len(expr) > MaxScheduleLen {
+		return nil, fmt.Errorf("schedule: longer than %d characters", MaxScheduleLen)
+	}
+	loc, err := schedule.LoadLocation(timezone)
+	if err != nil {
+		return nil, fmt.Errorf("timezone: %v", err)
+	}
+	sch, err := schedule.Parse(expr, loc)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %v", err)
+	}
+	return sch, nil
+}
+
+// Preview returns the next n instants of a schedule after `from`, in its zone; fewer when
+// the schedule ends (an at() in the past, When Published). A bad expression wraps ErrUsage.
+func Preview(expr, timezone string, from time.Time, n int) ([]time.Time, error) {
+	sch, err := parseSchedule(expr, timezone)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	loc, _ := schedule.LoadLocation(timezone)
+	out := []time.Time{}
+	for t := from; len(out) < n; {
+		next, ok := sch.Next(t)
+		if !ok {
+			break
+		}
+		out = append(out, next.In(loc))
+		t = next
+	}
+	return out, nil
+}
+
+// SyncKeepingEdits is Sync for a stack whose operators edit timers: an operator's effective
+// schedule, timeout and priority survive the sync (as OutSystems' effective values survive a
+// publish), and the manifest's values become the defaults they override.
+func (s *Service) SyncKeepingEdits(ctx context.Context, m manifest.Manifest) (SyncReport, error) {
+	if err := m.Validate(); err != nil {
+		return SyncReport{}, err
+	}
+	edits, err := s.Store.Edits(ctx)
+	if err != nil {
+		return SyncReport{}, err
+	}
+	if len(edits) == 0 {
+		return s.Sync(ctx, m)
+	}
+	current, err := s.Store.List(ctx)
+	if err != nil {
+		return SyncReport{}, err
+	}
+	effective := map[timer.Key]dynamo.Overridable{}
+	for _, in := range current {
+		if _, ok := edits[in.Key]; ok {
+			effective[in.Key] = dynamo.OverridableOf(in)
+		}
+	}
+	newDefaults := map[timer.Key]dynamo.Overridable{}
+	kept := manifest.Manifest{Timers: make([]manifest.Timer, len(m.Timers))}
+	copy(kept.Timers, m.Timers)
+	for i, t := range kept.Timers {
+		key := timer.Key{Timer: t.Name}
+		eff, ok := effective[key]
+		if !ok {
+			continue
+		}
+		st := t.Settings(s.Defaults)
+		newDefaults[key] = dynamo.Overridable{Schedule: st.Schedule, Timeout: st.Timeout, Priority: st.Priority}
+		prio := eff.Priority
+		kept.Timers[i].Schedule = eff.Schedule
+		kept.Timers[i].Timeout = &manifest.Duration{Duration: eff.Timeout}
+		kept.Timers[i].Priority = &prio
+	}
+	rep, err := s.Sync(ctx, kept)
+	if err != nil {
+		return rep, err
+	}
+	for key, d := range newDefaults {
+		if err := s.Store.SetEditDefaults(ctx, key, d); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
