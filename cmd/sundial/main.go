@@ -28,6 +28,8 @@ Usage:
   sundial sync MANIFEST       create/update timers from a manifest
   sundial schedule next EXPR [--from RFC3339] [--tz IANA] [-n N] [--json]
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery once, as Lambda would
+  sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
+  sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues
 
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
 running "sundial up", else AWS) and --stack (default sundial). NAME is Timer or Timer@tenant.
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdSchedule(rest, stdout)
 	case "invoke":
 		err = cmdInvoke(ctx, rest, stdout)
+	case "dlq":
+		err = cmdDLQ(ctx, rest, stdout)
 	default:
 		err = usageErr("unknown command %q; run `sundial help`", cmd)
 	}

@@ -49,6 +49,7 @@ type App struct {
 	Recoverer *engine.Recoverer
 	Reporter  *engine.Reporter
 	Admin     *admin.Service
+	DLQ       *queue.DLQ // nil when the configuration names no dead-letter queue
 }
 
 // New wires the services on AWS clients built from awsCfg.
@@ -67,8 +68,9 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 		ddb = dynamodb.NewFromConfig(awsCfg)
 	}
 	var sq queue.API = o.SQS
+	sqsClient := sqs.NewFromConfig(awsCfg)
 	if o.SQS == nil {
-		sq = sqs.NewFromConfig(awsCfg)
+		sq = sqsClient
 	}
 	inv := o.Invoker
 	if inv == nil {
@@ -86,6 +88,9 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 		MaxEarly: 3 * time.Second, FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
 	}
 	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
+	if cfg.DLQ != "" {
+		a.DLQ = queue.NewDLQ(sqsClient, cfg.DLQ, qs)
+	}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/sundialhq/sundial/internal/queue"
+)
+
+func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "redrive") {
+		return usageErr("dlq: expected list or redrive")
+	}
+	fs := flag.NewFlagSet("dlq "+args[0], flag.ContinueOnError)
+	var t target
+	t.flags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	limit := fs.Int("limit", 100, "at most N messages")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *limit < 1 || *limit > 10000 {
+		return usageErr("dlq: --limit must be in 1..10000")
+	}
+	a, err := t.app(ctx)
+	if err != nil {
+		return err
+	}
+	if a.DLQ == nil {
+		return usageErr("dlq: the stack has no dead-letter queue output")
+	}
+	if args[0] == "list" {
+		msgs, err := a.DLQ.List(ctx, *limit)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(stdout, nonNil(msgs))
+		}
+		printDead(stdout, msgs)
+		return nil
+	}
+	res, err := a.DLQ.Redrive(ctx, *limit)
+	if *asJSON {
+		res.Redriven, res.Kept = nonNil(res.Redriven), nonNil(res.Kept)
+		if jerr := writeJSON(stdout, res); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	printf(stdout, "redriven %d (back on their priority queues; the claim decides whether each runs)\n", len(res.Redriven))
+	if len(res.Kept) > 0 {
+		printf(stdout, "kept %d that cannot be replayed:\n", len(res.Kept))
+		printDead(stdout, res.Kept)
+	}
+	return err
+}
+
+func printDead(w io.Writer, msgs []queue.Dead) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	printf(tw, "MESSAGE\tSENT\tRECEIVES\tTIMER\tSCHEDULED\tATTEMPT\tPROBLEM\n")
+	for _, m := range msgs {
+		name, sched, attempt, problem := "-", "-", "-", m.DecodeError
+		if f := m.Firing; f != nil {
+			name, sched, attempt = f.Key().String(), f.ScheduledAt.Format("2006-01-02 15:04:05"), strconv.Itoa(f.Attempt)
+			problem = "well-formed (unknown timer, or failed repeatedly)"
+		}
+		printf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.MessageID, m.SentAt.Format("2006-01-02 15:04:05"), m.ReceiveCount, name, sched, attempt, problem)
+	}
+	_ = tw.Flush()
+}
+
+func nonNil(d []queue.Dead) []queue.Dead {
+	if d == nil {
+		return []queue.Dead{}
+	}
+	return d
+}

@@ -1,0 +1,140 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/message"
+)
+
+// DLQAPI is the part of the SQS client the dead-letter tools use.
+type DLQAPI interface {
+	API
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+}
+
+// DLQ inspects and replays the dead-letter queue.
+type DLQ struct {
+	api    DLQAPI
+	url    string
+	queues *Queues
+}
+
+// NewDLQ returns the tools for the dead-letter queue at url; redriven firings go to queues.
+func NewDLQ(api DLQAPI, url string, queues *Queues) *DLQ {
+	return &DLQ{api: api, url: url, queues: queues}
+}
+
+// Dead is one dead-lettered message.
+type Dead struct {
+	MessageID    string          `json:"messageId"`
+	SentAt       time.Time       `json:"sentAt"`
+	ReceiveCount int             `json:"receiveCount"`
+	Body         string          `json:"body"`
+	Firing       *message.Firing `json:"firing,omitempty"`
+	DecodeError  string          `json:"decodeError,omitempty"`
+	Priority     int             `json:"priority"`
+	receipt      string
+}
+
+// hold is how long listed messages stay hidden while a listing pages through the queue.
+const hold = 30 * time.Second
+
+// List returns up to max messages without consuming them (they are made visible again).
+func (d *DLQ) List(ctx context.Context, max int) ([]Dead, error) {
+	msgs, err := d.receive(ctx, max)
+	d.release(ctx, msgs)
+	return msgs, err
+}
+
+// RedriveResult says what a redrive did.
+type RedriveResult struct {
+	Redriven []Dead `json:"redriven"`
+	Kept     []Dead `json:"kept"` // malformed: replaying cannot help; they stay for inspection
+}
+
+// Redrive sends every well-formed firing among up to max messages back to its priority
+// queue, where the claim decides again whether it runs, and deletes it from the DLQ.
+func (d *DLQ) Redrive(ctx context.Context, max int) (RedriveResult, error) {
+	var res RedriveResult
+	msgs, err := d.receive(ctx, max)
+	if err != nil {
+		d.release(ctx, msgs)
+		return res, err
+	}
+	var errs []error
+	for _, m := range msgs {
+		if m.Firing == nil {
+			res.Kept = append(res.Kept, m)
+			continue
+		}
+		out := engine.Outgoing{Firing: *m.Firing, Priority: m.Priority}
+		if err := d.queues.Send(ctx, []engine.Outgoing{out}); err != nil {
+			errs = append(errs, fmt.Errorf("redrive %s: %w", m.MessageID, err))
+			res.Kept = append(res.Kept, m)
+			continue
+		}
+		if _, err := d.api.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &d.url, ReceiptHandle: &m.receipt}); err != nil {
+			// Sent but not deleted: a later redrive sends it again, and the claim admits one.
+			errs = append(errs, fmt.Errorf("delete %s from the DLQ: %w", m.MessageID, err))
+		}
+		res.Redriven = append(res.Redriven, m)
+	}
+	d.release(ctx, res.Kept)
+	return res, errors.Join(errs...)
+}
+
+func (d *DLQ) receive(ctx context.Context, max int) ([]Dead, error) {
+	var out []Dead
+	for len(out) < max {
+		r, err := d.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: &d.url, MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: int32(hold / time.Second),
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"},
+		})
+		if err != nil {
+			return out, fmt.Errorf("receive from the DLQ: %w", err)
+		}
+		if len(r.Messages) == 0 {
+			return out, nil
+		}
+		for _, m := range r.Messages {
+			out = append(out, dead(m))
+		}
+	}
+	return out, nil
+}
+
+func (d *DLQ) release(ctx context.Context, msgs []Dead) {
+	for _, m := range msgs {
+		_, _ = d.api.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &d.url, ReceiptHandle: &m.receipt, VisibilityTimeout: 0})
+	}
+}
+
+func dead(m types.Message) Dead {
+	dm := Dead{MessageID: aws.ToString(m.MessageId), Body: aws.ToString(m.Body), receipt: aws.ToString(m.ReceiptHandle), Priority: 3}
+	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
+		dm.SentAt = time.UnixMilli(ms).UTC()
+	}
+	dm.ReceiveCount, _ = strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+	if v, ok := m.MessageAttributes["priority"]; ok {
+		if p, err := strconv.Atoi(aws.ToString(v.StringValue)); err == nil && p >= 1 && p <= 4 {
+			dm.Priority = p
+		}
+	}
+	if f, err := message.Decode(dm.Body); err != nil {
+		dm.DecodeError = err.Error()
+	} else {
+		dm.Firing = &f
+	}
+	return dm
+}
