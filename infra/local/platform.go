@@ -142,6 +142,13 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			return nil, err
 		}
 	}
+	for i := range o.Concurrency {
+		// The stack's per-priority maximum concurrency (the event source mappings' on AWS)
+		// applies locally too, unless the caller set its own.
+		if n, err := strconv.Atoi(outs.Parameters[fmt.Sprintf("P%dConcurrency", i+1)]); o.Concurrency[i] <= 0 && err == nil && n > 0 {
+			o.Concurrency[i] = n
+		}
+	}
 	p.start(o, cfg, log)
 	return p, nil
 }
