@@ -29,7 +29,7 @@ type EventSource struct {
 	SQS       SQSAPI
 	QueueURL  string
 	Priority  int
-	Function  Function
+	Function  Invoker
 	BatchSize int32
 	// Concurrency is the mapping's maximum concurrency (pollers for this queue).
 	Concurrency int
@@ -73,7 +73,7 @@ func (e *EventSource) poll(ctx context.Context, poller int) {
 			e.Slots.Acquire(e.Priority)
 		}
 		// An invocation in progress finishes even if we are asked to stop, as on Lambda.
-		e.invoke(context.WithoutCancel(ctx), arn, fmt.Sprintf("%s-p%d-%d-%d", e.Function.Name, e.Priority, poller, n), out.Messages)
+		e.invoke(context.WithoutCancel(ctx), arn, fmt.Sprintf("%s-p%d-%d-%d", functionName(e.Function), e.Priority, poller, n), out.Messages)
 		if e.Slots != nil {
 			e.Slots.Release()
 		}
@@ -94,7 +94,7 @@ func (e *EventSource) invoke(ctx context.Context, arn, requestID string, msgs []
 	out, err := e.Function.Invoke(ctx, requestID, payload)
 	if err != nil {
 		// A function error fails the whole batch: nothing is deleted.
-		e.Log.Error("event source: invocation failed; batch will be redelivered", "function", e.Function.Name, "error", err)
+		e.Log.Error("event source: invocation failed; batch will be redelivered", "function", functionName(e.Function), "error", err)
 		return
 	}
 	var resp events.SQSEventResponse
