@@ -2,14 +2,14 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 GO ?= go
-FUNCTIONS := fetch processor recovery
+FUNCTIONS := fetch processor recovery api
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 MANIFEST ?= examples/timers.yaml
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test lint deps deploy localstack-up localstack-down clean \
-	build-FetchFunction build-ProcessorFunction build-RecoveryFunction
+.PHONY: all build run test bench lint deps deploy localstack-up localstack-down clean \
+	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-ApiFunction
 
 all: build
 
@@ -33,6 +33,8 @@ build-ProcessorFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/processor
 build-RecoveryFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/recovery
+build-ApiFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
 
 ## run: the local platform on the embedded emulator with the example timers (Ctrl-C stops)
 run: deps
@@ -43,6 +45,14 @@ run: deps
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## bench: benchmarks on a fresh emulator (bounded, ~12 min): bench/out/report.md, results.json, SVG plots
+BENCH_FLAGS ?=
+bench: deps
+	@mkdir -p bench/out
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -benchtime 500ms ./internal/schedule ./internal/timer ./internal/message ./internal/engine | tee bench/out/gobench.txt
+	$(GO) build -o bin/sundial-bench ./bench/cmd/sundial-bench
+	./bin/sundial-bench -out bench/out -gobench bench/out/gobench.txt $(BENCH_FLAGS)
 
 ## lint: formatting, vet and the template
 lint:

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/stack"
@@ -29,6 +31,25 @@ func (t *target) flags(fs *flag.FlagSet) {
 
 // app connects to the stack and wires the services as the functions would.
 func (t *target) app(ctx context.Context) (*app.App, error) {
+	awsCfg, outs, err := t.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.appOn(awsCfg, outs)
+}
+
+// appOn wires the services on a stack connect found.
+func (t *target) appOn(awsCfg aws.Config, outs stack.Outputs) (*app.App, error) {
+	env := outs.Env(nil)
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	return app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("cli")})
+}
+
+// connect finds the endpoint and the stack's outputs.
+func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error) {
 	ep := t.endpoint
 	if ep == "" {
 		ep = os.Getenv("AWS_ENDPOINT_URL")
@@ -40,18 +61,10 @@ func (t *target) app(ctx context.Context) (*app.App, error) {
 	}
 	awsCfg, err := emulator.AWSConfig(ctx, ep, t.region)
 	if err != nil {
-		return nil, err
+		return aws.Config{}, stack.Outputs{}, err
 	}
 	outs, err := stack.Describe(ctx, awsCfg, t.stack)
-	if err != nil {
-		return nil, err
-	}
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		return nil, err
-	}
-	return app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("cli")})
+	return awsCfg, outs, err
 }
 
 func parse(fs *flag.FlagSet, args []string) error {

@@ -18,7 +18,7 @@ func cmdInvoke(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	name, err := onePositional(fs, "function (fetch, processor or recovery)")
+	name, err := onePositional(fs, "function (fetch, processor, recovery or api)")
 	if err != nil {
 		return err
 	}
@@ -29,7 +29,11 @@ func cmdInvoke(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageErr("invoke: %v", err)
 	}
-	a, err := t.app(ctx)
+	awsCfg, outs, err := t.connect(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := t.appOn(awsCfg, outs)
 	if err != nil {
 		return err
 	}
@@ -41,8 +45,14 @@ func cmdInvoke(ctx context.Context, args []string, stdout io.Writer) error {
 		fn = lambdarun.NewFunction("sundial-processor", a.ProcessHandler, 15*time.Minute)
 	case "recovery":
 		fn = lambdarun.NewFunction("sundial-recovery", a.RecoverHandler, time.Minute)
+	case "api":
+		h, err := apiHandler(a, awsCfg, outs)
+		if err != nil {
+			return err
+		}
+		fn = lambdarun.NewFunction("sundial-api", h, 29*time.Second)
 	default:
-		return usageErr("invoke: unknown function %q; expected fetch, processor or recovery", name)
+		return usageErr("invoke: unknown function %q; expected fetch, processor, recovery or api", name)
 	}
 	out, err := fn.Invoke(ctx, "cli-invoke", payload)
 	if err != nil {

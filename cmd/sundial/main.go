@@ -18,16 +18,20 @@ import (
 const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
-  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--stack NAME] [--template PATH]
+  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--token T] [--stack NAME] [--template PATH]
   sundial timers list [--json]
   sundial timers show NAME [--json]
+  sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--reset] [--json]
+                              validated before saving; Reset returns to the manifest's values
+  sundial timers run-now|activate|deactivate NAME   (the same as the commands below)
+  sundial health [--json]     Environment Health: fetcher, queues, processors, execution order
   sundial logs [--json] [--timer NAME] [--errors] [--limit N]
   sundial run-now NAME        run as soon as possible (activates a deactivated timer)
   sundial activate NAME
   sundial deactivate NAME     a running execution is not stopped
   sundial sync MANIFEST       create/update timers from a manifest
   sundial schedule next EXPR [--from RFC3339] [--tz IANA] [-n N] [--json]
-  sundial invoke FUNCTION --event FILE   run fetch|processor|recovery once, as Lambda would
+  sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
   sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues
 
@@ -55,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdTimers(ctx, rest, stdout)
 	case "logs":
 		err = cmdLogs(ctx, rest, stdout)
+	case "health":
+		err = cmdHealth(ctx, rest, stdout)
 	case "run-now", "activate", "deactivate":
 		err = cmdOperate(ctx, cmd, rest, stdout)
 	case "sync":

@@ -75,7 +75,7 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := a.Admin.Sync(ctx, m)
+	rep, err := a.Admin.SyncKeepingEdits(ctx, m) // operators' edits survive, as in Service Center
 	if err != nil {
 		return err
 	}

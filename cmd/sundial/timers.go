@@ -14,7 +14,13 @@ import (
 
 func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return usageErr("timers: expected list or show")
+		return usageErr("timers: expected list, show, edit, run-now, activate or deactivate")
+	}
+	switch args[0] {
+	case "edit":
+		return cmdTimersEdit(ctx, args[1:], stdout)
+	case "run-now", "activate", "deactivate":
+		return cmdOperate(ctx, args[0], args[1:], stdout)
 	}
 	fs := flag.NewFlagSet("timers "+args[0], flag.ContinueOnError)
 	var t target
@@ -70,7 +76,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return writeJSON(stdout, view.OfTimer(in))
 	}
-	return usageErr("timers: unknown subcommand %q; expected list or show", args[0])
+	return usageErr("timers: unknown subcommand %q; expected list, show, edit, run-now, activate or deactivate", args[0])
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -26,17 +28,19 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
 	actions := fs.String("actions", "", "also serve the example actions on this address (e.g. 127.0.0.1:9000)")
-	console := fs.String("console", "127.0.0.1:8089", "console address (not in this build; see README)")
+	var co consoleOptions
+	fs.StringVar(&co.addr, "console", "127.0.0.1:8089", `Service Center (console and API) address; "" for none`)
+	fs.StringVar(&co.token, "token", os.Getenv("SUNDIAL_CONSOLE_TOKEN"), "console token (default SUNDIAL_CONSOLE_TOKEN, else generated)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	fs.Visit(func(f *flag.Flag) { co.explicit = co.explicit || f.Name == "console" })
 	if fs.NArg() > 0 {
 		return usageErr("up: unexpected argument %q", fs.Arg(0))
 	}
 	if o.Tick < 100*time.Millisecond || o.Tick > 450*time.Second {
 		return usageErr("up: --tick must be in 100ms..7m30s (the fetch looks ahead two ticks, SQS delays at most 15m)")
 	}
-	_ = console
 	if *actions != "" {
 		ln, err := net.Listen("tcp", *actions)
 		if err != nil {
@@ -69,8 +73,15 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "functions  fetch + recovery every %s, processor on P1..P4\n", o.Tick)
 	fmt.Fprintf(stdout, "logs       %s\n", *logPath)
+	stopConsole := func() {}
+	if co.addr != "" {
+		if stopConsole, err = startConsole(ctx, p, o.Stack, co, stdout, slog.New(slog.NewJSONHandler(logFile, nil)).With("component", "console")); err != nil {
+			return errors.Join(err, p.Stop())
+		}
+	}
 	fmt.Fprintf(stdout, "try        AWS_ENDPOINT_URL=%s sundial timers list   (Ctrl-C stops)\n", p.Endpoint)
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
+	stopConsole()
 	return p.Stop()
 }

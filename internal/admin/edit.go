@@ -87,7 +87,7 @@ func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedu
 		errs = append(errs, err)
 	}
 	if o.Timeout < MinTimeout || o.Timeout > MaxTimeout {
-		errs = append(errs, fmt.Errorf("timeout: %s is out of range %s..%s", o.Timeout, MinTimeout, MaxTimeout))
+		errs = append(errs, fmt.Errorf("timeout: %s is out of range 1s..24h", o.Timeout))
 	}
 	if o.Priority < 1 || o.Priority > 4 {
 		errs = append(errs, fmt.Errorf("priority: %d is out of range 1 (highest) to 4 (lowest)", o.Priority))
@@ -106,11 +106,7 @@ func parseSchedule(expr, timezone string) (schedule.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timezone: %v", err)
 	}
-	sch, err := schedule.Parse(expr, loc)
-	if err != nil {
-		return nil, fmt.Errorf("schedule: %v", err)
-	}
-	return sch, nil
+	return schedule.Parse(expr, loc) // its errors name the schedule and the bad token
 }
 
 // Preview returns the next n instants of a schedule after `from`, in its zone; fewer when

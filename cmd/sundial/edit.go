@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/console"
+)
+
+// cmdTimersEdit changes a timer's effective schedule, timeout or priority. Every value is
+// validated before anything is saved; an invalid one exits 2 naming the field.
+func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("timers edit", flag.ContinueOnError)
+	var t target
+	t.flags(fs)
+	sch := fs.String("schedule", "", "new effective schedule (see `sundial schedule next`)")
+	timeout := fs.Duration("timeout", 0, "new effective timeout, e.g. 20m (1s..24h)")
+	prio := fs.Int("priority", 0, "new priority, 1 (highest) .. 4 (lowest)")
+	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout and priority")
+	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/timers/{name})")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	name, err := onePositional(fs, "timer name")
+	if err != nil {
+		return err
+	}
+	key, err := admin.ParseKey(name)
+	if err != nil {
+		return err
+	}
+	e := admin.Edit{Reset: *reset, By: "cli"}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "schedule":
+			e.Schedule = sch
+		case "timeout":
+			e.Timeout = timeout
+		case "priority":
+			e.Priority = prio
+		}
+	})
+	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && !e.Reset {
+		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority or --reset")
+	}
+	awsCfg, outs, err := t.connect(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := t.appOn(awsCfg, outs)
+	if err != nil {
+		return err
+	}
+	if _, err := a.Admin.Edit(ctx, key, e); err != nil {
+		return err
+	}
+	svc := console.NewService(a, nil, [4]int{})
+	d, _, err := svc.Timer(ctx, key)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, d)
+	}
+	printf(stdout, "%s saved: schedule %q, timeout %s, priority %d", d.Key, d.Schedule, d.Timeout, d.Priority)
+	if d.Edited {
+		printf(stdout, " (defaults: %q, %s, %d)", d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority)
+	}
+	printf(stdout, "\nnext runs (%s):\n", d.Timezone)
+	for _, at := range d.NextRuns {
+		printf(stdout, "  %s\n", at.Format(time.RFC3339))
+	}
+	if len(d.NextRuns) == 0 {
+		printf(stdout, "  none%s\n", strings.TrimSpace(" "+d.NextRunsError))
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package admin_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// setup is the admin service on the emulator's tables, a recording queue and a manual clock.
+// The tests of this package run one after another: Sync deactivates what a manifest lacks.
+func setup(t *testing.T) (*admin.Service, *inmem.Queue, *timer.ManualClock) {
+	t.Helper()
+	cfg, outs := testenv.Stack(t)
+	q := &inmem.Queue{}
+	clock := timer.NewManualClock(time.Now().UTC().Truncate(time.Second))
+	store := dynamo.New(dynamodb.NewFromConfig(cfg), outs.TimersTable, outs.LogTable, time.Hour)
+	return &admin.Service{Store: store, Queue: q, Clock: clock, Shards: outs.DueShards,
+		Defaults: admin.Defaults{MaxRetries: 3, RetryDelay: 10 * time.Second}}, q, clock
+}
+
+func manifestOf(t *testing.T, yaml string) manifest.Manifest {
+	t.Helper()
+	m, err := manifest.Parse(strings.NewReader(yaml))
+	require.NoError(t, err)
+	return m
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestEdit(t *testing.T) {
+	s, q, clock := setup(t)
+	ctx := context.Background()
+	name := testenv.Unique(t)
+	key := timer.Key{Timer: name}
+	_, err := s.Sync(ctx, manifestOf(t, "timers:\n  - {name: "+name+", schedule: \"every 1h\", timeout: 30s, priority: 3, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"))
+	require.NoError(t, err)
+	q.Drain()
+	orig, err := s.Store.Get(ctx, key)
+	require.NoError(t, err)
+
+	t.Run("InvalidValuesChangeNothing", func(t *testing.T) {
+		_, err := s.Edit(ctx, key, admin.Edit{Schedule: ptr("25:00"), Timeout: ptr(time.Duration(0)), Priority: ptr(7)})
+		require.ErrorIs(t, err, admin.ErrUsage)
+		for _, want := range []string{`schedule "25:00": hour 25 out of range`, "timeout: 0s is out of range 1s..24h", "priority: 7 is out of range"} {
+			require.ErrorContains(t, err, want)
+		}
+		_, err = s.Edit(ctx, key, admin.Edit{Schedule: ptr(strings.Repeat("1", admin.MaxScheduleLen+1))})
+		require.ErrorContains(t, err, "longer than 256")
+		got, err := s.Store.Get(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, orig, got)
+		_, err = s.Edit(ctx, timer.Key{Timer: name + "-missing"}, admin.Edit{Priority: ptr(1)})
+		require.ErrorIs(t, err, timer.ErrNotFound)
+	})
+
+	t.Run("ScheduleReschedulesFromNow", func(t *testing.T) {
+		got, err := s.Edit(ctx, key, admin.Edit{Schedule: ptr("every 10s"), Priority: ptr(1), By: "tester"})
+		require.NoError(t, err)
+		require.Equal(t, "every 10s", got.Schedule)
+		require.Equal(t, 1, got.Priority)
+		require.Equal(t, 30*time.Second, got.Timeout, "fields not given keep their value")
+		want := clock.Now().Truncate(10 * time.Second).Add(10 * time.Second)
+		require.Equal(t, want, got.NextRun)
+		rec, ok, err := s.Store.EditOf(ctx, key)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, dynamo.Overridable{Schedule: "every 1h", Timeout: 30 * time.Second, Priority: 3}, rec.Defaults, "the manifest's values are kept")
+		require.Equal(t, "tester", rec.By)
+		require.Empty(t, q.Drain(), "the fetch has not passed it: it will send the firing")
+	})
+
+	t.Run("AFiringTheFetchPassedIsSent", func(t *testing.T) {
+		now := clock.Now()
+		_, err := s.Store.AdvanceWatermark(ctx, now.Add(time.Minute), now)
+		require.NoError(t, err)
+		got, err := s.Edit(ctx, key, admin.Edit{Schedule: ptr("every 20s")})
+		require.NoError(t, err)
+		sent := q.Drain()
+		require.Len(t, sent, 1)
+		require.Equal(t, got.NextRun, sent[0].Firing.DueAt)
+		require.Equal(t, 1, sent[0].Priority)
+		_, err = s.Edit(ctx, key, admin.Edit{Timeout: ptr(time.Minute)})
+		require.NoError(t, err)
+		require.Empty(t, q.Drain(), "no new schedule, nothing to send")
+	})
+
+	t.Run("ResetReturnsToTheManifest", func(t *testing.T) {
+		got, err := s.Edit(ctx, key, admin.Edit{Reset: true})
+		require.NoError(t, err)
+		require.Equal(t, dynamo.Overridable{Schedule: "every 1h", Timeout: 30 * time.Second, Priority: 3}, dynamo.OverridableOf(got))
+		_, ok, err := s.Store.EditOf(ctx, key)
+		require.NoError(t, err)
+		require.False(t, ok)
+	})
+}
+
+func TestSyncKeepingEdits(t *testing.T) {
+	s, _, _ := setup(t)
+	ctx := context.Background()
+	name := testenv.Unique(t)
+	key := timer.Key{Timer: name}
+	doc := func(sched string) manifest.Manifest {
+		return manifestOf(t, "timers:\n  - {name: "+name+", schedule: \""+sched+"\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n")
+	}
+	_, err := s.SyncKeepingEdits(ctx, doc("every 1h"))
+	require.NoError(t, err)
+	_, err = s.Edit(ctx, key, admin.Edit{Schedule: ptr("every 5m"), Priority: ptr(2)})
+	require.NoError(t, err)
+
+	rep, err := s.SyncKeepingEdits(ctx, doc("every 1h"))
+	require.NoError(t, err)
+	require.Contains(t, rep.Unchanged, name, "the same manifest leaves the edited timer alone")
+	in, err := s.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, "every 5m", in.Schedule)
+
+	_, err = s.SyncKeepingEdits(ctx, doc("every 2h"))
+	require.NoError(t, err)
+	in, err = s.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, dynamo.Overridable{Schedule: "every 5m", Timeout: timer.DefaultTimeout, Priority: 2}, dynamo.OverridableOf(in), "the edit survives a new default")
+	rec, ok, err := s.Store.EditOf(ctx, key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "every 2h", rec.Defaults.Schedule, "the manifest's new value is the default")
+
+	bad := doc("every 1h")
+	bad.Timers = append(bad.Timers, manifest.Timer{Name: "bad name", Schedule: "every 1h"})
+	_, err = s.SyncKeepingEdits(ctx, bad)
+	require.ErrorIs(t, err, timer.ErrInvalid)
+	rec, _, err = s.Store.EditOf(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, "every 2h", rec.Defaults.Schedule, "an invalid manifest changes nothing")
+}
+
+func TestPreview(t *testing.T) {
+	from := time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)
+	got, err := admin.Preview("02:30", "America/New_York", from, 3)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	require.Equal(t, "2026-03-08T03:30:00-04:00", got[0].Format(time.RFC3339), "02:30 does not exist on the spring-forward day")
+	got, err = admin.Preview("at(2020-01-01T00:00:00)", "UTC", from, 10)
+	require.NoError(t, err)
+	require.Empty(t, got, "a past at() has no next run")
+	_, err = admin.Preview("every 7x", "UTC", from, 10)
+	require.ErrorIs(t, err, admin.ErrUsage)
+	_, err = admin.Preview("every 1m", "Nowhere/Land", from, 10)
+	require.ErrorIs(t, err, admin.ErrUsage)
+}

@@ -1,0 +1,236 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"strconv"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+)
+
+// APIRoute is one route of the JSON API; api/openapi.yaml documents each (a test checks).
+type APIRoute struct {
+	Method, Pattern string
+	Handle          func(r *http.Request) (any, error)
+}
+
+func (s *Server) apiRoutes() []APIRoute {
+	return []APIRoute{
+		{"GET", "/api/health", s.apiHealth},
+		{"GET", "/api/timers", s.apiTimers},
+		{"GET", "/api/timers/{name}", s.apiTimer},
+		{"PATCH", "/api/timers/{name}", s.apiEdit},
+		{"POST", "/api/timers/{name}/run-now", s.apiOperate},
+		{"POST", "/api/timers/{name}/activate", s.apiOperate},
+		{"POST", "/api/timers/{name}/deactivate", s.apiOperate},
+		{"GET", "/api/logs", s.apiLogs},
+		{"GET", "/api/logs/entry", s.apiEntry},
+		{"GET", "/api/schedule/preview", s.apiPreview},
+		{"POST", "/api/login-links", s.apiLoginLink},
+	}
+}
+
+// APIRoutes lists the API's routes (for documentation checks).
+func (s *Server) APIRoutes() []APIRoute { return s.apiRoutes() }
+
+// api authenticates an API request and writes the handler's value as JSON.
+func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, status, msg := s.authenticateAPI(r)
+		if status != 0 {
+			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", msg, "remote", r.RemoteAddr)
+			s.writeAPIError(w, r, status, msg)
+			return
+		}
+		v, err := h(r.WithContext(withPrincipal(r.Context(), p)))
+		if errors.Is(err, errNoRoute) {
+			s.writeAPIError(w, r, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
+			return
+		}
+		if err != nil {
+			s.fail(w, r, err, false)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	})
+}
+
+// authenticateAPI accepts, locally, the bearer token or a session cookie (with the CSRF
+// header on a change); behind API Gateway, the IAM caller the adapter passed on.
+func (s *Server) authenticateAPI(r *http.Request) (principal, int, string) {
+	if s.mode == AuthIAM {
+		if p, ok := principalOf(r.Context()); ok && p.kind == "iam" {
+			return p, 0, ""
+		}
+		return principal{}, http.StatusUnauthorized, "request not authorized by IAM"
+	}
+	ok, present := s.auth.bearer(r)
+	switch {
+	case ok:
+		return principal{kind: "token", name: "api"}, 0, ""
+	case present:
+		return principal{}, http.StatusUnauthorized, "invalid token"
+	}
+	sess, ok := s.auth.sessionOf(r)
+	if !ok {
+		return principal{}, http.StatusUnauthorized, "authentication required: send Authorization: Bearer TOKEN"
+	}
+	if !safeMethod(r.Method) && !csrfOK(sess, r.Header.Get("X-CSRF-Token")) {
+		return principal{}, http.StatusForbidden, "missing or invalid X-CSRF-Token"
+	}
+	return principal{kind: "session", name: "console", session: sess}, 0, ""
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+func (s *Server) apiHealth(r *http.Request) (any, error) { return s.svc.Health(r.Context()) }
+
+func (s *Server) apiTimers(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	f := Filter{Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active")}
+	var err error
+	if f.Failing, err = boolParam(q.Get("failing"), "failing"); err != nil {
+		return nil, err
+	}
+	return s.svc.Timers(r.Context(), f)
+}
+
+func (s *Server) apiTimer(r *http.Request) (any, error) {
+	key, err := admin.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := s.svc.Timer(r.Context(), key)
+	return d, err
+}
+
+// editBody is PATCH /api/timers/{name}: absent fields keep their value.
+type editBody struct {
+	Schedule *string `json:"schedule"`
+	Timeout  *string `json:"timeout"`
+	Priority *int    `json:"priority"`
+	Reset    bool    `json:"reset"`
+}
+
+func (s *Server) apiEdit(r *http.Request) (any, error) {
+	key, err := admin.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	var b editBody
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: body: %v", admin.ErrUsage, err)
+	}
+	e := admin.Edit{Schedule: b.Schedule, Priority: b.Priority, Reset: b.Reset, By: by(r)}
+	if b.Timeout != nil {
+		d, err := parseTimeout(*b.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		e.Timeout = &d
+	}
+	if _, err := s.svc.Admin.Edit(r.Context(), key, e); err != nil {
+		return nil, err
+	}
+	d, _, err := s.svc.Timer(r.Context(), key)
+	return d, err
+}
+
+// OperationResult is what Run Now, activate and deactivate answer.
+type OperationResult struct {
+	Timer   TimerRow `json:"timer"`
+	Message string   `json:"message"`
+}
+
+func (s *Server) apiOperate(r *http.Request) (any, error) {
+	key, err := admin.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	in, msg, err := s.operate(r, key, path.Base(r.URL.Path))
+	if err != nil {
+		return nil, err
+	}
+	return OperationResult{Timer: rowOf(in, false), Message: msg}, nil
+}
+
+func (s *Server) apiLogs(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	f := LogFilter{Timer: q.Get("timer"), After: q.Get("after")}
+	var err error
+	if f.ErrorsOnly, err = boolParam(q.Get("errors"), "errors"); err != nil {
+		return nil, err
+	}
+	if v := q.Get("limit"); v != "" {
+		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 {
+			return nil, fmt.Errorf("%w: limit must be a number in 1..%d", admin.ErrUsage, MaxLogLimit)
+		}
+	}
+	return s.svc.Logs(r.Context(), f)
+}
+
+func (s *Server) apiEntry(r *http.Request) (any, error) {
+	key, err := admin.ParseKey(r.URL.Query().Get("timer"))
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.Entry(r.Context(), key, r.URL.Query().Get("ref"))
+}
+
+// Preview is the answer of GET /api/schedule/preview; Labels are the instants as the
+// pages show them, in the zone.
+type Preview struct {
+	Schedule string      `json:"schedule"`
+	Timezone string      `json:"timezone"`
+	Next     []time.Time `json:"next"`
+	Labels   []string    `json:"labels"`
+}
+
+func (s *Server) apiPreview(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	n := admin.PreviewRuns
+	if v := q.Get("n"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			return nil, fmt.Errorf("%w: n must be a number in 1..100", admin.ErrUsage)
+		}
+	}
+	next, err := s.svc.Preview(q.Get("schedule"), q.Get("timezone"), n)
+	if err != nil {
+		return nil, err
+	}
+	p := Preview{Schedule: q.Get("schedule"), Timezone: zoneName(q.Get("timezone")), Next: next, Labels: make([]string, len(next))}
+	for i, at := range next {
+		p.Labels[i] = zoned(at)
+	}
+	return p, nil
+}
+
+// LoginLinkResult is the answer of POST /api/login-links.
+type LoginLinkResult struct {
+	URL     string    `json:"url"`
+	Expires time.Time `json:"expires"`
+}
+
+func (s *Server) apiLoginLink(r *http.Request) (any, error) {
+	if p, _ := principalOf(r.Context()); p.kind != "token" {
+		return nil, fmt.Errorf("%w: login links are minted with the bearer token only", admin.ErrUsage)
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return LoginLinkResult{URL: s.LoginLink(scheme + "://" + r.Host), Expires: time.Now().Add(LoginLinkTTL).UTC()}, nil
+}

@@ -1,0 +1,332 @@
+package console_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/testenv"
+)
+
+// TestBrowser drives the console in headless Chromium against a running local platform
+// (fetch, processors and recovery on the emulator, actions answered in-process): log in
+// with the link, Environment Health, Run Now until the log shows the run, deactivate until
+// nothing more runs, an invalid and a valid schedule edit, hostile values. Screenshots go
+// to test-artifacts/console/.
+func TestBrowser(t *testing.T) {
+	chromium := chromiumPath(t)
+	if testing.Short() {
+		t.Skip("browser test: runs a local platform and Chromium for about a minute")
+	}
+	bt := startBrowserTest(t, chromium)
+
+	t.Run("LogInWithTheLink", func(t *testing.T) {
+		bt.navigate(t, bt.srv.LoginLink(bt.ts.URL))
+		require.Equal(t, bt.ts.URL+"/", bt.location(t), "the link sets the session and opens Environment Health")
+		require.Equal(t, "Environment Health", bt.text(t, "h1"))
+		bt.navigate(t, bt.srv.LoginLink(bt.ts.URL)) // a second, fresh link works too; the used one would not
+	})
+
+	t.Run("EnvironmentHealth", func(t *testing.T) {
+		bt.eventually(t, 15*time.Second, func() bool {
+			bt.navigate(t, bt.ts.URL+"/")
+			return bt.text(t, "#fetcher .status") == "healthy" && bt.count(t, "#order tbody tr td a") >= 3
+		}, "the fetcher ticks and the scheduled timers are listed")
+		order := bt.text(t, "#order")
+		require.Contains(t, order, bt.name("Ticker"))
+		require.Contains(t, order, "1 highest")
+		require.Contains(t, bt.text(t, "#queues"), "DLQ")
+		require.Contains(t, bt.text(t, "#processors"), "P1")
+		bt.shot(t, "01-environment-health")
+	})
+
+	t.Run("RunNowAndSeeTheLogEntry", func(t *testing.T) {
+		manual := bt.name("Manual")
+		bt.navigate(t, bt.ts.URL+"/timers/"+manual)
+		require.Contains(t, bt.text(t, "#next-runs"), "no next run", "When Published: it never runs by itself")
+		bt.submit(t, "#run-now")
+		require.Contains(t, bt.text(t, "#flash"), "firing sent")
+		bt.eventually(t, 20*time.Second, func() bool {
+			bt.navigate(t, bt.ts.URL+"/logs?timer="+manual)
+			return bt.count(t, "#log tbody tr[data-timer]") > 0
+		}, "the execution appears in the timers log")
+		require.Contains(t, bt.text(t, "#log tbody tr"), "success")
+		require.Equal(t, 1, bt.inv.calls(manual))
+		bt.shot(t, "02-run-now-log-entry")
+	})
+
+	t.Run("DeactivateStopsScheduling", func(t *testing.T) {
+		ticker := bt.name("Ticker")
+		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.calls(ticker) >= 2 }, "Ticker runs every second")
+		bt.navigate(t, bt.ts.URL+"/timers/"+ticker)
+		bt.submit(t, "#deactivate")
+		require.Contains(t, bt.text(t, "#flash"), "deactivated")
+		require.Equal(t, "inactive", bt.text(t, "#state"))
+		require.Contains(t, bt.text(t, "#next-run"), "not scheduled")
+		time.Sleep(1500 * time.Millisecond) // an execution claimed before the click may finish
+		calls := bt.inv.calls(ticker)
+		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
+		newest := bt.text(t, "#log tbody tr td")
+		time.Sleep(3 * time.Second)
+		require.Equal(t, calls, bt.inv.calls(ticker), "a deactivated timer is not fetched")
+		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
+		require.Equal(t, newest, bt.text(t, "#log tbody tr td"), "no new log entry")
+		bt.navigate(t, bt.ts.URL+"/timers")
+		require.Contains(t, bt.text(t, `tr[data-timer="`+ticker+`"]`), "not scheduled")
+		bt.navigate(t, bt.ts.URL+"/timers/"+ticker)
+		bt.shot(t, "03-deactivated")
+	})
+
+	t.Run("EditInvalidThenValidSchedule", func(t *testing.T) {
+		editable := bt.name("Editable")
+		bt.navigate(t, bt.ts.URL+"/timers/"+editable+"/edit")
+		bt.typeInto(t, "#schedule", "25:00")
+		bt.eventually(t, 5*time.Second, func() bool {
+			return strings.Contains(bt.text(t, "#edit-error"), "hour 25 out of range")
+		}, "the live preview reports the error while typing")
+		require.Zero(t, bt.count(t, "#preview li"))
+		bt.shot(t, "04-edit-invalid-live")
+		bt.submit(t, "#save")
+		require.Contains(t, bt.text(t, "#edit-error"), "hour 25 out of range", "saving refuses it")
+		require.Equal(t, "25:00", bt.value(t, "#schedule"), "what was typed is kept")
+		bt.shot(t, "05-edit-invalid-saved")
+
+		bt.typeInto(t, "#schedule", "every 5m")
+		bt.eventually(t, 5*time.Second, func() bool {
+			return bt.count(t, "#preview li") == 10 && bt.text(t, "#edit-error") == ""
+		}, "the preview shows the next 10 runs before saving")
+		bt.shot(t, "06-edit-valid-preview")
+		bt.submit(t, "#preview-button") // the preview without JavaScript: the server renders it
+		require.Equal(t, 10, bt.count(t, "#preview li"))
+		require.Equal(t, "every 5m", bt.value(t, "#schedule"))
+		bt.submit(t, "#save")
+		require.Equal(t, bt.ts.URL+"/timers/"+editable, bt.location(t))
+		require.Contains(t, bt.text(t, "#flash"), "Saved")
+		require.Equal(t, "every 5m", bt.text(t, "#schedule"))
+		require.Contains(t, bt.text(t, "#facts"), "default every 15m")
+		bt.shot(t, "07-edit-saved")
+	})
+
+	// Timer names are validated to [A-Za-z0-9_-], so hostile text is tried where it can enter:
+	// a property value and a schedule typed into the edit form.
+	t.Run("HostileValuesStayText", func(t *testing.T) {
+		hostile := bt.name("Hostile")
+		bt.navigate(t, bt.ts.URL+"/timers/"+hostile)
+		require.Contains(t, bt.text(t, "#properties"), hostileProperty)
+		require.False(t, bt.eval(t, `window.__xss !== undefined`), "no injected script ran")
+		bt.shot(t, "08-hostile-property")
+		bt.navigate(t, bt.ts.URL+"/timers/"+hostile+"/edit")
+		bt.typeInto(t, "#schedule", `<img src=x onerror="window.__xss=3">`)
+		bt.eventually(t, 5*time.Second, func() bool {
+			return strings.Contains(bt.text(t, "#edit-error"), `schedule "<img src=x onerror=`)
+		}, "the bad schedule is quoted as text")
+		bt.submit(t, "#save")
+		require.Contains(t, bt.text(t, "#edit-error"), "<img src=x")
+		require.False(t, bt.eval(t, `window.__xss !== undefined`))
+		bt.shot(t, "09-hostile-schedule")
+	})
+}
+
+const hostileProperty = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">`
+
+// browserTest is a local platform, a console on it and a Chromium tab.
+type browserTest struct {
+	ctx    context.Context
+	ts     *httptest.Server
+	srv    *console.Server
+	inv    *countingInvoker
+	prefix string
+	dir    string // screenshots
+}
+
+func startBrowserTest(t *testing.T, chromium string) *browserTest {
+	cfg, _ := testenv.Stack(t)
+	bt := &browserTest{inv: &countingInvoker{n: map[string]int{}}, prefix: testenv.Unique(t), dir: artifactsDir(t)}
+	manifest := filepath.Join(t.TempDir(), "timers.yaml")
+	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`timers:
+  - {name: %[1]s-Manual, schedule: "When Published", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: %[1]s-Ticker, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: %[1]s-Editable, schedule: "every 15m", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - name: %[1]s-Hostile
+    schedule: "every 1h"
+    action: {http: {url: "http://127.0.0.1:9/x"}}
+    properties: {note: '%[2]s'}
+`, bt.prefix, hostileProperty)), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	p, err := local.Up(ctx, local.Options{
+		Endpoint: aws.ToString(cfg.BaseEndpoint), Stack: "console-browser-" + strings.ToLower(rand.Text()[:8]),
+		Template: templatePath(t), Manifest: manifest, Tick: time.Second, Invoker: bt.inv, Out: io.Discard, Log: io.Discard,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, p.Stop()) })
+
+	bt.srv, err = console.New(console.Options{Service: console.NewService(p.App, sqs.NewFromConfig(p.AWS), [4]int{4, 3, 2, 2}),
+		Token: console.NewToken(), Log: quiet})
+	require.NoError(t, err)
+	bt.ts = httptest.NewServer(bt.srv.Handler())
+	t.Cleanup(bt.ts.Close)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Flag("disable-background-networking", true),
+		chromedp.WindowSize(1400, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(cancelTab)
+	bt.ctx = bctx
+	require.NoError(t, chromedp.Do(bt.ctx, chromedp.Navigate("about:blank")), "start Chromium (%s)", chromium)
+	return bt
+}
+
+func (bt *browserTest) name(s string) string { return bt.prefix + "-" + s }
+
+func (bt *browserTest) navigate(t *testing.T, u string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(bt.ctx, chromedp.Navigate(u)), u)
+}
+
+// submit clicks a form's button and waits for the page it leads to.
+func (bt *browserTest) submit(t *testing.T, sel string) {
+	t.Helper()
+	_, err := chromedp.Run(bt.ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(sel))))
+	require.NoError(t, err, sel)
+}
+
+func (bt *browserTest) typeInto(t *testing.T, sel, text string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(bt.ctx, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text)), sel)
+}
+
+func (bt *browserTest) text(t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(bt.ctx, chromedp.Evaluate[string](fmt.Sprintf(
+		`(document.querySelector(%q) || {innerText: ""}).innerText.trim()`, sel)))
+	require.NoError(t, err, sel)
+	return s
+}
+
+func (bt *browserTest) value(t *testing.T, sel string) string {
+	t.Helper()
+	v, err := chromedp.Run(bt.ctx, chromedp.Value(chromedp.CSS(sel)))
+	require.NoError(t, err, sel)
+	return v
+}
+
+func (bt *browserTest) count(t *testing.T, sel string) int {
+	t.Helper()
+	n, err := chromedp.Run(bt.ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+	require.NoError(t, err, sel)
+	return n
+}
+
+func (bt *browserTest) eval(t *testing.T, js string) bool {
+	t.Helper()
+	v, err := chromedp.Run(bt.ctx, chromedp.Evaluate[bool](js))
+	require.NoError(t, err, js)
+	return v
+}
+
+func (bt *browserTest) location(t *testing.T) string {
+	t.Helper()
+	loc, err := chromedp.Run(bt.ctx, chromedp.Location())
+	require.NoError(t, err)
+	return loc
+}
+
+// eventually polls cond; on failure it keeps a screenshot of what the browser showed.
+func (bt *browserTest) eventually(t *testing.T, within time.Duration, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			bt.shot(t, "failed-"+strings.ReplaceAll(t.Name(), "/", "-"))
+			t.Fatalf("not within %s: %s (page %s)", within, what, bt.location(t))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (bt *browserTest) shot(t *testing.T, name string) {
+	t.Helper()
+	png, err := chromedp.Run(bt.ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	path := filepath.Join(bt.dir, name+".png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot %s", path)
+}
+
+// countingInvoker answers every action with success and counts the calls per timer.
+type countingInvoker struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingInvoker) Invoke(_ context.Context, _ action.Spec, p action.Payload) (action.Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[p.Timer]++
+	return action.Result{Status: 200}, nil
+}
+
+func (c *countingInvoker) calls(timerName string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[timerName]
+}
+
+// chromiumPath finds Chromium. Without it the test skips, except in CI (CI=true), where a
+// missing browser must fail the run rather than pass it silently.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("SUNDIAL_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI=true but Chromium is not installed: apt-get install -y chromium (or set SUNDIAL_CHROMIUM)")
+	}
+	t.Skip("Chromium is not installed (apt-get install -y chromium); the browser test is skipped outside CI")
+	return ""
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	require.True(t, ok)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func templatePath(t *testing.T) string { return filepath.Join(moduleRoot(t), "template.yaml") }
+
+// artifactsDir is test-artifacts/console at the module root (gitignored).
+func artifactsDir(t *testing.T) string {
+	dir := filepath.Join(moduleRoot(t), "test-artifacts", "console")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}

@@ -1,0 +1,142 @@
+// Package console is Service Center for Sundial: Environment Health, timers, their log and
+// the operator's actions (Run Now, activate/deactivate, edit), as server-rendered pages and
+// the JSON API under /api/ behind them (api/openapi.yaml). The same handler runs locally in
+// `sundial up` (token auth) and on Lambda behind API Gateway (IAM auth, API only).
+package console
+
+import (
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultMaxBody bounds every request body (forms and JSON are small).
+const DefaultMaxBody = 64 << 10
+
+// Options configure a Server.
+type Options struct {
+	Service *Service
+	Auth    AuthMode
+	Token   string // AuthToken: the bearer token (see NewToken); required
+	Log     *slog.Logger
+	MaxBody int64            // default DefaultMaxBody
+	Now     func() time.Time // sessions and login links; default time.Now
+}
+
+// Server serves the console and its API.
+type Server struct {
+	svc     *Service
+	mode    AuthMode
+	auth    *auth
+	log     *slog.Logger
+	maxBody int64
+	pages   map[string]*template.Template
+	handler http.Handler
+}
+
+// New builds a server.
+func New(o Options) (*Server, error) {
+	if o.Service == nil {
+		return nil, errors.New("console: a Service is required")
+	}
+	if o.Auth == AuthToken && len(o.Token) < 16 {
+		return nil, errors.New("console: a token of at least 16 characters is required")
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{svc: o.Service, mode: o.Auth, auth: newAuth(o.Token, o.Now), log: o.Log, maxBody: o.MaxBody, pages: pages}
+	mux := http.NewServeMux()
+	s.routes(mux)
+	var h http.Handler = mux
+	h = http.NewCrossOriginProtection().Handler(h)
+	h = s.limitBody(h)
+	h = securityHeaders(h)
+	s.handler = h
+	return s, nil
+}
+
+// Handler is the console's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// LoginLink mints a one-time login link for a browser, valid for LoginLinkTTL, on the
+// console's base URL (such as "http://127.0.0.1:8089").
+func (s *Server) LoginLink(base string) string {
+	return base + "/login?code=" + url.QueryEscape(s.auth.newLoginCode())
+}
+
+func (s *Server) routes(mux *http.ServeMux) {
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(staticFS())))
+	mux.HandleFunc("GET /login", s.loginPage)
+	mux.HandleFunc("POST /login", s.loginWithToken)
+	mux.Handle("POST /logout", s.page(s.logout))
+
+	mux.Handle("GET /{$}", s.page(s.healthPage))
+	mux.Handle("GET /timers", s.page(s.timersPage))
+	mux.Handle("GET /timers/{name}", s.page(s.timerPage))
+	mux.Handle("GET /timers/{name}/edit", s.page(s.editPage))
+	mux.Handle("POST /timers/{name}/edit", s.page(s.editSubmit))
+	mux.Handle("POST /timers/{name}/{op}", s.page(s.operateSubmit))
+	mux.Handle("GET /logs", s.page(s.logsPage))
+	mux.Handle("GET /logs/entry", s.page(s.entryPage))
+	mux.Handle("/", s.page(func(w http.ResponseWriter, r *http.Request) error {
+		s.renderError(w, r, http.StatusNotFound, "No such page.")
+		return nil
+	}))
+
+	for _, rt := range s.apiRoutes() {
+		mux.Handle(rt.Method+" "+rt.Pattern, s.api(rt.Handle))
+	}
+	mux.Handle("/api/", s.api(func(*http.Request) (any, error) {
+		return nil, errNoRoute
+	}))
+}
+
+var errNoRoute = errors.New("no such API route")
+
+// securityHeaders keep pages from being framed, sniffed or leaking URLs (login links carry
+// a code), and allow only the console's own scripts and styles.
+func securityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+			"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// limitBody refuses bodies over the limit: at once when the length is declared, and with a
+// *http.MaxBytesError (413) when a reader goes past it.
+func (s *Server) limitBody(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.maxBody {
+			s.log.Warn("request body too large", "method", r.Method, "path", r.URL.Path, "bytes", r.ContentLength)
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				s.writeAPIError(w, r, http.StatusRequestEntityTooLarge, "request body too large")
+			} else {
+				http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			}
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		h.ServeHTTP(w, r)
+	})
+}

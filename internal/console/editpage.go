@@ -1,0 +1,120 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/dynamo"
+)
+
+// editForm is the edit page: the values as typed, the defaults, and the preview or error.
+type editForm struct {
+	D                           TimerDetail
+	Schedule, Timeout, Priority string
+	Preview                     []time.Time
+	Error                       string
+}
+
+func (s *Server) editPage(w http.ResponseWriter, r *http.Request) error {
+	key, err := admin.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	d, _, err := s.svc.Timer(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	f := editForm{D: d, Schedule: d.Schedule, Timeout: shortDuration(d.Timeout), Priority: strconv.Itoa(d.Priority), Preview: d.NextRuns, Error: d.NextRunsError}
+	s.render(w, r, http.StatusOK, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})
+	return nil
+}
+
+// editSubmit previews (op=preview), saves (op=save) or resets (op=reset) an edit. An invalid
+// value re-renders the form with the error and what was typed; nothing is saved.
+func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
+	key, err := admin.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	d, _, err := s.svc.Timer(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	op := r.PostForm.Get("op")
+	if op == "reset" {
+		if _, err := s.svc.Admin.Edit(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
+			return err
+		}
+		s.flashAndRedirect(w, r, timerURL(d.Key), "Reset: "+d.Key+" runs with its manifest's schedule, timeout and priority again.")
+		return nil
+	}
+	f := editForm{D: d, Schedule: r.PostForm.Get("schedule"), Timeout: strings.TrimSpace(r.PostForm.Get("timeout")), Priority: r.PostForm.Get("priority")}
+	e, err := f.edit(by(r))
+	if err == nil {
+		_, err = admin.ValidateOverridable(dynamo.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority}, d.Timezone)
+	}
+	if err == nil && op == "save" {
+		if _, err = s.svc.Admin.Edit(r.Context(), key, e); err == nil {
+			s.flashAndRedirect(w, r, timerURL(d.Key), "Saved: "+d.Key+" runs with its new settings.")
+			return nil
+		}
+	}
+	status := http.StatusOK
+	switch {
+	case err != nil && statusOf(err) >= 500:
+		return err
+	case err != nil:
+		status, f.Error = statusOf(err), err.Error()
+	case op != "preview":
+		return fmt.Errorf("%w: unknown operation %q; expected preview, save or reset", admin.ErrUsage, op)
+	default:
+		f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, s.svc.Clock.Now(), admin.PreviewRuns)
+	}
+	s.render(w, r, status, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})
+	return nil
+}
+
+// edit reads the typed values; every field is set, so the page saves what it shows.
+func (f editForm) edit(by string) (admin.Edit, error) {
+	var errs []error
+	timeout, err := time.ParseDuration(f.Timeout)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("timeout: want a duration such as 20m or 10s, got %q", f.Timeout))
+	}
+	prio, err := strconv.Atoi(f.Priority)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("priority: want 1, 2, 3 or 4, got %q", f.Priority))
+	}
+	if len(errs) > 0 {
+		return admin.Edit{}, fmt.Errorf("%w: %w", admin.ErrUsage, errors.Join(errs...))
+	}
+	sch := f.Schedule
+	return admin.Edit{Schedule: &sch, Timeout: &timeout, Priority: &prio, By: by}, nil
+}
+
+// operateSubmit runs Run Now, activate or deactivate from a page's button.
+func (s *Server) operateSubmit(w http.ResponseWriter, r *http.Request) error {
+	key, err := admin.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	in, msg, err := s.operate(r, key, r.PathValue("op"))
+	if errors.Is(err, errNoRoute) {
+		s.renderError(w, r, http.StatusNotFound, "No such operation.")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	to := timerURL(in.Key.String())
+	if r.PostForm.Get("back") == "list" {
+		to = "/timers"
+	}
+	s.flashAndRedirect(w, r, to, msg)
+	return nil
+}

@@ -1,0 +1,72 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// LogFilter selects a page of the log.
+type LogFilter struct {
+	Timer      string // Timer or Timer@tenant; "" for all
+	ErrorsOnly bool
+	After      string // cursor: the Next of the previous page
+	Limit      int
+}
+
+// MaxLogLimit bounds a log page.
+const MaxLogLimit = 500
+
+// Logs reads a page of the log, newest first.
+func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
+	q := dynamo.LogPageQuery{ErrorsOnly: f.ErrorsOnly, After: f.After, Limit: f.Limit}
+	if q.Limit < 0 || q.Limit > MaxLogLimit {
+		return LogPage{}, fmt.Errorf("%w: limit must be in 1..%d", admin.ErrUsage, MaxLogLimit)
+	}
+	if f.After != "" && !validRef(f.After) {
+		return LogPage{}, fmt.Errorf("%w: cursor %q is not a log reference", admin.ErrUsage, f.After)
+	}
+	if f.Timer != "" {
+		key, err := admin.ParseKey(f.Timer)
+		if err != nil {
+			return LogPage{}, err
+		}
+		q.Key = &key
+	}
+	execs, next, err := s.Store.LogPage(ctx, q)
+	if err != nil {
+		return LogPage{}, err
+	}
+	page := LogPage{Entries: make([]LogEntry, 0, len(execs)), Next: next}
+	for _, e := range execs {
+		page.Entries = append(page.Entries, entryOf(e))
+	}
+	return page, nil
+}
+
+// Entry reads one log entry.
+func (s *Service) Entry(ctx context.Context, key timer.Key, ref string) (LogEntry, error) {
+	if !validRef(ref) {
+		return LogEntry{}, fmt.Errorf("%w: %q is not a log reference", admin.ErrUsage, ref)
+	}
+	e, err := s.Store.Execution(ctx, key, ref)
+	if err != nil {
+		return LogEntry{}, err
+	}
+	return entryOf(e), nil
+}
+
+// validRef accepts what dynamo.LogRef produces: an RFC 3339 millisecond instant, '#', an id.
+func validRef(ref string) bool {
+	at, id, ok := strings.Cut(ref, "#")
+	if !ok || len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	_, err := time.Parse("2006-01-02T15:04:05.000Z", at)
+	return err == nil
+}

@@ -1,0 +1,169 @@
+package console
+
+import (
+	"time"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/queue"
+	"github.com/sundialhq/sundial/internal/timer"
+	"github.com/sundialhq/sundial/internal/view"
+)
+
+// The JSON shapes of the API (api/openapi.yaml); the pages render the same values.
+
+// TimerRow is a timer in the list.
+type TimerRow struct {
+	view.Timer
+	Key string `json:"key"` // Timer or Timer@tenant, as the API's {name}
+	// Scheduled: active, with a next run or running (it reschedules when it finishes);
+	// Failing: its last execution failed.
+	Scheduled bool `json:"scheduled"`
+	Failing   bool `json:"failing"`
+	Edited    bool `json:"edited"`
+}
+
+// TimerDetail is one timer with its defaults, the next runs and its recent executions.
+type TimerDetail struct {
+	TimerRow
+	DefaultSchedule string     `json:"defaultSchedule"`
+	DefaultTimeout  string     `json:"defaultTimeout"`
+	DefaultPriority int        `json:"defaultPriority"`
+	EditedAt        *time.Time `json:"editedAt"`
+	EditedBy        string     `json:"editedBy"`
+	// EffectiveTimeout is how long an execution may hold the timer before recovery takes it
+	// back (timeout × 1.2).
+	EffectiveTimeout string      `json:"effectiveTimeout"`
+	LeaseExpiresAt   *time.Time  `json:"leaseExpiresAt"`
+	RunScheduledAt   *time.Time  `json:"runScheduledAt"`
+	RunAttempt       int         `json:"runAttempt,omitempty"`
+	NextRuns         []time.Time `json:"nextRuns"`
+	NextRunsError    string      `json:"nextRunsError,omitempty"`
+	Recent           []LogEntry  `json:"recent"`
+}
+
+// LogEntry is one execution with its reference (for the entry page) and lateness.
+type LogEntry struct {
+	view.Execution
+	Ref    string `json:"ref"`
+	Key    string `json:"key"`
+	LateMs int64  `json:"lateMs"`
+}
+
+// LogPage is a page of the log, newest first; Next is the cursor of the following page.
+type LogPage struct {
+	Entries []LogEntry `json:"entries"`
+	Next    string     `json:"next"`
+}
+
+// Health is Environment Health.
+type Health struct {
+	Now         time.Time     `json:"now"`
+	Fetcher     FetcherHealth `json:"fetcher"`
+	Queues      []queue.Depth `json:"queues"`
+	QueuesError string        `json:"queuesError,omitempty"`
+	// Order is every scheduled timer in the order it will execute (timer.Sort).
+	Order      []HealthRow `json:"order"`
+	Running    []Running   `json:"running"`
+	Processors Processors  `json:"processors"`
+	Counts     Counts      `json:"counts"`
+}
+
+// FetcherHealth is the fetch tick's state.
+type FetcherHealth struct {
+	Status    string     `json:"status"` // healthy, late, never-ran
+	Healthy   bool       `json:"healthy"`
+	LastTick  *time.Time `json:"lastTick"`
+	Watermark *time.Time `json:"watermark"`
+	Tick      string     `json:"tick"`
+	AgeMs     int64      `json:"ageMs"`
+}
+
+// HealthRow is a scheduled timer with its next (scheduled) and last (actual) run.
+type HealthRow struct {
+	Position       int        `json:"position"`
+	Key            string     `json:"key"`
+	Priority       int        `json:"priority"`
+	NextRun        *time.Time `json:"nextRun"`
+	Due            bool       `json:"due"`
+	WaitingMs      int64      `json:"waitingMs"` // due: how long it has waited
+	InMs           int64      `json:"inMs"`      // not due yet: how long until it is
+	LastDurationMs int64      `json:"lastDurationMs"`
+	Last           *LogEntry  `json:"last"`
+}
+
+// Running is an execution in progress.
+type Running struct {
+	Key            string    `json:"key"`
+	Since          time.Time `json:"since"`
+	By             string    `json:"by"`
+	ScheduledAt    time.Time `json:"scheduledAt"`
+	Attempt        int       `json:"attempt"`
+	LeaseExpiresAt time.Time `json:"leaseExpiresAt"`
+	Overdue        bool      `json:"overdue"` // lease expired: recovery will take it back
+}
+
+// Processors are the processor slots per priority queue: busy executions against the
+// queue's maximum concurrency (0: unknown), and the nodes running them.
+type Processors struct {
+	Capacity [4]int       `json:"capacity"`
+	Busy     [4]int       `json:"busy"`
+	Nodes    []NodeStatus `json:"nodes"`
+}
+
+// ProcessorRow is one priority queue's processors, for the page.
+type ProcessorRow struct {
+	Priority, Busy, Capacity, Idle int
+}
+
+// Rows lists the processors per priority; Idle is -1 when the capacity is unknown.
+func (p Processors) Rows() []ProcessorRow {
+	out := make([]ProcessorRow, 4)
+	for i := range out {
+		idle := -1
+		if p.Capacity[i] > 0 {
+			idle = max(p.Capacity[i]-p.Busy[i], 0)
+		}
+		out[i] = ProcessorRow{Priority: i + 1, Busy: p.Busy[i], Capacity: p.Capacity[i], Idle: idle}
+	}
+	return out
+}
+
+// NodeStatus is one processor instance (a Lambda execution environment, or the local node).
+type NodeStatus struct {
+	By      string `json:"by"`
+	Running int    `json:"running"`
+}
+
+// Counts summarise the timers.
+type Counts struct {
+	Timers   int `json:"timers"`
+	Active   int `json:"active"`
+	Inactive int `json:"inactive"`
+	Running  int `json:"running"`
+	Failing  int `json:"failing"`
+}
+
+func rowOf(in timer.Instance, edited bool) TimerRow {
+	return TimerRow{
+		Timer: view.OfTimer(in), Key: in.Key.String(),
+		Scheduled: in.Active && (in.Running() || !in.NextRun.IsZero()),
+		Failing:   in.LastOutcome != "" && in.LastOutcome.Failed(),
+		Edited:    edited,
+	}
+}
+
+func entryOf(e timer.Execution) LogEntry {
+	le := LogEntry{Execution: view.OfExecution(e), Ref: dynamo.LogRef(e), Key: e.Key.String()}
+	if !e.ShouldHaveRunAt.IsZero() {
+		le.LateMs = e.StartedAt.Sub(e.ShouldHaveRunAt).Milliseconds()
+	}
+	return le
+}
+
+func ptr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,48 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// operate runs Run Now, activate or deactivate for the page and the API alike.
+func (s *Server) operate(r *http.Request, key timer.Key, op string) (timer.Instance, string, error) {
+	ctx := r.Context()
+	var (
+		in  timer.Instance
+		err error
+	)
+	switch op {
+	case "run-now":
+		in, err = s.svc.Admin.RunNow(ctx, key)
+	case "activate":
+		in, err = s.svc.Admin.SetActive(ctx, key, true)
+	case "deactivate":
+		in, err = s.svc.Admin.SetActive(ctx, key, false)
+	default:
+		return in, "", errNoRoute
+	}
+	if err != nil {
+		return in, "", err
+	}
+	s.log.Info("operator action", "op", op, "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
+	return in, operationMessage(op, in), nil
+}
+
+func operationMessage(op string, in timer.Instance) string {
+	switch {
+	case op == "run-now" && in.Running():
+		return fmt.Sprintf("%s is running (by %s); it runs again as soon as that execution finishes", in.Key, in.IsRunningBy)
+	case op == "run-now":
+		return fmt.Sprintf("%s: firing sent; it runs now", in.Key)
+	case op == "deactivate" && in.Running():
+		return fmt.Sprintf("%s deactivated; the execution running since %s is not stopped", in.Key, clock(in.IsRunningSince))
+	case op == "deactivate":
+		return fmt.Sprintf("%s deactivated; it is no longer scheduled", in.Key)
+	case in.NextRun.IsZero():
+		return fmt.Sprintf("%s activated; it has no next run", in.Key)
+	}
+	return fmt.Sprintf("%s activated; next run %s", in.Key, clock(in.NextRun))
+}

@@ -1,0 +1,164 @@
+package console
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static
+var staticFiles embed.FS
+
+func staticFS() fs.FS {
+	sub, err := fs.Sub(staticFiles, "static")
+	if err != nil {
+		panic(err) // the directory is embedded above
+	}
+	return sub
+}
+
+// pageNames are the pages; each is parsed with the layout into its own set.
+var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error"}
+
+var funcs = template.FuncMap{
+	"clock": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return clock(v)
+		case *time.Time:
+			if v == nil {
+				return "—"
+			}
+			return clock(*v)
+		}
+		return fmt.Sprint(t)
+	},
+	"ms":       fmtMs,
+	"late":     fmtLate,
+	"f1":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"esc":      url.PathEscape,
+	"q":        url.QueryEscape,
+	"add":      func(a, b float64) float64 { return a + b },
+	"prioName": prioName,
+	"dur":      shortDuration,
+	"zoned":    zoned,
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console templates: %w", err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// pageData is what every page template receives.
+type pageData struct {
+	Title string
+	Nav   string // the active navigation entry
+	CSRF  string // the session's CSRF token, for forms
+	Flash string
+	Now   time.Time
+	Data  any
+}
+
+// render executes a page into a buffer first, so a template error becomes a clean 500.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
+	if p, ok := principalOf(r.Context()); ok && p.session != nil {
+		d.CSRF = p.session.csrf
+		if d.Flash == "" {
+			d.Flash = s.auth.takeFlash(p.session)
+		}
+	}
+	d.Now = time.Now().UTC()
+	var buf bytes.Buffer
+	if err := s.pages[name].ExecuteTemplate(&buf, "layout", d); err != nil {
+		s.log.Error("render page", "page", name, "error", err)
+		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+type errorData struct {
+	Status  int
+	Message string
+}
+
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.render(w, r, status, "error", pageData{Title: http.StatusText(status), Data: errorData{Status: status, Message: msg}})
+}
+
+// zoned formats an instant in its own zone, as the next-runs lists show it.
+func zoned(t time.Time) string { return t.Format("Mon 2006-01-02 15:04:05 MST") }
+
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000")
+}
+
+// FormatMs formats a duration in milliseconds for people: 19ms, 1.5s, 2m3s.
+func FormatMs(ms int64) string { return fmtMs(ms) }
+
+// FormatLate formats lateness with its sign: +12ms.
+func FormatLate(ms int64) string { return fmtLate(ms) }
+
+func fmtMs(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+func fmtLate(ms int64) string {
+	if ms < 0 {
+		return "−" + fmtMs(-ms)
+	}
+	return "+" + fmtMs(ms)
+}
+
+// shortDuration drops the zero units Go's Duration.String adds: "20m0s" → "20m".
+func shortDuration(s string) string {
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func prioName(p int) string {
+	switch p {
+	case 1:
+		return "1 highest"
+	case 2:
+		return "2 high"
+	case 3:
+		return "3 normal"
+	case 4:
+		return "4 low"
+	}
+	return fmt.Sprint(p)
+}

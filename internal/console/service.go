@@ -1,0 +1,169 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/queue"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// DepthReader reads queue depths (queue.Monitor).
+type DepthReader interface {
+	Depths(ctx context.Context) ([]queue.Depth, error)
+}
+
+// Service is Service Center's model: what the pages, the API and the CLI show and do.
+type Service struct {
+	Store  *dynamo.Store
+	Admin  *admin.Service
+	Queues DepthReader // nil: depths are not shown
+	Clock  timer.Clock
+	Tick   time.Duration // the fetch interval
+	// Capacity is the processors' maximum concurrency per priority queue (0: unknown).
+	Capacity [4]int
+}
+
+// NewService builds the service on an app's wiring; sqs reads queue depths.
+func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
+	return &Service{
+		Store: a.Store, Admin: a.Admin, Clock: a.Admin.Clock, Tick: a.Config.Tick, Capacity: capacity,
+		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
+	}
+}
+
+// recentForHealth is how many of the latest log entries Environment Health reads to show
+// each timer's last scheduled-versus-actual time.
+const recentForHealth = 200
+
+// Health reads Environment Health. A queue-depth failure is reported in the result, not as
+// an error, so the rest of the page still shows.
+func (s *Service) Health(ctx context.Context) (Health, error) {
+	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity}
+	var err error
+	if in.instances, err = s.Store.List(ctx); err != nil {
+		return Health{}, err
+	}
+	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
+		return Health{}, err
+	}
+	if in.recent, _, err = s.Store.LogPage(ctx, dynamo.LogPageQuery{Limit: recentForHealth, Days: 2}); err != nil {
+		return Health{}, err
+	}
+	if s.Queues != nil {
+		in.queues, in.queuesErr = s.Queues.Depths(ctx)
+	}
+	return buildHealth(in), nil
+}
+
+// Filter selects timers in the list; zero values match everything.
+type Filter struct {
+	Name    string // substring of the name, case-insensitive
+	Tenant  string
+	Active  string // "", "yes" or "no"
+	Failing bool
+}
+
+// Validate rejects values no timer could match, with the reason.
+func (f Filter) Validate() error {
+	if f.Active != "" && f.Active != "yes" && f.Active != "no" {
+		return fmt.Errorf("%w: active must be yes or no, not %q", admin.ErrUsage, f.Active)
+	}
+	if len(f.Name) > 128 || len(f.Tenant) > 128 {
+		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", admin.ErrUsage)
+	}
+	return nil
+}
+
+func (f Filter) match(r TimerRow) bool {
+	return (f.Name == "" || strings.Contains(strings.ToLower(r.Name), strings.ToLower(f.Name))) &&
+		(f.Tenant == "" || r.Tenant == f.Tenant) &&
+		(f.Active == "" || (f.Active == "yes") == r.Active) &&
+		(!f.Failing || r.Failing)
+}
+
+// Timers lists the timers that match f, by name then tenant.
+func (s *Service) Timers(ctx context.Context, f Filter) ([]TimerRow, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	ins, err := s.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	edits, err := s.Store.Edits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []TimerRow{}
+	for _, in := range ins {
+		_, edited := edits[in.Key]
+		if r := rowOf(in, edited); f.match(r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// recentExecutions is how many executions the detail page and its timeline show.
+const recentExecutions = 50
+
+// Timer reads one timer with its defaults, its next runs and its recent executions.
+func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []timer.Execution, error) {
+	in, err := s.Store.Get(ctx, key)
+	if err != nil {
+		return TimerDetail{}, nil, err
+	}
+	rec, edited, err := s.Store.EditOf(ctx, key)
+	if err != nil {
+		return TimerDetail{}, nil, err
+	}
+	execs, _, err := s.Store.LogPage(ctx, dynamo.LogPageQuery{Key: &key, Limit: recentExecutions})
+	if err != nil {
+		return TimerDetail{}, nil, err
+	}
+	d := TimerDetail{
+		TimerRow: rowOf(in, edited), DefaultSchedule: in.Schedule, DefaultTimeout: in.Timeout.String(), DefaultPriority: in.Priority,
+		EffectiveTimeout: in.Lease().String(), LeaseExpiresAt: ptr(in.LeaseExpiresAt),
+		RunScheduledAt: ptr(in.RunScheduledAt), Recent: []LogEntry{}, NextRuns: []time.Time{},
+	}
+	if in.Running() {
+		d.RunAttempt = max(in.RunAttempt, 1)
+	}
+	if edited {
+		d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority = rec.Defaults.Schedule, rec.Defaults.Timeout.String(), rec.Defaults.Priority
+		d.EditedAt, d.EditedBy = ptr(rec.At), rec.By
+	}
+	if runs, err := admin.Preview(in.Schedule, in.Timezone, s.Clock.Now(), admin.PreviewRuns); err != nil {
+		d.NextRunsError = err.Error()
+	} else {
+		d.NextRuns = runs
+	}
+	for _, e := range execs {
+		d.Recent = append(d.Recent, entryOf(e))
+	}
+	return d, execs, nil
+}
+
+// Preview is the next runs of a schedule expression in a zone, from now.
+func (s *Service) Preview(expr, timezone string, n int) ([]time.Time, error) {
+	if n < 1 || n > 100 {
+		return nil, fmt.Errorf("%w: n must be in 1..100", admin.ErrUsage)
+	}
+	return admin.Preview(expr, timezone, s.Clock.Now(), n)
+}
+
+// Location is a timer's zone for display (UTC when unknown).
+func Location(name string) *time.Location {
+	loc, err := schedule.LoadLocation(name)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}

@@ -1,0 +1,80 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/sundialhq/sundial/internal/admin"
+)
+
+func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
+	h, err := s.svc.Health(r.Context())
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "health", pageData{Title: "Environment Health", Nav: "health", Data: h})
+	return nil
+}
+
+type timersData struct {
+	Filter Filter
+	Rows   []TimerRow
+}
+
+func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := Filter{Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: q.Get("failing") == "on"}
+	rows, err := s.svc.Timers(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "timers", pageData{Title: "Timers", Nav: "timers", Data: timersData{Filter: f, Rows: rows}})
+	return nil
+}
+
+type timerData struct {
+	D        TimerDetail
+	Timeline *Timeline
+}
+
+func (s *Server) timerPage(w http.ResponseWriter, r *http.Request) error {
+	key, err := admin.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	d, execs, err := s.svc.Timer(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	data := timerData{D: d, Timeline: layoutTimeline(execs, Location(d.Timezone))}
+	s.render(w, r, http.StatusOK, "timer", pageData{Title: d.Key, Nav: "timers", Data: data})
+	return nil
+}
+
+type logsData struct {
+	Filter LogFilter
+	Page   LogPage
+}
+
+func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := LogFilter{Timer: q.Get("timer"), ErrorsOnly: q.Get("errors") == "on", After: q.Get("after")}
+	page, err := s.svc.Logs(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "logs", pageData{Title: "Timers log", Nav: "logs", Data: logsData{Filter: f, Page: page}})
+	return nil
+}
+
+func (s *Server) entryPage(w http.ResponseWriter, r *http.Request) error {
+	key, err := admin.ParseKey(r.URL.Query().Get("timer"))
+	if err != nil {
+		return err
+	}
+	e, err := s.svc.Entry(r.Context(), key, r.URL.Query().Get("ref"))
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "entry", pageData{Title: "Execution " + e.ExecutionID, Nav: "logs", Data: e})
+	return nil
+}
