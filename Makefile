@@ -8,7 +8,7 @@ LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 MANIFEST ?= examples/timers.yaml
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test bench lint deps deploy localstack-up localstack-down clean \
+.PHONY: all build run test bench chaos lint deps deploy localstack-up localstack-down clean \
 	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-ApiFunction
 
 all: build
@@ -53,6 +53,14 @@ bench: deps
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -benchtime 500ms ./internal/schedule ./internal/timer ./internal/message ./internal/engine | tee bench/out/gobench.txt
 	$(GO) build -o bin/sundial-bench ./bench/cmd/sundial-bench
 	./bin/sundial-bench -out bench/out -gobench bench/out/gobench.txt $(BENCH_FLAGS)
+
+## chaos: the chaos test for CHAOS_DURATION (default 5m): the functions as processes, killed
+## mid-execution, under duplicated messages, throttling, 5xx and skewed clocks; prints its
+## table and fails on any overlap or loss (a 30 s form of it runs in `make test`)
+CHAOS_DURATION ?= 5m
+CHAOS_FLAGS ?=
+chaos: deps
+	$(GO) run ./cmd/sundial-chaos --duration $(CHAOS_DURATION) $(CHAOS_FLAGS)
 
 ## lint: formatting, vet and the template
 lint:

@@ -24,15 +24,50 @@ import (
 // operation at a time against the emulator, in whatever order the callers race for it. Each
 // request is then applied atomically, as DynamoDB applies it; the callers' code still runs
 // concurrently. moto serves one request at a time anyway (the GIL), so little is lost.
+//
+// The order is kept by a Proxy (proxy.go) in front of the emulator, shared by every client
+// of this process and by any process given its URL, so that separate processes (the
+// function bootstraps infra/local starts) are ordered too; the proxy also makes moto's
+// transactions cheap. Should the proxy fail to start, a lock inside this process serializes
+// its own clients instead.
 
-var dynamoMu sync.Mutex
+var (
+	proxiesMu sync.Mutex
+	proxies   = map[string]*Proxy{} // by upstream endpoint; they live as long as the process
+	dynamoMu  sync.Mutex            // the fallback's process-wide lock
+)
 
 type serialKey struct{}
 
-// SerializeDynamoDB makes the clients built from cfg send DynamoDB operations one at a time,
-// process-wide. Use it only against moto (IsMoto); DynamoDB and DynamoDB Local need nothing.
+// SerializeDynamoDB points the clients built from cfg at this process's serializing proxy for
+// cfg's endpoint (started on first use). Use it only against moto (IsMoto); DynamoDB and
+// DynamoDB Local need nothing. cfg without a BaseEndpoint is left alone.
 func SerializeDynamoDB(cfg *aws.Config) {
-	cfg.APIOptions = append(cfg.APIOptions, serializeDynamoDB)
+	if cfg.BaseEndpoint == nil {
+		return
+	}
+	p, err := sharedProxy(*cfg.BaseEndpoint)
+	if err != nil {
+		cfg.APIOptions = append(cfg.APIOptions, serializeDynamoDB)
+		return
+	}
+	cfg.BaseEndpoint = aws.String(p.URL)
+}
+
+// sharedProxy returns this process's proxy for the upstream endpoint, starting it once; it
+// serves until the process exits.
+func sharedProxy(upstream string) (*Proxy, error) {
+	proxiesMu.Lock()
+	defer proxiesMu.Unlock()
+	if p, ok := proxies[upstream]; ok {
+		return p, nil
+	}
+	p, err := StartProxy(upstream, nil)
+	if err != nil {
+		return nil, err
+	}
+	proxies[upstream] = p
+	return p, nil
 }
 
 // IsMoto reports whether the endpoint is a moto server (it answers /moto-api/).

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"strconv"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/manifest"
@@ -39,13 +41,34 @@ type Options struct {
 	Concurrency [4]int
 	Processors  int
 	Params      map[string]string
-	// Out receives one line per execution; Log receives every JSON log record.
+	// Out receives one line per execution; Log receives every JSON log record (and the
+	// emulator's output), from several goroutines: a file, or a writer safe for concurrent use.
 	Out io.Writer
 	Log io.Writer
 	// Invoker overrides the action invoker (tests).
 	Invoker engine.Invoker
 	// StateFile, when set, records the endpoint and stack for later CLI commands.
 	StateFile string
+
+	// Processes runs each function's built bootstrap as separate processes behind an emulated
+	// Lambda Runtime API (lambdarun.ProcessFunction), as Lambda runs them, instead of its
+	// handler in this process: a test can then kill a function mid-invocation. The bootstraps
+	// are built from SourceDir into BootstrapDir; Invoker cannot be set with it.
+	Processes bool
+	// SourceDir is the Sundial module to build the bootstraps from (default: found upward
+	// from the working directory).
+	SourceDir string
+	// BootstrapDir receives <function>/bootstrap (default: a temporary directory that Stop removes).
+	BootstrapDir string
+	// Chaos is given to the function processes as SUNDIAL_CHAOS (see internal/chaos), and its
+	// SQS faults also hit the platform's own event source pollers. Needs Processes.
+	Chaos string
+	// OnInvoke is called when a function process takes an invocation (for a chaos test to
+	// kill it); it must not block.
+	OnInvoke func(function string, instance int, requestID string)
+	// Settings are SUNDIAL_* variables for the functions (e.g. SUNDIAL_LOST_AFTER); they win
+	// over the template's and over this process's environment.
+	Settings map[string]string
 }
 
 // Platform is a running local Sundial.
@@ -55,10 +78,20 @@ type Platform struct {
 	App      *app.App
 	Sync     admin.SyncReport
 
-	emu    *emulator.Emulator
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	state  string
+	// Functions are the function processes by name (FnFetch, FnProcessor, FnRecovery) when
+	// Options.Processes is set; nil otherwise.
+	Functions map[string]*lambdarun.ProcessFunction
+
+	emu        *emulator.Emulator
+	proxy      *emulator.Proxy
+	bootstraps map[string]string // by function, when Processes
+	lines      *lineHandler
+	tempDir    string
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	stopOnce   sync.Once
+	stopErr    error
+	state      string
 }
 
 // Up provisions and starts everything; Stop undoes it.
@@ -75,6 +108,17 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.Processes && o.Invoker != nil {
+		return nil, errors.New("local: the action invoker cannot be replaced when the functions run as processes")
+	}
+	if o.Chaos != "" && !o.Processes {
+		return nil, errors.New("local: chaos is injected into the function processes: it needs Processes")
+	}
+	if o.Chaos != "" {
+		if _, err := chaos.Parse(o.Chaos); err != nil {
+			return nil, err
+		}
+	}
 	var m manifest.Manifest
 	if o.Manifest != "" {
 		// Validate before touching anything: an invalid manifest changes nothing.
@@ -88,6 +132,11 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			p.Stop()
 		}
 	}()
+	if o.Processes {
+		if err = p.buildProcesses(ctx, o); err != nil {
+			return nil, err
+		}
+	}
 	if p.Endpoint == "" {
 		if p.emu, err = emulator.Start(ctx, o.Log); err != nil {
 			return nil, err
@@ -101,8 +150,13 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	}
 	if p.emu != nil || emulator.IsMoto(ctx, p.Endpoint) {
 		// moto checks a condition and applies the update without a lock; DynamoDB does both
-		// atomically, and the claim relies on it.
-		emulator.SerializeDynamoDB(&p.AWS)
+		// atomically, and the claim relies on it. Every client, in this process and in the
+		// function processes, goes through one proxy that sends DynamoDB requests to moto one
+		// at a time (see infra/emulator/proxy.go).
+		if p.proxy, err = emulator.StartProxy(p.Endpoint, slog.New(slog.NewJSONHandler(o.Log, nil))); err != nil {
+			return nil, err
+		}
+		p.AWS.BaseEndpoint = aws.String(p.proxy.URL)
 	}
 	var outs stack.Outputs
 	if p.emu == nil {
@@ -122,12 +176,14 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			extra[k] = v // local tuning, e.g. tests that watch a bad message reach the DLQ
 		}
 	}
+	maps.Copy(extra, o.Settings)
 	env := outs.Env(extra)
 	cfg, err := config.FromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil)))
+	p.lines = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil))
+	log := slog.New(p.lines)
 	opts := app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-processor")}
 	if p.App, err = app.New(p.AWS, cfg, opts); err != nil {
 		return nil, err
@@ -138,7 +194,8 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		}
 	}
 	if o.StateFile != "" {
-		if err = WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region}); err != nil {
+		// Through the proxy, if there is one: the CLI's writes are then ordered with the platform's.
+		if err = WriteState(o.StateFile, State{Endpoint: aws.ToString(p.AWS.BaseEndpoint), Stack: o.Stack, Region: o.Region}); err != nil {
 			return nil, err
 		}
 	}
@@ -149,28 +206,40 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			o.Concurrency[i] = n
 		}
 	}
-	p.start(o, cfg, log)
-	return p, nil
+	return p, p.start(ctx, o, cfg, log)
 }
 
-func (p *Platform) start(o Options, cfg config.Config, log *slog.Logger) {
-	runCtx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
+func (p *Platform) start(ctx context.Context, o Options, cfg config.Config, log *slog.Logger) error {
 	procTimeout := 900 * time.Second
 	if v, err := strconv.Atoi(o.Params["ProcessorTimeoutSeconds"]); err == nil && v > 0 {
 		procTimeout = time.Duration(v) * time.Second
 	}
-	fetch := lambdarun.NewFunction("sundial-fetch", p.App.FetchHandler, time.Minute)
-	recovery := lambdarun.NewFunction("sundial-recovery", p.App.RecoverHandler, time.Minute)
-	processor := lambdarun.NewFunction("sundial-processor", p.App.ProcessHandler, procTimeout)
 	conc := o.Concurrency
 	for i, def := range [4]int{4, 3, 2, 2} {
 		if conc[i] <= 0 {
 			conc[i] = def
 		}
 	}
-	slots := lambdarun.NewSlots(max(o.Processors, conc[0]+conc[1]+conc[2]+conc[3]))
-	sqsClient := sqs.NewFromConfig(p.AWS)
+	nslots := max(o.Processors, conc[0]+conc[1]+conc[2]+conc[3])
+	var fetch, recovery, processor lambdarun.Invoker
+	if o.Processes {
+		if err := p.startProcesses(ctx, o, cfg, aws.ToString(p.AWS.BaseEndpoint), procTimeout, nslots); err != nil {
+			return err
+		}
+		fetch, recovery, processor = p.Functions[FnFetch], p.Functions[FnRecovery], p.Functions[FnProcessor]
+	} else {
+		fetch = lambdarun.NewFunction("sundial-fetch", p.App.FetchHandler, time.Minute)
+		recovery = lambdarun.NewFunction("sundial-recovery", p.App.RecoverHandler, time.Minute)
+		processor = lambdarun.NewFunction("sundial-processor", p.App.ProcessHandler, procTimeout)
+	}
+	var sqsClient lambdarun.SQSAPI = sqs.NewFromConfig(p.AWS)
+	if o.Chaos != "" {
+		c, _ := chaos.Parse(o.Chaos) // checked by Up
+		sqsClient = chaos.WrapSQS(sqs.NewFromConfig(p.AWS), chaos.NewInjector(c, "event-source-mapping", log))
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	slots := lambdarun.NewSlots(nslots)
 	p.run(func() { lambdarun.Every(runCtx, fetch, cfg.Tick, log) })
 	p.run(func() { lambdarun.Every(runCtx, recovery, cfg.Tick, log) })
 	for i, url := range cfg.Queues {
@@ -178,6 +247,7 @@ func (p *Platform) start(o Options, cfg config.Config, log *slog.Logger) {
 			BatchSize: 10, Concurrency: conc[i], Slots: slots, Log: log}
 		p.run(func() { es.Run(runCtx) })
 	}
+	return nil
 }
 
 func (p *Platform) run(fn func()) {
@@ -188,13 +258,23 @@ func (p *Platform) run(fn func()) {
 	}()
 }
 
-// Stop stops the functions (in-flight invocations finish), then an emulator Up started.
-func (p *Platform) Stop() error {
+// StopFunctions stops the functions (in-flight invocations finish, then the function
+// processes end) and leaves the emulator running, e.g. for a test to read what they left.
+func (p *Platform) StopFunctions() error {
 	if p.cancel != nil {
 		p.cancel()
 	}
 	p.wg.Wait()
-	var errs []error
+	p.stopOnce.Do(func() { p.stopErr = p.stopProcesses() })
+	return p.stopErr
+}
+
+// Stop stops the functions, then the proxy and an emulator Up started.
+func (p *Platform) Stop() error {
+	errs := []error{p.StopFunctions()}
+	if p.proxy != nil {
+		errs = append(errs, p.proxy.Close())
+	}
 	if p.emu != nil {
 		errs = append(errs, p.emu.Stop())
 		if p.state != "" {

@@ -6,7 +6,10 @@ import (
 	"os"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/config"
 )
 
@@ -25,7 +28,24 @@ func FromLambdaEnv(ctx context.Context, role string) *App {
 		log.Error("AWS configuration", "error", err)
 		os.Exit(1)
 	}
-	a, err := New(awsCfg, cfg, Options{Log: log, Node: DefaultNode(role)})
+	opts := Options{Log: log, Node: DefaultNode(role)}
+
+	// Chaos test hook. SUNDIAL_CHAOS is set only by the local chaos harness (infra/chaosrun),
+	// never by template.yaml: it wraps this process's DynamoDB and SQS clients with fault
+	// injection (throttling, 5xx, duplicate sends) and skews its clock, the engine's only
+	// source of time, by an offset derived from the seed and this node's name.
+	if spec := os.Getenv(chaos.EnvVar); spec != "" {
+		c, err := chaos.Parse(spec)
+		if err != nil {
+			log.Error("invalid chaos configuration", "error", err)
+			os.Exit(1)
+		}
+		ch := chaos.New(c, opts.Node, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), log)
+		opts.DynamoDB, opts.SQS, opts.Clock = ch.DynamoDB, ch.SQS, ch.Clock
+		log.Warn("chaos: faults injected", "chaos", c.String(), "node", opts.Node, "clock_offset_ms", ch.Clock.Offset.Milliseconds())
+	}
+
+	a, err := New(awsCfg, cfg, opts)
 	if err != nil {
 		log.Error("wiring", "error", err)
 		os.Exit(1)

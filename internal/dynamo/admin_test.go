@@ -146,7 +146,7 @@ func TestUpdateSettings(t *testing.T) {
 
 		// The execution finishes with a decision made from the new settings' schedule.
 		next := base.Add(5 * time.Minute)
-		after, err := f.s.Finish(ctx, in.Key, timer.Decide(got, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: base.Add(2 * time.Minute)}, fixedNext(next)))
+		after, err := finish(ctx, f.s, got, timer.Decide(got, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: base.Add(2 * time.Minute)}, fixedNext(next)))
 		require.NoError(t, err)
 		require.Equal(t, next, after.NextRun)
 		require.Equal(t, st, after.Settings)
@@ -215,9 +215,9 @@ func TestRunNow(t *testing.T) {
 		require.ErrorIs(t, err, timer.ErrClaimLost, "the run-now firing waits for the running execution")
 
 		res := timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: at.Add(time.Second)}
-		_, err = f.s.Finish(ctx, in.Key, timer.Decide(claimed, res, fixedNext(base.Add(time.Hour))))
+		_, err = finish(ctx, f.s, claimed, timer.Decide(claimed, res, fixedNext(base.Add(time.Hour))))
 		require.ErrorIs(t, err, timer.ErrChanged)
-		after, err := f.s.Finish(ctx, in.Key, timer.Decide(got, res, fixedNext(base.Add(time.Hour))))
+		after, err := finish(ctx, f.s, got, timer.Decide(got, res, fixedNext(base.Add(time.Hour))))
 		require.NoError(t, err)
 		require.Equal(t, at, after.NextRun, "Run Now stands after the run")
 		require.Equal(t, []timer.Key{in.Key}, keysOf(f.due(t, at.Add(-time.Millisecond), at)))
@@ -263,7 +263,7 @@ func TestSetActive(t *testing.T) {
 		require.Equal(t, claimed.Fence(), got.Fence(), "deactivating never stops a running execution")
 		require.Equal(t, claimed.LeaseExpiresAt, got.LeaseExpiresAt)
 
-		after, err := f.s.Finish(ctx, in.Key, timer.Decide(got, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: base.Add(time.Second)}, fixedNext(base.Add(time.Hour))))
+		after, err := finish(ctx, f.s, got, timer.Decide(got, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: base.Add(time.Second)}, fixedNext(base.Add(time.Hour))))
 		require.NoError(t, err)
 		require.False(t, after.Active)
 		require.Equal(t, base.Add(time.Hour), after.NextRun)

@@ -191,23 +191,27 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	retryAt := finished1.Add(5 * time.Second)
 	require.Equal(t, retryAt, dec.NextRun)
 
-	stale := dec
-	stale.Fence.Version--
-	_, err = h.Finish(ctx, a.Key, stale)
+	// Zombies: executions whose view of the instance (and so their fence) is not the claim's.
+	zombie := claimed
+	zombie.Version--
+	_, err = finish(ctx, h, zombie, timer.Decide(zombie, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: finished1}, next))
 	require.ErrorIs(t, err, timer.ErrFenceLost)
 	r.rec("finish with a stale version", nil, err)
-	stale = dec
-	stale.Fence.ExecutionID = "exec-zombie"
-	_, err = h.Finish(ctx, a.Key, stale)
+	zombie = claimed
+	zombie.ExecutionID = "exec-zombie"
+	_, err = finish(ctx, h, zombie, timer.Decide(zombie, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: finished1}, next))
 	require.ErrorIs(t, err, timer.ErrFenceLost)
 	r.rec("finish by another execution", nil, err)
-	_, err = h.Finish(ctx, key("Unknown", ""), dec)
+	unknown := claimed
+	unknown.Key = key("Unknown", "")
+	_, err = finish(ctx, h, unknown, timer.Decide(unknown, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: finished1}, next))
 	require.ErrorIs(t, err, timer.ErrFenceLost)
 	r.rec("finish unknown", nil, err)
+	require.Empty(t, h.logged(t, a.Key), "a write that fails its fence logs nothing")
 
 	want, err = claimed.Apply(dec)
 	require.NoError(t, err)
-	after1, err := h.Finish(ctx, a.Key, dec)
+	after1, err := finish(ctx, h, claimed, dec)
 	require.NoError(t, err)
 	require.Equal(t, want, after1, "finish applies the decision")
 	require.False(t, after1.Running())
@@ -219,9 +223,13 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	require.Equal(t, "boom", after1.LastError)
 	require.Equal(t, 2*time.Second, after1.LastDuration)
 	r.rec("finish A", after1, err)
-	_, err = h.Finish(ctx, a.Key, dec)
+	exec1 := timer.NewExecution(claimed, dec)
+	require.Equal(t, []timer.Execution{exec1}, h.logged(t, a.Key), "the finish logged the execution")
+	r.rec("logged A", h.logged(t, a.Key), nil)
+	_, err = finish(ctx, h, claimed, dec)
 	require.ErrorIs(t, err, timer.ErrFenceLost, "a finished execution no longer owns the instance")
 	r.rec("finish twice", nil, err)
+	require.Len(t, h.logged(t, a.Key), 1, "and is logged once")
 
 	got2 := h.due(t, base, retryAt)
 	require.Equal(t, []timer.Key{a.Key}, keysOf(got2), "the retry re-enters the due index")
@@ -229,14 +237,6 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	got2 = h.expired(t, base.Add(2*time.Hour))
 	require.Equal(t, []timer.Key{running.Key}, keysOf(got2), "finish releases the lease")
 	r.rec("expired after finish", got2, nil)
-
-	exec1 := timer.NewExecution(claimed, dec)
-	err = h.PutExecution(ctx, exec1)
-	require.NoError(t, err)
-	r.rec("log execution", nil, err)
-	err = h.PutExecution(ctx, exec1)
-	require.ErrorIs(t, err, timer.ErrExists)
-	r.rec("log execution twice", nil, err)
 
 	// ---------------------------------------------------------------- requeue mark
 	now2 := retryAt.Add(time.Minute)
@@ -290,7 +290,7 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	res2 := timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: finished2}
 	blind := timer.Decide(claimed2, res2, next)
 	require.False(t, blind.KeepNextRun)
-	_, err = h.Finish(ctx, a.Key, blind)
+	_, err = finish(ctx, h, claimed2, blind)
 	require.ErrorIs(t, err, timer.ErrChanged, "a decision that did not see the new next run must not overwrite it")
 	r.rec("finish without seeing run now", nil, err)
 	observed, err := h.Get(ctx, a.Key)
@@ -299,7 +299,7 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	require.True(t, seen.KeepNextRun)
 	want, err = observed.Apply(seen)
 	require.NoError(t, err)
-	after2, err := h.Finish(ctx, a.Key, seen)
+	after2, err := finish(ctx, h, observed, seen)
 	require.NoError(t, err)
 	require.Equal(t, want, after2)
 	require.Equal(t, now4, after2.NextRun, "the next run set during the run stands")
@@ -309,9 +309,8 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	got2 = h.due(t, now4.Add(-ms), now4)
 	require.Equal(t, []timer.Key{a.Key}, keysOf(got2))
 	r.rec("due run now", got2, nil)
-	err = h.PutExecution(ctx, timer.NewExecution(claimed2, seen))
-	require.NoError(t, err)
-	r.rec("log the retry", nil, err)
+	require.Len(t, h.logged(t, a.Key), 2, "the failed finish logged nothing, the retry's finish logged it")
+	r.rec("logged the retry", h.logged(t, a.Key), nil)
 
 	// ------------------------------------ deactivated during a run: finishes, leaves the index
 	now5 := now4.Add(time.Second)
@@ -321,14 +320,14 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	r.rec("claim run now", claimed3, err)
 	require.NoError(t, h.setActive(ctx, a.Key, false))
 	res3 := timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: now5.Add(time.Second)}
-	_, err = h.Finish(ctx, a.Key, timer.Decide(claimed3, res3, next))
+	_, err = finish(ctx, h, claimed3, timer.Decide(claimed3, res3, next))
 	require.ErrorIs(t, err, timer.ErrChanged, "a decision that assumed active must not re-enter the due index")
 	r.rec("finish without seeing deactivation", nil, err)
 	observed, err = h.Get(ctx, a.Key)
 	require.NoError(t, err)
 	require.False(t, observed.Active)
 	require.Equal(t, claimed3.Fence(), observed.Fence())
-	after3, err := h.Finish(ctx, a.Key, timer.Decide(observed, res3, next))
+	after3, err := finish(ctx, h, observed, timer.Decide(observed, res3, next))
 	require.NoError(t, err)
 	require.False(t, after3.Active)
 	require.Equal(t, base.Add(time.Hour), after3.NextRun)

@@ -36,8 +36,10 @@ type harness struct {
 	create    func(ctx context.Context, in timer.Instance) error
 	runNow    func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error)
 	setActive func(ctx context.Context, key timer.Key, active bool) error
-	shards    int
-	prefix    string // names of the test's timers start with it; other instances are ignored
+	// logs returns the log entries of one instance, in any order.
+	logs   func(ctx context.Context, key timer.Key) ([]timer.Execution, error)
+	shards int
+	prefix string // names of the test's timers start with it; other instances are ignored
 }
 
 func dynamoHarness(t testing.TB, prefix string) harness {
@@ -49,6 +51,9 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 		setActive: func(ctx context.Context, key timer.Key, active bool) error {
 			_, err := s.SetActive(ctx, key, active)
 			return err
+		},
+		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
+			return s.Logs(ctx, dynamo.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
 		},
 		shards: shards,
 		prefix: prefix,
@@ -74,6 +79,15 @@ func inmemHarness(shards int, prefix string) harness {
 		setActive: func(_ context.Context, key timer.Key, active bool) error {
 			s.Update(key, func(in *timer.Instance) { in.Active = active })
 			return nil
+		},
+		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {
+			var out []timer.Execution
+			for _, e := range s.Executions() {
+				if e.Key == key {
+					out = append(out, e)
+				}
+			}
+			return out, nil
 		},
 		shards: shards,
 		prefix: prefix,
@@ -199,3 +213,17 @@ func fixedNext(at time.Time) timer.NextFunc {
 
 // now is the current instant as the engine sees it: UTC, millisecond precision.
 func now() time.Time { return timer.SystemClock{}.Now() }
+
+// finish ends the execution observed holds with dec and logs it, as the engine's finisher does.
+func finish(ctx context.Context, s engine.Store, observed timer.Instance, dec timer.Finish) (timer.Instance, error) {
+	return s.Finish(ctx, observed, dec, timer.NewExecution(observed, dec))
+}
+
+// logged returns the log entries of one instance, oldest first.
+func (h harness) logged(t testing.TB, key timer.Key) []timer.Execution {
+	t.Helper()
+	out, err := h.logs(context.Background(), key)
+	require.NoError(t, err)
+	slices.SortFunc(out, func(a, b timer.Execution) int { return a.StartedAt.Compare(b.StartedAt) })
+	return out
+}

@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -161,20 +163,35 @@ type logItem struct {
 	Error           string `dynamodbav:"error,omitempty"`
 	NextRun         int64  `dynamodbav:"nextRun,omitempty"`
 	GaveUp          bool   `dynamodbav:"gaveUp,omitempty"`
+	Version         int64  `dynamodbav:"version,omitempty"`
 	ExpiresAt       int64  `dynamodbav:"expiresAt"`
+	// FinishID is the token of the write that ended the execution (see Store.Finish).
+	FinishID string `dynamodbav:"finishId,omitempty"`
 }
 
 const logSortLayout = "2006-01-02T15:04:05.000Z"
 
+// logKey is the key of an execution's log item: the instance, then start time and execution id.
+func logKey(e timer.Execution) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: e.Key.String()},
+		"sk": &types.AttributeValueMemberS{Value: logSortKey(e)},
+	}
+}
+
+func logSortKey(e timer.Execution) string {
+	return e.StartedAt.UTC().Format(logSortLayout) + "#" + e.ExecutionID
+}
+
 func toLogItem(e timer.Execution, retention time.Duration) logItem {
 	started := e.StartedAt.UTC()
 	it := logItem{
-		PK: e.Key.String(), SK: started.Format(logSortLayout) + "#" + e.ExecutionID,
+		PK: e.Key.String(), SK: logSortKey(e),
 		Day: started.Format(time.DateOnly), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
-		ExpiresAt: started.Add(retention).Unix(),
+		Version: e.Version, ExpiresAt: started.Add(retention).Unix(),
 	}
 	if e.Outcome.Failed() {
 		it.ErrDay = it.Day
@@ -188,5 +205,6 @@ func (it logItem) execution() timer.Execution {
 		ScheduledAt: fromMs(it.ScheduledAt), ShouldHaveRunAt: fromMs(it.ShouldHaveRunAt), StartedAt: fromMs(it.StartedAt),
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
+		Version: it.Version,
 	}
 }

@@ -68,7 +68,7 @@ func TestClaimRace(t *testing.T) {
 
 		// The winner finishes; its decision schedules the next firing.
 		nextDue := due.Add(time.Minute)
-		after, err := s.Finish(ctx, key, timer.Decide(won, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: won.IsRunningSince.Add(time.Second)}, fixedNext(nextDue)))
+		after, err := finish(ctx, s, won, timer.Decide(won, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: won.IsRunningSince.Add(time.Second)}, fixedNext(nextDue)))
 		require.NoError(t, err)
 		require.Equal(t, nextDue, after.NextRun)
 		due = nextDue

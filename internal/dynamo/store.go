@@ -4,6 +4,7 @@ package dynamo
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -28,6 +29,7 @@ type API interface {
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
 // Store implements engine.Store (and the operator's operations in admin.go) on two tables.
@@ -57,10 +59,25 @@ func instanceKey(k timer.Key) map[string]types.AttributeValue {
 
 // AdvanceWatermark implements engine.Store; the watermark only moves forward.
 func (s *Store) AdvanceWatermark(ctx context.Context, to, now time.Time) (time.Time, error) {
-	cond := expression.Name("watermark").AttributeNotExists().Or(expression.Name("watermark").LessThan(expression.Value(ms(to))))
-	upd := expression.Set(expression.Name("watermark"), expression.Value(ms(to))).Set(expression.Name("lastTick"), expression.Value(ms(now)))
+	n := expression.Name
+	cond := n("watermark").AttributeNotExists().Or(n("watermark").LessThan(expression.Value(ms(to))))
+	// prevWatermark keeps what this advance replaced (the right-hand side reads the item as it
+	// was before the update), so that a tick whose reply was lost can still learn its window.
+	tick := rand.Text() // identifies this advance, whose SDK retries send the same request
+	upd := expression.Set(n("prevWatermark"), expression.IfNotExists(n("watermark"), expression.Value(0))).
+		Set(n("watermark"), expression.Value(ms(to))).Set(n("lastTick"), expression.Value(ms(now))).
+		Set(n("tickId"), expression.Value(tick))
 	out, err := s.update(ctx, s.timers, metaKey, upd, &cond, types.ReturnValueUpdatedOld)
 	if isConditionFailed(err) {
+		var cur struct {
+			PrevWatermark int64  `dynamodbav:"prevWatermark"`
+			TickID        string `dynamodbav:"tickId"`
+		}
+		if old, ok := conditionOld(err); ok && attributevalue.UnmarshalMap(old, &cur) == nil && cur.TickID == tick {
+			// This very advance was applied by an earlier attempt whose reply was lost: its
+			// window still has to be queried, or its firings would wait for recovery.
+			return fromMs(cur.PrevWatermark), nil
+		}
 		return s.Watermark(ctx) // already at or past `to`: report it, the caller skips the tick
 	}
 	if err != nil {
@@ -174,6 +191,11 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
 		old, ok := conditionOld(err)
+		if ok && ownClaim(old, c.ExecutionID) {
+			// This very claim was applied by an earlier attempt whose reply was lost (a 5xx or
+			// a timeout after DynamoDB wrote it; the SDK retried): the execution owns the timer.
+			return decodeInstance(old)
+		}
 		if !ok {
 			if _, gerr := s.Get(ctx, key); errors.Is(gerr, timer.ErrNotFound) {
 				return timer.Instance{}, gerr
@@ -185,63 +207,6 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 	}
 	if err != nil {
 		return timer.Instance{}, fmt.Errorf("claim %s: %w", key, err)
-	}
-	return decodeInstance(out.Attributes)
-}
-
-// Finish implements engine.Store: one UpdateItem fenced by owner and version that releases
-// the lease and writes the run's results; nextRun and active are checked against what the
-// decision assumed, so a change made during the run is never overwritten.
-func (s *Store) Finish(ctx context.Context, key timer.Key, f timer.Finish) (timer.Instance, error) {
-	n := expression.Name
-	cond := n("execId").Equal(expression.Value(f.Fence.ExecutionID)).
-		And(n("version").Equal(expression.Value(f.Fence.Version))).
-		And(n("active").Equal(expression.Value(f.Active)))
-	if f.KeepNextRun {
-		cond = cond.And(n("nextRun").Equal(expression.Value(ms(f.NextRun))))
-	} else {
-		cond = cond.And(n("nextRun").AttributeNotExists())
-	}
-	upd := expression.Set(n("lastRun"), expression.Value(ms(f.LastRun))).
-		Set(n("lastDurationMs"), expression.Value(f.LastDuration.Milliseconds())).
-		Set(n("numberOfTries"), expression.Value(f.Tries)).
-		Set(n("lastOutcome"), expression.Value(string(f.Outcome))).
-		Set(n("version"), n("version").Plus(expression.Value(1)))
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "runShard", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt"} {
-		upd = upd.Remove(n(a))
-	}
-	if f.Error != "" {
-		upd = upd.Set(n("lastError"), expression.Value(f.Error))
-	} else {
-		upd = upd.Remove(n("lastError"))
-	}
-	if !f.KeepNextRun && !f.NextRun.IsZero() {
-		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))
-	}
-	if f.Active && !f.NextRun.IsZero() {
-		upd = upd.Set(n("dueShard"), n("shardKey"))
-	}
-	if f.PendingAttempt > 0 {
-		upd = upd.Set(n("pendingScheduledAt"), expression.Value(ms(f.PendingScheduledAt))).
-			Set(n("pendingAttempt"), expression.Value(f.PendingAttempt))
-	} else {
-		upd = upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt"))
-	}
-	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
-	if isConditionFailed(err) {
-		cur, gerr := s.Get(ctx, key)
-		switch {
-		case errors.Is(gerr, timer.ErrNotFound):
-			return timer.Instance{}, timer.ErrFenceLost
-		case gerr != nil:
-			return timer.Instance{}, gerr
-		case cur.Fence() != f.Fence:
-			return timer.Instance{}, timer.ErrFenceLost
-		}
-		return timer.Instance{}, timer.ErrChanged
-	}
-	if err != nil {
-		return timer.Instance{}, fmt.Errorf("finish %s: %w", key, err)
 	}
 	return decodeInstance(out.Attributes)
 }
@@ -284,25 +249,6 @@ func (s *Store) MarkRequeued(ctx context.Context, key timer.Key, due, now time.T
 		return timer.ErrChanged
 	}
 	return err
-}
-
-// PutExecution implements engine.Store: a log entry is written once per execution, so the
-// processor and recovery can never both log the same execution.
-func (s *Store) PutExecution(ctx context.Context, e timer.Execution) error {
-	item, err := attributevalue.MarshalMap(toLogItem(e, s.retention))
-	if err != nil {
-		return fmt.Errorf("encode log entry: %w", err)
-	}
-	_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.logs, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
-		return timer.ErrExists
-	}
-	if err != nil {
-		return fmt.Errorf("put log entry for %s: %w", e.Key, err)
-	}
-	return nil
 }
 
 func (s *Store) update(ctx context.Context, table string, key map[string]types.AttributeValue, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, rv types.ReturnValue) (*dynamodb.UpdateItemOutput, error) {

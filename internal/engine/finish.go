@@ -21,8 +21,9 @@ type finisher struct {
 	schedules schedules
 }
 
-// finish applies the outcome of `running` and logs it. It returns timer.ErrFenceLost when the
-// execution no longer owns the instance (a zombie): then nothing is written at all.
+// finish applies the outcome of `running` and logs it, in one atomic write. It returns
+// timer.ErrFenceLost when the execution no longer owns the instance (a zombie): then nothing
+// is written at all.
 func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer.RunResult) (timer.Instance, timer.Execution, error) {
 	next, serr := f.schedules.next(running)
 	if serr != nil {
@@ -31,12 +32,13 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 	observed := running
 	var (
 		after timer.Instance
-		dec   timer.Finish
+		exec  timer.Execution
 		err   error
 	)
 	for range 4 {
-		dec = timer.Decide(observed, res, next)
-		after, err = f.store.Finish(ctx, running.Key, dec)
+		dec := timer.Decide(observed, res, next)
+		exec = timer.NewExecution(running, dec)
+		after, err = f.store.Finish(ctx, observed, dec, exec)
 		if !errors.Is(err, timer.ErrChanged) {
 			break
 		}
@@ -51,12 +53,6 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 	}
 	if err != nil {
 		return timer.Instance{}, timer.Execution{}, fmt.Errorf("finish %s: %w", running.Key, err)
-	}
-	exec := timer.NewExecution(running, dec)
-	exec.NextRun = after.NextRun
-	if err := f.store.PutExecution(ctx, exec); err != nil && !errors.Is(err, timer.ErrExists) {
-		// The state change stands; only the log entry is missing. Say so loudly.
-		f.log.Error("execution log write failed", "timer", running.Timer, "tenant", running.Tenant, "execution_id", running.ExecutionID, "error", err)
 	}
 	return after, exec, nil
 }

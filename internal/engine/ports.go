@@ -29,8 +29,12 @@ type Store interface {
 	QueryExpired(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error)
 	// Claim runs timer.Instance.Claim atomically: timer.ErrClaimLost or timer.ErrNotFound.
 	Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error)
-	// Finish runs timer.Instance.Apply atomically: timer.ErrFenceLost or timer.ErrChanged.
-	Finish(ctx context.Context, key timer.Key, f timer.Finish) (timer.Instance, error)
+	// Finish ends the execution that `observed` (the instance as last read) holds: it runs
+	// timer.Instance.Apply and writes the execution's log entry e, atomically — both or
+	// neither, so no execution ends unlogged. timer.ErrFenceLost (someone else ended it) or
+	// timer.ErrChanged (the instance changed under the decision). It returns the instance
+	// after the change.
+	Finish(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution) (timer.Instance, error)
 	// ExtendLease moves the lease expiry of the execution holding the fence to `until`;
 	// timer.ErrFenceLost if it no longer holds the instance.
 	ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error
@@ -39,8 +43,6 @@ type Store interface {
 	// MarkRequeued records that recovery re-sent the firing due at `due`; timer.ErrChanged if
 	// the instance is no longer idle with that NextRun.
 	MarkRequeued(ctx context.Context, key timer.Key, due, now time.Time) error
-	// PutExecution writes a log entry once: timer.ErrExists if that execution is logged already.
-	PutExecution(ctx context.Context, e timer.Execution) error
 }
 
 // Outgoing is a firing to send on the queue of its priority, delayed until it is due.

@@ -215,6 +215,12 @@ const AsyncStartTimeout = 30 * time.Second
 // run invokes the action under the timer's timeout (or what is left of this invocation). A
 // timer whose timeout this invocation cannot wait for, or that asks for it, runs async: the
 // call only starts the action and accepted reports that it did.
+//
+// The action must end inside its lease (claim + timeout × 1.2) with room left for the write
+// that ends it, or recovery could take the lease back and start the next execution while this
+// one still runs: it ends by claim + timeout × 1.1 at the latest. A claim acknowledged within
+// a tenth of the timeout (the usual milliseconds) leaves the action its whole timeout; one
+// acknowledged later (SDK retries after throttling or a lost reply) shortens it.
 func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunResult, accepted bool) {
 	timeout := in.Timeout
 	left := in.Timeout
@@ -228,6 +234,15 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 	}
 	if left < timeout {
 		timeout, capped = max(left, 0), true
+	}
+	claimedFor := p.Clock.Now().Sub(in.IsRunningSince)
+	lateClaim := false
+	if rest := in.Timeout + in.Timeout/10 - claimedFor; rest < timeout {
+		timeout, lateClaim = rest, true
+	}
+	if lateClaim && timeout <= 0 {
+		return timer.RunResult{Outcome: timer.OutcomeTimeout, Finished: p.Clock.Now(), Error: fmt.Sprintf(
+			"not run: the claim was acknowledged %s after it was made, too late to run within its lease (timeout %s)", fmtDur(claimedFor), fmtDur(in.Timeout))}, false
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -252,9 +267,12 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 		// invoker other than the action package's may return the bare context error).
 		res.Outcome = timer.OutcomeTimeout
 		res.Error = fmt.Sprintf("timed out after %s", fmtDur(timeout))
-		if async {
+		switch {
+		case async:
 			res.Error = fmt.Sprintf("async start timed out after %s", fmtDur(timeout))
-		} else if capped {
+		case lateClaim:
+			res.Error += fmt.Sprintf(" (the claim was acknowledged %s after it was made: the action must end within its lease)", fmtDur(claimedFor))
+		case capped:
 			res.Error += " (capped by the processor invocation's own deadline)"
 		}
 	default:

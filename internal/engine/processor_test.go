@@ -68,7 +68,7 @@ func TestProcessor(t *testing.T) {
 		require.Equal(t, []timer.Execution{{
 			Key: in.Key, ExecutionID: "exec-1", ScheduledAt: t0, ShouldHaveRunAt: t0, StartedAt: t0,
 			Duration: 9 * time.Second, ExecutedBy: "node-a", Attempt: 1, Outcome: timer.OutcomeSuccess,
-			NextRun: at1830,
+			NextRun: at1830, Version: 1,
 		}}, f.Store.Executions())
 
 		after := f.get(t, in.Key)
@@ -573,6 +573,46 @@ func TestProcessor(t *testing.T) {
 		require.Equal(t, []string{"arn:aws:sqs:eu-west-1:000000000000:sundial-p3 rh-bad 15s"}, q.calls)
 	})
 
+	t.Run("TheTimeoutRunsFromTheClaimNotFromTheCall", func(t *testing.T) {
+		t.Parallel()
+		f := newFakes(t)
+		p := f.processor()
+		// The claim is acknowledged 40 s after it was made (SDK retries after throttling): the
+		// action must end by claim + 66 s (timeout × 1.1), inside the lease (claim + 72 s), so
+		// 26 s are left for it.
+		p.Store = slowClaims{Store: f.Store, clock: f.Clock, took: 40 * time.Second}
+		in := instance("SlowClaim", t0)
+		f.put(in)
+		var budget time.Duration
+		f.Invoker.fn = func(ctx context.Context, _ action.Payload) (action.Result, error) {
+			dl, ok := ctx.Deadline()
+			require.True(t, ok)
+			budget = time.Until(dl)
+			return action.Result{Status: 200}, nil
+		}
+		handle(t, p, event(t, scheduled(in)))
+		require.InDelta(t, (26 * time.Second).Seconds(), budget.Seconds(), 1)
+
+		// Acknowledged within a tenth of the timeout (the usual case), the whole timeout is left.
+		p.Store = slowClaims{Store: f.Store, clock: f.Clock, took: 5 * time.Second}
+		next := f.get(t, in.Key)
+		f.Clock.Set(next.NextRun)
+		handle(t, p, event(t, scheduled(next)))
+		require.InDelta(t, time.Minute.Seconds(), budget.Seconds(), 1)
+
+		p.Store = slowClaims{Store: f.Store, clock: f.Clock, took: 2 * time.Minute}
+		next = f.get(t, in.Key)
+		f.Clock.Set(next.NextRun)
+		f.Invoker.fn = nil
+		handle(t, p, event(t, scheduled(next)))
+		require.Len(t, f.Invoker.Calls(), 2, "no time left: the action is not called")
+		log := f.executions(in.Key)
+		require.Len(t, log, 3)
+		require.Equal(t, timer.OutcomeTimeout, log[2].Outcome, "a claim acknowledged too late to run is a timeout")
+		require.Equal(t, "not run: the claim was acknowledged 2m0s after it was made, too late to run within its lease (timeout 1m0s)", log[2].Error)
+		require.Equal(t, 2, f.get(t, in.Key).PendingAttempt, "and is retried like one")
+	})
+
 	t.Run("ClaimFailureOtherThanLostIsRedelivered", func(t *testing.T) {
 		t.Parallel()
 		f := newFakes(t)
@@ -597,6 +637,19 @@ type backoffQueue struct {
 func (q *backoffQueue) Backoff(_ context.Context, arn, receipt string, d time.Duration) error {
 	q.calls = append(q.calls, arn+" "+receipt+" "+d.String())
 	return nil
+}
+
+// slowClaims acknowledges every claim `took` after it was made (the clock moves on).
+type slowClaims struct {
+	engine.Store
+	clock *timer.ManualClock
+	took  time.Duration
+}
+
+func (s slowClaims) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error) {
+	in, err := s.Store.Claim(ctx, key, c)
+	s.clock.Advance(s.took)
+	return in, err
 }
 
 // failingClaims makes every claim fail with err (a throttled or unavailable table).

@@ -128,10 +128,10 @@ func (s *Store) Claim(_ context.Context, key timer.Key, c timer.Claim) (timer.In
 }
 
 // Finish implements engine.Store.
-func (s *Store) Finish(_ context.Context, key timer.Key, f timer.Finish) (timer.Instance, error) {
+func (s *Store) Finish(_ context.Context, observed timer.Instance, f timer.Finish, e timer.Execution) (timer.Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in, ok := s.instances[key]
+	in, ok := s.instances[observed.Key]
 	if !ok {
 		return timer.Instance{}, timer.ErrFenceLost
 	}
@@ -139,7 +139,12 @@ func (s *Store) Finish(_ context.Context, key timer.Key, f timer.Finish) (timer.
 	if err != nil {
 		return timer.Instance{}, err
 	}
-	s.instances[key] = out
+	id := e.Key.String() + "#" + e.ExecutionID
+	if _, ok := s.log[id]; ok {
+		return timer.Instance{}, timer.ErrFenceLost // logged: another writer ended it
+	}
+	s.instances[observed.Key] = out
+	s.log[id] = e
 	return out.Clone(), nil
 }
 
@@ -177,17 +182,5 @@ func (s *Store) MarkRequeued(_ context.Context, key timer.Key, due, now time.Tim
 	}
 	in.RequeuedAt = now
 	s.instances[key] = in
-	return nil
-}
-
-// PutExecution implements engine.Store.
-func (s *Store) PutExecution(_ context.Context, e timer.Execution) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := e.Key.String() + "#" + e.ExecutionID
-	if _, ok := s.log[id]; ok {
-		return timer.ErrExists
-	}
-	s.log[id] = e
 	return nil
 }

@@ -186,6 +186,10 @@ type Execution struct {
 	Error           string        `json:"error"`
 	NextRun         time.Time     `json:"nextRun"`
 	GaveUp          bool          `json:"gaveUp,omitempty"`
+	// Version is the instance version the execution held (its fence): the claim set it, the
+	// write that ended the execution made it Version+1. Consecutive executions of an instance
+	// differ by 2 unless something else (an operator's change) wrote the instance in between.
+	Version int64 `json:"version,omitempty"`
 }
 
 // NewExecution builds the log entry for an execution of `running` ended by f.
@@ -204,6 +208,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		Error:           f.Error,
 		NextRun:         f.NextRun,
 		GaveUp:          f.GaveUp,
+		Version:         running.Version,
 	}
 }
 

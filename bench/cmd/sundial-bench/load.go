@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/metrics"
+)
+
+// loadSpec is one run of the platform with many timers.
+type loadSpec struct {
+	Name   string `json:"name"`
+	Label  string `json:"label"`
+	Timers int    `json:"timers"`
+	// Schedule of timer i; Period is how often each timer is due.
+	Schedule func(i int) string `json:"-"`
+	Period   time.Duration      `json:"-"`
+	// Warmup is left out of the measurement (the first backlog builds up); Window is measured.
+	Warmup time.Duration `json:"-"`
+	Window time.Duration `json:"-"`
+}
+
+// loadResult is what one run measured. Everything per firing or per second refers to the
+// executions that started (action called) within the window.
+type loadResult struct {
+	Spec          loadSpec `json:"spec"`
+	WarmupSeconds float64  `json:"warmupSeconds"`
+	WindowSeconds float64  `json:"windowSeconds"`
+	// Lateness (action start − scheduled instant) of the executions in the window, seconds.
+	Lateness dist `json:"lateness"`
+	// Offered is the rate the schedules ask for; Sustained the executions per second achieved.
+	Offered   float64 `json:"offeredFiringsPerSecond"`
+	Sustained float64 `json:"sustainedFiringsPerSecond"`
+	Saturated bool    `json:"saturated"`
+	// Instants the schedules hold in the window, and the executions in the window as a
+	// fraction of them (a late timer skips instants: its next run is computed from when it
+	// finished, never replayed).
+	ScheduledInWindow int64   `json:"scheduledInWindow"`
+	DeliveredFraction float64 `json:"deliveredFraction"`
+	Executions        int64   `json:"executions"` // actions started in the window
+	// Recorded are the executions whose fenced finish and log entry were written in the
+	// window: the denominator of the window's requests (a batch in flight at either edge of
+	// the window has some of its writes outside, so per-firing counts carry an error of about
+	// a batch per processor invocation in flight, over Recorded).
+	Recorded   int64 `json:"recorded"`
+	ClaimsLost int64 `json:"claimsLost"`
+	Misfired   int64 `json:"misfired"`
+	Failed     int64 `json:"failed"`
+	// Requests in the window.
+	Calls         metrics.Snapshot            `json:"-"`
+	CallsByOp     map[string]int64            `json:"callsByOperation"`
+	EmptyReceives int64                       `json:"emptyReceives"`
+	Lambda        map[string]cost.Invocations `json:"lambda"`
+	BatchSizes    dist                        `json:"recordsPerProcessorInvocation"`
+	LogBytes      int64                       `json:"logBytes"`
+	Items         cost.ItemSizes              `json:"itemBytes"`
+	LoadAvgStart  string                      `json:"loadAvg1mAtWindowStart"`
+	LoadAvg       string                      `json:"loadAvg1mAtWindowEnd"`
+
+	// For the plots: every execution's start and lateness, and the window's bounds.
+	Samples     []sample  `json:"-"`
+	Start       time.Time `json:"-"`
+	WindowStart time.Time `json:"-"`
+	WindowEnd   time.Time `json:"-"`
+}
+
+// window returns the cost model's view of the run's window.
+func (r loadResult) window() cost.Window {
+	return cost.Window{Firings: r.Recorded, Failed: r.Failed, Calls: r.Calls, EmptyReceives: r.EmptyReceives,
+		Lambda: r.Lambda, LogBytes: r.LogBytes, Items: r.Items, MemoryMB: lambdaMemoryMB, LogRetentionDays: logRetentionDays}
+}
+
+// template.yaml: Globals.Function.MemorySize and the LogRetentionDays default.
+const (
+	lambdaMemoryMB   = 128
+	logRetentionDays = 30
+)
+
+// runLoad deploys a stack, syncs the timers, runs the platform for warmup + window and
+// measures the window.
+func (e *env) runLoad(ctx context.Context, s loadSpec) (loadResult, error) {
+	d, err := e.deploy(ctx, "bench-"+s.Name, time.Minute)
+	if err != nil {
+		return loadResult{}, err
+	}
+	adm, err := e.adminOf(d)
+	if err != nil {
+		return loadResult{}, err
+	}
+	m := manifest.Manifest{}
+	for i := range s.Timers {
+		m.Timers = append(m.Timers, manifest.Timer{Name: fmt.Sprintf("L%04d", i), Schedule: s.Schedule(i),
+			Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}})
+	}
+	t := time.Now()
+	if _, err := adm.Sync(ctx, m); err != nil {
+		return loadResult{}, fmt.Errorf("sync %d timers: %w", s.Timers, err)
+	}
+	e.log.Info("timers created", "phase", s.Name, "timers", s.Timers, "took", time.Since(t).Round(time.Millisecond))
+
+	p, err := e.startPlatform(d)
+	if err != nil {
+		return loadResult{}, err
+	}
+	r := loadResult{Spec: s, Start: time.Now()}
+	r.WindowStart = r.Start.Add(s.Warmup)
+	r.WindowEnd = r.WindowStart.Add(s.Window)
+	if err := sleepUntil(ctx, r.WindowStart); err != nil {
+		p.stop()
+		return loadResult{}, err
+	}
+	before, emptyBefore, logsBefore := e.counter.Snapshot(), p.sqs.empty.Load(), p.logs.n.Load()
+	st0 := statsOf(p)
+	r.LoadAvgStart = loadAvg()
+	e.log.Info("measuring", "phase", s.Name, "window", s.Window, "load_avg", r.LoadAvgStart)
+	if err := sleepUntil(ctx, r.WindowEnd); err != nil {
+		p.stop()
+		return loadResult{}, err
+	}
+	r.Calls = e.counter.Snapshot().Sub(before)
+	r.EmptyReceives = p.sqs.empty.Load() - emptyBefore
+	r.LogBytes = p.logs.n.Load() - logsBefore
+	st1 := statsOf(p)
+	r.LoadAvg = loadAvg()
+	p.stop()
+
+	r.WarmupSeconds, r.WindowSeconds = s.Warmup.Seconds(), s.Window.Seconds()
+	r.ClaimsLost, r.Misfired, r.Failed = st1.claimsLost-st0.claimsLost, st1.misfired-st0.misfired, st1.failed-st0.failed
+	r.Recorded = st1.executed - st0.executed
+	r.Samples = p.actions.all()
+	var lateness []float64
+	for _, x := range r.Samples {
+		if !x.At.Before(r.WindowStart) && x.At.Before(r.WindowEnd) {
+			lateness = append(lateness, x.At.Sub(x.ScheduledAt).Seconds())
+		}
+	}
+	r.Executions = int64(len(lateness))
+	r.Lateness = summarize(lateness)
+	r.Offered = float64(s.Timers) / s.Period.Seconds()
+	r.Sustained = float64(r.Executions) / s.Window.Seconds()
+	r.Saturated = r.Offered > 1.1*r.Sustained
+	r.ScheduledInWindow = int64(float64(s.Timers) * s.Window.Seconds() / s.Period.Seconds())
+	if r.ScheduledInWindow > 0 {
+		r.DeliveredFraction = min(1, float64(r.Executions)/float64(r.ScheduledInWindow))
+	}
+	var inv []invocation
+	r.Lambda, inv = p.lambdaIn(r.WindowStart, r.WindowEnd)
+	var sizes []float64
+	for _, i := range inv {
+		if i.Function == "processor" {
+			sizes = append(sizes, float64(i.Records))
+		}
+	}
+	r.BatchSizes = summarize(sizes)
+	r.CallsByOp = map[string]int64{}
+	for _, op := range r.Calls.Ops() {
+		r.CallsByOp[op.String()] = r.Calls[op].Calls
+	}
+	if r.Items, err = e.itemSizes(ctx, d); err != nil {
+		return loadResult{}, err
+	}
+	e.log.Info("phase done", "phase", s.Name, "executions", r.Executions, "sustained_per_s", fmt.Sprintf("%.1f", r.Sustained),
+		"lateness_p50_s", fmt.Sprintf("%.3f", r.Lateness.P50), "lateness_p99_s", fmt.Sprintf("%.3f", r.Lateness.P99))
+	return r, nil
+}
+
+type procStats struct{ executed, claimsLost, misfired, failed int64 }
+
+func statsOf(p *platform) procStats {
+	s := p.app.Processor.Stats()
+	return procStats{executed: s.Executed.Load(), claimsLost: s.ClaimsLost.Load(), misfired: s.Misfired.Load(), failed: s.Failed.Load()}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	select {
+	case <-time.After(time.Until(t)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,249 @@
+// Command sundial-bench measures Sundial on the local emulator and writes a report:
+// precision under load, AWS requests and dollars per firing, throughput against the
+// emulator's own ceiling, the engine's throughput without I/O, the idle cost of the periodic
+// functions, and the processor's peak memory. `make bench` runs it; see README "Benchmarks".
+//
+// Everything is measured in one run on one emulator, and compared within the run: the
+// machine is small and shared, so absolute rates are noisy and the report gives ratios and
+// distributions.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// smallCeilingWorkers: batches in flight in the small-queue ceiling (the P3 default).
+const smallCeilingWorkers = 2
+
+type options struct {
+	out, template, goBench string
+	timers                 int
+	warmup, window         time.Duration
+	lowerWindow            time.Duration
+	ceilingEach            time.Duration
+	smallCeilingEach       time.Duration
+	ceilingWorkers         []int
+	idleLarge              int
+	memoryBatches          int
+	engineTimers           int
+	engineRounds           int
+	emulatorLog            bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.out, "out", "bench/out", "directory for report.md, results.json and the plots")
+	flag.StringVar(&o.template, "template", "template.yaml", "the SAM template the stacks are created from")
+	flag.StringVar(&o.goBench, "gobench", "", "output of `go test -bench` to quote in the report (optional)")
+	flag.IntVar(&o.timers, "timers", 1000, "timers on `every 5s` in the precision run")
+	flag.DurationVar(&o.warmup, "warmup", time.Minute, "precision run: time before the measured window (the backlog builds up)")
+	flag.DurationVar(&o.window, "window", 3*time.Minute, "precision run: measured window")
+	flag.DurationVar(&o.lowerWindow, "lower-window", time.Minute, "measured window of the lower-load run (0: skip it)")
+	flag.DurationVar(&o.ceilingEach, "ceiling-each", 12*time.Second, "ceiling: duration of each concurrency level")
+	flag.DurationVar(&o.smallCeilingEach, "small-ceiling", 8*time.Second, "duration of the small-queue ceiling")
+	flag.IntVar(&o.idleLarge, "idle-timers", 10_000, "idle cost: the large number of idle timers")
+	flag.IntVar(&o.memoryBatches, "memory-batches", 40, "memory: batches of ten the processor handles")
+	flag.IntVar(&o.engineTimers, "engine-timers", 1000, "engine-only: timers")
+	flag.IntVar(&o.engineRounds, "engine-rounds", 20, "engine-only: rounds of all timers")
+	flag.BoolVar(&o.emulatorLog, "emulator-log", false, "write moto_server's output to OUT/moto.log")
+	deadline := flag.Duration("deadline", 13*time.Minute, "give up (and stop the emulator) after this long")
+	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
+	flag.Parse()
+	o.ceilingWorkers = []int{1, 2, 4}
+	if *quick {
+		o.timers, o.warmup, o.window, o.lowerWindow = 100, 15*time.Second, 30*time.Second, 20*time.Second
+		o.timers = 100
+		o.ceilingEach, o.smallCeilingEach, o.idleLarge, o.memoryBatches, o.engineRounds = 4*time.Second, 4*time.Second, 1000, 5, 5
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *deadline)
+	defer cancel()
+	if err := run(ctx, o, log); err != nil {
+		log.Error("benchmark failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options, log *slog.Logger) (err error) {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	started := time.Now()
+	res := &results{Date: started.UTC().Format(time.RFC3339), Machine: machine(), Options: o.describe()}
+
+	log.Info("building the processor bootstrap")
+	bootstrap, err := buildBootstrap(ctx, o.out)
+	if err != nil {
+		return err
+	}
+	log.Info("engine only", "timers", o.engineTimers, "rounds", o.engineRounds)
+	for _, w := range []int{1, runtime.GOMAXPROCS(0)} {
+		for range 3 {
+			r, err := engineOnly(o.engineTimers, o.engineRounds, w)
+			if err != nil {
+				return err
+			}
+			res.Engine = append(res.Engine, r)
+		}
+	}
+
+	var emuLog io.Writer
+	if o.emulatorLog {
+		f, err := os.Create(filepath.Join(o.out, "moto.log"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		emuLog = f
+	}
+	e, err := startEnv(ctx, o.template, emuLog, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, e.stop()) }()
+	res.Machine.Emulator = motoVersion()
+
+	ceilingStack, err := e.deploy(ctx, "bench-ceiling", time.Minute)
+	if err != nil {
+		return err
+	}
+	// Two ceilings. The like-for-like one circulates as many firings as the precision run has
+	// timers: moto's SQS walks every message of a queue on each call, and its transactions
+	// copy the tables they write, so its rate depends on how much is stored. The small one, on
+	// a stack of its own, is moto's best case and sizes the lower-load run.
+	smallStack, err := e.deploy(ctx, "bench-ceiling-small", time.Minute)
+	if err != nil {
+		return err
+	}
+	small, err := e.newCeiling(ctx, smallStack, timer.DefaultPriority, 10*smallCeilingWorkers)
+	if err != nil {
+		return err
+	}
+	cb, err := e.newCeiling(ctx, ceilingStack, timer.DefaultPriority, o.timers)
+	if err != nil {
+		return err
+	}
+	ceilingAt := func(tag string) ([]ceilingRun, error) {
+		var runs []ceilingRun
+		for _, w := range o.ceilingWorkers {
+			r, err := cb.run(ctx, w, o.ceilingEach)
+			if err != nil {
+				return nil, err
+			}
+			log.Info("ceiling", "when", tag, "workers", w, "circulating", o.timers, "firings_per_s", fmt.Sprintf("%.1f", r.PerSecond), "load_avg", loadAvg())
+			runs = append(runs, r)
+		}
+		return runs, nil
+	}
+	if res.Ceiling.Small, err = small.run(ctx, smallCeilingWorkers, o.smallCeilingEach); err != nil {
+		return err
+	}
+	log.Info("ceiling", "workers", smallCeilingWorkers, "circulating", 10*smallCeilingWorkers, "firings_per_s", fmt.Sprintf("%.1f", res.Ceiling.Small.PerSecond))
+	if res.Ceiling.ProbeSmall, err = small.probe(ctx, 2); err != nil {
+		return err
+	}
+	if res.Ceiling.Before, err = ceilingAt("before"); err != nil {
+		return err
+	}
+	if res.Ceiling.ProbeLarge, err = cb.probe(ctx, 2); err != nil {
+		return err
+	}
+
+	log.Info("precision", "timers", o.timers, "schedule", "every 5s", "warmup", o.warmup, "window", o.window)
+	precision, err := e.runLoad(ctx, loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second,
+		Label:    fmt.Sprintf("%d timers on `every 5s` (the issue's load)", o.timers),
+		Schedule: func(int) string { return "every 5s" }, Warmup: o.warmup, Window: o.window})
+	if err != nil {
+		return err
+	}
+	res.Precision = &precision
+
+	if res.Ceiling.After, err = ceilingAt("after"); err != nil {
+		return err
+	}
+	res.Ceiling.summarize()
+
+	if !precision.Saturated {
+		// The issue's load did not saturate the emulator, so its rate says nothing about the
+		// ceiling: measure the sustained rate with a load well above it.
+		n := max(o.timers, int(3*res.Ceiling.FiringsPerSecond))
+		log.Info("throughput", "timers", n, "schedule", "every 1s")
+		t, err := e.runLoad(ctx, loadSpec{Name: "throughput", Timers: n, Period: time.Second,
+			Label:    fmt.Sprintf("%d timers on `every 1s` (a load above the ceiling)", n),
+			Schedule: func(int) string { return "every 1s" }, Warmup: 30 * time.Second, Window: time.Minute})
+		if err != nil {
+			return err
+		}
+		res.Throughput = &t
+	}
+
+	if o.lowerWindow > 0 && precision.Lateness.P99 > targetLatenessP99 {
+		// Half the small-queue ceiling, spread over the five seconds of the period: a load the
+		// emulator sustains, to show Sundial's precision when the backend keeps up.
+		n := max(5, 5*int(0.5*res.Ceiling.Small.PerSecond))
+		log.Info("lower load", "timers", n)
+		l, err := e.runLoad(ctx, loadSpec{Name: "lower", Timers: n, Period: 5 * time.Second,
+			Label: fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second, about half the small-queue ceiling", n, n/5),
+			Schedule: func(i int) string {
+				return fmt.Sprintf("%d/5 * * * * ?", i%5)
+			}, Warmup: 15 * time.Second, Window: o.lowerWindow})
+		if err != nil {
+			return err
+		}
+		res.Lower = &l
+	}
+
+	for _, n := range []int{10, o.idleLarge} {
+		r, err := e.idle(ctx, n, 3)
+		if err != nil {
+			return err
+		}
+		res.Idle = append(res.Idle, r)
+	}
+
+	mem, err := e.memory(ctx, o.out, bootstrap, o.memoryBatches)
+	if err != nil {
+		return err
+	}
+	res.Memory = &mem
+
+	res.finish(time.Since(started))
+	if o.goBench != "" {
+		if b, err := os.ReadFile(o.goBench); err == nil {
+			res.GoBench = string(b)
+		} else {
+			log.Warn("no Go benchmark output to quote", "file", o.goBench, "error", err)
+		}
+	}
+	if err := res.write(o.out); err != nil {
+		return err
+	}
+	log.Info("report written", "dir", o.out, "took", time.Since(started).Round(time.Second))
+	fmt.Println(res.summaryLines())
+	return nil
+}
+
+func (o options) describe() map[string]string {
+	return map[string]string{
+		"timers": fmt.Sprint(o.timers), "warmup": o.warmup.String(), "window": o.window.String(),
+		"lowerWindow": o.lowerWindow.String(), "ceilingEach": o.ceilingEach.String(),
+		"ceilingWorkers": strings.Trim(fmt.Sprint(o.ceilingWorkers), "[]"), "idleTimers": fmt.Sprint(o.idleLarge),
+		"memoryBatches": fmt.Sprint(o.memoryBatches), "engine": fmt.Sprintf("%d timers x %d rounds", o.engineTimers, o.engineRounds),
+	}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/metrics"
+)
+
+func TestQuantile(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		xs   []float64
+		q    float64
+		want float64
+	}{
+		"MedianOfOdd":       {[]float64{1, 2, 3}, 0.5, 2},
+		"NearestRankP99":    {seq(100), 0.99, 99},
+		"P99OfFewIsTheMax":  {[]float64{1, 2, 3}, 0.99, 3},
+		"MinimumIsTheFirst": {[]float64{4, 5}, 0, 4},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, c.want, quantile(c.xs, c.q))
+		})
+	}
+	d := summarize([]float64{3, 1, 2})
+	require.Equal(t, dist{N: 3, Min: 1, P50: 2, P95: 3, P99: 3, Max: 3, Mean: 2}, d)
+	require.Equal(t, dist{}, summarize(nil))
+}
+
+func seq(n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	return xs
+}
+
+// TestReportRenders builds results from synthetic measurements and renders everything, so a
+// format verb without its argument (or a chart that cannot be drawn) fails here, not after a
+// 10-minute run.
+func TestReportRenders(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC)
+	calls := metrics.Snapshot{
+		{Service: "DynamoDB", Operation: "UpdateItem"}:         {Calls: 101, Time: time.Second},
+		{Service: "DynamoDB", Operation: "TransactWriteItems"}: {Calls: 100, Time: time.Second},
+		{Service: "DynamoDB", Operation: "GetItem"}:            {Calls: 10},
+		{Service: "SQS", Operation: "ReceiveMessage"}:          {Calls: 30},
+		{Service: "SQS", Operation: "SendMessageBatch"}:        {Calls: 10, MaxBytes: 2700},
+		{Service: "SQS", Operation: "DeleteMessageBatch"}:      {Calls: 10},
+	}
+	load := func(name string, timers int) *loadResult {
+		l := &loadResult{Spec: loadSpec{Name: name, Label: name + " load", Timers: timers, Period: 5 * time.Second},
+			Start: start, WindowStart: start.Add(10 * time.Second), WindowEnd: start.Add(20 * time.Second),
+			WindowSeconds: 10, Executions: 100, Recorded: 100, Calls: calls, EmptyReceives: 20, Offered: float64(timers) / 5,
+			Lambda:   map[string]cost.Invocations{"processor": {Count: 10, BilledMs: 5000}},
+			LogBytes: 50_000, Items: cost.ItemSizes{Timer: 464, Log: 295}, LoadAvgStart: "1.0", LoadAvg: "2.0"}
+		for i := range 120 {
+			at := start.Add(time.Duration(i) * 150 * time.Millisecond)
+			l.Samples = append(l.Samples, sample{Timer: "T", ScheduledAt: at.Add(-time.Duration(i) * 10 * time.Millisecond), At: at})
+		}
+		var lat []float64
+		for _, s := range l.Samples {
+			lat = append(lat, s.At.Sub(s.ScheduledAt).Seconds())
+		}
+		l.Lateness = summarize(lat)
+		l.Sustained = 10
+		l.Saturated = l.Offered > 11
+		return l
+	}
+	ceil := []ceilingRun{{Workers: 1, Circulating: 1000, Firings: 50, Seconds: 10, PerSecond: 5, CallsPerFire: 2.3, Calls: calls},
+		{Workers: 2, Circulating: 1000, Firings: 70, Seconds: 10, PerSecond: 7, CallsPerFire: 2.3, Calls: calls}}
+	r := &results{Date: start.Format(time.RFC3339), Machine: machine(), Options: map[string]string{"idleTimers": "10000", "ceilingEach": "12s", "engine": "1000 timers x 20 rounds"},
+		Engine:    []engineRun{{Workers: 1, Firings: 1000, Seconds: 0.1, PerSecond: 10_000}, {Workers: 2, Firings: 1000, Seconds: 0.05, PerSecond: 20_000}},
+		Ceiling:   ceilings{Small: ceilingRun{Workers: 2, Circulating: 20, PerSecond: 19, Calls: calls}, Before: ceil, After: ceil, ProbeSmall: map[string]float64{"DynamoDB.UpdateItem": 10}, ProbeLarge: map[string]float64{"DynamoDB.UpdateItem": 100}},
+		Precision: load("precision", 1000), Lower: load("lower", 45),
+		Idle: []idleRun{{Timers: 10, Ticks: 3, FetchRequests: 5, RecoveryRequests: 8, FetchByOp: map[string]int64{"DynamoDB.Query": 12, "DynamoDB.UpdateItem": 3}, RecoveryByOp: map[string]int64{"DynamoDB.Query": 24}, FetchSeconds: 0.05},
+			{Timers: 10_000, Ticks: 3, FetchRequests: 5, RecoveryRequests: 8, FetchByOp: map[string]int64{"DynamoDB.Query": 12, "DynamoDB.UpdateItem": 3}, RecoveryByOp: map[string]int64{"DynamoDB.Query": 24}, FetchSeconds: 0.9}},
+		Memory:  &memoryRun{Method: "test", Batches: 3, Records: 30, Executions: 30, PeakRSSMB: 20, FirstPeakRSSMB: 16, RSSMB: []float64{16, 18, 19}, LimitMB: 128},
+		GoBench: "BenchmarkX 1 ns/op",
+	}
+	r.Ceiling.summarize()
+	r.finish(5 * time.Minute)
+	require.InDelta(t, 2.41, r.RequestsPerFiring, 1e-9, "261 calls less 20 empty polls, over 100 firings")
+	require.InDelta(t, 2.61, r.RequestsPerFiringWithPolls, 1e-9)
+	require.InDelta(t, 20_000, r.EngineFiringsPerS, 1e-9, "the better median")
+	require.InDelta(t, 10.0/7, r.CeilingRatio, 1e-9, "sustained over the mean of the best before and after")
+	require.True(t, r.Targets["idle_requests_10 == _10000"])
+	require.False(t, r.Targets["lateness_p99_s <= 1"])
+
+	dir := t.TempDir()
+	require.NoError(t, r.write(dir))
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	require.NotContains(t, string(report), "%!", "a format verb lacks its argument")
+	for _, f := range []string{"results.json", "lateness_cdf.svg", "lateness_timeline_precision.svg", "throughput.svg", "requests_per_firing.svg", "cost_per_million.svg", "idle.svg", "memory.svg"} {
+		_, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+		if strings.HasSuffix(f, ".svg") {
+			require.Contains(t, string(report), "]("+f+")", "the report shows %s", f)
+		}
+	}
+}

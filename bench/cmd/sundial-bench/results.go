@@ -1,0 +1,317 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/bench/cost"
+)
+
+// Targets from the issue. They are compared with what was measured, never substituted for it.
+const (
+	targetLatenessP99      = 1.0 // seconds
+	targetRequestsPerFire  = 3.5
+	targetCeilingRatio     = 0.7
+	minutesPerMonth        = 365.25 * 24 * 60 / 12
+	awsPollerWaitSeconds   = 20 // Lambda's SQS pollers long-poll for up to 20 s
+	localPollerWaitSeconds = 1  // infra/lambdarun's pollers: WaitTimeSeconds 1
+)
+
+// results is results.json; the first block holds the keys the issue asks for.
+type results struct {
+	LatenessP50       float64 `json:"lateness_p50_s"`
+	LatenessP99       float64 `json:"lateness_p99_s"`
+	RequestsPerFiring float64 `json:"requests_per_firing"`
+	USDPerMillion     float64 `json:"usd_per_million_firings"`
+	CeilingRatio      float64 `json:"ceiling_ratio"`
+	EngineFiringsPerS float64 `json:"engine_firings_per_s"`
+	IdleRequests10    float64 `json:"idle_requests_10"`
+	IdleRequests10000 float64 `json:"idle_requests_10000"`
+	ProcessorPeakRSS  float64 `json:"processor_peak_rss_mb"`
+
+	// Companions of the headline numbers.
+	LatenessP95                  float64            `json:"lateness_p95_s"`
+	LatenessMax                  float64            `json:"lateness_max_s"`
+	LowerLoadLatenessP50         *float64           `json:"lower_load_lateness_p50_s,omitempty"`
+	LowerLoadLatenessP99         *float64           `json:"lower_load_lateness_p99_s,omitempty"`
+	RequestsPerFiringWithPolls   float64            `json:"requests_per_firing_with_empty_polls"`
+	SustainedFiringsPerS         float64            `json:"sustained_firings_per_s"`
+	CeilingFiringsPerS           float64            `json:"ceiling_firings_per_s"`
+	IdleRequests10Recovery       float64            `json:"idle_recovery_requests_10"`
+	IdleRequests10000Recovery    float64            `json:"idle_recovery_requests_10000"`
+	USDPerMillionNaive           float64            `json:"usd_per_million_firings_naive"`
+	USDPerMillionScheduler       float64            `json:"usd_per_million_firings_eventbridge_scheduler"`
+	USDPerMillionRequestsOnly    float64            `json:"usd_per_million_firings_requests_only"`
+	IdleUSDPerMonth              float64            `json:"idle_usd_per_month"`
+	Targets                      map[string]bool    `json:"targets_met"`
+	TotalSeconds                 float64            `json:"total_seconds"`
+	Date                         string             `json:"date"`
+	Machine                      machineInfo        `json:"machine"`
+	Options                      map[string]string  `json:"options"`
+	Prices                       cost.Prices        `json:"prices"`
+	Cost                         costs              `json:"cost"`
+	Engine                       []engineRun        `json:"engine"`
+	Ceiling                      ceilings           `json:"ceiling"`
+	Precision                    *loadResult        `json:"precision"`
+	Throughput                   *loadResult        `json:"throughput,omitempty"`
+	Lower                        *loadResult        `json:"lower_load,omitempty"`
+	Idle                         []idleRun          `json:"idle"`
+	Memory                       *memoryRun         `json:"memory"`
+	GoBench                      string             `json:"-"`
+	SustainedFrom                string             `json:"sustained_from"`
+	RequestsPerFiringByOperation map[string]float64 `json:"requests_per_firing_by_operation"`
+	LowerLoadRequestsPerFiring   *float64           `json:"lower_load_requests_per_firing,omitempty"`
+}
+
+type machineInfo struct {
+	CPU      string `json:"cpu"`
+	Cores    int    `json:"cores"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Emulator string `json:"emulator"`
+}
+
+type costs struct {
+	Sundial       cost.Usage `json:"sundialPerFiring"`
+	Naive         cost.Usage `json:"naivePerFiring"`
+	SundialBill   cost.Bill  `json:"sundialPerMillion"`
+	NaiveBill     cost.Bill  `json:"naivePerMillion"`
+	SchedulerBill cost.Bill  `json:"eventBridgeSchedulerPerMillion"`
+	IdleBill      cost.Bill  `json:"idlePerMonth"`
+}
+
+// ceilings are the emulator's rates before and after the precision run.
+type ceilings struct {
+	// Small is moto's best case: 20 firings circulating on a stack of their own.
+	Small ceilingRun `json:"smallStack"`
+	// ProbeSmall and ProbeLarge are the mean milliseconds per call, one call at a time, on the
+	// small stack and with as many firings circulating as the precision run has timers.
+	ProbeSmall       map[string]float64 `json:"serviceMsSmallStack"`
+	ProbeLarge       map[string]float64 `json:"serviceMsLarge"`
+	Before           []ceilingRun       `json:"before"`
+	After            []ceilingRun       `json:"after"`
+	BestBefore       float64            `json:"bestBefore"`
+	BestAfter        float64            `json:"bestAfter"`
+	FiringsPerSecond float64            `json:"firingsPerSecond"` // mean of the two best
+}
+
+// at is the mean rate of the runs with `workers` batches in flight (0 if none).
+func (c *ceilings) at(workers int) float64 {
+	var rates []float64
+	for _, r := range append(append([]ceilingRun{}, c.Before...), c.After...) {
+		if r.Workers == workers {
+			rates = append(rates, r.PerSecond)
+		}
+	}
+	if len(rates) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range rates {
+		s += x
+	}
+	return s / float64(len(rates))
+}
+
+// best is the fastest run, before or after.
+func (c *ceilings) best() (ceilingRun, bool) {
+	var b ceilingRun
+	for _, r := range append(append([]ceilingRun{}, c.Before...), c.After...) {
+		if r.PerSecond > b.PerSecond {
+			b = r
+		}
+	}
+	return b, b.Firings > 0
+}
+
+func (c *ceilings) summarize() {
+	best := func(rs []ceilingRun) float64 {
+		b := 0.0
+		for _, r := range rs {
+			b = max(b, r.PerSecond)
+		}
+		return b
+	}
+	c.BestBefore, c.BestAfter = best(c.Before), best(c.After)
+	c.FiringsPerSecond = (c.BestBefore + c.BestAfter) / 2
+}
+
+// finish derives the headline numbers from the measurements.
+func (r *results) finish(took time.Duration) {
+	r.TotalSeconds = took.Seconds()
+	r.Prices = cost.USEast1
+	p := r.Precision
+	r.LatenessP50, r.LatenessP95, r.LatenessP99, r.LatenessMax = p.Lateness.P50, p.Lateness.P95, p.Lateness.P99, p.Lateness.Max
+
+	w := p.window()
+	if u, err := cost.PerFiring(w); err == nil {
+		r.Cost.Sundial = u
+		// Empty polls are a rate per poller (here every second, on AWS every 20 s), not a
+		// cost of firing: cost.PerFiring leaves them out, and the report prices them apart.
+		r.RequestsPerFiring = u.Requests
+		r.RequestsPerFiringWithPolls = u.Requests + float64(w.EmptyReceives)/float64(w.Firings)
+		r.RequestsPerFiringByOperation = map[string]float64{}
+		for op, st := range w.Calls {
+			n := float64(st.Calls)
+			if op.String() == "SQS.ReceiveMessage" {
+				n -= float64(w.EmptyReceives)
+			}
+			r.RequestsPerFiringByOperation[op.String()] = n / float64(w.Firings)
+		}
+		bill := r.Prices.Bill(u)
+		r.Cost.SundialBill = bill.Scale(1e6)
+		r.USDPerMillion = r.Cost.SundialBill.Total
+		for _, item := range []string{"DynamoDB write request units", "DynamoDB read request units", "SQS requests", "Lambda requests"} {
+			r.USDPerMillionRequestsOnly += r.Cost.SundialBill.Line(item).USD
+		}
+	}
+	if u, err := cost.Naive(w); err == nil {
+		r.Cost.Naive = u
+		r.Cost.NaiveBill = r.Prices.Bill(u).Scale(1e6)
+		r.USDPerMillionNaive = r.Cost.NaiveBill.Total
+	}
+	r.Cost.SchedulerBill = r.Prices.Scheduler().Scale(1e6)
+	r.USDPerMillionScheduler = r.Cost.SchedulerBill.Total
+
+	r.SustainedFiringsPerS, r.SustainedFrom = p.Sustained, "precision"
+	if r.Throughput != nil {
+		r.SustainedFiringsPerS, r.SustainedFrom = r.Throughput.Sustained, "throughput"
+	}
+	r.CeilingFiringsPerS = r.Ceiling.FiringsPerSecond
+	if r.CeilingFiringsPerS > 0 {
+		r.CeilingRatio = r.SustainedFiringsPerS / r.CeilingFiringsPerS
+	}
+	if r.Lower != nil {
+		r.LowerLoadLatenessP50, r.LowerLoadLatenessP99 = &r.Lower.Lateness.P50, &r.Lower.Lateness.P99
+		if u, err := cost.PerFiring(r.Lower.window()); err == nil {
+			v := u.Requests
+			r.LowerLoadRequestsPerFiring = &v
+		}
+	}
+
+	var best []float64
+	for _, w := range []int{1, runtime.GOMAXPROCS(0)} {
+		var rates []float64
+		for _, e := range r.Engine {
+			if e.Workers == w {
+				rates = append(rates, e.PerSecond)
+			}
+		}
+		if len(rates) > 0 {
+			best = append(best, median(rates))
+		}
+	}
+	r.EngineFiringsPerS = slices.Max(best)
+
+	for _, i := range r.Idle {
+		switch i.Timers {
+		case 10:
+			r.IdleRequests10, r.IdleRequests10Recovery = i.FetchRequests, i.RecoveryRequests
+		default:
+			r.IdleRequests10000, r.IdleRequests10000Recovery = i.FetchRequests, i.RecoveryRequests
+		}
+	}
+	if len(r.Idle) > 0 {
+		r.Cost.IdleBill = r.idleMonth()
+		r.IdleUSDPerMonth = r.Cost.IdleBill.Total
+	}
+	if r.Memory != nil {
+		r.ProcessorPeakRSS = r.Memory.PeakRSSMB
+	}
+	r.Targets = map[string]bool{
+		"lateness_p99_s <= 1":          r.LatenessP99 <= targetLatenessP99,
+		"requests_per_firing <= 3.5":   r.RequestsPerFiring <= targetRequestsPerFire,
+		"ceiling_ratio >= 0.7":         r.CeilingRatio >= targetCeilingRatio,
+		"idle_requests_10 == _10000":   r.IdleRequests10 == r.IdleRequests10000 && len(r.Idle) == 2,
+		"processor_peak_rss_mb <= 128": r.Memory != nil && r.ProcessorPeakRSS <= lambdaMemoryMB,
+	}
+}
+
+// idleMonth prices a month of ticks with idle timers: fetch and recovery every minute (their
+// requests as measured, their durations as measured here), plus the SQS event sources' empty
+// polls at AWS's long-poll interval. The pollers per queue are assumed to be the template's
+// maximum concurrency (Lambda may run more for an idle queue; see the report).
+func (r *results) idleMonth() cost.Bill {
+	i := r.Idle[0]
+	polls := 0.0
+	for _, c := range defaultConcurrency {
+		polls += float64(c) * 60 / awsPollerWaitSeconds
+	}
+	perTick := map[string]int64{}
+	for k, v := range i.FetchByOp {
+		perTick[k] += v
+	}
+	for k, v := range i.RecoveryByOp {
+		perTick[k] += v
+	}
+	ticks := float64(i.Ticks)
+	u := cost.Usage{
+		SQSRequests:     polls * minutesPerMonth,
+		ReadUnits:       (float64(perTick["DynamoDB.Query"])*cost.QueryReadUnits + float64(perTick["DynamoDB.GetItem"])) / ticks * minutesPerMonth,
+		WriteUnits:      float64(perTick["DynamoDB.UpdateItem"]) / ticks * minutesPerMonth, // the watermark
+		LambdaRequests:  2 * minutesPerMonth,
+		LambdaGBSeconds: (i.FetchSeconds + i.RecoverySeconds) * lambdaMemoryMB / 1024 * minutesPerMonth,
+		LogIngestBytes:  2 * cost.LambdaPlatformLogBytes * minutesPerMonth,
+	}
+	u.DynamoRequests = (i.FetchRequests + i.RecoveryRequests) * minutesPerMonth
+	u.Requests = u.DynamoRequests + u.SQSRequests
+	return r.Prices.Bill(u)
+}
+
+func (r *results) summaryLines() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lateness p50 %.3f s, p99 %.3f s (%s)\n", r.LatenessP50, r.LatenessP99, r.Precision.Spec.Label)
+	if r.Lower != nil {
+		fmt.Fprintf(&b, "lower load: lateness p50 %.3f s, p99 %.3f s (%s)\n", r.Lower.Lateness.P50, r.Lower.Lateness.P99, r.Lower.Spec.Label)
+	}
+	fmt.Fprintf(&b, "requests per firing %.2f (%.2f with empty polls); $%.2f per million firings (naive $%.2f, EventBridge Scheduler $%.2f)\n",
+		r.RequestsPerFiring, r.RequestsPerFiringWithPolls, r.USDPerMillion, r.USDPerMillionNaive, r.USDPerMillionScheduler)
+	fmt.Fprintf(&b, "sustained %.1f firings/s, ceiling %.1f firings/s, ratio %.2f\n", r.SustainedFiringsPerS, r.CeilingFiringsPerS, r.CeilingRatio)
+	fmt.Fprintf(&b, "engine only %.0f firings/s\n", r.EngineFiringsPerS)
+	fmt.Fprintf(&b, "idle fetch requests per tick: %.0f with 10 timers, %.0f with %s\n", r.IdleRequests10, r.IdleRequests10000, r.Options["idleTimers"])
+	fmt.Fprintf(&b, "processor peak RSS %.1f MB\n", r.ProcessorPeakRSS)
+	return b.String()
+}
+
+func (r *results) write(dir string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	plots, err := r.plots(dir)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.report(plots)), 0o644)
+}
+
+func machine() machineInfo {
+	m := machineInfo{Cores: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m.CPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return m
+}
+
+func motoVersion() string {
+	out, err := exec.Command("python3", "-c", "import moto; print(moto.__version__)").Output()
+	if err != nil {
+		return "moto_server (version unknown)"
+	}
+	return "moto_server " + strings.TrimSpace(string(out))
+}

@@ -1,0 +1,255 @@
+package cost_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/metrics"
+)
+
+func calls(kv ...any) metrics.Snapshot {
+	s := metrics.Snapshot{}
+	for i := 0; i < len(kv); i += 3 {
+		s[metrics.Op{Service: kv[i].(string), Operation: kv[i+1].(string)}] = metrics.Stat{Calls: int64(kv[i+2].(int))}
+	}
+	return s
+}
+
+// steady is ten firings processed as one batch: claim, finish and log each, one watermark
+// read, one receive, one follow-up send, one delete, one processor invocation of 200 ms.
+func steady() cost.Window {
+	return cost.Window{
+		Firings: 10,
+		Calls: calls("DynamoDB", "UpdateItem", 20, "DynamoDB", "PutItem", 10, "DynamoDB", "GetItem", 1,
+			"SQS", "ReceiveMessage", 1, "SQS", "SendMessageBatch", 1, "SQS", "DeleteMessageBatch", 1),
+		Lambda:           map[string]cost.Invocations{"processor": {Count: 1, BilledMs: 200}},
+		LogBytes:         5000,
+		Items:            cost.ItemSizes{Timer: 700, Log: 400},
+		MemoryMB:         128,
+		LogRetentionDays: 30,
+	}
+}
+
+func TestPerFiring(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		w    func() cost.Window
+		want cost.Usage
+	}{
+		"ABatchOfTen": {steady, cost.Usage{
+			Requests: 3.4, DynamoRequests: 3.1, SQSRequests: 0.3,
+			WriteUnits: 3 + 3 + 2, ReadUnits: 0.1,
+			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
+			LogIngestBytes: 500 + 30,
+		}},
+		"TransactionalFinish": {func() cost.Window {
+			// The finish and the log item in one TransactWriteItems per firing.
+			w := steady()
+			w.Calls = calls("DynamoDB", "UpdateItem", 10, "DynamoDB", "TransactWriteItems", 10, "DynamoDB", "GetItem", 1,
+				"SQS", "ReceiveMessage", 1, "SQS", "SendMessageBatch", 1, "SQS", "DeleteMessageBatch", 1)
+			return w
+		}, cost.Usage{
+			Requests: 2.4, DynamoRequests: 2.1, SQSRequests: 0.3,
+			// Claim 3; transaction: 2 × (timer + log) + timer item back to the due index (2) + byDay (1).
+			WriteUnits: 3 + 2*2 + 2 + 1, ReadUnits: 0.1,
+			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
+			LogIngestBytes: 530,
+		}},
+		"TransactionalFinishOfLargeItemsAndAFailure": {func() cost.Window {
+			w := steady()
+			w.Calls = calls("DynamoDB", "UpdateItem", 11, "DynamoDB", "TransactWriteItems", 10)
+			w.Items = cost.ItemSizes{Timer: 1500, Log: 900} // 2 KB and 1 KB
+			w.Failed = 2
+			return w
+		}, cost.Usage{
+			Requests: 2.1, DynamoRequests: 2.1,
+			// Claim 3×2; transaction 2×(2+1) + 2×2 + 1; errorsByDay 2 of 10 firings; one other update 2.
+			WriteUnits:     6 + 6 + 4 + 1 + 0.2 + 0.2,
+			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
+			LogIngestBytes: 530,
+		}},
+		"LargeItemsCostMoreUnits": {func() cost.Window {
+			w := steady()
+			w.Items = cost.ItemSizes{Timer: 1025, Log: 2048} // 2 KB each: every write doubles
+			return w
+		}, cost.Usage{
+			Requests: 3.4, DynamoRequests: 3.1, SQSRequests: 0.3,
+			WriteUnits: 2 * (3 + 3 + 2), ReadUnits: 0.1,
+			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
+			LogIngestBytes: 530,
+		}},
+		"OtherCallsAreChargedApart": {func() cost.Window {
+			w := steady()
+			// A fetch tick (watermark UpdateItem, 4 queries), two lost claims, one failure.
+			w.Calls = calls("DynamoDB", "UpdateItem", 23, "DynamoDB", "PutItem", 10, "DynamoDB", "GetItem", 1,
+				"DynamoDB", "Query", 4, "SQS", "ReceiveMessage", 1, "SQS", "SendMessageBatch", 1, "SQS", "DeleteMessageBatch", 1)
+			w.Failed = 1
+			w.Lambda["fetch"] = cost.Invocations{Count: 1, BilledMs: 50}
+			return w
+		}, cost.Usage{
+			Requests: 4.1, DynamoRequests: 3.8, SQSRequests: 0.3,
+			WriteUnits: 8 + 0.3 + 0.1, ReadUnits: 0.1 + 0.2,
+			LambdaRequests: 0.2, LambdaGBSeconds: 0.25 * 0.125 / 10,
+			LogIngestBytes: 500 + 60,
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := cost.PerFiring(c.w())
+			require.NoError(t, err)
+			require.Positive(t, got.StorageGBMonths)
+			got.StorageGBMonths = 0
+			requireUsage(t, c.want, got)
+		})
+	}
+
+	t.Run("LeavesEmptyPollsOut", func(t *testing.T) {
+		t.Parallel()
+		w := steady()
+		w.Calls[metrics.Op{Service: "SQS", Operation: "ReceiveMessage"}] = metrics.Stat{Calls: 21}
+		w.EmptyReceives = 20
+		got, err := cost.PerFiring(w)
+		require.NoError(t, err)
+		require.InDelta(t, 3.4, got.Requests, 1e-9)
+		require.InDelta(t, 0.3, got.SQSRequests, 1e-9)
+	})
+
+	t.Run("RefusesAnEmptyWindow", func(t *testing.T) {
+		t.Parallel()
+		_, err := cost.PerFiring(cost.Window{})
+		require.ErrorIs(t, err, cost.ErrNoFirings)
+	})
+
+	t.Run("StorageKeepsTheLogItemTwiceForTheRetention", func(t *testing.T) {
+		t.Parallel()
+		w := steady()
+		w.Items.Log = 1<<30/2 - cost.StorageOverheadBytes // half a GB, twice (table + index)
+		w.LogRetentionDays = 365
+		got, err := cost.PerFiring(w)
+		require.NoError(t, err)
+		require.InDelta(t, 365/(365.25/12), got.StorageGBMonths, 1e-9, "1 GB for a year")
+	})
+}
+
+func TestNaive(t *testing.T) {
+	t.Parallel()
+	w := steady()
+	w.EmptyReceives = 2
+	got, err := cost.Naive(w)
+	require.NoError(t, err)
+	got.StorageGBMonths = 0
+	requireUsage(t, cost.Usage{
+		// Claim, finish, log and a watermark read per firing; send, receive, delete per firing.
+		Requests: 4 + 3, DynamoRequests: 4, SQSRequests: 3,
+		WriteUnits: 8, ReadUnits: 1,
+		// One invocation per firing, each as long as a batch was.
+		LambdaRequests: 1, LambdaGBSeconds: 0.2 * 0.125,
+		LogIngestBytes: 500 + 300,
+	}, got)
+}
+
+func TestBill(t *testing.T) {
+	t.Parallel()
+	p := cost.Prices{
+		DynamoWriteRequestUnit: 1, DynamoReadRequestUnit: 10, DynamoStorageGBMonth: 100,
+		SQSRequest: 1000, LambdaRequest: 1e4, LambdaGBSecondARM64: 1e5, CloudWatchLogsIngestGB: 1e6,
+		SchedulerInvocation: 7,
+	}
+	cases := map[string]struct {
+		u    cost.Usage
+		want float64
+	}{
+		"Nothing":      {cost.Usage{}, 0},
+		"EachLine":     {cost.Usage{WriteUnits: 1, ReadUnits: 1, SQSRequests: 1, LambdaRequests: 1, LambdaGBSeconds: 1, LogIngestBytes: 1 << 30, StorageGBMonths: 1}, 1_111_111},
+		"Fractions":    {cost.Usage{WriteUnits: 8, ReadUnits: 0.5, SQSRequests: 0.3}, 8 + 5 + 300},
+		"RequestsOnly": {cost.Usage{Requests: 99, DynamoRequests: 99}, 0},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := p.Bill(c.u)
+			require.InDelta(t, c.want, b.Total, 1e-6)
+			sum := 0.0
+			for _, l := range b.Lines {
+				sum += l.USD
+			}
+			require.InDelta(t, b.Total, sum, 1e-6)
+			m := b.Scale(1e6)
+			require.InDelta(t, c.want*1e6, m.Total, 1e-3)
+			require.InDelta(t, c.u.WriteUnits*1e6, m.Line("DynamoDB write request units").Quantity, 1e-6)
+		})
+	}
+	require.Equal(t, 7.0, p.Scheduler().Total)
+}
+
+func TestUSEast1(t *testing.T) {
+	t.Parallel()
+	p := cost.USEast1
+	require.NotEmpty(t, p.AsOf)
+	// Per million: the figures the report quotes side by side.
+	for name, c := range map[string]struct{ got, want float64 }{
+		"DynamoDB WRU":         {p.DynamoWriteRequestUnit * 1e6, 0.625},
+		"DynamoDB RRU":         {p.DynamoReadRequestUnit * 1e6, 0.125},
+		"SQS":                  {p.SQSRequest * 1e6, 0.40},
+		"Lambda requests":      {p.LambdaRequest * 1e6, 0.20},
+		"EventBridge Schedule": {p.SchedulerInvocation * 1e6, 1.00},
+	} {
+		require.InDelta(t, c.want, c.got, 1e-9, name)
+	}
+	// 128 MB for one second on arm64.
+	require.InDelta(t, 0.0000016667, 0.125*p.LambdaGBSecondARM64, 1e-10)
+}
+
+func TestItemSize(t *testing.T) {
+	t.Parallel()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	cases := map[string]struct {
+		item map[string]types.AttributeValue
+		want int
+	}{
+		"Empty":                   {nil, 0},
+		"StringIsNamePlusBytes":   {map[string]types.AttributeValue{"pk": s("I#Tick")}, 2 + 6},
+		"MultiByteString":         {map[string]types.AttributeValue{"n": s("日本")}, 1 + 6},
+		"EpochMillis":             {map[string]types.AttributeValue{"nextRun": n("1795372200000")}, 7 + 1 + 4}, // 1795372 2: 8 digits
+		"NumberTrimsZeros":        {map[string]types.AttributeValue{"x": n("-000120.500")}, 1 + 1 + 2},         // 1205
+		"OddDigitCountRoundsUp":   {map[string]types.AttributeValue{"x": n("123")}, 1 + 1 + 2},
+		"Zero":                    {map[string]types.AttributeValue{"x": n("0")}, 1 + 1},
+		"Bool":                    {map[string]types.AttributeValue{"active": &types.AttributeValueMemberBOOL{Value: true}}, 6 + 1},
+		"MapAddsThreePlusOneEach": {map[string]types.AttributeValue{"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"url": s("http://x")}}}, 1 + 3 + 1 + 3 + 8},
+		"EmptyList":               {map[string]types.AttributeValue{"l": &types.AttributeValueMemberL{}}, 1 + 3},
+		"StringSet":               {map[string]types.AttributeValue{"ss": &types.AttributeValueMemberSS{Value: []string{"a", "bc"}}}, 2 + 3},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, c.want, cost.ItemSize(c.item))
+		})
+	}
+}
+
+func requireUsage(t *testing.T, want, got cost.Usage) {
+	t.Helper()
+	const eps = 1e-9
+	for _, f := range []struct {
+		name      string
+		want, got float64
+	}{
+		{"Requests", want.Requests, got.Requests},
+		{"DynamoRequests", want.DynamoRequests, got.DynamoRequests},
+		{"SQSRequests", want.SQSRequests, got.SQSRequests},
+		{"WriteUnits", want.WriteUnits, got.WriteUnits},
+		{"ReadUnits", want.ReadUnits, got.ReadUnits},
+		{"LambdaRequests", want.LambdaRequests, got.LambdaRequests},
+		{"LambdaGBSeconds", want.LambdaGBSeconds, got.LambdaGBSeconds},
+		{"LogIngestBytes", want.LogIngestBytes, got.LogIngestBytes},
+		{"StorageGBMonths", want.StorageGBMonths, got.StorageGBMonths},
+	} {
+		require.True(t, math.Abs(f.want-f.got) < eps, "%s: want %v, got %v", f.name, f.want, f.got)
+	}
+}

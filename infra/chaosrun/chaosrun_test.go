@@ -1,0 +1,63 @@
+package chaosrun_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/chaosrun"
+	"github.com/sundialhq/sundial/internal/manifest"
+)
+
+func TestManifestIsValid(t *testing.T) {
+	t.Parallel()
+	m, err := manifest.Parse(strings.NewReader(chaosrun.Manifest(30, "http://127.0.0.1:9")))
+	require.NoError(t, err)
+	require.NoError(t, m.Validate())
+	require.Len(t, m.Timers, 30)
+}
+
+// TestChaos is the shortened chaos run `make test` includes (`make chaos` runs it for
+// minutes): 30 timers for 30 s under kills, one freeze of the busy processors, duplicates,
+// throttling, 5xx and skewed clocks. Besides the invariants it requires that the chaos really
+// happened.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos: runs the platform as processes for about a minute")
+	}
+	var progress bytes.Buffer
+	rep, err := chaosrun.Run(context.Background(), chaosrun.Config{
+		Timers: 30, Duration: 30 * time.Second, CatchUp: time.Minute, Faults: chaosrun.DefaultFaults,
+		KillRate: 0.2, IdleKillEvery: 5 * time.Second, FreezeRate: 0, Seed: uint64(time.Now().UnixNano()),
+		Template: "../../template.yaml", SourceDir: "../..", WorkDir: t.TempDir(), Progress: &progress,
+	})
+	require.NoError(t, err, "%s", progress.String())
+	var table bytes.Buffer
+	rep.Print(&table)
+	t.Log(table.String())
+	require.True(t, rep.Result.OK(), "%s", table.String())
+
+	res := rep.Result
+	require.Positive(t, rep.Kills.Processor, "processor invocations were killed")
+	require.Positive(t, res.Recovered, "killed executions were recovered")
+	require.Positive(t, rep.Freezes.Events, "processors were frozen")
+	require.Positive(t, res.ZombiesDiscarded, "frozen processors woke up as zombies, and were fenced off")
+	require.Positive(t, rep.ClaimsLost, "duplicate messages were suppressed")
+	require.Positive(t, res.Retried, "failed actions were retried")
+	require.Positive(t, rep.Faults["SQS SendMessageBatch dup"], "messages were sent twice")
+	for _, kind := range []string{"throttle", "5xx", "5xx_after"} {
+		n := 0
+		for k, v := range rep.Faults {
+			if len(k) > 9 && k[:9] == "DynamoDB " && k[len(k)-len(kind)-1:] == " "+kind {
+				n += v
+			}
+		}
+		require.Positive(t, n, "DynamoDB %s faults were injected", kind)
+	}
+	require.Greater(t, len(rep.Offsets), 3, "processes with skewed clocks")
+	require.Greater(t, res.FiringsDue, 150)
+}

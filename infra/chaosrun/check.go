@@ -1,0 +1,297 @@
+package chaosrun
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Evidence is what a run leaves behind, as the checker reads it.
+type Evidence struct {
+	// ChaosEnd is when the kills stopped; firings due before it must have been claimed by the
+	// end of the run (the run waits for that, at most its catch-up time).
+	ChaosEnd time.Time
+	// Initial is each timer's instance as first read after the manifest was synced (a fast
+	// timer may already have been claimed by then); Final as read after the platform stopped.
+	Initial, Final map[timer.Key]timer.Instance
+	// Logs are each timer's log entries.
+	Logs map[timer.Key][]timer.Execution
+	// Calls are the action server's records.
+	Calls []Call
+	// Offset is the clock offset of a node (a process's isRunningBy): what its clock read
+	// minus true time. Its instants are corrected by it before they are compared.
+	Offset func(node string) time.Duration
+	// Zombies are the executions whose result a processor discarded (its fenced write failed).
+	Zombies []string
+}
+
+// Result is what the checker found. Every violation is also a line in Problems.
+type Result struct {
+	Timers int
+	// FiringsDue: scheduled firings (distinct scheduledAt per timer) that came due during the
+	// run and were claimed, plus the lost ones.
+	FiringsDue int
+	// Executions are log entries (attempts); Executed those whose action ran to an outcome
+	// (success, error or timeout), Succeeded of which success; Retried those with attempt > 1;
+	// Recovered those whose lease recovery took back; Missed those skipped by misfire: skip.
+	Executions, Executed, Succeeded, Retried, Recovered, Missed int
+	// ActionCalls is what the action server received; RecoveredActions how many of those
+	// belonged to an execution that was then recovered (its processor died after the call).
+	ActionCalls, RecoveredActions int
+	// PendingAtEnd: timers whose next firing was still ahead (or not due long enough) at the
+	// end; UnfinishedAtStop: executions claimed and not yet ended when the platform stopped
+	// (their lease is in the running index: recovery ends them).
+	PendingAtEnd, UnfinishedAtStop int
+	// ActionOverlaps: two actions of one timer running at once (the action server's clock).
+	// LogOverlaps: an execution's outcome written after the next execution of the timer was
+	// claimed (skew-corrected log instants): a zombie's write over a newer run.
+	ActionOverlaps, LogOverlaps int
+	// Lost counts firings neither executed nor accounted for; see Check.
+	Lost int
+	// ZombiesDiscarded: results discarded by a fenced write; each must have been recovered.
+	ZombiesDiscarded int
+	// LatenessP50/P95/Max: claim time minus due time of first attempts (skew-corrected).
+	LatenessP50, LatenessP95, LatenessMax time.Duration
+	Problems                              []string
+}
+
+// OK reports whether the invariants held: no overlap, nothing lost, no other violation.
+func (r Result) OK() bool { return len(r.Problems) == 0 }
+
+func (r *Result) problem(format string, args ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+}
+
+// Check verifies the invariants of shared/design.md from a run's evidence.
+//
+// Invariant 1 (one execution at a time). From the action server: a timer's action calls do
+// not overlap in time. From the log: an execution's outcome is written (its start plus its
+// duration, on its processor's clock corrected by that clock's offset) no later than the next
+// execution's claim.
+//
+// Invariant 2 (every due firing executed or accounted for) is checked on each timer's log
+// chain. Every write after a claim is fenced by the instance's version, and exactly two
+// writes bump it: the claim (to v, the execution's fence, which its log entry records) and
+// the write that ends the execution (to v+1, with its log entry in the same transaction). So
+// the log entries of a timer, ordered by version, must be 1, 3, 5, … with no gap — a gap is a
+// claim and an end that left no log entry — and each entry must have executed the firing the
+// previous write scheduled: its shouldHaveRunAt equals the previous entry's nextRun (the
+// first, the nextRun the manifest sync gave it). A retry is such a firing too (nextRun =
+// the retry's time, attempt + 1); a recovered execution ends with an entry of its own. The
+// final state closes the chain: idle at version last+1 with the last entry's nextRun, or
+// running at last+2 having claimed it. A firing is lost if the chain breaks there (a gap, a
+// mismatch), if the final state's next run was due before the chaos ended and never claimed
+// although the run waited for it, or if an action ran for an execution that has no log entry.
+// Firings that the schedule skipped over (a run that ended past the next instant) are not
+// firings: the schedule's next run is computed from the finish time, by design.
+//
+// Invariant 3 (no zombie write). The version chain shows every write that ended an
+// execution; beyond it, every execution whose result a processor discarded must have been
+// ended by recovery (a recovered entry for it), and no outcome may be written after a newer
+// execution started (LogOverlaps).
+func Check(ev Evidence) Result {
+	var r Result
+	keys := make([]timer.Key, 0, len(ev.Final))
+	for k := range ev.Final {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b timer.Key) int { return compareKeys(a, b) })
+	r.Timers = len(keys)
+	logged := map[string]timer.Execution{}
+	for _, entries := range ev.Logs {
+		for _, e := range entries {
+			logged[e.ExecutionID] = e
+		}
+	}
+	running := map[string]bool{}
+	for _, in := range ev.Final {
+		if in.Running() {
+			running[in.ExecutionID] = true
+		}
+	}
+	var lateness []time.Duration
+	for _, k := range keys {
+		entries := slices.Clone(ev.Logs[k])
+		slices.SortFunc(entries, func(a, b timer.Execution) int { return int(a.Version - b.Version) })
+		r.chain(k, ev.Initial[k], entries, ev.Final[k], ev.ChaosEnd)
+		r.logOverlaps(k, entries, ev.Offset)
+		for _, e := range entries {
+			if e.Attempt == 1 && e.Outcome != timer.OutcomeRecovered && e.ScheduledAt.Equal(e.ShouldHaveRunAt) {
+				lateness = append(lateness, e.StartedAt.Add(-ev.Offset(e.ExecutedBy)).Sub(e.ShouldHaveRunAt))
+			}
+		}
+	}
+	r.actions(ev.Calls, logged, running)
+	r.ZombiesDiscarded = len(ev.Zombies)
+	for _, id := range ev.Zombies {
+		if e, ok := logged[id]; !ok || e.Outcome != timer.OutcomeRecovered {
+			r.problem("zombie: the result of execution %s was discarded, but no recovered log entry ended it (logged: %v)", id, ok)
+		}
+	}
+	r.LatenessP50, r.LatenessP95, r.LatenessMax = quantiles(lateness)
+	return r
+}
+
+// chain walks one timer's log entries in version order; see Check.
+func (r *Result) chain(k timer.Key, initial timer.Instance, entries []timer.Execution, final timer.Instance, chaosEnd time.Time) {
+	prevVer, prevNext := int64(-1), initialNextRun(initial)
+	firings := map[time.Time]bool{}
+	for _, e := range entries {
+		r.Executions++
+		firings[e.ScheduledAt] = true
+		switch e.Outcome {
+		case timer.OutcomeRecovered:
+			r.Recovered++
+		case timer.OutcomeMissed:
+			r.Missed++
+		default:
+			r.Executed++
+			if e.Outcome == timer.OutcomeSuccess {
+				r.Succeeded++
+			}
+		}
+		if e.Attempt > 1 {
+			r.Retried++
+		}
+		if e.Version != prevVer+2 {
+			missing := max((e.Version-prevVer-2)/2, 1)
+			r.Lost += int(missing)
+			r.problem("%s: version %d follows %d: %d claim(s) and end(s) left no log entry (or an entry repeats a fence)", k, e.Version, prevVer, missing)
+		}
+		if !prevNext.IsZero() && !e.ShouldHaveRunAt.Equal(prevNext) {
+			r.Lost++
+			r.problem("%s: execution %s (version %d) ran the firing due %s, but the previous write scheduled %s", k, e.ExecutionID, e.Version, stamp(e.ShouldHaveRunAt), stamp(prevNext))
+		}
+		prevVer, prevNext = e.Version, e.NextRun
+	}
+	r.FiringsDue += len(firings)
+	switch {
+	case final.Running():
+		r.UnfinishedAtStop++
+		if final.Version != prevVer+2 || !final.ClaimedNextRun.Equal(prevNext) {
+			r.Lost++
+			r.problem("%s: running at the end at version %d with the firing due %s, but the log ends at version %d scheduling %s", k, final.Version, stamp(final.ClaimedNextRun), prevVer, stamp(prevNext))
+		}
+	default:
+		if final.Version != prevVer+1 || !final.NextRun.Equal(prevNext) {
+			r.Lost++
+			r.problem("%s: idle at the end at version %d with next run %s, but the log ends at version %d scheduling %s", k, final.Version, stamp(final.NextRun), prevVer, stamp(prevNext))
+		}
+		if !final.NextRun.IsZero() && final.NextRun.Before(chaosEnd) {
+			r.Lost++
+			r.FiringsDue++
+			r.problem("%s: the firing due %s, before the chaos ended (%s), was never claimed", k, stamp(final.NextRun), stamp(chaosEnd))
+		} else {
+			r.PendingAtEnd++
+		}
+	}
+}
+
+// initialNextRun is the next run the sync gave the instance, if the first read saw it.
+func initialNextRun(in timer.Instance) time.Time {
+	switch {
+	case in.Version == 0:
+		return in.NextRun
+	case in.Version == 1 && in.Running():
+		return in.ClaimedNextRun
+	}
+	return time.Time{} // already past its first execution: the chain starts at version 1
+}
+
+// logOverlaps compares each execution's end with the next one's claim, on corrected clocks.
+// Recovered executions have no end of their own (recovery's clock wrote it) and are skipped.
+func (r *Result) logOverlaps(k timer.Key, entries []timer.Execution, offset func(string) time.Duration) {
+	const tolerance = 2 * time.Millisecond // instants are stored in whole milliseconds
+	for i := 0; i+1 < len(entries); i++ {
+		a, b := entries[i], entries[i+1]
+		if a.Outcome == timer.OutcomeRecovered {
+			continue
+		}
+		aEnd := a.StartedAt.Add(-offset(a.ExecutedBy)).Add(a.Duration)
+		bStart := b.StartedAt.Add(-offset(b.ExecutedBy))
+		if aEnd.Sub(bStart) > tolerance {
+			r.LogOverlaps++
+			r.problem("%s: execution %s (version %d) ended at %s, after execution %s (version %d) was claimed at %s (corrected clocks)",
+				k, a.ExecutionID, a.Version, stamp(aEnd), b.ExecutionID, b.Version, stamp(bStart))
+		}
+	}
+}
+
+// actions checks the action server's records against the log.
+func (r *Result) actions(calls []Call, logged map[string]timer.Execution, running map[string]bool) {
+	r.ActionCalls = len(calls)
+	byTimer := map[string][]Call{}
+	byExec := map[string]int{}
+	for _, c := range calls {
+		byTimer[c.Timer] = append(byTimer[c.Timer], c)
+		byExec[c.ExecutionID]++
+		e, ok := logged[c.ExecutionID]
+		switch {
+		case !ok && running[c.ExecutionID]:
+		case !ok:
+			r.Lost++
+			r.problem("%s: the action ran for execution %s (scheduled %s, attempt %d), which has no log entry", c.Timer, c.ExecutionID, stamp(c.ScheduledAt), c.Attempt)
+		case e.Outcome == timer.OutcomeRecovered:
+			r.RecoveredActions++
+		case !e.ScheduledAt.Equal(c.ScheduledAt) || e.Attempt != c.Attempt:
+			r.problem("%s: execution %s called its action for %s attempt %d, but logged %s attempt %d", c.Timer, c.ExecutionID, stamp(c.ScheduledAt), c.Attempt, stamp(e.ScheduledAt), e.Attempt)
+		case e.Outcome == timer.OutcomeSuccess && c.Status != 200, e.Outcome == timer.OutcomeError && c.Status == 200:
+			r.problem("%s: execution %s is logged %s, but its action answered %d", c.Timer, c.ExecutionID, e.Outcome, c.Status)
+		}
+	}
+	for id, n := range byExec {
+		if n > 1 {
+			r.problem("execution %s called its action %d times", id, n)
+		}
+	}
+	for _, e := range logged {
+		if e.Outcome == timer.OutcomeSuccess && byExec[e.ExecutionID] == 0 {
+			r.problem("%s: execution %s is logged success, but its action was never called", e.Key, e.ExecutionID)
+		}
+	}
+	for name, cs := range byTimer {
+		slices.SortFunc(cs, func(a, b Call) int { return a.Start.Compare(b.Start) })
+		for i := 0; i+1 < len(cs); i++ {
+			if cs[i].End.IsZero() || cs[i+1].Start.Before(cs[i].End) {
+				r.ActionOverlaps++
+				r.problem("%s: the action of execution %s (%s–%s) overlaps that of %s, which started at %s",
+					name, cs[i].ExecutionID, clock(cs[i].Start), clock(cs[i].End), cs[i+1].ExecutionID, clock(cs[i+1].Start))
+			}
+		}
+	}
+}
+
+func quantiles(ds []time.Duration) (p50, p95, maxd time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	return at(0.50), at(0.95), ds[len(ds)-1]
+}
+
+func compareKeys(a, b timer.Key) int {
+	if a.Timer != b.Timer {
+		if a.Timer < b.Timer {
+			return -1
+		}
+		return 1
+	}
+	if a.Tenant < b.Tenant {
+		return -1
+	} else if a.Tenant > b.Tenant {
+		return 1
+	}
+	return 0
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.UTC().Format("15:04:05.000")
+}
+
+func clock(t time.Time) string { return t.Format("15:04:05.000") }

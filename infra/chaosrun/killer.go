@@ -1,0 +1,159 @@
+package chaosrun
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/infra/local"
+)
+
+// killer kills function processes as a crash or Lambda's own kill would: a drawn share of
+// the invocations, each after a random delay into it (for the processor up to 3 s: while it
+// holds a message until due, claims, runs the action, or writes the result), and now and then
+// an idle processor instance (the next invocation on its slot is a cold start).
+//
+// It also freezes processors, as a host that stalls does: when an action starts, it may stop
+// (SIGSTOP) every processor busy at that moment — one of them is waiting for that action —
+// for longer than a lease, then let them go on (SIGCONT). Meanwhile recovery takes their
+// leases back and newer executions run; when they wake up, they try to write the results of
+// executions they no longer own: zombies, which the fence must refuse.
+type killer struct {
+	rate float64 // share of processor invocations killed; fetch and recovery get a third of it
+	// freezeRate is the chance that an action's start freezes the busy processors; the first
+	// action after firstFreeze always does. Each freeze lasts freezeFor plus up to 3 s.
+	freezeRate  float64
+	firstFreeze time.Time
+	freezeFor   time.Duration
+	forced      atomic.Bool
+
+	mu  sync.Mutex
+	rng *rand.Rand
+
+	fns    atomic.Pointer[map[string]*lambdarun.ProcessFunction]
+	active atomic.Bool
+	wg     sync.WaitGroup
+
+	invocations, idle atomic.Int64 // kills that hit a running invocation / an idle instance
+	freezes, frozen   atomic.Int64 // freeze events / processes frozen
+	byFunction        sync.Map     // function -> *atomic.Int64 (invocation kills)
+	doomed, frozenReq sync.Map     // request ids with a kill scheduled / that were frozen
+}
+
+func newKiller(rate float64, seed uint64) *killer {
+	return &killer{rate: rate, rng: rand.New(rand.NewPCG(seed, 0xc4a05))}
+}
+
+// onAction is the action server's hook: an action has just started. It never blocks.
+func (k *killer) onAction() {
+	fns := k.fns.Load()
+	if fns == nil || !k.active.Load() || k.freezeFor <= 0 {
+		return
+	}
+	due := !k.firstFreeze.IsZero() && time.Now().After(k.firstFreeze) && !k.forced.Load()
+	if !due && k.float() >= k.freezeRate {
+		return
+	}
+	fn := (*fns)[local.FnProcessor]
+	var pids []int
+	for _, in := range fn.Instances() {
+		// An invocation about to be killed is left alone: a kill would end the freeze.
+		if _, doomed := k.doomed.Load(in.RequestID); in.RequestID != "" && !doomed && stopGroup(in.PID, true) == nil {
+			pids = append(pids, in.PID)
+			k.frozenReq.Store(in.RequestID, true)
+		}
+	}
+	if len(pids) == 0 {
+		return
+	}
+	k.forced.Store(true)
+	k.freezes.Add(1)
+	k.frozen.Add(int64(len(pids)))
+	k.wg.Add(1)
+	time.AfterFunc(k.freezeFor+time.Duration(k.float()*float64(3*time.Second)), func() {
+		defer k.wg.Done()
+		for _, pid := range pids {
+			_ = stopGroup(pid, false) // a process killed meanwhile is gone: nothing to continue
+		}
+	})
+}
+
+func (k *killer) float() float64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.rng.Float64()
+}
+
+// start arms the killer on the platform's function processes.
+func (k *killer) start(fns map[string]*lambdarun.ProcessFunction) {
+	k.fns.Store(&fns)
+	k.active.Store(true)
+}
+
+// stop disarms it and waits for kills already scheduled to be done or dropped, and for frozen
+// processes to be let go.
+func (k *killer) stop() {
+	k.active.Store(false)
+	k.wg.Wait()
+}
+
+// onInvoke is the platform's OnInvoke hook; it never blocks.
+func (k *killer) onInvoke(function string, _ int, requestID string) {
+	fns := k.fns.Load()
+	if fns == nil || !k.active.Load() {
+		return
+	}
+	rate, within := k.rate, 3*time.Second
+	if function != local.FnProcessor {
+		rate, within = k.rate/3, 500*time.Millisecond
+	}
+	if k.float() >= rate {
+		return
+	}
+	fn := (*fns)[function]
+	delay := time.Duration(k.float() * float64(within))
+	k.doomed.Store(requestID, true)
+	k.wg.Add(1)
+	time.AfterFunc(delay, func() {
+		defer k.wg.Done()
+		defer k.doomed.Delete(requestID)
+		if _, frozen := k.frozenReq.Load(requestID); frozen {
+			return // frozen meanwhile: it is to wake up as a zombie
+		}
+		if k.active.Load() && fn.KillInvocation(requestID) {
+			k.invocations.Add(1)
+			v, _ := k.byFunction.LoadOrStore(function, new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+		}
+	})
+}
+
+// killIdle kills one idle processor instance, if there is one.
+func (k *killer) killIdle() {
+	fns := k.fns.Load()
+	if fns == nil || !k.active.Load() {
+		return
+	}
+	fn := (*fns)[local.FnProcessor]
+	var idle []int
+	for _, in := range fn.Instances() {
+		if in.RequestID == "" {
+			idle = append(idle, in.Index)
+		}
+	}
+	if len(idle) == 0 {
+		return
+	}
+	if fn.Kill(idle[int(k.float()*float64(len(idle)))]) {
+		k.idle.Add(1)
+	}
+}
+
+func (k *killer) killsOf(function string) int64 {
+	if v, ok := k.byFunction.Load(function); ok {
+		return v.(*atomic.Int64).Load()
+	}
+	return 0
+}

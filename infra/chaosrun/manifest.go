@@ -1,0 +1,46 @@
+package chaosrun
+
+import (
+	"fmt"
+	"strings"
+)
+
+// profile is a kind of timer in the chaos run.
+type profile struct {
+	schedule string
+	priority int
+	query    string // the action's behaviour (see Recorder)
+}
+
+// profiles cycle over the timers: second-level schedules of every form the engine takes
+// ("every Ns" intervals, Quartz seconds fields), all four priorities, actions that are quick,
+// slow (0.2–1.5 s), failing sometimes (then retried), or asking for their next run.
+var profiles = []profile{
+	{"every 2s", 1, "min=0&max=50"},
+	{"every 3s", 2, "min=200&max=1500"},
+	{"/5 * * * * ?", 3, "min=200&max=1500&fail=0.3"},
+	{"every 4s", 4, "min=0&max=300&next=0.3"},
+	{"/3 * * * * ?", 2, "min=200&max=800&fail=0.15"},
+	{"every 5s", 3, "min=500&max=1500"},
+	{"0/2 * * * * ?", 1, "min=0&max=200&fail=0.1"},
+	{"every 6s", 4, "min=200&max=1500&fail=0.3&next=0.2"},
+	{"*/4 * * * * ?", 3, "min=0&max=100"},
+	{"every 3s", 1, "min=300&max=1200&fail=0.2"},
+}
+
+// Manifest is the timers.yaml of a run with n timers calling the recorder at url. Every timer
+// has a 10 s timeout (lease 12 s: far above the longest action plus twice the clock skew, so
+// that a recovered execution's action has always ended) and retries failures twice, 1 s apart.
+func Manifest(n int, url string) string {
+	var b strings.Builder
+	b.WriteString("timers:\n")
+	for i := range n {
+		p := profiles[i%len(profiles)]
+		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    priority: %d\n    timeout: 10s\n    maxRetries: 2\n    retryDelay: 1s\n    action: {http: {url: %q}}\n",
+			TimerName(i), p.schedule, p.priority, url+"/act?"+p.query)
+	}
+	return b.String()
+}
+
+// TimerName is the name of the run's i-th timer.
+func TimerName(i int) string { return fmt.Sprintf("Chaos%02d", i) }

@@ -1,0 +1,148 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/internal/chaos"
+	"github.com/sundialhq/sundial/internal/config"
+)
+
+// The functions the platform runs, by the name of their directory under functions/.
+const (
+	FnFetch     = "fetch"
+	FnProcessor = "processor"
+	FnRecovery  = "recovery"
+)
+
+// buildProcesses builds the three bootstraps, before anything starts: a build takes seconds,
+// and timers synced before it would start late.
+func (p *Platform) buildProcesses(ctx context.Context, o Options) error {
+	src := o.SourceDir
+	if src == "" {
+		var err error
+		if src, err = moduleRoot(); err != nil {
+			return err
+		}
+	}
+	dir := o.BootstrapDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "sundial-bootstraps-")
+		if err != nil {
+			return err
+		}
+		dir, p.tempDir = tmp, tmp
+	}
+	var err error
+	p.bootstraps, err = BuildBootstraps(ctx, src, dir, FnFetch, FnProcessor, FnRecovery)
+	return err
+}
+
+// startProcesses returns the bootstraps as process functions: each runs behind an emulated
+// Runtime API, with the environment template.yaml gives the function on AWS (cfg's SUNDIAL_*
+// variables), the endpoint and credentials of the emulator, and the chaos settings if any.
+func (p *Platform) startProcesses(ctx context.Context, o Options, cfg config.Config, endpoint string, procTimeout time.Duration, processors int) error {
+	creds, err := p.AWS.Credentials.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("credentials for the function processes: %w", err)
+	}
+	env := cfg.Env()
+	env["AWS_ENDPOINT_URL"] = endpoint
+	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = creds.AccessKeyID, creds.SecretAccessKey
+	if creds.SessionToken != "" {
+		env["AWS_SESSION_TOKEN"] = creds.SessionToken
+	}
+	if o.Chaos != "" {
+		env[chaos.EnvVar] = o.Chaos
+	}
+	logMu := &sync.Mutex{}
+	p.Functions = map[string]*lambdarun.ProcessFunction{}
+	for name, conf := range map[string]struct {
+		timeout     time.Duration
+		concurrency int
+	}{FnFetch: {time.Minute, 1}, FnRecovery: {time.Minute, 1}, FnProcessor: {procTimeout, processors}} {
+		var onInvoke func(int, string)
+		if o.OnInvoke != nil {
+			onInvoke = func(instance int, requestID string) { o.OnInvoke(name, instance, requestID) }
+		}
+		fn, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{
+			Name: "sundial-" + name, Bootstrap: p.bootstraps[name], Env: env, Region: p.AWS.Region,
+			Timeout: conf.timeout, Concurrency: conf.concurrency, OnInvoke: onInvoke,
+			Output: &processOutput{function: name, lines: p.lines, log: o.Log, logMu: logMu},
+		})
+		if err != nil {
+			return err
+		}
+		p.Functions[name] = fn
+	}
+	return nil
+}
+
+// stopProcesses ends every function process (after the event sources and schedules stopped
+// invoking them) and removes the bootstraps Up built in a directory of its own.
+func (p *Platform) stopProcesses() error {
+	var errs []error
+	for _, fn := range p.Functions {
+		errs = append(errs, fn.Stop())
+	}
+	if p.tempDir != "" {
+		errs = append(errs, os.RemoveAll(p.tempDir))
+	}
+	return errors.Join(errs...)
+}
+
+// BuildBootstraps builds functions/<name> of the Sundial module at src as Lambda's build does
+// (lambda.norpc, no cgo), for this machine, into dir/<name>/bootstrap, and returns their paths.
+func BuildBootstraps(ctx context.Context, src, dir string, names ...string) (map[string]string, error) {
+	out := map[string]string{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for _, name := range names {
+		bin := filepath.Join(dir, name, "bootstrap")
+		g.Go(func() error {
+			cmd := exec.CommandContext(gctx, "go", "build", "-tags", "lambda.norpc", "-o", bin, "./functions/"+name)
+			cmd.Dir = src
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+			var msg bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &msg, &msg
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("build the %s bootstrap (go build ./functions/%s in %s): %w\n%s", name, name, src, err, msg.String())
+			}
+			mu.Lock()
+			out[name] = bin
+			mu.Unlock()
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
+// moduleRoot finds the Sundial module (its go.mod) from the working directory upward: the
+// function processes are built from its source.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/sundialhq/sundial\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("running the functions as processes builds them from source: run from the Sundial source tree, or set the source directory")
+		}
+		dir = parent
+	}
+}

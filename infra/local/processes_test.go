@@ -1,0 +1,133 @@
+//go:build unix
+
+package local_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestProcesses runs the platform with each function as processes of its built bootstrap:
+// timers fire through them, their execution lines reach Out as the in-process ones do, a
+// killed processor is recovered, and Stop leaves no process behind.
+func TestProcesses(t *testing.T) {
+	t.Setenv("SUNDIAL_LOST_AFTER", "3s") // a firing of a killed batch that was never claimed is re-sent soon
+	var p atomic.Pointer[local.Platform]
+	var killed atomic.Bool
+	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			// Kill, once, every processor instance busy now: one of them is running this action.
+			if pl := p.Load(); pl != nil && killed.CompareAndSwap(false, true) {
+				for _, in := range pl.Functions[local.FnProcessor].Instances() {
+					if in.RequestID != "" {
+						pl.Functions[local.FnProcessor].Kill(in.Index)
+					}
+				}
+			}
+			time.Sleep(3 * time.Second)
+		}
+		fmt.Fprintln(w, `{}`)
+	}))
+	t.Cleanup(actions.Close)
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifest, fmt.Appendf(nil, `timers:
+  - name: Tick
+    schedule: "every 1s"
+    timeout: 5s
+    action: {http: {url: "%[1]s/ok"}}
+  - name: Doomed
+    schedule: "every 1s"
+    timeout: 1s
+    maxRetries: 0
+    action: {http: {url: "%[1]s/slow"}}
+`, actions.URL), 0o644))
+
+	var out, logs syncBuffer
+	var invoked atomic.Int64
+	pl, err := local.Up(context.Background(), local.Options{
+		Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs,
+		Processes: true, SourceDir: "../..", BootstrapDir: filepath.Join(dir, "bin"),
+		Params: map[string]string{"ProcessorTimeoutSeconds": "30"},
+		OnInvoke: func(function string, _ int, _ string) {
+			if function == local.FnProcessor {
+				invoked.Add(1)
+			}
+		},
+	})
+	require.NoError(t, err, "log:\n%s", logs.String())
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = pl.Stop()
+		}
+	})
+	p.Store(pl)
+	require.FileExists(t, filepath.Join(dir, "bin", "processor", "bootstrap"))
+
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "Tick ") >= 3 }, 30*time.Second, 100*time.Millisecond,
+		"executions through the processor processes; out:\n%s\nlog:\n%s", out.String(), logs.String())
+	require.Regexp(t, `Tick\s+success\s+scheduled \d\d:\d\d:\d\d\.000 attempt 1`, out.String(), "the human line of a process's execution")
+	logged, err := pl.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: "Tick"}, Limit: 100})
+	require.NoError(t, err)
+	require.NotEmpty(t, logged)
+	built, err := os.Stat(filepath.Join(dir, "bin", "processor", "bootstrap"))
+	require.NoError(t, err)
+	require.True(t, built.ModTime().Before(logged[len(logged)-1].ScheduledAt),
+		"the bootstraps were built before the timers were synced (their first firing was not already due after the build)")
+	require.Positive(t, pl.Functions[local.FnProcessor].Stats().Invocations)
+	require.Positive(t, invoked.Load(), "OnInvoke sees the processor's invocations")
+	require.Positive(t, pl.Functions[local.FnFetch].Stats().Invocations)
+
+	require.Eventually(t, killed.Load, 30*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return pl.Functions[local.FnProcessor].Stats().Exits >= 1 }, 10*time.Second, 50*time.Millisecond)
+	// The killed execution's lease (Doomed: 1s × 1.2) expires and recovery logs it.
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "recovered execution") }, 30*time.Second, 100*time.Millisecond,
+		"out:\n%s", out.String())
+
+	var pids []int
+	for _, fn := range pl.Functions {
+		for _, in := range fn.Instances() {
+			pids = append(pids, in.PID)
+		}
+	}
+	require.NotEmpty(t, pids)
+	stopped = true
+	require.NoError(t, pl.Stop())
+	for _, pid := range pids {
+		require.Error(t, processAlive(pid), "process %d outlived Stop", pid)
+	}
+}
