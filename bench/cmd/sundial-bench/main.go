@@ -185,7 +185,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		n := max(o.timers, int(3*res.Ceiling.FiringsPerSecond))
 		log.Info("throughput", "timers", n, "schedule", "every 1s")
 		t, err := e.runLoad(ctx, loadSpec{Name: "throughput", Timers: n, Period: time.Second,
-			Label:    fmt.Sprintf("%d timers on `every 1s` (a load above the ceiling)", n),
+			Label:    fmt.Sprintf("%d timers on `every 1s`", n),
 			Schedule: func(int) string { return "every 1s" }, Warmup: 30 * time.Second, Window: time.Minute})
 		if err != nil {
 			return err

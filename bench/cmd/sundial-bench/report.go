@@ -24,7 +24,7 @@ func (r *results) report(plots map[string]string) string {
 	took := time.Duration(r.TotalSeconds * float64(time.Second)).Round(time.Second)
 
 	w("# Sundial benchmarks\n\n")
-	w("Run %s on %s (%d cores, %s, %s), against %s started by the benchmark; `make bench` took %s.\n\n",
+	w("Run %s on %s (%d cores, %s, %s), against %s started by the benchmark, which took %s (after the Go benchmarks `make bench` runs first).\n\n",
 		r.Date, orNA(r.Machine.CPU), r.Machine.Cores, r.Machine.OS, r.Machine.Go, r.Machine.Emulator, took)
 	w("This machine is small and shared with other work (1-minute load average %s during the precision window, %s at its end), "+
 		"so absolute rates are noisy. What the report compares — Sundial against the emulator's own ceiling, naive against "+
@@ -198,8 +198,8 @@ func (r *results) reportThroughput(w func(string, ...any), img func(string, stri
 	if r.Throughput != nil {
 		src = r.Throughput
 	}
-	w("\nCeiling: best before %.1f, best after %.1f, mean **%.1f firings/s**. Sundial sustained **%.1f firings/s** in the %s run (%s, a load above the ceiling, so its rate is its capacity here): **ratio %.2f** (%.2f–%.2f against the best before and after). %s\n\n",
-		c.BestBefore, c.BestAfter, c.FiringsPerSecond, r.SustainedFiringsPerS, src.Spec.Name, src.Spec.Label, r.CeilingRatio,
+	w("\nCeiling: best before %.1f, best after %.1f, mean **%.1f firings/s**. Sundial sustained **%.1f firings/s** in the %s run, whose %d timers offer %.0f firings/s, more than the ceiling, so that its rate is its capacity here: **ratio %.2f** (%.2f–%.2f against the best before and after). %s\n\n",
+		c.BestBefore, c.BestAfter, c.FiringsPerSecond, r.SustainedFiringsPerS, src.Spec.Name, src.Spec.Timers, src.Offered, r.CeilingRatio,
 		r.SustainedFiringsPerS/math.Max(c.BestBefore, c.BestAfter), r.SustainedFiringsPerS/math.Max(math.Min(c.BestBefore, c.BestAfter), 1e-9),
 		map[bool]string{true: "The 0.7 target is met.", false: "**The 0.7 target is missed.**"}[r.CeilingRatio >= targetCeilingRatio])
 	if at2 := c.at(2); at2 > 0 {
