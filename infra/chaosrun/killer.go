@@ -24,8 +24,10 @@ type killer struct {
 	rate float64 // share of processor invocations killed; fetch and recovery get a third of it
 	// freezeRate is the chance that an action's start freezes the busy processors; the first
 	// action after firstFreeze always does. Each freeze lasts freezeFor plus up to 3 s.
-	freezeRate  float64
-	firstFreeze time.Time
+	freezeRate float64
+	// firstFreeze (Unix nanoseconds, 0: not yet set) is set once the platform runs, while its
+	// processes already call onInvoke: hence atomic.
+	firstFreeze atomic.Int64
 	freezeFor   time.Duration
 	forced      atomic.Bool
 
@@ -52,7 +54,8 @@ func (k *killer) onAction() {
 	if fns == nil || !k.active.Load() || k.freezeFor <= 0 {
 		return
 	}
-	due := !k.firstFreeze.IsZero() && time.Now().After(k.firstFreeze) && !k.forced.Load()
+	first := k.firstFreeze.Load()
+	due := first != 0 && time.Now().UnixNano() > first && !k.forced.Load()
 	if !due && k.float() >= k.freezeRate {
 		return
 	}

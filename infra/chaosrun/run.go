@@ -156,7 +156,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	rep.Started = time.Now()
-	kill.firstFreeze = rep.Started.Add(c.Duration / 4)
+	kill.firstFreeze.Store(rep.Started.Add(c.Duration / 4).UnixNano())
 	kill.start(p.Functions)
 	progress("chaos for %s: faults %s, killing %.0f%% of processor invocations", c.Duration, c.Faults, 100*c.KillRate)
 	chaosPhase(ctx, c, kill, progress, rec)
