@@ -169,28 +169,13 @@ func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool) (time
 // List returns every instance, ordered by name then tenant. It scans: an operator's command,
 // never on the firing path.
 func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
-	filt := expression.Name("kind").Equal(expression.Value("instance"))
-	expr, err := expression.NewBuilder().WithFilter(filt).Build()
+	items, err := scanTimers[instanceItem](ctx, s, expression.Name("kind").Equal(expression.Value("instance")), "timers")
 	if err != nil {
-		return nil, fmt.Errorf("build scan: %w", err)
+		return nil, err
 	}
-	p := dynamodb.NewScanPaginator(s.api, &dynamodb.ScanInput{
-		TableName: &s.timers, FilterExpression: expr.Filter(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
-	var out []timer.Instance
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list timers: %w", err)
-		}
-		var items []instanceItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode timers: %w", err)
-		}
-		for _, it := range items {
-			out = append(out, it.instance())
-		}
+	out := make([]timer.Instance, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.instance())
 	}
 	slices.SortFunc(out, func(a, b timer.Instance) int {
 		return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
@@ -284,6 +269,32 @@ func (s *Store) queryLog(ctx context.Context, index string, kc expression.KeyCon
 				out = append(out, it.execution())
 			}
 		}
+	}
+	return out, nil
+}
+
+// scanTimers reads every item of the timers table matching filt (strongly consistent,
+// paginated), decoded as T. An operator's operation, never on the firing path.
+func scanTimers[T any](ctx context.Context, s *Store, filt expression.ConditionBuilder, what string) ([]T, error) {
+	expr, err := expression.NewBuilder().WithFilter(filt).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build scan: %w", err)
+	}
+	p := dynamodb.NewScanPaginator(s.api, &dynamodb.ScanInput{
+		TableName: &s.timers, FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	var out []T
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", what, err)
+		}
+		var items []T
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", what, err)
+		}
+		out = append(out, items...)
 	}
 	return out, nil
 }

@@ -142,28 +142,14 @@ func (s *Store) EditOf(ctx context.Context, key timer.Key) (rec EditRecord, ok b
 // Edits returns every edit in force, by instance. It scans: an operator's operation.
 func (s *Store) Edits(ctx context.Context) (map[timer.Key]EditRecord, error) {
 	filt := expression.Name("kind").Equal(expression.Value("instance")).And(expression.Name("defaults").AttributeExists())
-	expr, err := expression.NewBuilder().WithFilter(filt).Build()
+	items, err := scanTimers[editItem](ctx, s, filt, "edits")
 	if err != nil {
-		return nil, fmt.Errorf("build scan: %w", err)
+		return nil, err
 	}
-	p := dynamodb.NewScanPaginator(s.api, &dynamodb.ScanInput{
-		TableName: &s.timers, FilterExpression: expr.Filter(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
 	out := map[timer.Key]EditRecord{}
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list edits: %w", err)
-		}
-		var items []editItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode edits: %w", err)
-		}
-		for _, it := range items {
-			if rec, ok := it.record(); ok {
-				out[timer.Key{Timer: it.Timer, Tenant: it.Tenant}] = rec
-			}
+	for _, it := range items {
+		if rec, ok := it.record(); ok {
+			out[timer.Key{Timer: it.Timer, Tenant: it.Tenant}] = rec
 		}
 	}
 	return out, nil
