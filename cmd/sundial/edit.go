@@ -25,14 +25,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	name, err := onePositional(fs, "timer name")
-	if err != nil {
-		return err
-	}
-	key, err := admin.ParseKey(name)
-	if err != nil {
-		return err
-	}
+	key, err := timerArg(fs)
 	e := admin.Edit{Reset: *reset, By: "cli"}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {

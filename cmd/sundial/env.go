@@ -12,8 +12,10 @@ import (
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // target is where a command acts: an endpoint (or AWS) and a stack.
@@ -111,6 +113,15 @@ func onePositional(fs *flag.FlagSet, what string) (string, error) {
 		return "", usageErr("%s: expected exactly one %s, got %d", fs.Name(), what, fs.NArg())
 	}
 	return fs.Arg(0), nil
+}
+
+// timerArg reads the command's single positional argument as a timer name ("Timer" or "Timer@tenant").
+func timerArg(fs *flag.FlagSet) (timer.Key, error) {
+	name, err := onePositional(fs, "timer name")
+	if err != nil {
+		return timer.Key{}, err
+	}
+	return admin.ParseKey(name)
 }
 
 func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io"
 
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -18,14 +17,7 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	name, err := onePositional(fs, "timer name")
-	if err != nil {
-		return err
-	}
-	key, err := admin.ParseKey(name)
-	if err != nil {
-		return err
-	}
+	key, err := timerArg(fs)
 	a, err := t.app(ctx)
 	if err != nil {
 		return err

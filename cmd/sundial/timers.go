@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -58,14 +57,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return tw.Flush()
 	case "show":
-		name, err := onePositional(fs, "timer name")
-		if err != nil {
-			return err
-		}
-		key, err := admin.ParseKey(name)
-		if err != nil {
-			return err
-		}
+		key, err := timerArg(fs)
 		a, err := t.app(ctx)
 		if err != nil {
 			return err
