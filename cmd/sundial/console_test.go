@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -38,17 +37,7 @@ func TestConsoleCommands(t *testing.T) {
   - {name: Tick, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "%[1]s/ok"}}}
   - {name: Daily, schedule: "02:00 Mon", timezone: Europe/Lisbon, action: {http: {url: "%[1]s/ok"}}}
 `, actions.URL)), 0o644))
-	repo, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	up := exec.Command(bin, "up", "--manifest", manifestPath, "--tick", "1s", "--console", "127.0.0.1:0",
-		"--template", filepath.Join(repo, "template.yaml"), "--log", filepath.Join(dir, "up.log"))
-	up.Dir = dir
-	up.Env = append(os.Environ(), "AWS_ENDPOINT_URL=", "SUNDIAL_CONSOLE_TOKEN=")
-	stdout, err := up.StdoutPipe()
-	require.NoError(t, err)
-	up.Stderr = os.Stderr
-	require.NoError(t, up.Start())
-	t.Cleanup(func() { _ = up.Process.Kill() })
+	up, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0")
 
 	printed := map[string]string{}
 	sc := bufio.NewScanner(stdout)
@@ -157,7 +146,8 @@ func TestConsoleCommands(t *testing.T) {
 	})
 
 	t.Run("InvokeTheAPIFunction", func(t *testing.T) {
-		event := filepath.Join(repo, "functions", "api", "event.json")
+		event, err := filepath.Abs("../../functions/api/event.json")
+		require.NoError(t, err)
 		out, stderr, code := run("invoke", "api", "--event", event)
 		require.Equal(t, 0, code, stderr)
 		var resp struct {

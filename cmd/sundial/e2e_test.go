@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -137,18 +138,7 @@ func TestEndToEnd(t *testing.T) {
     priority: 4
     action: {http: {url: "%[1]s/hang"}}
 `, srv.URL)), 0o644))
-	repo, err := filepath.Abs("../..")
-	require.NoError(t, err)
-
-	up := exec.Command(bin, "up", "--manifest", manifestPath, "--tick", "1s",
-		"--template", filepath.Join(repo, "template.yaml"), "--log", filepath.Join(dir, "up.log"))
-	up.Dir = dir
-	up.Env = append(os.Environ(), "AWS_ENDPOINT_URL=", "SUNDIAL_FAILED_BACKOFF=1s")
-	stdout, err := up.StdoutPipe()
-	require.NoError(t, err)
-	up.Stderr = os.Stderr
-	require.NoError(t, up.Start())
-	t.Cleanup(func() { _ = up.Process.Kill() })
+	up, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_FAILED_BACKOFF=1s"})
 
 	lines := make(chan string, 1000)
 	go func() {
@@ -326,6 +316,26 @@ func TestEndToEnd(t *testing.T) {
 		}
 		require.Error(t, emulator.Reachable(ctx, endpoint), "the emulator it started is stopped")
 	})
+}
+
+// startUp starts `sundial up` in dir on its own emulator (AWS_ENDPOINT_URL cleared) with a
+// 1 s tick, the repository's template and the manifest, plus env and extra flags; the
+// process is killed at cleanup if the test has not stopped it.
+func startUp(t *testing.T, bin, dir, manifestPath string, env []string, flags ...string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	repo, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	args := append([]string{"up", "--manifest", manifestPath, "--tick", "1s",
+		"--template", filepath.Join(repo, "template.yaml"), "--log", filepath.Join(dir, "up.log")}, flags...)
+	up := exec.Command(bin, args...)
+	up.Dir = dir
+	up.Env = append(append(os.Environ(), "AWS_ENDPOINT_URL="), env...)
+	stdout, err := up.StdoutPipe()
+	require.NoError(t, err)
+	up.Stderr = os.Stderr
+	require.NoError(t, up.Start())
+	t.Cleanup(func() { _ = up.Process.Kill() })
+	return up, stdout
 }
 
 func readLogs(t *testing.T, dir, endpoint, name string) []view.Execution {
