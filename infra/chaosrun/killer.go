@@ -36,7 +36,10 @@ type killer struct {
 
 	fns    atomic.Pointer[map[string]*lambdarun.ProcessFunction]
 	active atomic.Bool
-	wg     sync.WaitGroup
+	// armed guards wg.Add against stop's Wait: a hook that saw the killer active may only add
+	// to the group while stop has not begun waiting (Add racing Wait is a WaitGroup misuse).
+	armed sync.Mutex
+	wg    sync.WaitGroup
 
 	invocations, idle atomic.Int64 // kills that hit a running invocation / an idle instance
 	freezes, frozen   atomic.Int64 // freeze events / processes frozen
@@ -71,10 +74,15 @@ func (k *killer) onAction() {
 	if len(pids) == 0 {
 		return
 	}
+	if !k.track() {
+		for _, pid := range pids {
+			_ = stopGroup(pid, false) // stopped meanwhile: let them go at once
+		}
+		return
+	}
 	k.forced.Store(true)
 	k.freezes.Add(1)
 	k.frozen.Add(int64(len(pids)))
-	k.wg.Add(1)
 	time.AfterFunc(k.freezeFor+time.Duration(k.float()*float64(3*time.Second)), func() {
 		defer k.wg.Done()
 		for _, pid := range pids {
@@ -98,8 +106,21 @@ func (k *killer) start(fns map[string]*lambdarun.ProcessFunction) {
 // stop disarms it and waits for kills already scheduled to be done or dropped, and for frozen
 // processes to be let go.
 func (k *killer) stop() {
+	k.armed.Lock()
 	k.active.Store(false)
+	k.armed.Unlock()
 	k.wg.Wait()
+}
+
+// track adds one pending kill or freeze to the group if the killer is still active.
+func (k *killer) track() bool {
+	k.armed.Lock()
+	defer k.armed.Unlock()
+	if !k.active.Load() {
+		return false
+	}
+	k.wg.Add(1)
+	return true
 }
 
 // onInvoke is the platform's OnInvoke hook; it never blocks.
@@ -117,8 +138,10 @@ func (k *killer) onInvoke(function string, _ int, requestID string) {
 	}
 	fn := (*fns)[function]
 	delay := time.Duration(k.float() * float64(within))
+	if !k.track() {
+		return
+	}
 	k.doomed.Store(requestID, true)
-	k.wg.Add(1)
 	time.AfterFunc(delay, func() {
 		defer k.wg.Done()
 		defer k.doomed.Delete(requestID)

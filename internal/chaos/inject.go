@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,9 +119,21 @@ func (in *Injector) apiOption(service string, f Faults) func(*middleware.Stack) 
 					in.note(service, op, fault)
 					return middleware.FinalizeOutput{}, middleware.Metadata{}, injectedError(service, op, fault)
 				case FaultServerAfter:
-					out, md, err := next.HandleFinalize(ctx, fin)
+					// The SDK will retry, rewinding the request body; net/http may still be
+					// reading that body (its final EOF probe) after the response came back
+					// (golang/go#51907). Wait until the request is fully written first.
+					wrote := make(chan struct{})
+					var once sync.Once
+					tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+						WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(wrote) }) },
+					})
+					out, md, err := next.HandleFinalize(tctx, fin)
 					if err != nil {
 						return out, md, err // it failed by itself: nothing to add
+					}
+					select {
+					case <-wrote:
+					case <-time.After(5 * time.Second):
 					}
 					in.note(service, op, fault)
 					return middleware.FinalizeOutput{}, md, injectedError(service, op, fault)
