@@ -8,6 +8,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -17,6 +18,7 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	name := fs.String("timer", "", "only this timer (Timer or Timer@tenant)")
+	tenant := fs.String("tenant", "", "only this tenant's executions")
 	errorsOnly := fs.Bool("errors", false, "only failed executions")
 	limit := fs.Int("limit", 50, "at most N entries, newest first")
 	if err := parse(fs, args); err != nil {
@@ -25,13 +27,19 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	if *limit < 1 || *limit > 10000 {
 		return usageErr("logs: --limit must be in 1..10000")
 	}
-	q := dynamo.LogQuery{ErrorsOnly: *errorsOnly, Limit: *limit}
+	q := dynamo.LogQuery{ErrorsOnly: *errorsOnly, Limit: *limit, Tenant: *tenant}
+	if *tenant != "" && !timer.ValidName(*tenant) {
+		return usageErr("logs: --tenant %q must match [A-Za-z0-9_-]{1,128}", *tenant)
+	}
 	if *name != "" {
 		key, err := admin.ParseKey(*name)
 		if err != nil {
 			return err
 		}
 		q.Key = &key
+		if *tenant != "" && key.Tenant != *tenant {
+			return usageErr("logs: --timer %s and --tenant %s disagree; give Timer@tenant or --tenant", key, *tenant)
+		}
 	}
 	a, err := t.app(ctx)
 	if err != nil {

@@ -19,17 +19,21 @@ const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
   sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--token T] [--stack NAME] [--template PATH]
-  sundial timers list [--json]
+  sundial timers list [--json] [--tenant T]   one entry per runtime instance (shard, tenant)
   sundial timers show NAME [--json]
   sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--reset] [--json]
                               validated before saving; Reset returns to the manifest's values
   sundial timers run-now|activate|deactivate NAME   (the same as the commands below)
   sundial health [--json]     Environment Health: fetcher, queues, processors, execution order
-  sundial logs [--json] [--timer NAME] [--errors] [--limit N]
+  sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N]
   sundial run-now NAME        run as soon as possible (activates a deactivated timer)
   sundial activate NAME
   sundial deactivate NAME     a running execution is not stopped
-  sundial sync MANIFEST       create/update timers from a manifest
+  sundial sync MANIFEST       publish a manifest, as a deploy does: create/update/deactivate
+                              timers, keep operators' changes, run When Published timers once
+  sundial tenants list|add NAME|remove NAME [--json]
+                              tenants of multi-tenant timers: add creates their instances,
+                              remove deactivates them (history kept)
   sundial schedule next EXPR [--from RFC3339] [--tz IANA] [-n N] [--json]
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
@@ -65,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdOperate(ctx, cmd, rest, stdout)
 	case "sync":
 		err = cmdSync(ctx, rest, stdout)
+	case "tenants":
+		err = cmdTenants(ctx, rest, stdout)
 	case "schedule":
 		err = cmdSchedule(rest, stdout)
 	case "invoke":

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -67,10 +68,28 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := a.Admin.SyncKeepingEdits(ctx, m) // operators' edits survive, as in Service Center
+	// A sync is a deploy: operators' changes survive (as in Service Center) and the When
+	// Published timers run once.
+	rep, err := a.Admin.Publish(ctx, m, admin.NewDeployID("sync"))
 	if err != nil {
 		return err
 	}
-	printf(stdout, "created %v\nupdated %v\nunchanged %v\ndeactivated %v\n", rep.Created, rep.Updated, rep.Unchanged, rep.Deactivated)
+	printReport(stdout, rep)
 	return nil
+}
+
+// printReport prints what a sync or tenant change did, one line per kind of change.
+func printReport(w io.Writer, rep admin.SyncReport) {
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{
+		{"tenants added", rep.TenantsAdded}, {"tenants removed", rep.TenantsRemoved},
+		{"created", rep.Created}, {"updated", rep.Updated}, {"unchanged", rep.Unchanged},
+		{"deactivated", rep.Deactivated}, {"operator changes kept", rep.Kept}, {"woken (When Published)", rep.Woken},
+	} {
+		if len(l.names) > 0 || l.what == "created" || l.what == "updated" || l.what == "unchanged" || l.what == "deactivated" {
+			printf(w, "%s %v\n", l.what, l.names)
+		}
+	}
 }

@@ -25,6 +25,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	var t target
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
+	tenant := fs.String("tenant", "", "list: only this tenant's instances")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -40,7 +41,9 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		views := make([]view.Timer, 0, len(ins))
 		for _, in := range ins {
-			views = append(views, view.OfTimer(in))
+			if *tenant == "" || in.Tenant == *tenant {
+				views = append(views, view.OfTimer(in))
+			}
 		}
 		if *asJSON {
 			return writeJSON(stdout, views)

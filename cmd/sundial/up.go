@@ -69,8 +69,8 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "emulator   %s\n", p.Endpoint)
 	fmt.Fprintf(stdout, "stack      %s (tables %s, %s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable)
 	if o.Manifest != "" {
-		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d\n", o.Manifest,
-			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated))
+		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d, operator changes kept %d, When Published woken %d\n", o.Manifest,
+			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated), len(p.Sync.Kept), len(p.Sync.Woken))
 	}
 	fmt.Fprintf(stdout, "functions  fetch + recovery every %s, processor on P1..P4\n", o.Tick)
 	fmt.Fprintf(stdout, "logs       %s\n", *logPath)

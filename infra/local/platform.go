@@ -189,7 +189,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		return nil, err
 	}
 	if o.Manifest != "" {
-		if p.Sync, err = p.App.Admin.Sync(ctx, m); err != nil {
+		// Each `up` is a deploy: the manifest is published (operators' changes kept) and the
+		// When Published timers run once.
+		if p.Sync, err = p.App.Admin.Publish(ctx, m, admin.NewDeployID("local")); err != nil {
 			return nil, fmt.Errorf("sync %s: %w", o.Manifest, err)
 		}
 	}

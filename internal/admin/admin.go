@@ -30,75 +30,6 @@ type Service struct {
 	Defaults Defaults
 }
 
-// SyncReport says what a sync changed.
-type SyncReport struct {
-	Created, Updated, Unchanged, Deactivated []string
-}
-
-// Sync makes the stored timers match the manifest: creates new ones, updates settings
-// (rescheduling when the schedule or zone changed) and deactivates timers that left the
-// manifest, keeping their history. The manifest is validated first; an invalid one changes nothing.
-func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, error) {
-	var rep SyncReport
-	if err := m.Validate(); err != nil {
-		return rep, err
-	}
-	existing, err := s.Store.List(ctx)
-	if err != nil {
-		return rep, err
-	}
-	byKey := map[timer.Key]timer.Instance{}
-	for _, in := range existing {
-		byKey[in.Key] = in
-	}
-	now := s.Clock.Now()
-	var enqueue []timer.Instance
-	for _, t := range m.Timers {
-		key := timer.Key{Timer: t.Name}
-		st := t.Settings(s.Defaults)
-		next, err := nextRun(st, now)
-		if err != nil {
-			return rep, err
-		}
-		cur, ok := byKey[key]
-		delete(byKey, key)
-		if !ok {
-			in := timer.Instance{Key: key, Settings: st, Active: t.IsActive(), Shard: dynamo.ShardOf(key, s.Shards), NextRun: next}
-			if err := s.Store.Create(ctx, in); err != nil {
-				return rep, err
-			}
-			rep.Created = append(rep.Created, key.String())
-			enqueue = append(enqueue, in)
-			continue
-		}
-		reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || (cur.NextRun.IsZero() && !cur.Running())
-		if !reschedule && sameSettings(cur.Settings, st) && cur.Active == t.IsActive() {
-			rep.Unchanged = append(rep.Unchanged, key.String())
-			continue
-		}
-		in, err := s.Store.UpdateSettings(ctx, key, st, reschedule, next)
-		if err != nil {
-			return rep, err
-		}
-		if in.Active != t.IsActive() {
-			if in, err = s.Store.SetActive(ctx, key, t.IsActive()); err != nil {
-				return rep, err
-			}
-		}
-		rep.Updated = append(rep.Updated, key.String())
-		enqueue = append(enqueue, in)
-	}
-	for key, in := range byKey {
-		if in.Active {
-			if _, err := s.Store.SetActive(ctx, key, false); err != nil {
-				return rep, err
-			}
-			rep.Deactivated = append(rep.Deactivated, key.String())
-		}
-	}
-	return rep, s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule)
-}
-
 // RunNow makes the timer run as soon as possible, activating it if it was deactivated; the
 // firing is sent at once. A running timer runs again as soon as its execution finishes.
 func (s *Service) RunNow(ctx context.Context, key timer.Key) (timer.Instance, error) {
@@ -128,7 +59,7 @@ func (s *Service) SetNextRun(ctx context.Context, key timer.Key, next time.Time)
 
 // SetActive activates or deactivates a timer; a running execution is never stopped.
 func (s *Service) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
-	in, err := s.Store.SetActive(ctx, key, active)
+	in, err := s.Store.SetActive(ctx, key, active, timer.ActiveByOperator)
 	if err != nil || !active {
 		return in, err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
-	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -127,56 +126,4 @@ func Preview(expr, timezone string, from time.Time, n int) ([]time.Time, error) 
 		t = next
 	}
 	return out, nil
-}
-
-// SyncKeepingEdits is Sync for a stack whose operators edit timers: an operator's effective
-// schedule, timeout and priority survive the sync (as OutSystems' effective values survive a
-// publish), and the manifest's values become the defaults they override.
-func (s *Service) SyncKeepingEdits(ctx context.Context, m manifest.Manifest) (SyncReport, error) {
-	if err := m.Validate(); err != nil {
-		return SyncReport{}, err
-	}
-	edits, err := s.Store.Edits(ctx)
-	if err != nil {
-		return SyncReport{}, err
-	}
-	if len(edits) == 0 {
-		return s.Sync(ctx, m)
-	}
-	current, err := s.Store.List(ctx)
-	if err != nil {
-		return SyncReport{}, err
-	}
-	effective := map[timer.Key]dynamo.Overridable{}
-	for _, in := range current {
-		if _, ok := edits[in.Key]; ok {
-			effective[in.Key] = dynamo.OverridableOf(in)
-		}
-	}
-	newDefaults := map[timer.Key]dynamo.Overridable{}
-	kept := manifest.Manifest{Timers: make([]manifest.Timer, len(m.Timers))}
-	copy(kept.Timers, m.Timers)
-	for i, t := range kept.Timers {
-		key := timer.Key{Timer: t.Name}
-		eff, ok := effective[key]
-		if !ok {
-			continue
-		}
-		st := t.Settings(s.Defaults)
-		newDefaults[key] = dynamo.Overridable{Schedule: st.Schedule, Timeout: st.Timeout, Priority: st.Priority}
-		prio := eff.Priority
-		kept.Timers[i].Schedule = eff.Schedule
-		kept.Timers[i].Timeout = &manifest.Duration{Duration: eff.Timeout}
-		kept.Timers[i].Priority = &prio
-	}
-	rep, err := s.Sync(ctx, kept)
-	if err != nil {
-		return rep, err
-	}
-	for key, d := range newDefaults {
-		if err := s.Store.SetEditDefaults(ctx, key, d); err != nil {
-			return rep, err
-		}
-	}
-	return rep, nil
 }

@@ -107,7 +107,7 @@ func TestEdit(t *testing.T) {
 	})
 }
 
-func TestSyncKeepingEdits(t *testing.T) {
+func TestSyncKeepsEdits(t *testing.T) {
 	s, _, _ := setup(t)
 	ctx := context.Background()
 	name := testenv.Unique(t)
@@ -115,19 +115,19 @@ func TestSyncKeepingEdits(t *testing.T) {
 	doc := func(sched string) manifest.Manifest {
 		return manifestOf(t, "timers:\n  - {name: "+name+", schedule: \""+sched+"\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n")
 	}
-	_, err := s.SyncKeepingEdits(ctx, doc("every 1h"))
+	_, err := s.Sync(ctx, doc("every 1h"))
 	require.NoError(t, err)
 	_, err = s.Edit(ctx, key, admin.Edit{Schedule: ptr("every 5m"), Priority: ptr(2)})
 	require.NoError(t, err)
 
-	rep, err := s.SyncKeepingEdits(ctx, doc("every 1h"))
+	rep, err := s.Sync(ctx, doc("every 1h"))
 	require.NoError(t, err)
 	require.Contains(t, rep.Unchanged, name, "the same manifest leaves the edited timer alone")
 	in, err := s.Store.Get(ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, "every 5m", in.Schedule)
 
-	_, err = s.SyncKeepingEdits(ctx, doc("every 2h"))
+	_, err = s.Sync(ctx, doc("every 2h"))
 	require.NoError(t, err)
 	in, err = s.Store.Get(ctx, key)
 	require.NoError(t, err)
@@ -139,7 +139,7 @@ func TestSyncKeepingEdits(t *testing.T) {
 
 	bad := doc("every 1h")
 	bad.Timers = append(bad.Timers, manifest.Timer{Name: "bad name", Schedule: "every 1h"})
-	_, err = s.SyncKeepingEdits(ctx, bad)
+	_, err = s.Sync(ctx, bad)
 	require.ErrorIs(t, err, timer.ErrInvalid)
 	rec, _, err = s.Store.EditOf(ctx, key)
 	require.NoError(t, err)

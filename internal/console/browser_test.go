@@ -63,15 +63,22 @@ func TestBrowser(t *testing.T) {
 	t.Run("RunNowAndSeeTheLogEntry", func(t *testing.T) {
 		manual := bt.name("Manual")
 		bt.navigate(t, bt.ts.URL+"/timers/"+manual)
-		require.Contains(t, bt.text(t, "#next-runs"), "no next run", "When Published: it never runs by itself")
+		require.Contains(t, bt.text(t, "#next-runs"), "no next run", "When Published: it has no periodic runs")
+		// It ran once for the deploy (the platform's start publishes the manifest).
+		bt.eventually(t, 20*time.Second, func() bool {
+			bt.navigate(t, bt.ts.URL+"/logs?timer="+manual)
+			return bt.count(t, "#log tbody tr[data-timer]") == 1
+		}, "the When Published timer ran once for the deploy")
+		require.Equal(t, 1, bt.inv.calls(manual))
+		bt.navigate(t, bt.ts.URL+"/timers/"+manual)
 		bt.submit(t, "#run-now")
 		require.Contains(t, bt.text(t, "#flash"), "firing sent")
 		bt.eventually(t, 20*time.Second, func() bool {
 			bt.navigate(t, bt.ts.URL+"/logs?timer="+manual)
-			return bt.count(t, "#log tbody tr[data-timer]") > 0
-		}, "the execution appears in the timers log")
+			return bt.count(t, "#log tbody tr[data-timer]") == 2
+		}, "the Run Now execution appears in the timers log")
 		require.Contains(t, bt.text(t, "#log tbody tr"), "success")
-		require.Equal(t, 1, bt.inv.calls(manual))
+		require.Equal(t, 2, bt.inv.calls(manual), "Run Now ran it exactly once more")
 		bt.shot(t, "02-run-now-log-entry")
 	})
 

@@ -126,7 +126,7 @@ func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, a
 	upd := expression.Set(n("nextRun"), expression.Value(ms(next))).
 		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
 	if activate {
-		upd = upd.Set(n("active"), expression.Value(true))
+		upd = upd.Set(n("active"), expression.Value(true)).Set(n("activeBy"), expression.Value(timer.ActiveByOperator))
 	}
 	cond := n("pk").AttributeExists()
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
@@ -143,11 +143,12 @@ func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, a
 	return s.syncDueIndex(ctx, in)
 }
 
-// SetActive activates or deactivates an instance. Deactivating never stops a running
-// execution; it only keeps the instance out of the due index from now on.
-func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
+// SetActive activates or deactivates an instance, recording who did (timer.ActiveBy*).
+// Deactivating never stops a running execution; it only keeps the instance out of the due
+// index from now on.
+func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool, by string) (timer.Instance, error) {
 	n := expression.Name
-	upd := expression.Set(n("active"), expression.Value(active))
+	upd := expression.Set(n("active"), expression.Value(active)).Set(n("activeBy"), expression.Value(by))
 	if !active {
 		upd = upd.Remove(n("dueShard"))
 	}
@@ -186,6 +187,7 @@ func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
 // LogQuery selects execution log entries, newest first.
 type LogQuery struct {
 	Key        *timer.Key // one instance; nil for all
+	Tenant     string     // with Key nil: only this tenant's executions ("": all)
 	ErrorsOnly bool
 	Before     time.Time // zero: now
 	Limit      int
@@ -223,7 +225,12 @@ func (s *Store) Logs(ctx context.Context, q LogQuery) ([]timer.Execution, error)
 	day := q.Before.UTC()
 	for range days {
 		kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-		got, err := s.queryLog(ctx, index, kc, nil, q.Limit-len(out))
+		var filt *expression.ConditionBuilder
+		if q.Tenant != "" {
+			f := expression.Name("tenant").Equal(expression.Value(q.Tenant))
+			filt = &f
+		}
+		got, err := s.queryLog(ctx, index, kc, filt, q.Limit-len(out))
 		if err != nil {
 			return nil, err
 		}

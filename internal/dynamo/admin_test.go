@@ -240,7 +240,7 @@ func TestSetActive(t *testing.T) {
 	t.Run("DeactivateLeavesTheDueIndex", func(t *testing.T) {
 		in := f.create(t, "idle", base.Add(time.Minute), nil)
 		require.Contains(t, f.dueKeys(t, base), in.Key)
-		got, err := f.s.SetActive(ctx, in.Key, false)
+		got, err := f.s.SetActive(ctx, in.Key, false, timer.ActiveByOperator)
 		require.NoError(t, err)
 		require.False(t, got.Active)
 		require.Equal(t, in.NextRun, got.NextRun, "the next run is kept for when it is activated again")
@@ -249,7 +249,7 @@ func TestSetActive(t *testing.T) {
 		_, err = f.s.Claim(ctx, in.Key, timer.Claim{Due: in.NextRun, ScheduledAt: in.NextRun, Attempt: 1, ExecutionID: "exec-1", Now: in.NextRun})
 		require.ErrorIs(t, err, timer.ErrClaimLost, "an inactive timer is never claimed")
 
-		got, err = f.s.SetActive(ctx, in.Key, true)
+		got, err = f.s.SetActive(ctx, in.Key, true, timer.ActiveByOperator)
 		require.NoError(t, err)
 		require.True(t, got.Active)
 		require.Equal(t, []timer.Key{in.Key}, keysOf(f.due(t, in.NextRun.Add(-time.Millisecond), in.NextRun)))
@@ -258,7 +258,7 @@ func TestSetActive(t *testing.T) {
 	t.Run("DeactivateWhileRunning", func(t *testing.T) {
 		in := f.create(t, "running", base, nil)
 		claimed := f.claim(t, in, base)
-		got, err := f.s.SetActive(ctx, in.Key, false)
+		got, err := f.s.SetActive(ctx, in.Key, false, timer.ActiveByOperator)
 		require.NoError(t, err)
 		require.Equal(t, claimed.Fence(), got.Fence(), "deactivating never stops a running execution")
 		require.Equal(t, claimed.LeaseExpiresAt, got.LeaseExpiresAt)
@@ -274,14 +274,14 @@ func TestSetActive(t *testing.T) {
 	t.Run("ActivateWhileRunningStaysOutOfTheDueIndex", func(t *testing.T) {
 		in := f.create(t, "running2", base, func(in *timer.Instance) { in.Active = true })
 		f.claim(t, in, base)
-		_, err := f.s.SetActive(ctx, in.Key, true)
+		_, err := f.s.SetActive(ctx, in.Key, true, timer.ActiveByOperator)
 		require.NoError(t, err)
 		require.NotContains(t, f.dueKeys(t, base), in.Key)
 	})
 
 	t.Run("Unknown", func(t *testing.T) {
 		for _, active := range []bool{false, true} {
-			_, err := f.s.SetActive(ctx, f.key("unknown"), active)
+			_, err := f.s.SetActive(ctx, f.key("unknown"), active, timer.ActiveByOperator)
 			require.ErrorIs(t, err, timer.ErrNotFound)
 		}
 		_, err := f.s.Get(ctx, f.key("unknown"))
@@ -319,7 +319,7 @@ func TestList(t *testing.T) {
 
 	// Store state a list must show: a running and an inactive instance.
 	f.claim(t, f.get(t, want[3]), base)
-	_, err = f.s.SetActive(ctx, want[4], false)
+	_, err = f.s.SetActive(ctx, want[4], false, timer.ActiveByOperator)
 	require.NoError(t, err)
 
 	all, err := f.s.List(ctx)

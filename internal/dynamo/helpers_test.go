@@ -49,7 +49,7 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 		create: s.Create,
 		runNow: s.RunNow,
 		setActive: func(ctx context.Context, key timer.Key, active bool) error {
-			_, err := s.SetActive(ctx, key, active)
+			_, err := s.SetActive(ctx, key, active, timer.ActiveByOperator)
 			return err
 		},
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
@@ -71,13 +71,13 @@ func inmemHarness(shards int, prefix string) harness {
 		// What dynamo.Store.RunNow does, as an operator's unfenced edit.
 		runNow: func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
 			s.Update(key, func(in *timer.Instance) {
-				in.NextRun, in.Active = now, true
+				in.NextRun, in.Active, in.ActiveBy = now, true, timer.ActiveByOperator
 				in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = time.Time{}, 0, time.Time{}
 			})
 			return s.Get(ctx, key)
 		},
 		setActive: func(_ context.Context, key timer.Key, active bool) error {
-			s.Update(key, func(in *timer.Instance) { in.Active = active })
+			s.Update(key, func(in *timer.Instance) { in.Active, in.ActiveBy = active, timer.ActiveByOperator })
 			return nil
 		},
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {

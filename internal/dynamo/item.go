@@ -44,6 +44,7 @@ type instanceItem struct {
 	Async        bool              `dynamodbav:"async,omitempty"`
 	HeartbeatMs  int64             `dynamodbav:"heartbeatMs,omitempty"`
 	Active       bool              `dynamodbav:"active"`
+	ActiveBy     string            `dynamodbav:"activeBy,omitempty"`
 	Shard        int               `dynamodbav:"shard"`
 	ShardKey     string            `dynamodbav:"shardKey"`
 	DueShard     string            `dynamodbav:"dueShard,omitempty"`
@@ -101,7 +102,7 @@ func toItem(in timer.Instance) instanceItem {
 		Schedule: in.Schedule, Timezone: in.Timezone, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
-		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active,
+		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active, ActiveBy: in.ActiveBy,
 		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
 		Shard: in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
@@ -131,7 +132,7 @@ func (it instanceItem) instance() timer.Instance {
 			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,
 			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
 		},
-		Active: it.Active, Shard: it.Shard,
+		Active: it.Active, ActiveBy: it.ActiveBy, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),
 		LastDuration:   time.Duration(it.LastDurationMs) * time.Millisecond,
 		NumberOfTries:  it.NumberOfTries,

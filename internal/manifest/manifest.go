@@ -18,7 +18,10 @@ import (
 
 // Manifest is the parsed file.
 type Manifest struct {
-	Timers []Timer `yaml:"timers"`
+	// Tenants are registered on sync (source "manifest"); a tenant that leaves the list is
+	// removed again, its instances deactivated. Tenants added with the CLI stay.
+	Tenants []string `yaml:"tenants"`
+	Timers  []Timer  `yaml:"timers"`
 }
 
 // Timer is one entry; pointer fields are optional and take the defaults.
@@ -41,6 +44,12 @@ type Timer struct {
 	Retry     string    `yaml:"retry"`
 	Async     bool      `yaml:"async"`
 	Heartbeat *Duration `yaml:"heartbeat"`
+	// MultiTenant runs the timer in isolation for each registered tenant: one runtime instance
+	// (lock, retries, log) per tenant, and the action receives the tenant.
+	MultiTenant bool `yaml:"multiTenant"`
+	// Shards > 0 makes that many independent instances, named <name>-0 … <name>-(N-1), whose
+	// properties add tt_index (0..N-1) and tt_total (N): parallel executions over disjoint slices.
+	Shards int `yaml:"shards"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -108,6 +117,34 @@ func Parse(r io.Reader) (Manifest, error) {
 // Validate checks every timer.
 func (m Manifest) Validate() error {
 	var errs []error
+	seenTenant := map[string]bool{}
+	for i, name := range m.Tenants {
+		if !timer.ValidName(name) {
+			errs = append(errs, fmt.Errorf("%w: tenants[%d]: %q must match [A-Za-z0-9_-]{1,128}", timer.ErrInvalid, i, name))
+		} else if seenTenant[name] {
+			errs = append(errs, fmt.Errorf("%w: tenants[%d]: duplicate tenant %q", timer.ErrInvalid, i, name))
+		}
+		seenTenant[name] = true
+	}
+	// Every runtime timer name, including the shards' derived ones, must be unique (plain
+	// duplicate names are reported below).
+	type namer struct {
+		where   string
+		sharded bool
+	}
+	owner := map[string]namer{}
+	for i, t := range m.Timers {
+		if !timer.ValidName(t.Name) {
+			continue
+		}
+		where := fmt.Sprintf("timers[%d] %q", i, t.Name)
+		for _, name := range t.InstanceNames() {
+			if prev, dup := owner[name]; dup && (prev.sharded || t.Shards > 0) {
+				errs = append(errs, fmt.Errorf("%w: %s: name: runtime timer %q is also made by %s", timer.ErrInvalid, where, name, prev.where))
+			}
+			owner[name] = namer{where, t.Shards > 0}
+		}
+	}
 	seen := map[string]bool{}
 	for i, t := range m.Timers {
 		where := fmt.Sprintf("timers[%d]", i)
@@ -170,8 +207,73 @@ func (t Timer) problems() []error {
 		if k == "" || len(k) > 128 {
 			errs = append(errs, fmt.Errorf("properties: key %q must be 1..128 characters", k))
 		}
+		if t.Shards > 0 && (k == PropShardIndex || k == PropShardTotal) {
+			errs = append(errs, fmt.Errorf("properties: %s is set by shards: %d; remove it", k, t.Shards))
+		}
+	}
+	if t.Shards < 0 || t.Shards > MaxShards {
+		errs = append(errs, fmt.Errorf("shards: %d is out of range 1..%d (leave it out for one instance)", t.Shards, MaxShards))
+	} else if t.Shards > 0 && !timer.ValidName(ShardName(t.Name, t.Shards-1)) && timer.ValidName(t.Name) {
+		errs = append(errs, fmt.Errorf("shards: instance name %q is longer than 128 characters; shorten the name", ShardName(t.Name, t.Shards-1)))
 	}
 	return errs
+}
+
+// Sharding: the properties a sharded instance gets (seed 001's tt_index and tt_total).
+const (
+	PropShardIndex = "tt_index"
+	PropShardTotal = "tt_total"
+	MaxShards      = 100
+)
+
+// ShardName is the runtime timer name of shard i.
+func ShardName(name string, i int) string { return fmt.Sprintf("%s-%d", name, i) }
+
+// InstanceNames are the runtime timer names the entry makes: its name, or one per shard.
+func (t Timer) InstanceNames() []string {
+	if t.Shards <= 0 || t.Shards > MaxShards {
+		return []string{t.Name}
+	}
+	out := make([]string, t.Shards)
+	for i := range out {
+		out[i] = ShardName(t.Name, i)
+	}
+	return out
+}
+
+// Desired is one runtime instance a manifest entry asks for.
+type Desired struct {
+	Key      timer.Key
+	Settings timer.Settings
+	Active   bool
+	Entry    string // the manifest entry's name
+}
+
+// Expand returns the runtime instances of one entry: one per shard (or one), times one per
+// tenant for a multi-tenant timer (none while no tenant is registered). Each shard's
+// properties are its own copy, with tt_index and tt_total added.
+func (t Timer) Expand(tenants []string, d Defaults) []Desired {
+	scope := []string{""}
+	if t.MultiTenant {
+		scope = tenants
+	}
+	base := t.Settings(d)
+	var out []Desired
+	for i, name := range t.InstanceNames() {
+		st := base
+		if t.Shards > 0 {
+			st.Properties = make(map[string]string, len(base.Properties)+2)
+			for k, v := range base.Properties {
+				st.Properties[k] = v
+			}
+			st.Properties[PropShardIndex] = fmt.Sprint(i)
+			st.Properties[PropShardTotal] = fmt.Sprint(t.Shards)
+		}
+		for _, tenant := range scope {
+			out = append(out, Desired{Key: timer.Key{Timer: name, Tenant: tenant}, Settings: st, Active: t.IsActive(), Entry: t.Name})
+		}
+	}
+	return out
 }
 
 // Settings returns the timer's settings with defaults applied.

@@ -138,3 +138,63 @@ func TestParseRetryCycle(t *testing.T) {
 	_, err = Parse(strings.NewReader("timers:\n  - name: T\n    schedule: \"16:15\"\n    retry: R3/PT10M\n    maxRetries: 2\n    action: {http: {url: \"http://h/\"}}\n"))
 	require.ErrorContains(t, err, "not both")
 }
+
+func TestExpand(t *testing.T) {
+	t.Parallel()
+	d := Defaults{MaxRetries: 3, RetryDelay: time.Second}
+	parse := func(y string) Timer {
+		m, err := Parse(strings.NewReader(y))
+		require.NoError(t, err)
+		return m.Timers[0]
+	}
+	keys := func(ds []Desired) []string {
+		var out []string
+		for _, x := range ds {
+			out = append(out, x.Key.String())
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		yaml    string
+		tenants []string
+		want    []string
+	}{
+		"plain":                      {"timers:\n  - {name: T, schedule: \"every 1m\", action: {http: {url: \"http://h/\"}}}\n", []string{"a"}, []string{"T"}},
+		"multi-tenant":               {"timers:\n  - {name: T, schedule: \"every 1m\", multiTenant: true, action: {http: {url: \"http://h/\"}}}\n", []string{"a", "b"}, []string{"T@a", "T@b"}},
+		"multi-tenant and no tenant": {"timers:\n  - {name: T, schedule: \"every 1m\", multiTenant: true, action: {http: {url: \"http://h/\"}}}\n", nil, nil},
+		"shards":                     {"timers:\n  - {name: T, schedule: \"every 1m\", shards: 3, action: {http: {url: \"http://h/\"}}}\n", nil, []string{"T-0", "T-1", "T-2"}},
+		"shards per tenant":          {"timers:\n  - {name: T, schedule: \"every 1m\", shards: 2, multiTenant: true, action: {http: {url: \"http://h/\"}}}\n", []string{"a", "b"}, []string{"T-0@a", "T-0@b", "T-1@a", "T-1@b"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := parse(tc.yaml).Expand(tc.tenants, d)
+			require.Equal(t, tc.want, keys(got))
+		})
+	}
+	// Each shard gets its own properties map with its index; the entry's map is untouched.
+	tm := parse("timers:\n  - {name: T, schedule: \"every 1m\", shards: 2, properties: {batch: \"100\"}, action: {http: {url: \"http://h/\"}}}\n")
+	got := tm.Expand(nil, d)
+	require.Equal(t, map[string]string{"batch": "100", "tt_index": "0", "tt_total": "2"}, got[0].Settings.Properties)
+	require.Equal(t, map[string]string{"batch": "100", "tt_index": "1", "tt_total": "2"}, got[1].Settings.Properties)
+	require.Equal(t, map[string]string{"batch": "100"}, tm.Properties)
+	require.Equal(t, "T", got[1].Entry)
+}
+
+// Bad lifecycle fields: each error names the entry (or tenants) and the field.
+func TestLifecycleValidation(t *testing.T) {
+	t.Parallel()
+	const a = `action: {http: {url: "http://h/"}}`
+	for yaml, want := range map[string]string{
+		"timers:\n  - {name: T, schedule: \"every 1m\", shards: -1, " + a + "}\n":                                                    `timers[0] "T": shards: -1 is out of range 1..100`,
+		"timers:\n  - {name: T, schedule: \"every 1m\", shards: 101, " + a + "}\n":                                                   `timers[0] "T": shards: 101 is out of range`,
+		"timers:\n  - {name: T, schedule: \"every 1m\", shards: 2, properties: {tt_total: \"9\"}, " + a + "}\n":                      `timers[0] "T": properties: tt_total is set by shards: 2`,
+		"timers:\n  - {name: T, schedule: \"every 1m\", shards: 2, " + a + "}\n  - {name: T-0, schedule: \"every 1m\", " + a + "}\n": `timers[1] "T-0": name: runtime timer "T-0" is also made by timers[0] "T"`,
+		"timers:\n  - {name: " + strings.Repeat("x", 127) + ", schedule: \"every 1m\", shards: 10, " + a + "}\n":                     `shards: instance name`,
+		"tenants: [\"\"]\ntimers: []\n": `tenants[0]: "" must match`,
+		"tenants: [a, a]\ntimers: []\n": `tenants[1]: duplicate tenant "a"`,
+		"timers:\n  - {name: T, schedule: \"every 1m\", multiTenant: yes-please, " + a + "}\n": "line 2: cannot unmarshal !!str `yes-please` into bool",
+	} {
+		_, err := Parse(strings.NewReader(yaml))
+		require.ErrorIs(t, err, timer.ErrInvalid, yaml)
+		require.ErrorContains(t, err, want, yaml)
+	}
+}

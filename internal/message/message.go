@@ -28,9 +28,10 @@ const (
 	ReasonRetry    Reason = "retry"    // processor/recovery: a retry of a failed execution
 	ReasonRunNow   Reason = "run-now"  // operator or wake
 	ReasonRequeue  Reason = "requeue"  // recovery: a due firing that was never claimed
+	ReasonDeploy   Reason = "deploy"   // publish: a When Published timer woken by a deploy
 )
 
-var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRetry: true, ReasonRunNow: true, ReasonRequeue: true}
+var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRetry: true, ReasonRunNow: true, ReasonRequeue: true, ReasonDeploy: true}
 
 // Firing names a timer instance, the firing's scheduled instant and the claim's fence:
 // DueAt is the NextRun value the claim expects to find.

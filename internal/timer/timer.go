@@ -131,6 +131,9 @@ type Instance struct {
 	Key
 	Settings
 	Active bool `json:"active"`
+	// ActiveBy says who set Active last: ActiveByOperator's choice survives manifest syncs;
+	// the others follow the manifest again when the timer (or tenant) is back.
+	ActiveBy string `json:"activeBy,omitempty"`
 	// Shard is the write shard of the due and running indexes.
 	Shard int `json:"shard"`
 
@@ -160,6 +163,14 @@ type Instance struct {
 	LastOutcome Outcome `json:"lastOutcome"`
 	LastError   string  `json:"lastError"`
 }
+
+// Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).
+const (
+	ActiveByManifest      = "manifest"       // the manifest's active flag
+	ActiveByOperator      = "operator"       // activate, deactivate or Run Now
+	ActiveByRemoved       = "removed"        // deactivated: its timer left the manifest
+	ActiveByTenantRemoved = "tenant-removed" // deactivated: its tenant was removed
+)
 
 // Running reports whether an execution holds the instance.
 func (in Instance) Running() bool { return in.ExecutionID != "" }

@@ -18,6 +18,7 @@ type Timer struct {
 	MaxRetries     int               `json:"maxRetries"`
 	RetryDelay     string            `json:"retryDelay"`
 	Active         bool              `json:"active"`
+	ActiveBy       string            `json:"activeBy,omitempty"`
 	Action         string            `json:"action"`
 	Properties     map[string]string `json:"properties"`
 	Misfire        string            `json:"misfire"`
@@ -58,7 +59,7 @@ func OfTimer(in timer.Instance) Timer {
 	return Timer{
 		Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), Priority: in.Priority,
 		Timeout: in.Timeout.String(), MaxRetries: in.MaxRetries, RetryDelay: in.RetryDelay.String(),
-		Active: in.Active, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
+		Active: in.Active, ActiveBy: in.ActiveBy, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
 		NextRun: ptr(in.NextRun), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt,

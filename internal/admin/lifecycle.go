@@ -1,0 +1,385 @@
+package admin
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// SyncReport says what a sync (or a tenant change) did, by runtime instance ("Timer" or
+// "Timer@tenant").
+type SyncReport struct {
+	Created     []string `json:"created"`
+	Updated     []string `json:"updated"`
+	Unchanged   []string `json:"unchanged"`
+	Deactivated []string `json:"deactivated"`
+	// Kept are instances whose operator overrides survived: an edited schedule, timeout or
+	// priority, or an operator's activate/deactivate.
+	Kept []string `json:"kept"`
+	// Woken are the When Published instances run for this deploy.
+	Woken          []string `json:"woken"`
+	TenantsAdded   []string `json:"tenantsAdded"`
+	TenantsRemoved []string `json:"tenantsRemoved"`
+}
+
+// Sync makes the stored timers follow the manifest, as a publish does in OutSystems: the
+// module's definitions win, the operators' changes survive. It
+//   - registers the manifest's tenants (and removes those it listed before and no longer does);
+//   - creates the runtime instances of new entries (one per shard, per tenant for multi-tenant ones);
+//   - updates defaults of existing instances, keeping an operator's effective schedule, timeout
+//     and priority (the manifest's values become the defaults they override) and an operator's
+//     active flag; rescheduling when the schedule or zone changed;
+//   - deactivates instances that are no longer wanted (entry removed, fewer shards, tenant
+//     removed), keeping their history;
+//   - stores the definitions, so that a tenant added later gets its instances.
+//
+// The manifest is validated first; an invalid one changes nothing.
+func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, error) {
+	return s.Publish(ctx, m, "")
+}
+
+// Publish is Sync for a deploy: after syncing it wakes every active When Published instance
+// once for deploy (a deploy id: CloudFormation's request id, or a fresh id per local sync);
+// a publish retried with the same id does not wake them again. An empty deploy wakes nothing.
+func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy string) (SyncReport, error) {
+	var rep SyncReport
+	if err := m.Validate(); err != nil {
+		return rep, err
+	}
+	now := s.Clock.Now()
+	tenants, err := s.syncTenants(ctx, m, &rep)
+	if err != nil {
+		return rep, err
+	}
+	existing, err := s.Store.List(ctx)
+	if err != nil {
+		return rep, err
+	}
+	edits, err := s.Store.Edits(ctx)
+	if err != nil {
+		return rep, err
+	}
+	current := map[timer.Key]timer.Instance{}
+	for _, in := range existing {
+		current[in.Key] = in
+	}
+	var enqueue []timer.Instance
+	defs := map[string]string{}
+	for _, t := range m.Timers {
+		spec, err := json.Marshal(t)
+		if err != nil {
+			return rep, fmt.Errorf("encode definition %s: %w", t.Name, err)
+		}
+		defs[t.Name] = string(spec)
+		for _, d := range t.Expand(tenants, s.Defaults) {
+			cur, ok := current[d.Key]
+			delete(current, d.Key)
+			var curp *timer.Instance
+			if ok {
+				curp = &cur
+			}
+			var edit *dynamo.EditRecord
+			if rec, ok := edits[d.Key]; ok {
+				edit = &rec
+			}
+			in, changed, err := s.apply(ctx, d, curp, edit, &rep)
+			if err != nil {
+				return rep, err
+			}
+			if changed {
+				enqueue = append(enqueue, in)
+			}
+		}
+	}
+	removedTenants := map[string]bool{}
+	for _, t := range rep.TenantsRemoved {
+		removedTenants[t] = true
+	}
+	for _, key := range slices.SortedFunc(maps.Keys(current), compareKeys) {
+		in := current[key]
+		if !in.Active {
+			continue
+		}
+		by := timer.ActiveByRemoved
+		if removedTenants[key.Tenant] {
+			by = timer.ActiveByTenantRemoved
+		}
+		if _, err := s.Store.SetActive(ctx, key, false, by); err != nil {
+			return rep, err
+		}
+		rep.Deactivated = append(rep.Deactivated, key.String())
+	}
+	if err := s.syncDefinitions(ctx, defs); err != nil {
+		return rep, err
+	}
+	if err := s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule); err != nil {
+		return rep, err
+	}
+	if deploy == "" {
+		return rep, nil
+	}
+	var woken []timer.Instance
+	for _, t := range m.Timers {
+		for _, d := range t.Expand(tenants, s.Defaults) {
+			in, err := s.Store.Get(ctx, d.Key)
+			if err != nil {
+				return rep, err
+			}
+			if !schedule.IsWhenPublished(in.Schedule) { // the effective schedule: an operator may have changed it
+				continue
+			}
+			in, ok, err := s.Store.WakeForDeploy(ctx, d.Key, deploy, now)
+			if err != nil {
+				return rep, err
+			}
+			if ok {
+				woken = append(woken, in)
+				rep.Woken = append(rep.Woken, d.Key.String())
+			}
+		}
+	}
+	return rep, s.enqueueIfCovered(ctx, woken, message.ReasonDeploy)
+}
+
+// NewDeployID returns a fresh deploy id for a publish outside CloudFormation (`sundial sync`,
+// `sundial up`): prefix, the time and a random suffix.
+func NewDeployID(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%s-%x", prefix, time.Now().UTC().Format("20060102T150405Z"), b)
+}
+
+// apply makes one instance match its desired settings; cur is nil for a new one. It reports
+// whether the instance changed in a way that may make it due.
+func (s *Service) apply(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport) (timer.Instance, bool, error) {
+	st := d.Settings
+	newDefaults := dynamo.Overridable{Schedule: st.Schedule, Timeout: st.Timeout, Priority: st.Priority}
+	if cur != nil && edit != nil {
+		st.Schedule, st.Timeout, st.Priority = cur.Schedule, cur.Timeout, cur.Priority
+	}
+	next, err := nextRun(st, s.Clock.Now())
+	if err != nil {
+		return timer.Instance{}, false, err
+	}
+	name := d.Key.String()
+	if cur == nil {
+		in := timer.Instance{Key: d.Key, Settings: st, Active: d.Active, ActiveBy: timer.ActiveByManifest,
+			Shard: dynamo.ShardOf(d.Key, s.Shards), NextRun: next}
+		if err := s.Store.Create(ctx, in); err != nil {
+			return in, false, err
+		}
+		rep.Created = append(rep.Created, name)
+		return in, true, nil
+	}
+	active, kept := d.Active, edit != nil
+	if cur.ActiveBy == timer.ActiveByOperator {
+		active, kept = cur.Active, true
+	}
+	if kept {
+		rep.Kept = append(rep.Kept, name)
+	}
+	reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || (cur.NextRun.IsZero() && !cur.Running() && !next.IsZero())
+	settingsChanged := reschedule || !sameSettings(cur.Settings, st)
+	// An instance deactivated because its timer or tenant was gone follows the manifest again.
+	returning := cur.ActiveBy == timer.ActiveByRemoved || cur.ActiveBy == timer.ActiveByTenantRemoved
+	in := *cur
+	if settingsChanged {
+		if in, err = s.Store.UpdateSettings(ctx, d.Key, st, reschedule, next); err != nil {
+			return in, false, err
+		}
+	}
+	activeChanged := in.Active != active || returning
+	if activeChanged {
+		if in, err = s.Store.SetActive(ctx, d.Key, active, timer.ActiveByManifest); err != nil {
+			return in, false, err
+		}
+	}
+	defaultsChanged := edit != nil && edit.Defaults != newDefaults
+	if defaultsChanged {
+		if err := s.Store.SetEditDefaults(ctx, d.Key, newDefaults); err != nil {
+			return in, false, err
+		}
+	}
+	if !settingsChanged && !activeChanged && !defaultsChanged {
+		rep.Unchanged = append(rep.Unchanged, name)
+		return in, false, nil
+	}
+	rep.Updated = append(rep.Updated, name)
+	return in, settingsChanged || activeChanged, nil
+}
+
+// syncTenants registers the manifest's tenants and removes those the manifest listed before
+// and no longer does; it returns the tenants in force, by name.
+func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *SyncReport) ([]string, error) {
+	registered, err := s.Store.Tenants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, name := range m.Tenants {
+		listed[name] = true
+		created, err := s.Store.PutTenant(ctx, name, dynamo.TenantListed, s.Clock.Now())
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			rep.TenantsAdded = append(rep.TenantsAdded, name)
+		}
+	}
+	var out []string
+	for _, t := range registered {
+		if t.Source == dynamo.TenantListed && !listed[t.Name] {
+			if err := s.Store.DeleteTenant(ctx, t.Name); err != nil && !errors.Is(err, timer.ErrNotFound) {
+				return nil, err
+			}
+			rep.TenantsRemoved = append(rep.TenantsRemoved, t.Name)
+			continue
+		}
+		if !listed[t.Name] {
+			out = append(out, t.Name)
+		}
+	}
+	out = append(out, m.Tenants...)
+	slices.Sort(out)
+	return out, nil
+}
+
+func (s *Service) syncDefinitions(ctx context.Context, defs map[string]string) error {
+	stored, err := s.Store.Definitions(ctx)
+	if err != nil {
+		return err
+	}
+	var gone []string
+	for entry := range stored {
+		if _, ok := defs[entry]; !ok {
+			gone = append(gone, entry)
+		}
+	}
+	slices.Sort(gone)
+	changed := map[string]string{}
+	for entry, spec := range defs {
+		if stored[entry] != spec {
+			changed[entry] = spec
+		}
+	}
+	if err := s.Store.PutDefinitions(ctx, changed, s.Clock.Now()); err != nil {
+		return err
+	}
+	return s.Store.DeleteDefinitions(ctx, gone)
+}
+
+// Tenants lists the registered tenants.
+func (s *Service) Tenants(ctx context.Context) ([]dynamo.Tenant, error) {
+	return s.Store.Tenants(ctx)
+}
+
+// AddTenant registers a tenant and creates (or reactivates, unless an operator deactivated
+// them) its instances of every multi-tenant timer the last sync defined.
+func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error) {
+	var rep SyncReport
+	if !timer.ValidName(name) {
+		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrUsage, name)
+	}
+	created, err := s.Store.PutTenant(ctx, name, dynamo.TenantCLI, s.Clock.Now())
+	if err != nil {
+		return rep, err
+	}
+	if created {
+		rep.TenantsAdded = append(rep.TenantsAdded, name)
+	}
+	defs, err := s.definitions(ctx)
+	if err != nil {
+		return rep, err
+	}
+	var enqueue []timer.Instance
+	for _, t := range defs {
+		if !t.MultiTenant {
+			continue
+		}
+		for _, d := range t.Expand([]string{name}, s.Defaults) {
+			var curp *timer.Instance
+			cur, err := s.Store.Get(ctx, d.Key)
+			switch {
+			case err == nil:
+				curp = &cur
+			case !errors.Is(err, timer.ErrNotFound):
+				return rep, err
+			}
+			var edit *dynamo.EditRecord
+			if rec, ok, err := s.Store.EditOf(ctx, d.Key); err != nil {
+				return rep, err
+			} else if ok && curp != nil {
+				edit = &rec
+			}
+			in, changed, err := s.apply(ctx, d, curp, edit, &rep)
+			if err != nil {
+				return rep, err
+			}
+			if changed {
+				enqueue = append(enqueue, in)
+			}
+		}
+	}
+	return rep, s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule)
+}
+
+// RemoveTenant unregisters a tenant and deactivates its instances (their history stays; a
+// running execution is not stopped).
+func (s *Service) RemoveTenant(ctx context.Context, name string) (SyncReport, error) {
+	var rep SyncReport
+	if !timer.ValidName(name) {
+		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrUsage, name)
+	}
+	if err := s.Store.DeleteTenant(ctx, name); err != nil {
+		return rep, err
+	}
+	rep.TenantsRemoved = append(rep.TenantsRemoved, name)
+	all, err := s.Store.List(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, in := range all {
+		if in.Tenant != name || !in.Active {
+			continue
+		}
+		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByTenantRemoved); err != nil {
+			return rep, err
+		}
+		rep.Deactivated = append(rep.Deactivated, in.Key.String())
+	}
+	return rep, nil
+}
+
+// definitions decodes the stored manifest entries, by name.
+func (s *Service) definitions(ctx context.Context) ([]manifest.Timer, error) {
+	raw, err := s.Store.Definitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]manifest.Timer, 0, len(raw))
+	for _, entry := range slices.Sorted(maps.Keys(raw)) {
+		var t manifest.Timer
+		if err := json.Unmarshal([]byte(raw[entry]), &t); err != nil {
+			return nil, fmt.Errorf("decode definition %s: %w", entry, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func compareKeys(a, b timer.Key) int {
+	return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+}

@@ -1,0 +1,201 @@
+package dynamo
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The timers table also holds, besides the runtime instances (kind "instance"):
+//   - one item per registered tenant (pk "TENANT", sk "N#<name>", kind "tenant");
+//   - one item per manifest entry, its definition (pk "T#<entry>", sk "DEF", kind
+//     "definition"), so that a tenant added later gets the multi-tenant timers' instances.
+//
+// None of them has the due or running index attributes, so the engine never reads them.
+const (
+	tenantPK     = "TENANT"
+	tenantPrefix = "N#"
+	definitionSK = "DEF"
+	kindTenant   = "tenant"
+	kindDef      = "definition"
+	TenantCLI    = "cli"      // Tenant.Source: added with `sundial tenants add`
+	TenantListed = "manifest" // Tenant.Source: listed in the manifest's tenants
+)
+
+// Tenant is a registered tenant.
+type Tenant struct {
+	Name    string    `json:"name"`
+	Source  string    `json:"source"` // TenantCLI or TenantListed
+	AddedAt time.Time `json:"addedAt"`
+}
+
+type tenantItem struct {
+	PK      string `dynamodbav:"pk"`
+	SK      string `dynamodbav:"sk"`
+	Kind    string `dynamodbav:"kind"`
+	Name    string `dynamodbav:"name"`
+	Source  string `dynamodbav:"source"`
+	AddedAt int64  `dynamodbav:"addedAt"`
+}
+
+// PutTenant registers a tenant; a tenant already registered keeps its first source unless
+// the new one is TenantCLI (an operator's registration outlives the manifest's list).
+// created reports whether it was new.
+func (s *Store) PutTenant(ctx context.Context, name, source string, now time.Time) (created bool, err error) {
+	if !timer.ValidName(name) {
+		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", timer.ErrInvalid, name)
+	}
+	n := expression.Name
+	upd := expression.Set(n("kind"), expression.Value(kindTenant)).Set(n("name"), expression.Value(name)).
+		Set(n("addedAt"), n("addedAt").IfNotExists(expression.Value(ms(now))))
+	if source == TenantCLI {
+		upd = upd.Set(n("source"), expression.Value(source))
+	} else {
+		upd = upd.Set(n("source"), n("source").IfNotExists(expression.Value(source)))
+	}
+	out, err := s.update(ctx, s.timers, tenantKey(name), upd, nil, types.ReturnValueUpdatedOld)
+	if err != nil {
+		return false, fmt.Errorf("register tenant %s: %w", name, err)
+	}
+	_, existed := out.Attributes["kind"]
+	return !existed, nil
+}
+
+// DeleteTenant unregisters a tenant (timer.ErrNotFound if it was not registered).
+func (s *Store) DeleteTenant(ctx context.Context, name string) error {
+	_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.timers, Key: tenantKey(name), ConditionExpression: aws.String("attribute_exists(pk)"),
+	})
+	if isConditionFailed(err) {
+		return fmt.Errorf("%w: tenant %s is not registered", timer.ErrNotFound, name)
+	}
+	if err != nil {
+		return fmt.Errorf("remove tenant %s: %w", name, err)
+	}
+	return nil
+}
+
+// Tenants lists the registered tenants by name (one Query).
+func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
+	kc := expression.Key("pk").Equal(expression.Value(tenantPK))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, err
+	}
+	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
+		TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	var out []Tenant
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list tenants: %w", err)
+		}
+		var items []tenantItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode tenants: %w", err)
+		}
+		for _, it := range items {
+			out = append(out, Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Tenant) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func tenantKey(name string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: tenantPK},
+		"sk": &types.AttributeValueMemberS{Value: tenantPrefix + name},
+	}
+}
+
+type definitionItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Kind      string `dynamodbav:"kind"`
+	Entry     string `dynamodbav:"entry"`
+	Spec      string `dynamodbav:"spec"` // the manifest entry, as JSON
+	UpdatedAt int64  `dynamodbav:"updatedAt"`
+}
+
+// PutDefinitions stores manifest entries' definitions (entry name -> JSON spec), one
+// PutItem each (a sync writes a few dozen at most).
+func (s *Store) PutDefinitions(ctx context.Context, defs map[string]string, now time.Time) error {
+	for _, entry := range slices.Sorted(maps.Keys(defs)) {
+		item, err := attributevalue.MarshalMap(definitionItem{PK: pk(entry), SK: definitionSK, Kind: kindDef, Entry: entry, Spec: defs[entry], UpdatedAt: ms(now)})
+		if err != nil {
+			return fmt.Errorf("encode definition %s: %w", entry, err)
+		}
+		if _, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.timers, Item: item}); err != nil {
+			return fmt.Errorf("store definition %s: %w", entry, err)
+		}
+	}
+	return nil
+}
+
+// DeleteDefinitions removes definitions of entries that left the manifest (their instances
+// and history stay).
+func (s *Store) DeleteDefinitions(ctx context.Context, entries []string) error {
+	for _, entry := range entries {
+		_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.timers, Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: pk(entry)}, "sk": &types.AttributeValueMemberS{Value: definitionSK},
+		}})
+		if err != nil {
+			return fmt.Errorf("delete definition %s: %w", entry, err)
+		}
+	}
+	return nil
+}
+
+// Definitions returns every stored definition (entry name -> JSON spec). It scans: an
+// operator's operation (sync, tenants add), never on the firing path.
+func (s *Store) Definitions(ctx context.Context) (map[string]string, error) {
+	items, err := scanTimers[definitionItem](ctx, s, expression.Name("kind").Equal(expression.Value(kindDef)), "definitions")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(items))
+	for _, it := range items {
+		out[it.Entry] = it.Spec
+	}
+	return out, nil
+}
+
+// WakeForDeploy sets an active instance's next run to now, once per deploy: the write is
+// conditional on the instance not having been woken for this deploy already, so a retried
+// publish (CloudFormation resends a custom resource request it got no answer to) does not run
+// a When Published timer twice. woken is false when the instance is inactive or was already
+// woken for deploy. A running instance runs again when its execution ends (a next run set
+// during a run stands).
+func (s *Store) WakeForDeploy(ctx context.Context, key timer.Key, deploy string, now time.Time) (in timer.Instance, woken bool, err error) {
+	n := expression.Name
+	upd := expression.Set(n("nextRun"), expression.Value(ms(now))).Set(n("wokenFor"), expression.Value(deploy)).
+		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+	cond := n("active").Equal(expression.Value(true)).
+		And(n("wokenFor").AttributeNotExists().Or(n("wokenFor").NotEqual(expression.Value(deploy))))
+	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) {
+		return timer.Instance{}, false, nil
+	}
+	if err != nil {
+		return timer.Instance{}, false, fmt.Errorf("wake %s: %w", key, err)
+	}
+	if in, err = decodeInstance(out.Attributes); err != nil {
+		return in, false, err
+	}
+	in, err = s.syncDueIndex(ctx, in)
+	return in, err == nil, err
+}
