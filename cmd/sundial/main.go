@@ -31,6 +31,7 @@ Usage:
   sundial deactivate NAME     a running execution is not stopped
   sundial sync MANIFEST       publish a manifest, as a deploy does: create/update/deactivate
                               timers, keep operators' changes, run When Published timers once
+  sundial check MANIFEST      validate a manifest offline (what a deploy would reject)
   sundial tenants list|add NAME|remove NAME [--json]
                               tenants of multi-tenant timers: add creates their instances,
                               remove deactivates them (history kept)
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdSync(ctx, rest, stdout)
 	case "tenants":
 		err = cmdTenants(ctx, rest, stdout)
+	case "check":
+		err = cmdCheck(rest, stdout)
 	case "schedule":
 		err = cmdSchedule(rest, stdout)
 	case "invoke":

@@ -1,9 +1,11 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -57,6 +59,15 @@ func Deploy(ctx context.Context, cfg aws.Config, name, templatePath string, para
 	if len(body) > maxTemplateBody {
 		return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes; CloudFormation takes at most %d inline (use sam deploy, which uploads it)",
 			name, templatePath, len(body), maxTemplateBody)
+	}
+	if cfg.BaseEndpoint != nil && bytes.Contains(body, []byte("\n  PublishTimers:")) && params["PublishTimers"] == "" {
+		// An emulator runs no functions, so it cannot run the publish custom resource; the
+		// local platform publishes the manifest itself (local.Up).
+		params = maps.Clone(params)
+		if params == nil {
+			params = map[string]string{}
+		}
+		params["PublishTimers"] = "false"
 	}
 	client := cloudformation.NewFromConfig(cfg)
 

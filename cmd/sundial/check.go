@@ -1,0 +1,43 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/sundialhq/sundial/internal/manifest"
+)
+
+// cmdCheck validates a manifest offline — what a deploy would reject, it rejects, naming the
+// timer and field — and prints the runtime instances each entry makes (shards; multi-tenant
+// entries make one per registered tenant, which only the stack knows).
+func cmdCheck(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	path, err := onePositional(fs, "manifest path")
+	if err != nil {
+		return err
+	}
+	m, err := manifest.Load(path)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	printf(tw, "TIMER\tSCHEDULE\tINSTANCES\n")
+	for _, t := range m.Timers {
+		n := len(t.InstanceNames())
+		what := fmt.Sprintf("%d", n)
+		if t.MultiTenant {
+			what = fmt.Sprintf("%d per tenant", n)
+		}
+		printf(tw, "%s\t%s\t%s\n", t.Name, t.Schedule, what)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	printf(stdout, "%s: %d timers, %d tenants listed: valid\n", path, len(m.Timers), len(m.Tenants))
+	return nil
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/view"
+)
+
+// TestLifecycleEndToEnd drives the timer lifecycle through `sundial up` and the CLI as an
+// operator would: the manifest's tenants, multi-tenant and sharded timers, When Published,
+// `timers list --json` per instance, `tenants add|list|remove`, logs by tenant, and a second
+// publish (`sundial sync`) that keeps the operator's changes and deactivates a removed timer.
+func TestLifecycleEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sundial up against the emulator")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	rec := &recorder{calls: map[string][]call{}}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	doc := func(withLegacy bool) string {
+		y := fmt.Sprintf(`tenants: [acme, globex]
+timers:
+  - {name: Init, schedule: "When Published", action: {http: {url: "%[1]s/ok"}}}
+  - {name: Report, schedule: "every 2s", multiTenant: true, timeout: 5s, properties: {kind: daily}, action: {http: {url: "%[1]s/ok"}}}
+  - {name: Sweep, schedule: "every 2s", shards: 3, timeout: 5s, properties: {batch: "10"}, action: {http: {url: "%[1]s/ok"}}}
+`, srv.URL)
+		if withLegacy {
+			y += fmt.Sprintf("  - {name: Legacy, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", srv.URL)
+		}
+		return y
+	}
+	require.NoError(t, os.WriteFile(manifestPath, []byte(doc(true)), 0o644))
+	_, stdout := startUp(t, bin, dir, manifestPath, nil)
+	sc := bufio.NewScanner(stdout)
+	var endpoint, manifestLine string
+	for sc.Scan() {
+		l := sc.Text()
+		if ep, ok := strings.CutPrefix(l, "emulator   "); ok {
+			endpoint = ep
+		}
+		if m, ok := strings.CutPrefix(l, "manifest   "); ok {
+			manifestLine = m
+		}
+		if strings.HasPrefix(l, "try") {
+			break
+		}
+	}
+	require.NotEmpty(t, endpoint, "sundial up did not get ready")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	require.Contains(t, manifestLine, "created 7", "Init, Report@acme, Report@globex, Sweep-0..2, Legacy")
+	require.Contains(t, manifestLine, "When Published woken 1")
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := cli(t, dir, append(args, "--endpoint", endpoint)...)
+		require.Equal(t, 0, code, "sundial %v: %s", args, stderr)
+		return out
+	}
+	list := func() map[string]view.Timer {
+		var ts []view.Timer
+		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json")), &ts))
+		out := map[string]view.Timer{}
+		for _, tm := range ts {
+			k := tm.Name
+			if tm.Tenant != "" {
+				k += "@" + tm.Tenant
+			}
+			out[k] = tm
+		}
+		return out
+	}
+
+	t.Run("OneEntryPerRuntimeInstance", func(t *testing.T) {
+		ts := list()
+		for i := range 3 {
+			tm := ts[fmt.Sprintf("Sweep-%d", i)]
+			require.Equal(t, map[string]string{"batch": "10", "tt_index": fmt.Sprint(i), "tt_total": "3"}, tm.Properties)
+			require.Equal(t, "every 2s", tm.Schedule)
+		}
+		require.Equal(t, "acme", ts["Report@acme"].Tenant)
+		require.Equal(t, "globex", ts["Report@globex"].Tenant)
+		require.NotContains(t, ts, "Report", "a multi-tenant timer has no shared instance")
+	})
+
+	t.Run("ActionsReceiveTenantAndProperties", func(t *testing.T) {
+		require.Eventually(t, func() bool {
+			var tenants []string
+			for _, c := range rec.get("Report") {
+				if !slices.Contains(tenants, c.p.Tenant) {
+					tenants = append(tenants, c.p.Tenant)
+				}
+			}
+			slices.Sort(tenants)
+			return slices.Equal(tenants, []string{"acme", "globex"})
+		}, 20*time.Second, 200*time.Millisecond, "each tenant's instance runs, with its tenant")
+		require.Eventually(t, func() bool {
+			seen := map[string]bool{}
+			for _, c := range rec.get("Sweep-1") {
+				seen[c.p.Properties["tt_index"]+"/"+c.p.Properties["tt_total"]] = true
+			}
+			return seen["1/3"] && len(seen) == 1
+		}, 20*time.Second, 200*time.Millisecond, "shard 1 gets tt_index 1 of 3")
+		require.Eventually(t, func() bool { return len(rec.get("Init")) == 1 }, 20*time.Second, 200*time.Millisecond,
+			"the When Published timer ran once for the start")
+	})
+
+	t.Run("LogsByTenant", func(t *testing.T) {
+		var logs []view.Execution
+		require.NoError(t, json.Unmarshal([]byte(run("logs", "--json", "--tenant", "acme", "--limit", "200")), &logs))
+		require.NotEmpty(t, logs)
+		for _, e := range logs {
+			require.Equal(t, "acme", e.Tenant)
+			require.Equal(t, "Report", e.Timer)
+		}
+		_, stderr, code := cli(t, dir, "logs", "--tenant", "acme", "--timer", "Report@globex", "--endpoint", endpoint)
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, "disagree")
+	})
+
+	t.Run("TenantsAddListRemove", func(t *testing.T) {
+		out := run("tenants", "add", "initech")
+		require.Contains(t, out, "created [Report@initech]")
+		require.True(t, list()["Report@initech"].Active)
+		require.Eventually(t, func() bool {
+			for _, c := range rec.get("Report") {
+				if c.p.Tenant == "initech" {
+					return true
+				}
+			}
+			return false
+		}, 20*time.Second, 200*time.Millisecond, "the new tenant's instance runs")
+
+		var tenants []dynamo.Tenant
+		require.NoError(t, json.Unmarshal([]byte(run("tenants", "list", "--json")), &tenants))
+		got := map[string]string{}
+		for _, tn := range tenants {
+			got[tn.Name] = tn.Source
+		}
+		require.Equal(t, map[string]string{"acme": "manifest", "globex": "manifest", "initech": "cli"}, got)
+
+		out = run("tenants", "remove", "globex")
+		require.Contains(t, out, "deactivated [Report@globex]")
+		require.False(t, list()["Report@globex"].Active)
+		_, stderr, code := cli(t, dir, "tenants", "remove", "globex", "--endpoint", endpoint)
+		require.Equal(t, 3, code, "removing it again: not found")
+		require.Contains(t, stderr, "not registered")
+		_, stderr, code = cli(t, dir, "tenants", "add", "no spaces", "--endpoint", endpoint)
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, "must match")
+	})
+
+	t.Run("SyncKeepsOperatorChanges", func(t *testing.T) {
+		run("deactivate", "Sweep-2")
+		run("timers", "edit", "Sweep-0", "--schedule", "every 5s")
+		require.NoError(t, os.WriteFile(manifestPath, []byte(doc(false)), 0o644))
+		out := run("sync", manifestPath)
+		require.Contains(t, out, "deactivated [Legacy]")
+		require.Contains(t, out, "woken (When Published) [Init]")
+		ts := list()
+		require.False(t, ts["Sweep-2"].Active, "the operator's deactivate survives the sync")
+		require.Equal(t, "every 5s", ts["Sweep-0"].Schedule, "the operator's schedule survives the sync")
+		require.False(t, ts["Legacy"].Active, "a removed timer is deactivated, not deleted")
+		require.True(t, ts["Report@acme"].Active)
+		require.Eventually(t, func() bool { return len(rec.get("Init")) == 2 }, 20*time.Second, 200*time.Millisecond,
+			"the sync is a deploy: Init ran once more")
+	})
+}

@@ -1,0 +1,23 @@
+// Command publish is Sundial's publish Lambda function, a CloudFormation custom resource run on
+// every deploy; it only wires (see internal/publish).
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/cfn"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/publish"
+	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata: provided.al2023 has no zoneinfo guarantee
+)
+
+func main() {
+	a := app.FromLambdaEnv(context.Background(), "publish")
+	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
+		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", "publish")}
+	lambda.Start(cfn.LambdaWrap(h.Handle))
+}

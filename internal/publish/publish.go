@@ -1,0 +1,86 @@
+// Package publish is the publish function: a CloudFormation custom resource that, on every
+// deploy of the stack, syncs the app's timers.yaml (packaged with the function) into the
+// timers table — the OutSystems publish of a module's timers — and wakes its When Published
+// timers once.
+package publish
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/cfn"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/manifest"
+)
+
+// PhysicalID names the custom resource; it never changes, so an update never makes
+// CloudFormation delete the "old" resource.
+const PhysicalID = "sundial-timers"
+
+// MaxReason bounds the failure reason sent to CloudFormation (a response is at most 4096
+// bytes); the whole error is in the function's log.
+const MaxReason = 3000
+
+// ManifestPath is where the manifest is: SUNDIAL_MANIFEST, else timers.yaml in the function's
+// package (LAMBDA_TASK_ROOT), where `make build-PublishFunction` puts it.
+func ManifestPath(getenv func(string) string) string {
+	if p := getenv("SUNDIAL_MANIFEST"); p != "" {
+		return p
+	}
+	root := getenv("LAMBDA_TASK_ROOT")
+	if root == "" {
+		root = "."
+	}
+	return filepath.Join(root, "timers.yaml")
+}
+
+// Handler handles the custom resource's requests.
+type Handler struct {
+	Admin    *admin.Service
+	Manifest string
+	Log      *slog.Logger
+}
+
+// Handle publishes the manifest on Create and Update, with CloudFormation's request id as
+// the deploy id. An invalid manifest fails the request — and so the deploy, which rolls
+// back — with a reason that names the timer and the field; nothing is changed. Delete does
+// nothing: the tables go with the stack (or are retained with their history).
+func (h *Handler) Handle(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
+	log := h.Log.With("request_type", ev.RequestType, "request_id", ev.RequestID, "stack", ev.StackID)
+	if ev.RequestType == cfn.RequestDelete {
+		log.Info("publish: delete; the timers stay with the tables")
+		return PhysicalID, nil, nil
+	}
+	m, err := manifest.Load(h.Manifest)
+	if err != nil {
+		log.Error("publish: manifest rejected; nothing changed", "error", err)
+		return PhysicalID, nil, reason(err)
+	}
+	rep, err := h.Admin.Publish(ctx, m, ev.RequestID)
+	if err != nil {
+		log.Error("publish failed", "error", err)
+		return PhysicalID, nil, reason(err)
+	}
+	log.Info("published", "created", rep.Created, "updated", rep.Updated, "deactivated", rep.Deactivated,
+		"kept", rep.Kept, "woken", rep.Woken, "tenants_added", rep.TenantsAdded, "tenants_removed", rep.TenantsRemoved)
+	return PhysicalID, map[string]any{
+		"Created": len(rep.Created), "Updated": len(rep.Updated), "Unchanged": len(rep.Unchanged),
+		"Deactivated": len(rep.Deactivated), "Kept": len(rep.Kept), "Woken": len(rep.Woken),
+	}, nil
+}
+
+func reason(err error) error {
+	msg := err.Error()
+	if len(msg) <= MaxReason {
+		return fmt.Errorf("sundial publish: %s", msg)
+	}
+	cut := MaxReason
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Errorf("sundial publish: %s … (truncated; the publish function's log has the whole message)", msg[:cut])
+}

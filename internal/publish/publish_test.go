@@ -1,0 +1,177 @@
+package publish_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/cfn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/publish"
+	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// cloudFormation stands in for the pre-signed S3 URL CloudFormation gives a custom resource:
+// it records each response PUT to it.
+type cloudFormation struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	resp map[string]cfn.Response // by request id
+}
+
+func newCloudFormation(t *testing.T) *cloudFormation {
+	c := &cloudFormation{resp: map[string]cfn.Response{}}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var res cfn.Response
+		if r.Method != http.MethodPut || json.Unmarshal(body, &res) != nil {
+			http.Error(w, "want a PUT of a JSON response", http.StatusBadRequest)
+			return
+		}
+		c.mu.Lock()
+		c.resp[res.RequestID] = res
+		c.mu.Unlock()
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *cloudFormation) response(t *testing.T, id string) cfn.Response {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res, ok := c.resp[id]
+	require.True(t, ok, "the function answered request %s", id)
+	return res
+}
+
+// The publish function runs as Lambda runs it (lambdarun: a JSON event in, the handler's
+// context deadline and request id), on the emulator's stack, answering CloudFormation.
+func TestPublishFunction(t *testing.T) {
+	ctx := context.Background()
+	awsCfg, outs := testenv.Stack(t)
+	env := outs.Env(nil)
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	a, err := app.New(awsCfg, cfg, app.Options{Node: "test-publish"})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "timers.yaml")
+	h := &publish.Handler{Admin: a.Admin, Manifest: path, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	fn := lambdarun.NewFunction("sundial-publish", cfn.LambdaWrap(h.Handle), time.Minute)
+	cf := newCloudFormation(t)
+
+	name := testenv.Unique(t)
+	init, hourly, perTenant := name+"Init", name+"Hourly", name+"PerTenant"
+	write := func(doc string) { require.NoError(t, os.WriteFile(path, []byte(doc), 0o644)) }
+	good := func(hourlySchedule string) string {
+		return `tenants: [acme, globex]
+timers:
+  - {name: ` + init + `, schedule: "When Published", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: ` + hourly + `, schedule: "` + hourlySchedule + `", timeout: 30s, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: ` + perTenant + `, schedule: "When Published", multiTenant: true, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`
+	}
+	invoke := func(typ cfn.RequestType, id string) cfn.Response {
+		t.Helper()
+		ev := cfn.Event{RequestType: typ, RequestID: id, ResponseURL: cf.srv.URL + "/response?sig=x",
+			ResourceType: "Custom::SundialPublish", LogicalResourceID: "TimersPublish", StackID: "arn:aws:cloudformation:us-east-1:000000000000:stack/sundial/1"}
+		if typ != cfn.RequestCreate {
+			ev.PhysicalResourceID = publish.PhysicalID
+		}
+		payload, err := json.Marshal(ev)
+		require.NoError(t, err)
+		_, err = fn.Invoke(ctx, "req-"+id, payload)
+		require.NoError(t, err)
+		return cf.response(t, id)
+	}
+	get := func(k timer.Key) timer.Instance {
+		t.Helper()
+		in, err := a.Store.Get(ctx, k)
+		require.NoError(t, err)
+		return in
+	}
+
+	// Create: every timer is created; the When Published ones run once (per tenant).
+	write(good("every 1h"))
+	res := invoke(cfn.RequestCreate, "deploy-1")
+	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
+	require.Equal(t, publish.PhysicalID, res.PhysicalResourceID)
+	require.EqualValues(t, 4, res.Data["Created"])
+	require.EqualValues(t, 3, res.Data["Woken"], "Init, PerTenant@acme, PerTenant@globex")
+	require.False(t, get(timer.Key{Timer: perTenant, Tenant: "acme"}).NextRun.IsZero(), "woken: it runs now")
+
+	// Lambda retries an asynchronous invocation with the same event: nothing runs twice.
+	res = invoke(cfn.RequestCreate, "deploy-1")
+	require.Equal(t, cfn.StatusSuccess, res.Status)
+	require.EqualValues(t, 0, res.Data["Woken"])
+
+	// The operator changes Hourly's schedule and deactivates Init; the next deploy changes
+	// Hourly's default: the operator's values survive.
+	_, err = a.Admin.Edit(ctx, timer.Key{Timer: hourly}, admin.Edit{Schedule: ptr("every 5m"), By: "test"})
+	require.NoError(t, err)
+	_, err = a.Admin.SetActive(ctx, timer.Key{Timer: init}, false)
+	require.NoError(t, err)
+	write(good("every 2h"))
+	res = invoke(cfn.RequestUpdate, "deploy-2")
+	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
+	require.Equal(t, publish.PhysicalID, res.PhysicalResourceID, "the same resource: CloudFormation deletes nothing")
+	require.Equal(t, "every 5m", get(timer.Key{Timer: hourly}).Schedule)
+	require.False(t, get(timer.Key{Timer: init}).Active)
+	require.EqualValues(t, 2, res.Data["Woken"], "the deactivated Init is not woken; the tenants' instances are")
+
+	// An invalid manifest fails the deploy, naming the timer and the field; nothing changes.
+	before := map[string]timer.Instance{}
+	for _, k := range []timer.Key{{Timer: init}, {Timer: hourly}, {Timer: perTenant, Tenant: "acme"}} {
+		before[k.String()] = get(k)
+	}
+	write(strings.Replace(good("every 2h"), `"every 2h"`, `"25:00"`, 1) + "  - {name: Extra, schedule: \"every 1m\", priority: 9, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n")
+	res = invoke(cfn.RequestUpdate, "deploy-3")
+	require.Equal(t, cfn.StatusFailed, res.Status)
+	require.Contains(t, res.Reason, `timers[1] "`+hourly+`": schedule`)
+	require.Contains(t, res.Reason, `timers[3] "Extra": priority: 9 is out of range`)
+	for k, in := range before {
+		key, err := admin.ParseKey(k)
+		require.NoError(t, err)
+		require.Equal(t, in, get(key), "an invalid manifest changed %s", k)
+	}
+	_, err = a.Store.Get(ctx, timer.Key{Timer: "Extra"})
+	require.ErrorIs(t, err, timer.ErrNotFound)
+
+	// A missing manifest fails too (a packaging mistake must not deploy silently).
+	require.NoError(t, os.Remove(path))
+	res = invoke(cfn.RequestUpdate, "deploy-4")
+	require.Equal(t, cfn.StatusFailed, res.Status)
+	require.Contains(t, res.Reason, "timers.yaml")
+
+	// Delete succeeds and leaves the timers (and their history) alone.
+	res = invoke(cfn.RequestDelete, "deploy-5")
+	require.Equal(t, cfn.StatusSuccess, res.Status)
+	require.True(t, get(timer.Key{Timer: hourly}).Active)
+}
+
+func TestManifestPath(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	require.Equal(t, "/var/task/timers.yaml", publish.ManifestPath(env(map[string]string{"LAMBDA_TASK_ROOT": "/var/task"})))
+	require.Equal(t, "/x/m.yaml", publish.ManifestPath(env(map[string]string{"LAMBDA_TASK_ROOT": "/var/task", "SUNDIAL_MANIFEST": "/x/m.yaml"})))
+	require.Equal(t, "timers.yaml", publish.ManifestPath(env(nil)))
+}
+
+func ptr[T any](v T) *T { return &v }
