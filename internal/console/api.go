@@ -168,7 +168,7 @@ func (s *Server) apiOperate(r *http.Request) (any, error) {
 
 func (s *Server) apiLogs(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	f := LogFilter{Timer: q.Get("timer"), After: q.Get("after")}
+	f := LogFilter{Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: q.Get("after")}
 	var err error
 	if f.ErrorsOnly, err = boolParam(q.Get("errors"), "errors"); err != nil {
 		return nil, err

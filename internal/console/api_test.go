@@ -236,6 +236,27 @@ func TestAPI(t *testing.T) {
 		require.Subset(t, all, ids, "the all-timers log has them too")
 	})
 
+	t.Run("LogsByTenant", func(t *testing.T) {
+		t.Parallel()
+		tenant := f.prefix + "-acme"
+		a := f.create(t, "PerTenant", "every 1h", func(in *timer.Instance) { in.Tenant = tenant })
+		b := f.create(t, "PerTenant", "every 1h", func(in *timer.Instance) { in.Tenant = f.prefix + "-globex" })
+		at := time.Now().UTC().Truncate(time.Millisecond).Add(-30 * time.Minute)
+		f.logEntry(t, timer.Key{Timer: a.Timer, Tenant: tenant}, "tenant-a", at, timer.OutcomeSuccess, "")
+		f.logEntry(t, timer.Key{Timer: b.Timer, Tenant: f.prefix + "-globex"}, "tenant-b", at, timer.OutcomeSuccess, "")
+		status, body, _ := f.do(t, "GET", "/api/logs?limit=500&tenant="+tenant, tok, "")
+		require.Equal(t, http.StatusOK, status, body)
+		var got []string
+		for _, e := range decode[console.LogPage](t, body).Entries {
+			got = append(got, e.ExecutionID)
+		}
+		require.Equal(t, []string{"tenant-a"}, got, "only that tenant's executions")
+		status, _, _ = f.do(t, "GET", "/api/logs?tenant=no%20spaces", tok, "")
+		require.Equal(t, http.StatusBadRequest, status)
+		status, _, _ = f.do(t, "GET", "/api/logs?tenant="+tenant+"&timer="+url.QueryEscape(b.Timer+"@"+f.prefix+"-globex"), tok, "")
+		require.Equal(t, http.StatusBadRequest, status, "a timer of another tenant")
+	})
+
 	t.Run("Health", func(t *testing.T) {
 		t.Parallel()
 		due := f.create(t, "HealthDue", "every 1h", func(in *timer.Instance) { in.NextRun = time.Now().UTC().Add(-time.Minute).Truncate(time.Millisecond) })

@@ -14,6 +14,7 @@ import (
 // LogFilter selects a page of the log.
 type LogFilter struct {
 	Timer      string // Timer or Timer@tenant; "" for all
+	Tenant     string // with Timer "": only this tenant's executions
 	ErrorsOnly bool
 	After      string // cursor: the Next of the previous page
 	Limit      int
@@ -24,7 +25,10 @@ const MaxLogLimit = 500
 
 // Logs reads a page of the log, newest first.
 func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
-	q := dynamo.LogPageQuery{ErrorsOnly: f.ErrorsOnly, After: f.After, Limit: f.Limit}
+	q := dynamo.LogPageQuery{ErrorsOnly: f.ErrorsOnly, After: f.After, Limit: f.Limit, Tenant: f.Tenant}
+	if f.Tenant != "" && !timer.ValidName(f.Tenant) {
+		return LogPage{}, fmt.Errorf("%w: tenant %q must match [A-Za-z0-9_-]{1,128}", admin.ErrUsage, f.Tenant)
+	}
 	if q.Limit < 0 || q.Limit > MaxLogLimit {
 		return LogPage{}, fmt.Errorf("%w: limit must be in 1..%d", admin.ErrUsage, MaxLogLimit)
 	}
@@ -37,6 +41,9 @@ func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 			return LogPage{}, err
 		}
 		q.Key = &key
+		if f.Tenant != "" && key.Tenant != f.Tenant {
+			return LogPage{}, fmt.Errorf("%w: timer %s and tenant %s disagree", admin.ErrUsage, key, f.Tenant)
+		}
 	}
 	execs, next, err := s.Store.LogPage(ctx, q)
 	if err != nil {

@@ -57,7 +57,7 @@ type logsData struct {
 
 func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := LogFilter{Timer: q.Get("timer"), ErrorsOnly: q.Get("errors") == "on", After: q.Get("after")}
+	f := LogFilter{Timer: q.Get("timer"), Tenant: q.Get("tenant"), ErrorsOnly: q.Get("errors") == "on", After: q.Get("after")}
 	page, err := s.svc.Logs(r.Context(), f)
 	if err != nil {
 		return err

@@ -225,12 +225,7 @@ func (s *Store) Logs(ctx context.Context, q LogQuery) ([]timer.Execution, error)
 	day := q.Before.UTC()
 	for range days {
 		kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-		var filt *expression.ConditionBuilder
-		if q.Tenant != "" {
-			f := expression.Name("tenant").Equal(expression.Value(q.Tenant))
-			filt = &f
-		}
-		got, err := s.queryLog(ctx, index, kc, filt, q.Limit-len(out))
+		got, err := s.queryLog(ctx, index, kc, tenantFilter(q.Tenant), q.Limit-len(out))
 		if err != nil {
 			return nil, err
 		}
@@ -241,6 +236,15 @@ func (s *Store) Logs(ctx context.Context, q LogQuery) ([]timer.Execution, error)
 		day = day.AddDate(0, 0, -1)
 	}
 	return out, nil
+}
+
+// tenantFilter keeps one tenant's log entries (nil: all).
+func tenantFilter(tenant string) *expression.ConditionBuilder {
+	if tenant == "" {
+		return nil
+	}
+	f := expression.Name("tenant").Equal(expression.Value(tenant))
+	return &f
 }
 
 func (s *Store) queryLog(ctx context.Context, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, limit int) ([]timer.Execution, error) {

@@ -49,6 +49,7 @@ func LogRef(e timer.Execution) string {
 // LogPageQuery selects one page of the execution log, newest first.
 type LogPageQuery struct {
 	Key        *timer.Key // one instance; nil for all
+	Tenant     string     // with Key nil: only this tenant's executions ("": all)
 	ErrorsOnly bool
 	// After is the LogRef of the last entry of the previous page; empty for the first page.
 	After string
@@ -93,7 +94,7 @@ func (s *Store) LogPage(ctx context.Context, q LogPageQuery) ([]timer.Execution,
 		}
 		for range q.Days {
 			kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-			got, err := s.queryLog(ctx, index, kc, nil, want-len(out))
+			got, err := s.queryLog(ctx, index, kc, tenantFilter(q.Tenant), want-len(out))
 			if err != nil {
 				return nil, "", err
 			}
