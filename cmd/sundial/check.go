@@ -17,11 +17,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	path, err := onePositional(fs, "manifest path")
-	if err != nil {
-		return err
-	}
-	m, err := manifest.Load(path)
+	path, m, err := manifestArg(fs)
 	if err != nil {
 		return err
 	}
@@ -40,4 +36,14 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	}
 	printf(stdout, "%s: %d timers, %d tenants listed: valid\n", path, len(m.Timers), len(m.Tenants))
 	return nil
+}
+
+// manifestArg loads and validates the manifest named by the one positional argument.
+func manifestArg(fs *flag.FlagSet) (string, manifest.Manifest, error) {
+	path, err := onePositional(fs, "manifest path")
+	if err != nil {
+		return "", manifest.Manifest{}, err
+	}
+	m, err := manifest.Load(path)
+	return path, m, err
 }

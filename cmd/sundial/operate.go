@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
@@ -56,11 +55,7 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	path, err := onePositional(fs, "manifest path")
-	if err != nil {
-		return err
-	}
-	m, err := manifest.Load(path)
+	_, m, err := manifestArg(fs)
 	if err != nil {
 		return err
 	}

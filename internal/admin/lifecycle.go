@@ -95,12 +95,8 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			if rec, ok := edits[d.Key]; ok {
 				edit = &rec
 			}
-			in, changed, err := s.apply(ctx, d, curp, edit, &rep)
-			if err != nil {
+			if err := s.apply(ctx, d, curp, edit, &rep, &enqueue); err != nil {
 				return rep, err
-			}
-			if changed {
-				enqueue = append(enqueue, in)
 			}
 		}
 	}
@@ -162,9 +158,18 @@ func NewDeployID(prefix string) string {
 	return fmt.Sprintf("%s-%s-%x", prefix, time.Now().UTC().Format("20060102T150405Z"), b)
 }
 
-// apply makes one instance match its desired settings; cur is nil for a new one. It reports
-// whether the instance changed in a way that may make it due.
-func (s *Service) apply(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport) (timer.Instance, bool, error) {
+// apply makes one instance match its desired settings (cur is nil for a new one), records
+// what it did in rep, and adds the instance to enqueue when it changed in a way that may make
+// it due.
+func (s *Service) apply(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport, enqueue *[]timer.Instance) error {
+	in, changed, err := s.applyOne(ctx, d, cur, edit, rep)
+	if err == nil && changed {
+		*enqueue = append(*enqueue, in)
+	}
+	return err
+}
+
+func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport) (timer.Instance, bool, error) {
 	st := d.Settings
 	newDefaults := dynamo.Overridable{Schedule: st.Schedule, Timeout: st.Timeout, Priority: st.Priority}
 	if cur != nil && edit != nil {
@@ -324,12 +329,8 @@ func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error
 			} else if ok && curp != nil {
 				edit = &rec
 			}
-			in, changed, err := s.apply(ctx, d, curp, edit, &rep)
-			if err != nil {
+			if err := s.apply(ctx, d, curp, edit, &rep, &enqueue); err != nil {
 				return rep, err
-			}
-			if changed {
-				enqueue = append(enqueue, in)
 			}
 		}
 	}
