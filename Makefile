@@ -2,14 +2,15 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 GO ?= go
-FUNCTIONS := fetch processor recovery api
+FUNCTIONS := fetch processor recovery api publish orderpush
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 MANIFEST ?= examples/timers.yaml
 TEST_TIMEOUT ?= 15m
 
 .PHONY: all build run test bench chaos lint deps deploy localstack-up localstack-down clean \
-	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-ApiFunction
+	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-ApiFunction build-PublishFunction \
+	build-OrderPushFunction run-orders
 
 all: build
 
@@ -35,11 +36,26 @@ build-RecoveryFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/recovery
 build-ApiFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
+# The publish function carries the app's manifest: MANIFEST (default examples/timers.yaml).
+build-PublishFunction:
+	$(GO) run ./cmd/sundial check $(MANIFEST)
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/publish
+	cp $(MANIFEST) $(ARTIFACTS_DIR)/timers.yaml
+# The example order-push action (template parameter Examples=true).
+build-OrderPushFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/orderpush
 
 ## run: the local platform on the embedded emulator with the example timers (Ctrl-C stops)
 run: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
 	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000
+
+## run-orders: seed 001's order-push scenarios (examples/orders) on the local platform, with a
+## local third party on 127.0.0.1:9100 to push to and fail on demand; SCENARIO=1..5 (default 5)
+SCENARIO ?= 5
+run-orders: deps
+	$(GO) build -o bin/sundial ./cmd/sundial
+	$(GO) run ./examples/orders/cmd/orders-demo --scenario $(SCENARIO)
 
 ## test: unit, integration (each test binary starts its own emulator) and end-to-end tests
 test: deps
@@ -68,10 +84,15 @@ lint:
 	$(GO) vet ./...
 	cfn-lint template.yaml
 
-## deploy: build with SAM and deploy (samconfig.toml; `make deploy SAM_ENV=prod` for prod)
+## deploy: build with SAM and deploy (samconfig.toml; `make deploy SAM_ENV=prod` for prod).
+## DeployId changes on every deploy, so the publish function runs every time (When Published).
+## Parameter overrides live here, not in samconfig.toml: the command line's replace the file's.
 SAM_ENV ?= default
+SAM_PARAMS_default ?=
+SAM_PARAMS_prod ?= DueShards=16 LogRetentionDays=90
 deploy:
-	sam build && sam deploy --config-env $(SAM_ENV)
+	sam build && sam deploy --config-env $(SAM_ENV) \
+		--parameter-overrides $(SAM_PARAMS_$(SAM_ENV)) DeployId=$$(date -u +%Y%m%dT%H%M%SZ)
 
 localstack-up:
 	docker compose -f localstack/docker-compose.yml up -d

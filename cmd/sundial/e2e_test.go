@@ -319,8 +319,8 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // startUp starts `sundial up` in dir on its own emulator (AWS_ENDPOINT_URL cleared) with a
-// 1 s tick, the repository's template and the manifest, plus env and extra flags; the
-// process is killed at cleanup if the test has not stopped it.
+// 1 s tick, the repository's template and the manifest, plus env and extra flags; at cleanup
+// it is interrupted (and killed after 30 s) if the test has not stopped it.
 func startUp(t *testing.T, bin, dir, manifestPath string, env []string, flags ...string) (*exec.Cmd, io.ReadCloser) {
 	t.Helper()
 	repo, err := filepath.Abs("../..")
@@ -334,7 +334,20 @@ func startUp(t *testing.T, bin, dir, manifestPath string, env []string, flags ..
 	require.NoError(t, err)
 	up.Stderr = os.Stderr
 	require.NoError(t, up.Start())
-	t.Cleanup(func() { _ = up.Process.Kill() })
+	t.Cleanup(func() {
+		// Ctrl-C, as a user stops it, so that it stops the emulator it started; a kill
+		// would leave that running.
+		if up.ProcessState != nil || up.Process.Signal(syscall.SIGINT) != nil {
+			return
+		}
+		done := make(chan struct{})
+		go func() { _ = up.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = up.Process.Kill()
+		}
+	})
 	return up, stdout
 }
 

@@ -18,7 +18,7 @@ import (
 const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
-  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--token T] [--stack NAME] [--template PATH]
+  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--token T] [--stack NAME] [--template PATH] [--examples]
   sundial timers list [--json] [--tenant T]   one entry per runtime instance (shard, tenant)
   sundial timers show NAME [--json]
   sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--reset] [--json]

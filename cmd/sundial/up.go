@@ -27,6 +27,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Template, "template", "template.yaml", "SAM template that defines the resources")
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
+	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
 	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
 	actions := fs.String("actions", "", "also serve the example actions on this address (e.g. 127.0.0.1:9000)")
 	var co consoleOptions

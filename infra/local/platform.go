@@ -69,6 +69,13 @@ type Options struct {
 	// Settings are SUNDIAL_* variables for the functions (e.g. SUNDIAL_LOST_AFTER); they win
 	// over the template's and over this process's environment.
 	Settings map[string]string
+	// Actions are Lambda functions that timers' lambda actions can name, by function name,
+	// served on an emulated Lambda Invoke API that the processor's Lambda client is pointed
+	// at (SUNDIAL_LAMBDA_ENDPOINT); see actions.go.
+	Actions map[string]ActionFunction
+	// Examples deploys the template's examples (parameter Examples=true) and serves their
+	// action functions (examples/orders: sundial-example-orderpush).
+	Examples bool
 }
 
 // Platform is a running local Sundial.
@@ -81,6 +88,10 @@ type Platform struct {
 	// Functions are the function processes by name (FnFetch, FnProcessor, FnRecovery) when
 	// Options.Processes is set; nil otherwise.
 	Functions map[string]*lambdarun.ProcessFunction
+	// Outputs are the stack's outputs.
+	Outputs stack.Outputs
+
+	actions *lambdarun.InvokeAPI // serves Options.Actions, when there are any
 
 	emu        *emulator.Emulator
 	proxy      *emulator.Proxy
@@ -118,6 +129,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		if _, err := chaos.Parse(o.Chaos); err != nil {
 			return nil, err
 		}
+	}
+	if o, err = withExamples(o); err != nil {
+		return nil, err
 	}
 	var m manifest.Manifest
 	if o.Manifest != "" {
@@ -175,6 +189,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		if v := os.Getenv(k); v != "" {
 			extra[k] = v // local tuning, e.g. tests that watch a bad message reach the DLQ
 		}
+	}
+	if err = p.startActions(ctx, o, &outs, extra); err != nil {
+		return nil, err
 	}
 	maps.Copy(extra, o.Settings)
 	env := outs.Env(extra)
@@ -273,7 +290,7 @@ func (p *Platform) StopFunctions() error {
 
 // Stop stops the functions, then the proxy and an emulator Up started.
 func (p *Platform) Stop() error {
-	errs := []error{p.StopFunctions()}
+	errs := []error{p.StopFunctions(), p.stopActions()}
 	if p.proxy != nil {
 		errs = append(errs, p.proxy.Close())
 	}

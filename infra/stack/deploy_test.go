@@ -145,6 +145,29 @@ func TestDeploy(t *testing.T) {
 		require.Equal(t, "5", updated.Env(nil)["SUNDIAL_DEFAULT_MAX_RETRIES"])
 	})
 
+	t.Run("ExamplesAreOffByDefaultAndAddedByTheParameter", func(t *testing.T) {
+		require.NotContains(t, out.Values, "OrdersTableName", "the examples are off by default")
+		require.Equal(t, out.TimersTable, out.Values[outTimersTable])
+		for _, p := range []string{"false", "true"} {
+			// Created without the examples, then updated with them: the conditional table
+			// (with its index) and its output appear on update as on creation.
+			ex, err := Deploy(ctx, cfg, "sundial-examples", templatePath(t), map[string]string{"Examples": p})
+			require.NoError(t, err, "Examples=%s", p)
+			if p == "false" {
+				require.NotContains(t, ex.Values, "OrdersTableName")
+				continue
+			}
+			table := ex.Values["OrdersTableName"]
+			require.NotEmpty(t, table, "Examples=true outputs the orders table")
+			desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+			require.NoError(t, err)
+			require.Equal(t, keys{Hash: "order_id"}, keysOf(desc.Table.KeySchema))
+			require.Equal(t, map[string]keys{"toPush": {"push_bucket", "scheduled_push_time"}}, indexes(desc.Table.GlobalSecondaryIndexes))
+			require.Equal(t, ddbtypes.ProjectionTypeKeysOnly, desc.Table.GlobalSecondaryIndexes[0].Projection.ProjectionType)
+			require.Equal(t, ddbtypes.ScalarAttributeTypeN, attrType(desc.Table.AttributeDefinitions, "scheduled_push_time"))
+		}
+	})
+
 	t.Run("EmulatorFailureIsReportedAndTheStackRemoved", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad.yaml")
 		require.NoError(t, os.WriteFile(bad, []byte(strings.TrimSpace(`

@@ -29,6 +29,9 @@ type Outputs struct {
 	// Parameters are the stack's parameter values as deployed; Env takes the
 	// functions' settings from them.
 	Parameters map[string]string
+	// Values are all the stack's outputs by key, those above included, e.g.
+	// the examples' OrdersTableName (only there with parameter Examples=true).
+	Values map[string]string
 }
 
 // Output keys in template.yaml.
@@ -108,6 +111,7 @@ func outputsOf(st *types.Stack) (Outputs, error) {
 		LogTable:    get(outLogTable),
 		DLQ:         get(outDLQ),
 		Parameters:  make(map[string]string, len(st.Parameters)),
+		Values:      vals,
 	}
 	for i, key := range outQueues {
 		out.Queues[i] = get(key)

@@ -74,7 +74,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	}
 	inv := o.Invoker
 	if inv == nil {
-		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &action.LambdaInvoker{Client: lambda.NewFromConfig(awsCfg)}}
+		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &action.LambdaInvoker{Client: lambdaClient(awsCfg, cfg)}}
 	}
 	store := dynamo.New(ddb, cfg.TimersTable, cfg.LogTable, cfg.LogRetention)
 	qs, err := queue.New(sq, cfg.Queues)
@@ -95,6 +95,15 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
 	return a, nil
+}
+
+// lambdaClient invokes Lambda actions: at the AWS endpoint, or at cfg.LambdaEndpoint when set
+// (locally, the platform's emulated Invoke API: the AWS emulator cannot run functions).
+func lambdaClient(awsCfg aws.Config, cfg config.Config) *lambda.Client {
+	if cfg.LambdaEndpoint == "" {
+		return lambda.NewFromConfig(awsCfg)
+	}
+	return lambda.NewFromConfig(awsCfg, func(o *lambda.Options) { o.BaseEndpoint = aws.String(cfg.LambdaEndpoint) })
 }
 
 // NewExecutionID returns a random execution id (the lease owner token).

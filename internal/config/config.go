@@ -4,6 +4,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -25,6 +26,10 @@ type Config struct {
 	// FailedBackoff hides a failed SQS record for FailedBackoff x its receive count before
 	// redelivery, so a bad message reaches the dead-letter queue in minutes, not hours.
 	FailedBackoff time.Duration
+	// LambdaEndpoint, when set, is the base endpoint of the Lambda client that invokes Lambda
+	// actions instead of the AWS endpoint: the local platform's emulated Invoke API (see
+	// infra/lambdarun.InvokeAPI), since the AWS emulator cannot run functions.
+	LambdaEndpoint string
 }
 
 // FromEnv reads SUNDIAL_* variables; every problem is reported, not just the first.
@@ -76,12 +81,19 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	c.LostAfter = dur("SUNDIAL_LOST_AFTER", 2*c.Tick+30*time.Second, time.Second, 24*time.Hour)
 	c.FailedBackoff = dur("SUNDIAL_FAILED_BACKOFF", 30*time.Second, time.Second, time.Hour)
+	if v := getenv("SUNDIAL_LAMBDA_ENDPOINT"); v != "" {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("SUNDIAL_LAMBDA_ENDPOINT=%q: want an absolute http:// or https:// URL", v))
+		} else {
+			c.LambdaEndpoint = v
+		}
+	}
 	return c, errors.Join(errs...)
 }
 
 // Env is the inverse of FromEnv, for the local platform that starts functions.
 func (c Config) Env() map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"SUNDIAL_TIMERS_TABLE":        c.TimersTable,
 		"SUNDIAL_LOG_TABLE":           c.LogTable,
 		"SUNDIAL_QUEUE_P1":            c.Queues[0],
@@ -97,4 +109,8 @@ func (c Config) Env() map[string]string {
 		"SUNDIAL_LOST_AFTER":          c.LostAfter.String(),
 		"SUNDIAL_FAILED_BACKOFF":      c.FailedBackoff.String(),
 	}
+	if c.LambdaEndpoint != "" {
+		env["SUNDIAL_LAMBDA_ENDPOINT"] = c.LambdaEndpoint
+	}
+	return env
 }

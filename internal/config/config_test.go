@@ -1,6 +1,8 @@
 package config
 
 import (
+	"maps"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,6 +29,30 @@ func TestFromEnv(t *testing.T) {
 		back, err := FromEnv(env(c.Env()))
 		require.NoError(t, err)
 		require.Equal(t, c, back, "Env is the inverse of FromEnv")
+	})
+
+	t.Run("LambdaEndpoint", func(t *testing.T) {
+		t.Parallel()
+		c, err := FromEnv(env(full))
+		require.NoError(t, err)
+		require.Empty(t, c.LambdaEndpoint, "unset: the Lambda client uses the AWS endpoint")
+		require.NotContains(t, c.Env(), "SUNDIAL_LAMBDA_ENDPOINT", "an unset endpoint is not passed on")
+
+		with := map[string]string{"SUNDIAL_LAMBDA_ENDPOINT": "http://127.0.0.1:4567"}
+		maps.Copy(with, full)
+		c, err = FromEnv(env(with))
+		require.NoError(t, err)
+		require.Equal(t, "http://127.0.0.1:4567", c.LambdaEndpoint)
+		require.Equal(t, "http://127.0.0.1:4567", c.Env()["SUNDIAL_LAMBDA_ENDPOINT"])
+		back, err := FromEnv(env(c.Env()))
+		require.NoError(t, err)
+		require.Equal(t, c, back)
+
+		for _, bad := range []string{"127.0.0.1:4567", "ftp://host", "http://", "::"} {
+			with["SUNDIAL_LAMBDA_ENDPOINT"] = bad
+			_, err := FromEnv(env(with))
+			require.ErrorContains(t, err, `SUNDIAL_LAMBDA_ENDPOINT=`+strconv.Quote(bad)+`: want an absolute http:// or https:// URL`)
+		}
 	})
 
 	t.Run("ReportsEveryProblem", func(t *testing.T) {

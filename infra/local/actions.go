@@ -1,0 +1,125 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/sundialhq/sundial/examples/orders"
+	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/infra/stack"
+)
+
+// ActionFunction builds a Lambda action function once the stack exists (a function usually
+// needs one of its resources, e.g. a table named by an output).
+type ActionFunction func(ctx context.Context, env ActionEnv) (lambdarun.Invoker, error)
+
+// ActionEnv is what an action function is built from: what template.yaml gives it on AWS.
+type ActionEnv struct {
+	AWS     aws.Config        // the emulator's endpoint and credentials
+	Outputs map[string]string // the stack's outputs by key
+	Log     *slog.Logger      // the platform's JSON log
+}
+
+// ExampleFunctionTimeout is the examples' function timeout, as in template.yaml.
+const ExampleFunctionTimeout = 60 * time.Second
+
+// withExamples returns o with the examples switched on: the template parameter Examples=true
+// and the examples' action functions added to o.Actions (o's own maps are not modified).
+func withExamples(o Options) (Options, error) {
+	if !o.Examples {
+		return o, nil
+	}
+	params := maps.Clone(o.Params)
+	if params == nil {
+		params = map[string]string{}
+	}
+	params["Examples"] = "true"
+	o.Params = params
+	actions := maps.Clone(o.Actions)
+	if actions == nil {
+		actions = map[string]ActionFunction{}
+	}
+	if _, taken := actions[orders.FunctionName]; taken {
+		return o, fmt.Errorf("local: action function %q is an example's: it cannot be registered with Examples", orders.FunctionName)
+	}
+	actions[orders.FunctionName] = ordersFunction
+	o.Actions = actions
+	return o, nil
+}
+
+// ordersFunction is examples/orders' action function, as template.yaml's OrderPushFunction:
+// its table from the stack, its timeout, run in this process.
+func ordersFunction(_ context.Context, env ActionEnv) (lambdarun.Invoker, error) {
+	table := env.Outputs[orders.TableOutput]
+	if table == "" {
+		return nil, fmt.Errorf("the stack has no %s output: was it deployed with Examples=true?", orders.TableOutput)
+	}
+	h := &orders.Handler{DB: dynamodb.NewFromConfig(env.AWS), Table: table, Log: env.Log.With("function", orders.FunctionName)}
+	return lambdarun.NewFunction(orders.FunctionName, h.Handle, ExampleFunctionTimeout), nil
+}
+
+// startActions serves o.Actions on an emulated Lambda Invoke API and points the processor's
+// Lambda client at it (SUNDIAL_LAMBDA_ENDPOINT in extra, which reaches the in-process
+// processor and the processor processes alike). A stack found at a given endpoint that lacks
+// the examples is updated with them first.
+func (p *Platform) startActions(ctx context.Context, o Options, outs *stack.Outputs, extra map[string]string) error {
+	if o.Examples && outs.Values[orders.TableOutput] == "" {
+		updated, err := stack.Deploy(ctx, p.AWS, o.Stack, o.Template, o.Params)
+		if err != nil {
+			return fmt.Errorf("add the examples to stack %q: %w", o.Stack, err)
+		}
+		*outs = updated
+	}
+	p.Outputs = *outs
+	if len(o.Actions) == 0 {
+		return nil
+	}
+	log := slog.New(slog.NewJSONHandler(o.Log, nil))
+	api := lambdarun.NewInvokeAPI()
+	api.Region, api.Log = p.AWS.Region, log.With("component", "lambda-invoke-api")
+	env := ActionEnv{AWS: p.AWS, Outputs: outs.Values, Log: log}
+	for name, build := range o.Actions {
+		fn, err := build(ctx, env)
+		if err != nil {
+			return fmt.Errorf("action function %s: %w", name, err)
+		}
+		if err := api.Register(name, fn); err != nil {
+			return err
+		}
+	}
+	url, err := api.Start("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	p.actions = api
+	extra["SUNDIAL_LAMBDA_ENDPOINT"] = url
+	return nil
+}
+
+// LambdaEndpoint is the emulated Lambda Invoke API serving the action functions ("" without any).
+func (p *Platform) LambdaEndpoint() string {
+	if p.actions == nil {
+		return ""
+	}
+	return p.actions.URL()
+}
+
+// stopActions stops the Invoke API once the functions stopped; asynchronous invocations still
+// running get a minute, then their contexts are cancelled.
+func (p *Platform) stopActions() error {
+	if p.actions == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.actions.Close(ctx); err != nil {
+		return fmt.Errorf("lambda invoke API: %w", err)
+	}
+	return nil
+}
