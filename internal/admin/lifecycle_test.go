@@ -157,6 +157,12 @@ func TestMultiTenant(t *testing.T) {
 	require.Equal(t, ta, get(t, s, timer.Key{Timer: mt, Tenant: ta}).Tenant)
 	require.Equal(t, map[string]string{"k": "v"}, get(t, s, timer.Key{Timer: mt, Tenant: tb}).Properties)
 
+	// A second sync of the same manifest registers nothing new.
+	rep, err = s.Sync(ctx, manifestOf(t, doc(ta, tb)))
+	require.NoError(t, err)
+	require.Empty(t, rep.TenantsAdded, "the tenants were registered already")
+	require.Empty(t, rep.Created)
+
 	// Adding a tenant creates its instance of every multi-tenant timer, and only those.
 	rep, err = s.AddTenant(ctx, tc)
 	require.NoError(t, err)

@@ -64,12 +64,11 @@ func (s *Store) PutTenant(ctx context.Context, name, source string, now time.Tim
 	} else {
 		upd = upd.Set(n("source"), n("source").IfNotExists(expression.Value(source)))
 	}
-	out, err := s.update(ctx, s.timers, tenantKey(name), upd, nil, types.ReturnValueUpdatedOld)
+	out, err := s.update(ctx, s.timers, tenantKey(name), upd, nil, types.ReturnValueAllOld)
 	if err != nil {
 		return false, fmt.Errorf("register tenant %s: %w", name, err)
 	}
-	_, existed := out.Attributes["kind"]
-	return !existed, nil
+	return len(out.Attributes) == 0, nil // ALL_OLD is empty when there was no item
 }
 
 // DeleteTenant unregisters a tenant (timer.ErrNotFound if it was not registered).
