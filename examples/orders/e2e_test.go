@@ -1,14 +1,12 @@
 package orders_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/sundialhq/sundial/examples/orders"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -27,28 +26,11 @@ import (
 // action pushes to a local third party. Schedules are `every 1s` and delays seconds instead
 // of minutes: the delay is a property, the time scale is the test's.
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type e2e struct {
 	p        *local.Platform
 	store    *orders.Store
 	tp       *orders.ThirdParty
-	out, log *syncBuffer
+	out, log *testenv.SyncBuffer
 }
 
 // upScenario starts the platform with the manifest (ENDPOINT replaced by the third party's
@@ -62,7 +44,7 @@ func upScenario(t *testing.T, manifest string) *e2e {
 	path := filepath.Join(t.TempDir(), "orders.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(strings.ReplaceAll(manifest, "ENDPOINT", tp.PushURL())), 0o644))
 
-	e := &e2e{tp: tp, out: &syncBuffer{}, log: &syncBuffer{}}
+	e := &e2e{tp: tp, out: &testenv.SyncBuffer{}, log: &testenv.SyncBuffer{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	e.p, err = local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: path, Tick: time.Second,

@@ -3,7 +3,6 @@
 package lambdarun_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,24 +24,6 @@ func buildBootstrap(t *testing.T, dir, pkg string) string {
 	msg, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build %s: %s", pkg, msg)
 	return out
-}
-
-// syncBuffer is an Output that tests can read while instances write to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // groupMembers lists, from the process table (ps), the live processes in process group

@@ -16,15 +16,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/internal/testenv"
 )
 
 // TestProcessFunction runs the test bootstrap (testdata/bootstrap) behind the emulated
 // Runtime API. It is built once; the subtests run in parallel, each on its own function.
 func TestProcessFunction(t *testing.T) {
 	bin := buildBootstrap(t, t.TempDir(), "./testdata/bootstrap")
-	newFn := func(t *testing.T, cfg lambdarun.ProcessConfig) (*lambdarun.ProcessFunction, *syncBuffer) {
+	newFn := func(t *testing.T, cfg lambdarun.ProcessConfig) (*lambdarun.ProcessFunction, *testenv.SyncBuffer) {
 		t.Helper()
-		out := &syncBuffer{}
+		out := &testenv.SyncBuffer{}
 		cfg.Bootstrap, cfg.Output = bin, out
 		if cfg.Name == "" {
 			cfg.Name = "test-fn"
@@ -289,7 +290,7 @@ func TestProcessFunction(t *testing.T) {
 	t.Run("Stop ends every process group, also what the bootstraps spawned", func(t *testing.T) {
 		t.Parallel()
 		p, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{Name: "stop-fn", Bootstrap: bin, Concurrency: 2,
-			Timeout: 30 * time.Second, Output: &syncBuffer{}})
+			Timeout: 30 * time.Second, Output: &testenv.SyncBuffer{}})
 		require.NoError(t, err)
 		errs := make(chan error, 2)
 		for range 2 {

@@ -26,7 +26,7 @@ func TestRealProcessorBootstrap(t *testing.T) {
 	t.Parallel()
 	cfg, outs := testenv.Stack(t)
 	bin := buildBootstrap(t, t.TempDir(), "github.com/sundialhq/sundial/functions/processor")
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	p, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{
 		Name: "sundial-processor", Bootstrap: bin, Timeout: 30 * time.Second, Output: out,
 		Env: outs.Env(map[string]string{

@@ -17,6 +17,7 @@ import (
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -57,7 +58,7 @@ func testLambdaActions(t *testing.T, processes bool) {
     maxRetries: 0
     action: {lambda: {function: sundial-action-missing}}
 `), 0o644))
-	var out, logs syncBuffer
+	var out, logs testenv.SyncBuffer
 	o := local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs,
 		Actions: map[string]local.ActionFunction{"sundial-action-echo": echo, "sundial-action-fails": fails}}
 	if processes {

@@ -3,7 +3,6 @@
 package local_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,25 +18,9 @@ import (
 
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestProcesses runs the platform with each function as processes of its built bootstrap:
 // timers fire through them, their execution lines reach Out as the in-process ones do, a
@@ -76,7 +58,7 @@ func TestProcesses(t *testing.T) {
     action: {http: {url: "%[1]s/slow"}}
 `, actions.URL), 0o644))
 
-	var out, logs syncBuffer
+	var out, logs testenv.SyncBuffer
 	var invoked atomic.Int64
 	pl, err := local.Up(context.Background(), local.Options{
 		Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs,

@@ -14,6 +14,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -223,4 +224,25 @@ func Unique(t testing.TB) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return string(name) + "-" + hex.EncodeToString(b)
+}
+
+// SyncBuffer is an io.Writer that tests can read (String) while other goroutines or
+// processes' pipes write to it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns everything written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
