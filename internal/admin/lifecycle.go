@@ -160,26 +160,54 @@ func NewDeployID(prefix string) string {
 
 // apply makes one instance match its desired settings (cur is nil for a new one), records
 // what it did in rep, and adds the instance to enqueue when it changed in a way that may make
-// it due.
+// it due. Its writes are conditional on what it read; if an operator changed the instance in
+// between, it reads it again and redoes the work, so that the operator's change is kept.
 func (s *Service) apply(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport, enqueue *[]timer.Instance) error {
-	in, changed, err := s.applyOne(ctx, d, cur, edit, rep)
-	if err == nil && changed {
-		*enqueue = append(*enqueue, in)
+	for attempt := 1; ; attempt++ {
+		in, changed, err := s.applyOne(ctx, d, cur, edit, rep)
+		if errors.Is(err, timer.ErrChanged) && attempt < 5 {
+			c, gerr := s.Store.Get(ctx, d.Key)
+			if gerr != nil {
+				return gerr
+			}
+			rec, ok, gerr := s.Store.EditOf(ctx, d.Key)
+			if gerr != nil {
+				return gerr
+			}
+			cur, edit = &c, nil
+			if ok {
+				edit = &rec
+			}
+			continue
+		}
+		if err == nil && changed {
+			*enqueue = append(*enqueue, in)
+		}
+		return err
 	}
-	return err
 }
 
 func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport) (timer.Instance, bool, error) {
 	st := d.Settings
-	newDefaults := dynamo.Overridable{Schedule: st.Schedule, Timeout: st.Timeout, Priority: st.Priority}
+	newDefaults := dynamo.OverridableOf(timer.Instance{Settings: st})
 	if cur != nil && edit != nil {
-		st.Schedule, st.Timeout, st.Priority = cur.Schedule, cur.Timeout, cur.Priority
-	}
-	next, err := nextRun(st, s.Clock.Now())
-	if err != nil {
-		return timer.Instance{}, false, err
+		// Each field the operator overrode keeps its effective value; the others follow the
+		// manifest.
+		if cur.Schedule != edit.Defaults.Schedule {
+			st.Schedule = cur.Schedule
+		}
+		if cur.Timeout != edit.Defaults.Timeout {
+			st.Timeout = cur.Timeout
+		}
+		if cur.Priority != edit.Defaults.Priority {
+			st.Priority = cur.Priority
+		}
 	}
 	name := d.Key.String()
+	next, err := nextRun(st, s.Clock.Now())
+	if err != nil {
+		return timer.Instance{}, false, fmt.Errorf("%s: schedule: %w", name, err)
+	}
 	if cur == nil {
 		in := timer.Instance{Key: d.Key, Settings: st, Active: d.Active, ActiveBy: timer.ActiveByManifest,
 			Shard: dynamo.ShardOf(d.Key, s.Shards), NextRun: next}
@@ -193,16 +221,17 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	if cur.ActiveBy == timer.ActiveByOperator {
 		active, kept = cur.Active, true
 	}
-	if kept {
-		rep.Kept = append(rep.Kept, name)
-	}
-	reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || (cur.NextRun.IsZero() && !cur.Running() && !next.IsZero())
-	settingsChanged := reschedule || !sameSettings(cur.Settings, st)
 	// An instance deactivated because its timer or tenant was gone follows the manifest again.
 	returning := cur.ActiveBy == timer.ActiveByRemoved || cur.ActiveBy == timer.ActiveByTenantRemoved
+	// One the publish activates runs from now on: a next run that passed while it was
+	// inactive is stale, not a missed firing to run at once.
+	stale := !cur.Active && active && !cur.Running() && cur.NextRun.Before(s.Clock.Now())
+	reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || stale ||
+		(cur.NextRun.IsZero() && !cur.Running() && !next.IsZero())
+	settingsChanged := reschedule || !sameSettings(cur.Settings, st)
 	in := *cur
 	if settingsChanged {
-		if in, err = s.Store.UpdateSettings(ctx, d.Key, st, reschedule, next); err != nil {
+		if in, err = s.Store.UpdateSettingsIf(ctx, d.Key, st, reschedule, next, dynamo.OverridableOf(*cur)); err != nil {
 			return in, false, err
 		}
 	}
@@ -217,6 +246,9 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 		if err := s.Store.SetEditDefaults(ctx, d.Key, newDefaults); err != nil {
 			return in, false, err
 		}
+	}
+	if kept {
+		rep.Kept = append(rep.Kept, name)
 	}
 	if !settingsChanged && !activeChanged && !defaultsChanged {
 		rep.Unchanged = append(rep.Unchanged, name)
@@ -344,10 +376,7 @@ func (s *Service) RemoveTenant(ctx context.Context, name string) (SyncReport, er
 	if !timer.ValidName(name) {
 		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrUsage, name)
 	}
-	if err := s.Store.DeleteTenant(ctx, name); err != nil {
-		return rep, err
-	}
-	rep.TenantsRemoved = append(rep.TenantsRemoved, name)
+	// Deactivate first, unregister last: a removal that fails half-way can be run again.
 	all, err := s.Store.List(ctx)
 	if err != nil {
 		return rep, err
@@ -361,6 +390,10 @@ func (s *Service) RemoveTenant(ctx context.Context, name string) (SyncReport, er
 		}
 		rep.Deactivated = append(rep.Deactivated, in.Key.String())
 	}
+	if err := s.Store.DeleteTenant(ctx, name); err != nil {
+		return rep, err
+	}
+	rep.TenantsRemoved = append(rep.TenantsRemoved, name)
 	return rep, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -279,4 +280,62 @@ timers:
 	rep, err = s.Publish(ctx, m, "deploy-2")
 	require.NoError(t, err)
 	require.ElementsMatch(t, want, rep.Woken, "the next deploy wakes them again")
+}
+
+// An edit keeps only the fields the operator changed; Run Now or activate on an active timer
+// is not an operator's choice of the flag; a returning timer is rescheduled from now; a
+// publish's writes never overwrite an operator's change made after it read the instance.
+func TestSyncFieldByField(t *testing.T) {
+	s, _, clock := setup(t)
+	ctx := context.Background()
+	a, b := uniq(t, "A"), uniq(t, "B")
+	doc := func(timeoutA string, activeB bool, withB bool) string {
+		y := fmt.Sprintf("timers:\n  - {name: %s, schedule: \"every 1h\", timeout: %s, %s}\n", a, timeoutA, act)
+		if withB {
+			y += fmt.Sprintf("  - {name: %s, schedule: \"every 1m\", active: %v, %s}\n", b, activeB, act)
+		}
+		return y
+	}
+	_, err := s.Sync(ctx, manifestOf(t, doc("30s", true, true)))
+	require.NoError(t, err)
+
+	// The operator changes A's schedule only; the manifest then changes A's timeout.
+	_, err = s.Edit(ctx, timer.Key{Timer: a}, admin.Edit{Schedule: ptr("every 5m"), By: "test"})
+	require.NoError(t, err)
+	// Run Now and activate on B, which is active: no operator's choice of the flag.
+	_, err = s.RunNow(ctx, timer.Key{Timer: b})
+	require.NoError(t, err)
+	_, err = s.SetActive(ctx, timer.Key{Timer: b}, true)
+	require.NoError(t, err)
+	require.Equal(t, timer.ActiveByManifest, get(t, s, timer.Key{Timer: b}).ActiveBy)
+
+	_, err = s.Sync(ctx, manifestOf(t, doc("45s", false, true)))
+	require.NoError(t, err)
+	inA := get(t, s, timer.Key{Timer: a})
+	require.Equal(t, "every 5m", inA.Schedule, "the field the operator changed is kept")
+	require.Equal(t, 45*time.Second, inA.Timeout, "the field they did not change follows the manifest")
+	require.False(t, get(t, s, timer.Key{Timer: b}).Active, "B follows the manifest's active: false")
+
+	// B leaves the manifest, time passes, B returns: rescheduled from now, not its old next run.
+	_, err = s.Sync(ctx, manifestOf(t, doc("45s", true, false)))
+	require.NoError(t, err)
+	clock.Advance(3 * time.Hour)
+	_, err = s.Sync(ctx, manifestOf(t, doc("45s", true, true)))
+	require.NoError(t, err)
+	inB := get(t, s, timer.Key{Timer: b})
+	require.True(t, inB.Active)
+	require.True(t, inB.NextRun.After(clock.Now()), "next run %s is after now %s", inB.NextRun, clock.Now())
+
+	// The conditional writes a publish makes: stale expectations are refused.
+	st := inA.Settings
+	st.Timeout = time.Minute
+	stale := dynamo.OverridableOf(inA)
+	stale.Schedule = "every 1h"
+	_, err = s.Store.UpdateSettingsIf(ctx, inA.Key, st, false, time.Time{}, stale)
+	require.ErrorIs(t, err, timer.ErrChanged, "an edit made after the publish read the instance stands")
+	_, err = s.SetActive(ctx, inA.Key, false) // the operator deactivates A
+	require.NoError(t, err)
+	_, err = s.Store.SetActive(ctx, inA.Key, true, timer.ActiveByManifest)
+	require.ErrorIs(t, err, timer.ErrChanged, "the manifest's flag never overrides the operator's")
+	require.False(t, get(t, s, inA.Key).Active)
 }

@@ -37,6 +37,17 @@ func (s *Store) Create(ctx context.Context, in timer.Instance) error {
 // running execution keeps its fence). When reschedule is true and the instance is idle,
 // nextRun is set to next (zero: no next run); a running instance reschedules when it finishes.
 func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time) (timer.Instance, error) {
+	return s.updateSettings(ctx, key, st, reschedule, next, nil)
+}
+
+// UpdateSettingsIf is UpdateSettings on condition that the instance's schedule, timeout and
+// priority are still expect (timer.ErrChanged otherwise): a publish must not overwrite an
+// operator's edit made after it read the instance.
+func (s *Store) UpdateSettingsIf(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect Overridable) (timer.Instance, error) {
+	return s.updateSettings(ctx, key, st, reschedule, next, &expect)
+}
+
+func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect *Overridable) (timer.Instance, error) {
 	n := expression.Name
 	// settings builds the update afresh for each use: an UpdateBuilder's copies share their
 	// operation lists, so extending one copy would extend the other too.
@@ -59,6 +70,9 @@ func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		return upd.Remove(n("properties"))
 	}
 	cond := n("pk").AttributeExists()
+	if expect != nil {
+		cond = cond.And(overridableIs(*expect))
+	}
 	if reschedule {
 		idle := cond.And(n("execId").AttributeNotExists())
 		withNext := settings().Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
@@ -81,12 +95,21 @@ func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Sett
 	}
 	out, err := s.update(ctx, s.timers, instanceKey(key), settings(), &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
-		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+		return timer.Instance{}, s.changedOrGone(ctx, key)
 	}
 	if err != nil {
 		return timer.Instance{}, fmt.Errorf("update %s: %w", key, err)
 	}
 	return decodeInstance(out.Attributes)
+}
+
+// changedOrGone tells why a conditional write on an instance failed: timer.ErrNotFound if it
+// is not there, else timer.ErrChanged (someone changed it since it was read).
+func (s *Store) changedOrGone(ctx context.Context, key timer.Key) error {
+	if _, err := s.Get(ctx, key); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s was changed meanwhile", timer.ErrChanged, key)
 }
 
 // syncDueIndex makes dueShard agree with active/idle/nextRun after an operator's change.
@@ -123,13 +146,23 @@ func (s *Store) RunNow(ctx context.Context, key timer.Key, now time.Time) (timer
 // activates the instance. During a run the new value stands when the run finishes.
 func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool) (timer.Instance, error) {
 	n := expression.Name
-	upd := expression.Set(n("nextRun"), expression.Value(ms(next))).
-		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
-	if activate {
-		upd = upd.Set(n("active"), expression.Value(true)).Set(n("activeBy"), expression.Value(timer.ActiveByOperator))
+	upd := func() expression.UpdateBuilder { // afresh for each use: builders share their lists
+		return expression.Set(n("nextRun"), expression.Value(ms(next))).
+			Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
 	}
 	cond := n("pk").AttributeExists()
-	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	var out *dynamodb.UpdateItemOutput
+	var err error
+	if activate {
+		// Activating is an operator's choice, recorded as such; on an active timer it is not.
+		inactive := cond.And(n("active").Equal(expression.Value(false)))
+		act := upd().Set(n("active"), expression.Value(true)).Set(n("activeBy"), expression.Value(timer.ActiveByOperator))
+		if out, err = s.update(ctx, s.timers, instanceKey(key), act, &inactive, types.ReturnValueAllNew); isConditionFailed(err) {
+			out, err = s.update(ctx, s.timers, instanceKey(key), upd(), &cond, types.ReturnValueAllNew)
+		}
+	} else {
+		out, err = s.update(ctx, s.timers, instanceKey(key), upd(), &cond, types.ReturnValueAllNew)
+	}
 	if isConditionFailed(err) {
 		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
 	}
@@ -146,6 +179,10 @@ func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, a
 // SetActive activates or deactivates an instance, recording who did (timer.ActiveBy*).
 // Deactivating never stops a running execution; it only keeps the instance out of the due
 // index from now on.
+//
+// An operator's choice is recorded only when it changes the flag (activating an active timer
+// leaves it following the manifest). The manifest's flag never overrides an operator's choice
+// (timer.ErrChanged if the operator's is in force); a timer or tenant that is gone does.
 func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool, by string) (timer.Instance, error) {
 	n := expression.Name
 	upd := expression.Set(n("active"), expression.Value(active)).Set(n("activeBy"), expression.Value(by))
@@ -153,9 +190,22 @@ func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool, by st
 		upd = upd.Remove(n("dueShard"))
 	}
 	cond := n("pk").AttributeExists()
+	switch by {
+	case timer.ActiveByOperator:
+		cond = cond.And(n("active").NotEqual(expression.Value(active)))
+	case timer.ActiveByManifest:
+		cond = cond.And(n("activeBy").AttributeNotExists().Or(n("activeBy").NotEqual(expression.Value(timer.ActiveByOperator))))
+	}
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+	if isConditionFailed(err) && by == timer.ActiveByOperator {
+		in, gerr := s.Get(ctx, key)
+		if gerr != nil || in.Active != active { // gone, or changed again meanwhile
+			return in, cmp.Or(gerr, s.changedOrGone(ctx, key))
+		}
+		return in, nil // it already was: nothing to change
+	}
 	if isConditionFailed(err) {
-		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+		return timer.Instance{}, s.changedOrGone(ctx, key)
 	}
 	if err != nil {
 		return timer.Instance{}, fmt.Errorf("set active %s: %w", key, err)

@@ -79,13 +79,19 @@ func defaultsValue(o Overridable) expression.ValueBuilder {
 	return expression.Value(map[string]any{"schedule": o.Schedule, "timeoutMs": o.Timeout.Milliseconds(), "priority": o.Priority})
 }
 
+// overridableIs is the condition that an instance's editable values are still o.
+func overridableIs(o Overridable) expression.ConditionBuilder {
+	n := expression.Name
+	return n("schedule").Equal(expression.Value(o.Schedule)).
+		And(n("timeoutMs").Equal(expression.Value(o.Timeout.Milliseconds()))).
+		And(n("priority").Equal(expression.Value(o.Priority)))
+}
+
 // SaveEdit applies an operator's edit in one conditional write (timer.ErrNotFound,
 // timer.ErrChanged). Lease and version are untouched, so a running execution keeps its fence.
 func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e Edit) (timer.Instance, error) {
 	n := expression.Name
-	cond := n("schedule").Equal(expression.Value(e.Expect.Schedule)).
-		And(n("timeoutMs").Equal(expression.Value(e.Expect.Timeout.Milliseconds()))).
-		And(n("priority").Equal(expression.Value(e.Expect.Priority)))
+	cond := overridableIs(e.Expect)
 	eff := timer.Settings{Timeout: e.Effective.Timeout}
 	upd := expression.Set(n("schedule"), expression.Value(e.Effective.Schedule)).
 		Set(n("timeoutMs"), expression.Value(e.Effective.Timeout.Milliseconds())).
@@ -159,9 +165,7 @@ func (s *Store) Edits(ctx context.Context) (map[timer.Key]EditRecord, error) {
 // removes the edit record when the effective values equal them.
 func (s *Store) SetEditDefaults(ctx context.Context, key timer.Key, defaults Overridable) error {
 	n := expression.Name
-	same := n("schedule").Equal(expression.Value(defaults.Schedule)).
-		And(n("timeoutMs").Equal(expression.Value(defaults.Timeout.Milliseconds()))).
-		And(n("priority").Equal(expression.Value(defaults.Priority)))
+	same := overridableIs(defaults)
 	_, err := s.update(ctx, s.timers, instanceKey(key), expression.Remove(n("defaults")).Remove(n("editedAt")).Remove(n("editedBy")), &same, types.ReturnValueNone)
 	if err == nil || !isConditionFailed(err) {
 		return err

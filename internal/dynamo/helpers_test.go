@@ -71,13 +71,20 @@ func inmemHarness(shards int, prefix string) harness {
 		// What dynamo.Store.RunNow does, as an operator's unfenced edit.
 		runNow: func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
 			s.Update(key, func(in *timer.Instance) {
-				in.NextRun, in.Active, in.ActiveBy = now, true, timer.ActiveByOperator
+				in.NextRun = now
+				if !in.Active {
+					in.Active, in.ActiveBy = true, timer.ActiveByOperator
+				}
 				in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = time.Time{}, 0, time.Time{}
 			})
 			return s.Get(ctx, key)
 		},
 		setActive: func(_ context.Context, key timer.Key, active bool) error {
-			s.Update(key, func(in *timer.Instance) { in.Active, in.ActiveBy = active, timer.ActiveByOperator })
+			s.Update(key, func(in *timer.Instance) {
+				if in.Active != active {
+					in.Active, in.ActiveBy = active, timer.ActiveByOperator
+				}
+			})
 			return nil
 		},
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {

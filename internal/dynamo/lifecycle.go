@@ -198,3 +198,35 @@ func (s *Store) WakeForDeploy(ctx context.Context, key timer.Key, deploy string,
 	in, err = s.syncDueIndex(ctx, in)
 	return in, err == nil, err
 }
+
+// Deploys the publish function completed are recorded (pk "PUBLISH", sk the deploy key, kind
+// "publish"), so that a request for a deploy already published — CloudFormation rolling a
+// failed update back to the previous deploy's properties, or a retried request — changes
+// nothing and runs no When Published timer again.
+const publishPK = "PUBLISH"
+
+func publishKey(deploy string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: publishPK},
+		"sk": &types.AttributeValueMemberS{Value: deploy},
+	}
+}
+
+// Published reports whether deploy was published before.
+func (s *Store) Published(ctx context.Context, deploy string) (bool, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: publishKey(deploy), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, fmt.Errorf("read publish record %s: %w", deploy, err)
+	}
+	return len(out.Item) > 0, nil
+}
+
+// MarkPublished records that deploy was published.
+func (s *Store) MarkPublished(ctx context.Context, deploy string, now time.Time) error {
+	n := expression.Name
+	upd := expression.Set(n("kind"), expression.Value("publish")).Set(n("publishedAt"), expression.Value(ms(now)))
+	if _, err := s.update(ctx, s.timers, publishKey(deploy), upd, nil, types.ReturnValueNone); err != nil {
+		return fmt.Errorf("record publish %s: %w", deploy, err)
+	}
+	return nil
+}

@@ -6,6 +6,8 @@ package publish
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -22,8 +24,8 @@ import (
 const PhysicalID = "sundial-timers"
 
 // MaxReason bounds the failure reason sent to CloudFormation (a response is at most 4096
-// bytes); the whole error is in the function's log.
-const MaxReason = 3000
+// bytes, and JSON escaping can double a message); the whole error is in the function's log.
+const MaxReason = 1800
 
 // ManifestPath is where the manifest is: SUNDIAL_MANIFEST, else timers.yaml in the function's
 // package (LAMBDA_TASK_ROOT), where `make build-PublishFunction` puts it.
@@ -45,8 +47,8 @@ type Handler struct {
 	Log      *slog.Logger
 }
 
-// Handle publishes the manifest on Create and Update, with CloudFormation's request id as
-// the deploy id. An invalid manifest fails the request — and so the deploy, which rolls
+// Handle publishes the manifest on Create and Update, once per deploy (DeployKey): a request
+// for a deploy already published changes nothing. An invalid manifest fails the request — and so the deploy, which rolls
 // back — with a reason that names the timer and the field; nothing is changed. Delete does
 // nothing: the tables go with the stack (or are retained with their history).
 func (h *Handler) Handle(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
@@ -55,14 +57,29 @@ func (h *Handler) Handle(ctx context.Context, ev cfn.Event) (string, map[string]
 		log.Info("publish: delete; the timers stay with the tables")
 		return PhysicalID, nil, nil
 	}
+	deploy := DeployKey(ev)
+	log = log.With("deploy", deploy)
+	done, err := h.Admin.Store.Published(ctx, deploy)
+	if err != nil {
+		return PhysicalID, nil, reason(err)
+	}
+	if done {
+		// A rollback to the previous deploy's properties (its package may be gone: the
+		// function runs the new one), or a retry: that deploy's publish stands.
+		log.Info("publish: this deploy was published before; nothing to do")
+		return PhysicalID, map[string]any{"AlreadyPublished": true}, nil
+	}
 	m, err := manifest.Load(h.Manifest)
 	if err != nil {
 		log.Error("publish: manifest rejected; nothing changed", "error", err)
 		return PhysicalID, nil, reason(err)
 	}
-	rep, err := h.Admin.Publish(ctx, m, ev.RequestID)
+	rep, err := h.Admin.Publish(ctx, m, deploy)
 	if err != nil {
 		log.Error("publish failed", "error", err)
+		return PhysicalID, nil, reason(err)
+	}
+	if err := h.Admin.Store.MarkPublished(ctx, deploy, h.Admin.Clock.Now()); err != nil {
 		return PhysicalID, nil, reason(err)
 	}
 	log.Info("published", "created", rep.Created, "updated", rep.Updated, "deactivated", rep.Deactivated,
@@ -71,6 +88,19 @@ func (h *Handler) Handle(ctx context.Context, ev cfn.Event) (string, map[string]
 		"Created": len(rep.Created), "Updated": len(rep.Updated), "Unchanged": len(rep.Unchanged),
 		"Deactivated": len(rep.Deactivated), "Kept": len(rep.Kept), "Woken": len(rep.Woken),
 	}, nil
+}
+
+// DeployKey names the deploy a request is for: the resource's properties (the publish
+// function's version and DeployId, which change with each deploy) when it has them, else the
+// request id. A rollback sends the previous deploy's properties, and so its key.
+func DeployKey(ev cfn.Event) string {
+	v, _ := ev.ResourceProperties["FunctionVersion"].(string)
+	d, _ := ev.ResourceProperties["DeployId"].(string)
+	if v == "" && d == "" {
+		return "request-" + ev.RequestID
+	}
+	sum := sha256.Sum256([]byte(v + "\x00" + d))
+	return "deploy-" + hex.EncodeToString(sum[:12])
 }
 
 func reason(err error) error {

@@ -3,6 +3,7 @@ package publish_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -89,10 +90,16 @@ timers:
   - {name: ` + perTenant + `, schedule: "When Published", multiTenant: true, action: {http: {url: "http://127.0.0.1:9/x"}}}
 `
 	}
-	invoke := func(typ cfn.RequestType, id string) cfn.Response {
+	// version is the resource's properties, as template.yaml sets them: the publish function's
+	// version and the DeployId; a rollback sends the previous deploy's.
+	requests := 0
+	invoke := func(typ cfn.RequestType, version string) cfn.Response {
 		t.Helper()
+		requests++
+		id := fmt.Sprintf("request-%d", requests)
 		ev := cfn.Event{RequestType: typ, RequestID: id, ResponseURL: cf.srv.URL + "/response?sig=x",
-			ResourceType: "Custom::SundialPublish", LogicalResourceID: "TimersPublish", StackID: "arn:aws:cloudformation:us-east-1:000000000000:stack/sundial/1"}
+			ResourceType: "Custom::SundialPublish", LogicalResourceID: "TimersPublish", StackID: "arn:aws:cloudformation:us-east-1:000000000000:stack/sundial/1",
+			ResourceProperties: map[string]any{"ServiceToken": "arn:aws:lambda:us-east-1:000000000000:function:publish", "FunctionVersion": version, "DeployId": "d-" + version}}
 		if typ != cfn.RequestCreate {
 			ev.PhysicalResourceID = publish.PhysicalID
 		}
@@ -111,17 +118,19 @@ timers:
 
 	// Create: every timer is created; the When Published ones run once (per tenant).
 	write(good("every 1h"))
-	res := invoke(cfn.RequestCreate, "deploy-1")
+	res := invoke(cfn.RequestCreate, "1")
 	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
 	require.Equal(t, publish.PhysicalID, res.PhysicalResourceID)
 	require.EqualValues(t, 4, res.Data["Created"])
 	require.EqualValues(t, 3, res.Data["Woken"], "Init, PerTenant@acme, PerTenant@globex")
 	require.False(t, get(timer.Key{Timer: perTenant, Tenant: "acme"}).NextRun.IsZero(), "woken: it runs now")
 
-	// Lambda retries an asynchronous invocation with the same event: nothing runs twice.
-	res = invoke(cfn.RequestCreate, "deploy-1")
+	// The same deploy again (Lambda retrying the event, CloudFormation resending): nothing
+	// changes and nothing runs twice.
+	res = invoke(cfn.RequestCreate, "1")
 	require.Equal(t, cfn.StatusSuccess, res.Status)
-	require.EqualValues(t, 0, res.Data["Woken"])
+	require.Equal(t, true, res.Data["AlreadyPublished"])
+	require.Nil(t, res.Data["Woken"])
 
 	// The operator changes Hourly's schedule and deactivates Init; the next deploy changes
 	// Hourly's default: the operator's values survive.
@@ -130,7 +139,7 @@ timers:
 	_, err = a.Admin.SetActive(ctx, timer.Key{Timer: init}, false)
 	require.NoError(t, err)
 	write(good("every 2h"))
-	res = invoke(cfn.RequestUpdate, "deploy-2")
+	res = invoke(cfn.RequestUpdate, "2")
 	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
 	require.Equal(t, publish.PhysicalID, res.PhysicalResourceID, "the same resource: CloudFormation deletes nothing")
 	require.Equal(t, "every 5m", get(timer.Key{Timer: hourly}).Schedule)
@@ -143,7 +152,7 @@ timers:
 		before[k.String()] = get(k)
 	}
 	write(strings.Replace(good("every 2h"), `"every 2h"`, `"25:00"`, 1) + "  - {name: Extra, schedule: \"every 1m\", priority: 9, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n")
-	res = invoke(cfn.RequestUpdate, "deploy-3")
+	res = invoke(cfn.RequestUpdate, "3")
 	require.Equal(t, cfn.StatusFailed, res.Status)
 	require.Contains(t, res.Reason, `timers[1] "`+hourly+`": schedule`)
 	require.Contains(t, res.Reason, `timers[3] "Extra": priority: 9 is out of range`)
@@ -155,16 +164,39 @@ timers:
 	_, err = a.Store.Get(ctx, timer.Key{Timer: "Extra"})
 	require.ErrorIs(t, err, timer.ErrNotFound)
 
+	// CloudFormation rolls the failed update back: an Update with deploy 2's properties, run by
+	// the function that still carries the invalid manifest. Deploy 2 was published: it stands,
+	// the rollback succeeds, and no When Published timer runs again.
+	res = invoke(cfn.RequestUpdate, "2")
+	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
+	require.Equal(t, true, res.Data["AlreadyPublished"])
+	for k, in := range before {
+		key, err := admin.ParseKey(k)
+		require.NoError(t, err)
+		require.Equal(t, in, get(key), "the rollback changed %s", k)
+	}
+
 	// A missing manifest fails too (a packaging mistake must not deploy silently).
 	require.NoError(t, os.Remove(path))
-	res = invoke(cfn.RequestUpdate, "deploy-4")
+	res = invoke(cfn.RequestUpdate, "4")
 	require.Equal(t, cfn.StatusFailed, res.Status)
 	require.Contains(t, res.Reason, "timers.yaml")
 
 	// Delete succeeds and leaves the timers (and their history) alone.
-	res = invoke(cfn.RequestDelete, "deploy-5")
+	res = invoke(cfn.RequestDelete, "4")
 	require.Equal(t, cfn.StatusSuccess, res.Status)
 	require.True(t, get(timer.Key{Timer: hourly}).Active)
+}
+
+func TestDeployKey(t *testing.T) {
+	ev := func(id string, props map[string]any) cfn.Event {
+		return cfn.Event{RequestID: id, ResourceProperties: props}
+	}
+	a := publish.DeployKey(ev("r1", map[string]any{"FunctionVersion": "3", "DeployId": "x"}))
+	require.Equal(t, a, publish.DeployKey(ev("r2", map[string]any{"FunctionVersion": "3", "DeployId": "x"})), "the same deploy, another request")
+	require.NotEqual(t, a, publish.DeployKey(ev("r1", map[string]any{"FunctionVersion": "4", "DeployId": "x"})))
+	require.NotEqual(t, a, publish.DeployKey(ev("r1", map[string]any{"FunctionVersion": "3", "DeployId": "y"})))
+	require.Equal(t, "request-r9", publish.DeployKey(ev("r9", nil)), "no properties: the request")
 }
 
 func TestManifestPath(t *testing.T) {
