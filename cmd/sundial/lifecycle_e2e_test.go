@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -79,11 +80,7 @@ timers:
 		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json")), &ts))
 		out := map[string]view.Timer{}
 		for _, tm := range ts {
-			k := tm.Name
-			if tm.Tenant != "" {
-				k += "@" + tm.Tenant
-			}
-			out[k] = tm
+			out[timer.Key{Timer: tm.Name, Tenant: tm.Tenant}.String()] = tm
 		}
 		return out
 	}

@@ -59,10 +59,7 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR\n")
 	for _, v := range views {
-		name := v.Timer
-		if v.Tenant != "" {
-			name += "@" + v.Tenant
-		}
+		name := timer.Key{Timer: v.Timer, Tenant: v.Tenant}.String()
 		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), name, clock(v.ScheduledAt), v.Attempt,
 			v.Outcome, v.DurationMs, v.ExecutedBy, clock(v.NextRun), v.Error)
 	}

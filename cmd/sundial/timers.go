@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -51,10 +52,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		printf(tw, "NAME\tSCHEDULE\tPRIO\tACTIVE\tNEXT RUN\tLAST RUN\tTRIES\tRUNNING BY\tLAST\n")
 		for _, v := range views {
-			name := v.Name
-			if v.Tenant != "" {
-				name += "@" + v.Tenant
-			}
+			name := timer.Key{Timer: v.Name, Tenant: v.Tenant}.String()
 			printf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\n", name, v.Schedule, v.Priority, v.Active,
 				clock(v.NextRun), clock(v.LastRun), v.NumberOfTries, v.IsRunningBy, v.LastOutcome)
 		}
