@@ -30,18 +30,14 @@ type consoleOptions struct {
 // startConsole serves Service Center for the running platform and prints its URL, a
 // one-time login link and, when it generated the token, the token. The returned function
 // stops the server.
-func startConsole(ctx context.Context, p *local.Platform, stackName string, o consoleOptions, stdout io.Writer, log *slog.Logger) (func(), error) {
+func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *slog.Logger) (func(), error) {
 	generated := o.token == ""
 	if generated {
 		o.token = console.NewToken()
 	}
-	// The local processors run with the stack's P1..P4Concurrency, as on AWS.
-	outs, err := stack.Describe(ctx, p.AWS, stackName)
-	if err != nil {
-		return nil, err
-	}
+	// The console is Service Center's API function: it runs with that function's role.
 	srv, err := console.New(console.Options{
-		Service: console.NewService(p.App, sqs.NewFromConfig(p.AWS), capacityOf(outs.Parameters)),
+		Service: console.NewService(p.API, sqs.NewFromConfig(p.APIAWS), capacityOf(p.Outputs.Parameters)),
 		Auth:    console.AuthToken, Token: o.token, Log: log,
 	})
 	if err != nil {

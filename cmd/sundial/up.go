@@ -20,11 +20,13 @@ import (
 func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
 	var o local.Options
-	fs.StringVar(&o.Endpoint, "endpoint", os.Getenv("AWS_ENDPOINT_URL"), "use this AWS endpoint (e.g. LocalStack) instead of starting moto_server")
+	fs.StringVar(&o.Endpoint, "endpoint", os.Getenv("AWS_ENDPOINT_URL"), "use this AWS endpoint (e.g. LocalStack) instead of the embedded engines (DynamoDB Local, fauxqs)")
 	fs.StringVar(&o.Manifest, "manifest", "", "timer manifest to sync (timers.yaml)")
-	fs.DurationVar(&o.Tick, "tick", time.Minute, "fetch and recovery interval (AWS: 1 minute)")
+	fs.DurationVar(&o.Tick, "tick", 0, "fetch and recovery interval, e.g. 5s (default: the template's schedules, FetchSchedule)")
 	fs.StringVar(&o.Stack, "stack", "sundial", "stack name")
-	fs.StringVar(&o.Template, "template", "template.yaml", "SAM template that defines the resources")
+	fs.StringVar(&o.Template, "template", "", "SAM template that defines the resources (default: the template.yaml built into sundial)")
+	fs.StringVar(&o.DataDir, "data", local.DefaultDataDir, `keep the local DynamoDB's data here across restarts; "" keeps it in memory`)
+	fresh := fs.Bool("fresh", false, "start from an empty database: delete the --data directory first")
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
@@ -40,8 +42,13 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageErr("up: unexpected argument %q", fs.Arg(0))
 	}
-	if o.Tick < 100*time.Millisecond || o.Tick > 450*time.Second {
+	if o.Tick != 0 && (o.Tick < 100*time.Millisecond || o.Tick > 450*time.Second) {
 		return usageErr("up: --tick must be in 100ms..7m30s (the fetch looks ahead two ticks, SQS delays at most 15m)")
+	}
+	if *fresh && o.DataDir != "" {
+		if err := os.RemoveAll(o.DataDir); err != nil {
+			return fmt.Errorf("up: --fresh: %w", err)
+		}
 	}
 	if *actions != "" {
 		ln, err := net.Listen("tcp", *actions)
@@ -67,17 +74,27 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "emulator   %s\n", p.Endpoint)
+	if p.Local != nil {
+		ddb, sqs := p.Local.Engines()
+		fmt.Fprintf(stdout, "endpoint   %s (DynamoDB Local %s, fauxqs %s; every call checked against its function's IAM role)\n", p.Endpoint, ddb, sqs)
+		data := "in memory"
+		if o.DataDir != "" {
+			data = "kept in " + o.DataDir + " (--fresh starts empty)"
+		}
+		fmt.Fprintf(stdout, "data       %s\n", data)
+	} else {
+		fmt.Fprintf(stdout, "endpoint   %s\n", p.Endpoint)
+	}
 	fmt.Fprintf(stdout, "stack      %s (tables %s, %s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable)
 	if o.Manifest != "" {
 		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d, operator changes kept %d, When Published woken %d\n", o.Manifest,
 			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated), len(p.Sync.Kept), len(p.Sync.Woken))
 	}
-	fmt.Fprintf(stdout, "functions  fetch + recovery every %s, processor on P1..P4\n", o.Tick)
+	fmt.Fprintf(stdout, "functions  %s\n", p.Schedules())
 	fmt.Fprintf(stdout, "logs       %s\n", *logPath)
 	stopConsole := func() {}
 	if co.addr != "" {
-		if stopConsole, err = startConsole(ctx, p, o.Stack, co, stdout, slog.New(slog.NewJSONHandler(logFile, nil)).With("component", "console")); err != nil {
+		if stopConsole, err = startConsole(p, co, stdout, slog.New(slog.NewJSONHandler(logFile, nil)).With("component", "console")); err != nil {
 			return errors.Join(err, p.Stop())
 		}
 	}

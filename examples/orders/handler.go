@@ -14,6 +14,10 @@ import (
 // examples/orders.yaml's timers name in their lambda action.
 const FunctionName = "sundial-example-orderpush"
 
+// LogicalID is the function's logical ID in template.yaml: locally it runs with that
+// function's role.
+const LogicalID = "OrderPushFunction"
+
 // TableEnv names the function's orders table (template.yaml gives it the OrdersTable), and
 // TableOutput is the stack output holding that table's name.
 const (

@@ -7,13 +7,16 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/sundialhq/sundial/internal/awshttp"
 )
 
 // DefaultRegion is used when neither the caller nor the environment names one.
 const DefaultRegion = "us-east-1"
 
 // AWSConfig loads the default AWS configuration (environment, shared config
-// files) for region (empty: the configured region, else us-east-1).
+// files) for region (empty: the configured region, else us-east-1), on the HTTP client
+// that reads whole responses (internal/awshttp: aws-sdk-go-v2 #1825).
 //
 // When an endpoint is given (or AWS_ENDPOINT_URL is set), every client built
 // from the config talks to it, and if the environment holds no credentials
@@ -38,6 +41,7 @@ func AWSConfig(ctx context.Context, endpoint, region string) (aws.Config, error)
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
 	}
+	awshttp.Wrap(&cfg)
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,38 +15,68 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 )
 
-func TestEmulator(t *testing.T) {
-	if _, err := exec.LookPath("moto_server"); err != nil {
-		t.Skip(`moto_server is not installed (pip install "moto[server]"); skipping the emulator tests`)
-	}
+func TestEngines(t *testing.T) {
 	ctx := context.Background()
+	e, err := Install(ctx, nil)
+	require.NoError(t, err)
 
 	var logs syncBuffer
-	emu, err := Start(ctx, &logs)
+	ddb, err := StartDynamoDB(ctx, e, DynamoDBOptions{Log: &logs})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = emu.Stop() })
+	t.Cleanup(func() { _ = ddb.Stop() })
+	q, err := StartSQS(ctx, e, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = q.Stop() })
 
-	t.Run("AnswersAWSCalls", func(t *testing.T) {
-		require.NoError(t, Reachable(ctx, emu.Endpoint))
-		cfg, err := AWSConfig(ctx, emu.Endpoint, "")
+	t.Run("AnswerAWSCalls", func(t *testing.T) {
+		cfg, err := AWSConfig(ctx, ddb.Endpoint, "")
 		require.NoError(t, err)
 		_, err = dynamodb.NewFromConfig(cfg).ListTables(ctx, &dynamodb.ListTablesInput{})
 		require.NoError(t, err)
-		require.NotEmpty(t, logs.String(), "moto_server output should reach logw")
+		require.NotEmpty(t, logs.String(), "DynamoDB Local's output should reach the log")
+		cfg, err = AWSConfig(ctx, q.Endpoint, "")
+		require.NoError(t, err)
+		_, err = sqs.NewFromConfig(cfg).ListQueues(ctx, &sqs.ListQueuesInput{})
+		require.NoError(t, err)
+	})
+
+	t.Run("SQSListensOnLoopbackOnly", func(t *testing.T) {
+		u, err := url.Parse(q.Endpoint)
+		require.NoError(t, err)
+		addrs, err := net.InterfaceAddrs()
+		require.NoError(t, err)
+		for _, a := range addrs {
+			ip, _, _ := net.ParseCIDR(a.String())
+			if ip == nil || ip.IsLoopback() || ip.To4() == nil {
+				continue
+			}
+			c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), u.Port()), time.Second)
+			if err == nil {
+				c.Close()
+				t.Fatalf("fauxqs answers on %s: it must listen on 127.0.0.1 only", ip)
+			}
+		}
+	})
+
+	t.Run("InstallIsIdempotent", func(t *testing.T) {
+		again, err := Install(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, e, again)
 	})
 
 	t.Run("StopEndsTheProcessAndIsIdempotent", func(t *testing.T) {
-		require.NoError(t, emu.Stop())
+		require.NoError(t, ddb.Stop())
 		select {
-		case <-emu.exited:
+		case <-ddb.exited:
 		default:
 			t.Fatal("process still running after Stop")
 		}
-		require.NoError(t, emu.Stop())
-		require.Error(t, Reachable(ctx, emu.Endpoint))
+		require.NoError(t, ddb.Stop())
+		require.Error(t, Reachable(ctx, ddb.Endpoint))
 	})
 }
 
@@ -131,7 +163,7 @@ func TestTailKeepsTheEnd(t *testing.T) {
 
 func TestStartFailsClearlyWhenTheServerDies(t *testing.T) {
 	t.Parallel()
-	// A "server" that prints and exits stands in for a broken moto install.
+	// A "server" that prints and exits stands in for a broken engine install.
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh")
@@ -140,7 +172,9 @@ func TestStartFailsClearlyWhenTheServerDies(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = start(ctx, []string{sh, "-c", "echo boom: no module named flask >&2; exit 3", "fake"}, port, io.Discard)
+	_, err = startOn(ctx, spec{name: "fake", command: func(int) ([]string, []string) {
+		return []string{sh, "-c", "echo boom: no module named flask >&2; exit 3", "fake"}, nil
+	}}, port, io.Discard)
 	require.ErrorContains(t, err, "exited before answering")
 	require.ErrorContains(t, err, "no module named flask")
 }

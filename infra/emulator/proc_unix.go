@@ -4,7 +4,10 @@ package emulator
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 )
 
@@ -13,7 +16,7 @@ const (
 	kill      = syscall.SIGKILL
 )
 
-// setProcessGroup puts the emulator in its own process group so that Stop
+// setProcessGroup puts the server in its own process group so that Stop
 // also ends whatever it spawned (the pyenv shim's python, werkzeug workers).
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -26,4 +29,20 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 		return nil
 	}
 	return err
+}
+
+// lockDir takes an exclusive lock on dir/.lock, waiting for other processes that hold it.
+func lockDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("engines: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("engines: lock %s: %w", dir, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }

@@ -36,6 +36,10 @@ type EventSource struct {
 	// Slots is shared by all queues; nil means no shared limit.
 	Slots *Slots
 	Log   *slog.Logger
+	// ReportBatchItemFailures is the mapping's FunctionResponseTypes: with it, the records a
+	// response lists as failed are kept and the rest deleted; without it, a response is not
+	// read and the whole batch is deleted unless the invocation failed.
+	ReportBatchItemFailures bool
 }
 
 // Run polls until ctx is cancelled, then waits for in-flight invocations to finish.
@@ -97,13 +101,15 @@ func (e *EventSource) invoke(ctx context.Context, arn, requestID string, msgs []
 		e.Log.Error("event source: invocation failed; batch will be redelivered", "function", functionName(e.Function), "error", err)
 		return
 	}
-	var resp events.SQSEventResponse
-	if err := json.Unmarshal(out, &resp); err != nil {
-		e.Log.Error("event source: bad response; batch will be redelivered", "error", err)
-		return
-	}
-	for _, f := range resp.BatchItemFailures {
-		failed[f.ItemIdentifier] = true
+	if e.ReportBatchItemFailures {
+		var resp events.SQSEventResponse
+		if err := json.Unmarshal(out, &resp); err != nil {
+			e.Log.Error("event source: bad response; batch will be redelivered", "error", err)
+			return
+		}
+		for _, f := range resp.BatchItemFailures {
+			failed[f.ItemIdentifier] = true
+		}
 	}
 	var del []types.DeleteMessageBatchRequestEntry
 	for i, m := range msgs {

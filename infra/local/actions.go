@@ -12,7 +12,6 @@ import (
 
 	"github.com/sundialhq/sundial/examples/orders"
 	"github.com/sundialhq/sundial/infra/lambdarun"
-	"github.com/sundialhq/sundial/infra/stack"
 )
 
 // ActionFunction builds a Lambda action function once the stack exists (a function usually
@@ -21,9 +20,13 @@ type ActionFunction func(ctx context.Context, env ActionEnv) (lambdarun.Invoker,
 
 // ActionEnv is what an action function is built from: what template.yaml gives it on AWS.
 type ActionEnv struct {
-	AWS     aws.Config        // the emulator's endpoint and credentials
+	AWS     aws.Config        // the local AWS endpoint, with the operator's credentials
 	Outputs map[string]string // the stack's outputs by key
 	Log     *slog.Logger      // the platform's JSON log
+	// Role returns the AWS configuration of one of the stack's functions (by logical ID),
+	// signed with its role so that its calls are checked against its policy; the operator's
+	// on a given endpoint.
+	Role func(logicalID string) (aws.Config, error)
 }
 
 // ExampleFunctionTimeout is the examples' function timeout, as in template.yaml.
@@ -60,30 +63,33 @@ func ordersFunction(_ context.Context, env ActionEnv) (lambdarun.Invoker, error)
 	if table == "" {
 		return nil, fmt.Errorf("the stack has no %s output: was it deployed with Examples=true?", orders.TableOutput)
 	}
-	h := &orders.Handler{DB: dynamodb.NewFromConfig(env.AWS), Table: table, Log: env.Log.With("function", orders.FunctionName)}
+	cfg, err := env.Role(orders.LogicalID)
+	if err != nil {
+		return nil, err
+	}
+	h := &orders.Handler{DB: dynamodb.NewFromConfig(cfg), Table: table, Log: env.Log.With("function", orders.FunctionName)}
 	return lambdarun.NewFunction(orders.FunctionName, h.Handle, ExampleFunctionTimeout), nil
 }
 
-// startActions serves o.Actions on an emulated Lambda Invoke API and points the processor's
-// Lambda client at it (SUNDIAL_LAMBDA_ENDPOINT in extra, which reaches the in-process
-// processor and the processor processes alike). A stack found at a given endpoint that lacks
-// the examples is updated with them first.
-func (p *Platform) startActions(ctx context.Context, o Options, outs *stack.Outputs, extra map[string]string) error {
-	if o.Examples && outs.Values[orders.TableOutput] == "" {
-		updated, err := stack.Deploy(ctx, p.AWS, o.Stack, o.Template, o.Params)
-		if err != nil {
-			return fmt.Errorf("add the examples to stack %q: %w", o.Stack, err)
-		}
-		*outs = updated
-	}
-	p.Outputs = *outs
+// ordersTableOutput is the output the examples add to the stack.
+const ordersTableOutput = orders.TableOutput
+
+// startActions serves o.Actions on an emulated Lambda Invoke API; the caller points the
+// processor's Lambda client at it (SUNDIAL_LAMBDA_ENDPOINT), which reaches the in-process
+// processor and the processor processes alike.
+func (p *Platform) startActions(ctx context.Context, o Options, _ map[string]string) error {
 	if len(o.Actions) == 0 {
 		return nil
 	}
 	log := slog.New(slog.NewJSONHandler(o.Log, nil))
 	api := lambdarun.NewInvokeAPI()
 	api.Region, api.Log = p.AWS.Region, log.With("component", "lambda-invoke-api")
-	env := ActionEnv{AWS: p.AWS, Outputs: outs.Values, Log: log}
+	env := ActionEnv{AWS: p.AWS, Outputs: p.Outputs.Values, Log: log, Role: func(id string) (aws.Config, error) {
+		if p.Local == nil {
+			return p.AWS, nil
+		}
+		return p.Local.Config(p.Stack.Name, id)
+	}}
 	for name, build := range o.Actions {
 		fn, err := build(ctx, env)
 		if err != nil {
@@ -93,12 +99,10 @@ func (p *Platform) startActions(ctx context.Context, o Options, outs *stack.Outp
 			return err
 		}
 	}
-	url, err := api.Start("127.0.0.1:0")
-	if err != nil {
+	if _, err := api.Start("127.0.0.1:0"); err != nil {
 		return err
 	}
 	p.actions = api
-	extra["SUNDIAL_LAMBDA_ENDPOINT"] = url
 	return nil
 }
 

@@ -1,6 +1,7 @@
-// Package local is Sundial's local platform: an AWS emulator (started or given), the stack's
-// resources created from template.yaml through the emulator's CloudFormation, the manifest
-// synced, and the three functions run as Lambda would run them.
+// Package local is Sundial's local platform: the embedded engines with the stack created from
+// template.yaml's SAM translation (infra/localaws) — or an endpoint the user names — the
+// manifest published, and the functions run as Lambda would run them, each with the
+// environment, timeout, schedule, event sources and IAM role the translation gives it.
 package local
 
 import (
@@ -11,15 +12,19 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/infra/localaws"
+	"github.com/sundialhq/sundial/infra/provision"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
@@ -31,18 +36,27 @@ import (
 
 // Options configure Up.
 type Options struct {
-	Endpoint string // empty: start moto_server
+	// Endpoint is an AWS endpoint to use instead of the embedded engines (LocalStack, AWS):
+	// the stack is found there (or deployed with CloudFormation) and no IAM check is made.
+	Endpoint string
 	Region   string
 	Stack    string
+	// Template is the SAM template's path; empty: the template built into this binary.
 	Template string
+	// DataDir keeps the embedded DynamoDB's data on disk there across restarts (the timers,
+	// operators' changes, the log); empty keeps it in memory.
+	DataDir  string
 	Manifest string // empty: no sync
-	Tick     time.Duration
-	// Concurrency per priority queue (P1..P4) and the shared processor slots.
+	// Tick, when set, replaces the fetch's and recovery's schedules (the template's rate()
+	// expressions) and the fetch's look-ahead with this interval: sub-minute ticks locally.
+	Tick time.Duration
+	// Concurrency per priority queue (P1..P4) replaces the event sources' maximum concurrency
+	// where set; Processors is the shared processor slots (default: their sum).
 	Concurrency [4]int
 	Processors  int
 	Params      map[string]string
 	// Out receives one line per execution; Log receives every JSON log record (and the
-	// emulator's output), from several goroutines: a file, or a writer safe for concurrent use.
+	// engines' output), from several goroutines: a file, or a writer safe for concurrent use.
 	Out io.Writer
 	Log io.Writer
 	// Invoker overrides the action invoker (tests).
@@ -70,32 +84,60 @@ type Options struct {
 	// over the template's and over this process's environment.
 	Settings map[string]string
 	// Actions are Lambda functions that timers' lambda actions can name, by function name,
-	// served on an emulated Lambda Invoke API that the processor's Lambda client is pointed
-	// at (SUNDIAL_LAMBDA_ENDPOINT); see actions.go.
+	// served on an emulated Lambda Invoke API that the processor's Lambda client reaches
+	// (SUNDIAL_LAMBDA_ENDPOINT); see actions.go.
 	Actions map[string]ActionFunction
 	// Examples deploys the template's examples (parameter Examples=true) and serves their
 	// action functions (examples/orders: sundial-example-orderpush).
 	Examples bool
 }
 
+// The functions the platform runs, by the name of their directory under functions/, and
+// their logical IDs in template.yaml (the Makefile's build-<LogicalId> targets pair them
+// the same way for sam build).
+const (
+	FnFetch     = "fetch"
+	FnProcessor = "processor"
+	FnRecovery  = "recovery"
+)
+
+var logicalIDs = map[string]string{FnFetch: "FetchFunction", FnProcessor: "ProcessorFunction", FnRecovery: "RecoveryFunction"}
+
+// The functions the platform runs in its own process for the operator's side: Service
+// Center's API (the console) and the publish custom resource.
+const (
+	apiFunction     = "ApiFunction"
+	publishFunction = "PublishFunction"
+)
+
 // Platform is a running local Sundial.
 type Platform struct {
+	// Endpoint is where every local client reaches AWS: the embedded platform's gateway, or
+	// the endpoint given.
 	Endpoint string
-	AWS      aws.Config
-	App      *app.App
-	Sync     admin.SyncReport
+	// AWS is the operator's configuration (the CLI's, tests'): allowed everything.
+	AWS aws.Config
+	// App is the operator's view of the stack (tests, demos); API is the API function's
+	// (the console's), whose calls are checked against that function's role.
+	App *app.App
+	API *app.App
+	// APIAWS is the API function's AWS configuration.
+	APIAWS aws.Config
+	Sync   admin.SyncReport
 
 	// Functions are the function processes by name (FnFetch, FnProcessor, FnRecovery) when
 	// Options.Processes is set; nil otherwise.
 	Functions map[string]*lambdarun.ProcessFunction
 	// Outputs are the stack's outputs.
 	Outputs stack.Outputs
+	// Local is the embedded AWS and Stack its provisioned stack; nil on a given endpoint.
+	Local *localaws.Env
+	Stack *provision.Stack
 
 	actions *lambdarun.InvokeAPI // serves Options.Actions, when there are any
 
-	emu        *emulator.Emulator
-	proxy      *emulator.Proxy
-	bootstraps map[string]string // by function, when Processes
+	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery
+	bootstraps map[string]string    // by function, when Processes
 	lines      *lineHandler
 	tempDir    string
 	cancel     context.CancelFunc
@@ -105,13 +147,27 @@ type Platform struct {
 	state      string
 }
 
+// function is one of the engine's functions as the platform runs it.
+type function struct {
+	name     string // FnFetch, ...
+	cfg      config.Config
+	env      map[string]string // the function's environment: template's, then local settings
+	aws      aws.Config        // signed with the function's role
+	timeout  time.Duration
+	memoryMB int
+	every    time.Duration             // schedule (fetch, recovery)
+	sources  []provision.EventSource   // event sources (processor)
+	app      *app.App                  // in-process handlers
+	invoker  lambdarun.Invoker         // in process or a process function
+}
+
 // Up provisions and starts everything; Stop undoes it.
 func Up(ctx context.Context, o Options) (_ *Platform, err error) {
-	if o.Tick <= 0 {
-		o.Tick = time.Minute
-	}
 	if o.Stack == "" {
 		o.Stack = "sundial"
+	}
+	if o.Region == "" {
+		o.Region = localaws.Region
 	}
 	if o.Out == nil {
 		o.Out = io.Discard
@@ -129,6 +185,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		if _, err := chaos.Parse(o.Chaos); err != nil {
 			return nil, err
 		}
+	}
+	if o.Tick != 0 && (o.Tick < 100*time.Millisecond || o.Tick > config.MaxTick) {
+		return nil, fmt.Errorf("local: tick %s: want 100ms..%s (the fetch looks ahead two ticks; SQS delays at most 15m)", o.Tick, config.MaxTick)
 	}
 	if o, err = withExamples(o); err != nil {
 		return nil, err
@@ -151,122 +210,302 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			return nil, err
 		}
 	}
-	if p.Endpoint == "" {
-		if p.emu, err = emulator.Start(ctx, o.Log); err != nil {
-			return nil, err
-		}
-		p.Endpoint = p.emu.Endpoint
-	} else if err = emulator.Reachable(ctx, p.Endpoint); err != nil {
-		return nil, fmt.Errorf("endpoint %s: %w", p.Endpoint, err)
-	}
-	if p.AWS, err = emulator.AWSConfig(ctx, p.Endpoint, o.Region); err != nil {
-		return nil, err
-	}
-	if p.emu != nil || emulator.IsMoto(ctx, p.Endpoint) {
-		// moto checks a condition and applies the update without a lock; DynamoDB does both
-		// atomically, and the claim relies on it. Every client, in this process and in the
-		// function processes, goes through one proxy that sends DynamoDB requests to moto one
-		// at a time (see infra/emulator/proxy.go).
-		if p.proxy, err = emulator.StartProxy(p.Endpoint, slog.New(slog.NewJSONHandler(o.Log, nil))); err != nil {
-			return nil, err
-		}
-		p.AWS.BaseEndpoint = aws.String(p.proxy.URL)
-	}
-	var outs stack.Outputs
-	if p.emu == nil {
-		// A given endpoint may hold a stack deployed by other means (LocalStack's init hook
-		// packages the functions first); use it as it is rather than redeploying.
-		outs, err = stack.Describe(ctx, p.AWS, o.Stack)
-	}
-	if p.emu != nil || errors.Is(err, stack.ErrNotFound) {
-		outs, err = stack.Deploy(ctx, p.AWS, o.Stack, o.Template, o.Params)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create resources from %s: %w", o.Template, err)
-	}
-	extra := map[string]string{"SUNDIAL_TICK": o.Tick.String()}
-	for _, k := range []string{"SUNDIAL_FAILED_BACKOFF", "SUNDIAL_LOST_AFTER"} {
-		if v := os.Getenv(k); v != "" {
-			extra[k] = v // local tuning, e.g. tests that watch a bad message reach the DLQ
-		}
-	}
-	if err = p.startActions(ctx, o, &outs, extra); err != nil {
-		return nil, err
-	}
-	maps.Copy(extra, o.Settings)
-	env := outs.Env(extra)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		return nil, err
-	}
 	p.lines = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil))
 	log := slog.New(p.lines)
-	opts := app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-processor")}
-	if p.App, err = app.New(p.AWS, cfg, opts); err != nil {
+	if o.Endpoint == "" {
+		err = p.upEmbedded(ctx, o)
+	} else {
+		err = p.upAtEndpoint(ctx, o)
+	}
+	if err != nil {
 		return nil, err
+	}
+	for _, f := range p.funcs {
+		if o.Processes {
+			continue
+		}
+		opts := app.Options{Log: log.With("function", f.name), Invoker: o.Invoker, Node: app.DefaultNode("local-" + f.name)}
+		if f.app, err = app.New(f.aws, f.cfg, opts); err != nil {
+			return nil, err
+		}
+	}
+	base := p.funcs[FnProcessor].cfg
+	if p.App, err = app.New(p.AWS, base, app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-operator")}); err != nil {
+		return nil, err
+	}
+	if p.API, err = app.New(p.APIAWS, base, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api")}); err != nil {
+		return nil, err
+	}
+	if p.Local != nil && o.DataDir != "" {
+		// The database was kept but the queues start empty: the firings the kept watermark
+		// says were sent are gone. Forgetting it makes the first tick send everything due
+		// (overdue timers under their misfire policy); a firing sent twice is claimed once.
+		if w, err := p.App.Store.Watermark(ctx); err != nil {
+			return nil, err
+		} else if !w.IsZero() {
+			if err := p.App.Store.RestoreWatermark(ctx, time.Time{}, w); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if o.Manifest != "" {
 		// Each `up` is a deploy: the manifest is published (operators' changes kept) and the
-		// When Published timers run once.
-		if p.Sync, err = p.App.Admin.Publish(ctx, m, admin.NewDeployID("local")); err != nil {
+		// When Published timers run once, with the publish function's role where the stack
+		// has it.
+		pub, err := p.roleApp(publishFunction, base, log)
+		if err != nil {
+			return nil, err
+		}
+		if p.Sync, err = pub.Admin.Publish(ctx, m, admin.NewDeployID("local")); err != nil {
 			return nil, fmt.Errorf("sync %s: %w", o.Manifest, err)
 		}
 	}
 	if o.StateFile != "" {
-		// Through the proxy, if there is one: the CLI's writes are then ordered with the platform's.
-		if err = WriteState(o.StateFile, State{Endpoint: aws.ToString(p.AWS.BaseEndpoint), Stack: o.Stack, Region: o.Region}); err != nil {
+		if err = WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region}); err != nil {
 			return nil, err
 		}
 	}
-	for i := range o.Concurrency {
-		// The stack's per-priority maximum concurrency (the event source mappings' on AWS)
-		// applies locally too, unless the caller set its own.
-		if n, err := strconv.Atoi(outs.Parameters[fmt.Sprintf("P%dConcurrency", i+1)]); o.Concurrency[i] <= 0 && err == nil && n > 0 {
-			o.Concurrency[i] = n
-		}
-	}
-	return p, p.start(ctx, o, cfg, log)
+	return p, p.start(ctx, o, log)
 }
 
-func (p *Platform) start(ctx context.Context, o Options, cfg config.Config, log *slog.Logger) error {
-	procTimeout := 900 * time.Second
-	if v, err := strconv.Atoi(o.Params["ProcessorTimeoutSeconds"]); err == nil && v > 0 {
-		procTimeout = time.Duration(v) * time.Second
+// upEmbedded starts the engines, provisions the stack from the translation and configures
+// each function from it.
+func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
+	body := sundial.Template
+	if o.Template != "" {
+		b, err := os.ReadFile(o.Template)
+		if err != nil {
+			return fmt.Errorf("template: %w", err)
+		}
+		body = b
 	}
-	conc := o.Concurrency
-	for i, def := range [4]int{4, 3, 2, 2} {
+	env, err := localaws.Start(ctx, localaws.Options{Template: body, DBPath: o.DataDir, Log: o.Log})
+	if err != nil {
+		return err
+	}
+	p.Local, p.Endpoint, p.AWS = env, env.Endpoint, env.Operator()
+	if p.Stack, err = env.Provision(ctx, o.Stack, o.Params); err != nil {
+		return fmt.Errorf("create the stack's resources from the template's SAM translation: %w", err)
+	}
+	if p.Outputs, err = localaws.Outputs(p.Stack); err != nil {
+		return err
+	}
+	local := map[string]string{}
+	if err := p.startActions(ctx, o, local); err != nil {
+		return err
+	}
+	if p.actions != nil {
+		// The processor's Lambda client goes through the gateway, which checks
+		// lambda:InvokeFunction against the processor's role, to the Invoke API.
+		env.Gateway.SetLambda(p.actions.URL())
+		local["SUNDIAL_LAMBDA_ENDPOINT"] = p.Endpoint
+	}
+	p.funcs = map[string]*function{}
+	for name, id := range logicalIDs {
+		fn := p.Stack.Functions[id]
+		if fn == nil {
+			return fmt.Errorf("the template has no function %s", id)
+		}
+		f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, sources: fn.EventSources,
+			env: withLocalSettings(fn.Env, o, local)}
+		for _, s := range fn.Schedules {
+			if s.Enabled && s.Every > 0 {
+				f.every = s.Every
+			}
+		}
+		if o.Tick > 0 && f.every > 0 {
+			f.every = o.Tick
+		}
+		if f.cfg, err = config.FromEnv(func(k string) string { return f.env[k] }); err != nil {
+			return fmt.Errorf("%s's environment: %w", id, err)
+		}
+		if f.aws, err = env.Config(o.Stack, id); err != nil {
+			return err
+		}
+		p.funcs[name] = f
+	}
+	if p.funcs[FnFetch].every == 0 || p.funcs[FnRecovery].every == 0 {
+		return errors.New("the template's fetch and recovery functions need a rate() schedule")
+	}
+	if len(p.funcs[FnProcessor].sources) == 0 {
+		return errors.New("the template's processor function has no SQS event source")
+	}
+	if p.APIAWS, err = env.Config(o.Stack, apiFunction); err != nil {
+		return err
+	}
+	return nil
+}
+
+// withLocalSettings is the function's environment from the template, with the local
+// platform's settings on top: the tick, the Invoke API, tuning from this process's
+// environment, and Options.Settings last.
+func withLocalSettings(tpl map[string]string, o Options, local map[string]string) map[string]string {
+	env := maps.Clone(tpl)
+	maps.Copy(env, local)
+	if o.Tick > 0 {
+		env["SUNDIAL_TICK"] = o.Tick.String()
+	}
+	for _, k := range []string{"SUNDIAL_FAILED_BACKOFF", "SUNDIAL_LOST_AFTER"} {
+		if v := os.Getenv(k); v != "" {
+			env[k] = v // local tuning, e.g. tests that watch a bad message reach the DLQ
+		}
+	}
+	maps.Copy(env, o.Settings)
+	return env
+}
+
+// upAtEndpoint uses a stack at a given endpoint (LocalStack), deploying it with
+// CloudFormation when it is not there. Its functions are configured from the stack's outputs.
+func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
+	if err := emulator.Reachable(ctx, o.Endpoint); err != nil {
+		return fmt.Errorf("endpoint %s: %w", o.Endpoint, err)
+	}
+	var err error
+	if p.AWS, err = emulator.AWSConfig(ctx, o.Endpoint, o.Region); err != nil {
+		return err
+	}
+	p.APIAWS = p.AWS
+	// A given endpoint may hold a stack deployed by other means (LocalStack's init hook
+	// packages the functions first); use it as it is rather than redeploying.
+	outs, err := stack.Describe(ctx, p.AWS, o.Stack)
+	if errors.Is(err, stack.ErrNotFound) || (err == nil && o.Examples && outs.Values[ordersTableOutput] == "") {
+		tpl := o.Template
+		if tpl == "" {
+			return fmt.Errorf("stack %q is not at %s: deploying it needs the template's path (--template)", o.Stack, o.Endpoint)
+		}
+		outs, err = stack.Deploy(ctx, p.AWS, o.Stack, tpl, o.Params)
+	}
+	if err != nil {
+		return fmt.Errorf("stack %s at %s: %w", o.Stack, o.Endpoint, err)
+	}
+	p.Outputs = outs
+	local := map[string]string{}
+	if err := p.startActions(ctx, o, local); err != nil {
+		return err
+	}
+	if p.actions != nil {
+		local["SUNDIAL_LAMBDA_ENDPOINT"] = p.actions.URL()
+	}
+	p.funcs = map[string]*function{}
+	procTimeout := 900 * time.Second
+	for name, timeout := range map[string]time.Duration{FnFetch: time.Minute, FnRecovery: time.Minute, FnProcessor: procTimeout} {
+		f := &function{name: name, timeout: timeout, memoryMB: 128, aws: p.AWS, env: withLocalSettings(outs.Env(nil), o, local)}
+		if f.cfg, err = config.FromEnv(func(k string) string { return f.env[k] }); err != nil {
+			return err
+		}
+		if name != FnProcessor {
+			f.every = f.cfg.Tick
+		}
+		p.funcs[name] = f
+	}
+	for i, url := range outs.Queues {
+		p.funcs[FnProcessor].sources = append(p.funcs[FnProcessor].sources,
+			provision.EventSource{QueueURL: url, BatchSize: 10, ReportBatchItemFailures: true, Enabled: true,
+				MaximumConcurrency: paramInt(outs.Parameters, fmt.Sprintf("P%dConcurrency", i+1))})
+	}
+	return nil
+}
+
+func paramInt(params map[string]string, name string) int {
+	var n int
+	_, _ = fmt.Sscan(params[name], &n)
+	return n
+}
+
+// roleApp wires the services with the role of one of the stack's functions (the operator's
+// where there is no such function, or no IAM check).
+func (p *Platform) roleApp(function string, cfg config.Config, log *slog.Logger) (*app.App, error) {
+	awsCfg := p.AWS
+	if p.Local != nil && p.Stack.Functions[function] != nil {
+		var err error
+		if awsCfg, err = p.Local.Config(p.Stack.Name, function); err != nil {
+			return nil, err
+		}
+	}
+	return app.New(awsCfg, cfg, app.Options{Log: log.With("function", function), Node: app.DefaultNode("local-" + function)})
+}
+
+// IAM reports the calls the functions' roles were refused and the grants no call used
+// (the embedded platform only; on a given endpoint nothing is checked).
+func (p *Platform) IAM() iam.Report {
+	if p.Local == nil {
+		return iam.Report{}
+	}
+	return p.Local.Auth.Report()
+}
+
+func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error {
+	proc := p.funcs[FnProcessor]
+	conc := [4]int{}
+	queueIndex := map[string]int{}
+	for i, url := range proc.cfg.Queues {
+		queueIndex[url] = i
+	}
+	for _, es := range proc.sources {
+		if i, ok := queueIndex[es.QueueURL]; ok {
+			conc[i] = es.MaximumConcurrency
+		}
+	}
+	for i := range conc {
+		if o.Concurrency[i] > 0 {
+			conc[i] = o.Concurrency[i]
+		}
 		if conc[i] <= 0 {
-			conc[i] = def
+			conc[i] = 2 // the event source's minimum maximum concurrency
 		}
 	}
 	nslots := max(o.Processors, conc[0]+conc[1]+conc[2]+conc[3])
-	var fetch, recovery, processor lambdarun.Invoker
 	if o.Processes {
-		if err := p.startProcesses(ctx, o, cfg, aws.ToString(p.AWS.BaseEndpoint), procTimeout, nslots); err != nil {
+		if err := p.startProcesses(ctx, o, nslots); err != nil {
 			return err
 		}
-		fetch, recovery, processor = p.Functions[FnFetch], p.Functions[FnRecovery], p.Functions[FnProcessor]
+		for name, f := range p.funcs {
+			f.invoker = p.Functions[name]
+		}
 	} else {
-		fetch = lambdarun.NewFunction("sundial-fetch", p.App.FetchHandler, time.Minute)
-		recovery = lambdarun.NewFunction("sundial-recovery", p.App.RecoverHandler, time.Minute)
-		processor = lambdarun.NewFunction("sundial-processor", p.App.ProcessHandler, procTimeout)
+		f := p.funcs
+		f[FnFetch].invoker = lambdarun.NewFunction("sundial-fetch", f[FnFetch].app.FetchHandler, f[FnFetch].timeout)
+		f[FnRecovery].invoker = lambdarun.NewFunction("sundial-recovery", f[FnRecovery].app.RecoverHandler, f[FnRecovery].timeout)
+		f[FnProcessor].invoker = lambdarun.NewFunction("sundial-processor", f[FnProcessor].app.ProcessHandler, proc.timeout)
 	}
-	var sqsClient lambdarun.SQSAPI = sqs.NewFromConfig(p.AWS)
+	// The event source mappings poll with the processor's role, as Lambda's do.
+	var sqsClient lambdarun.SQSAPI = sqs.NewFromConfig(proc.aws)
 	if o.Chaos != "" {
 		c, _ := chaos.Parse(o.Chaos) // checked by Up
-		sqsClient = chaos.WrapSQS(sqs.NewFromConfig(p.AWS), chaos.NewInjector(c, "event-source-mapping", log))
+		sqsClient = chaos.WrapSQS(sqs.NewFromConfig(proc.aws), chaos.NewInjector(c, "event-source-mapping", log))
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	slots := lambdarun.NewSlots(nslots)
-	p.run(func() { lambdarun.Every(runCtx, fetch, cfg.Tick, log) })
-	p.run(func() { lambdarun.Every(runCtx, recovery, cfg.Tick, log) })
-	for i, url := range cfg.Queues {
-		es := &lambdarun.EventSource{SQS: sqsClient, QueueURL: url, Priority: i + 1, Function: processor,
-			BatchSize: 10, Concurrency: conc[i], Slots: slots, Log: log}
-		p.run(func() { es.Run(runCtx) })
+	for _, name := range []string{FnFetch, FnRecovery} {
+		f := p.funcs[name]
+		p.run(func() { lambdarun.Every(runCtx, f.invoker, f.every, log) })
+	}
+	for _, es := range proc.sources {
+		i, ok := queueIndex[es.QueueURL]
+		if !ok || !es.Enabled {
+			continue
+		}
+		src := &lambdarun.EventSource{SQS: sqsClient, QueueURL: es.QueueURL, Priority: i + 1, Function: proc.invoker,
+			BatchSize: int32(es.BatchSize), Concurrency: conc[i], Slots: slots, Log: log,
+			ReportBatchItemFailures: es.ReportBatchItemFailures}
+		p.run(func() { src.Run(runCtx) })
 	}
 	return nil
+}
+
+// Schedules describes what runs when, for `sundial up`'s banner.
+func (p *Platform) Schedules() string {
+	f := p.funcs
+	return fmt.Sprintf("fetch every %s, recovery every %s, processor on %d queues", f[FnFetch].every, f[FnRecovery].every, len(f[FnProcessor].sources))
+}
+
+// NotEmulated lists the stack's resources that only have names locally.
+func (p *Platform) NotEmulated() []string {
+	if p.Stack == nil {
+		return nil
+	}
+	return slices.Clone(p.Stack.NotEmulated)
 }
 
 func (p *Platform) run(fn func()) {
@@ -278,7 +517,7 @@ func (p *Platform) run(fn func()) {
 }
 
 // StopFunctions stops the functions (in-flight invocations finish, then the function
-// processes end) and leaves the emulator running, e.g. for a test to read what they left.
+// processes end) and leaves the engines running, e.g. for a test to read what they left.
 func (p *Platform) StopFunctions() error {
 	if p.cancel != nil {
 		p.cancel()
@@ -288,14 +527,11 @@ func (p *Platform) StopFunctions() error {
 	return p.stopErr
 }
 
-// Stop stops the functions, then the proxy and an emulator Up started.
+// Stop stops the functions, then the engines Up started.
 func (p *Platform) Stop() error {
 	errs := []error{p.StopFunctions(), p.stopActions()}
-	if p.proxy != nil {
-		errs = append(errs, p.proxy.Close())
-	}
-	if p.emu != nil {
-		errs = append(errs, p.emu.Stop())
+	if p.Local != nil {
+		errs = append(errs, p.Local.Stop())
 		if p.state != "" {
 			if err := os.Remove(p.state); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)

@@ -5,25 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/chaos"
-	"github.com/sundialhq/sundial/internal/config"
-)
-
-// The functions the platform runs, by the name of their directory under functions/.
-const (
-	FnFetch     = "fetch"
-	FnProcessor = "processor"
-	FnRecovery  = "recovery"
 )
 
 // buildProcesses builds the three bootstraps, before anything starts: a build takes seconds,
@@ -50,35 +42,37 @@ func (p *Platform) buildProcesses(ctx context.Context, o Options) error {
 }
 
 // startProcesses returns the bootstraps as process functions: each runs behind an emulated
-// Runtime API, with the environment template.yaml gives the function on AWS (cfg's SUNDIAL_*
-// variables), the endpoint and credentials of the emulator, and the chaos settings if any.
-func (p *Platform) startProcesses(ctx context.Context, o Options, cfg config.Config, endpoint string, procTimeout time.Duration, processors int) error {
-	creds, err := p.AWS.Credentials.Retrieve(ctx)
-	if err != nil {
-		return fmt.Errorf("credentials for the function processes: %w", err)
-	}
-	env := cfg.Env()
-	env["AWS_ENDPOINT_URL"] = endpoint
-	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = creds.AccessKeyID, creds.SecretAccessKey
-	if creds.SessionToken != "" {
-		env["AWS_SESSION_TOKEN"] = creds.SessionToken
-	}
-	if o.Chaos != "" {
-		env[chaos.EnvVar] = o.Chaos
-	}
+// Runtime API, with the environment the template gives the function (its SAM translation's,
+// with the local settings), the local AWS endpoint and its role's credentials, and the chaos
+// settings if any.
+func (p *Platform) startProcesses(ctx context.Context, o Options, processors int) error {
 	logMu := &sync.Mutex{}
 	p.Functions = map[string]*lambdarun.ProcessFunction{}
-	for name, conf := range map[string]struct {
-		timeout     time.Duration
-		concurrency int
-	}{FnFetch: {time.Minute, 1}, FnRecovery: {time.Minute, 1}, FnProcessor: {procTimeout, processors}} {
+	for name, f := range p.funcs {
+		creds, err := f.aws.Credentials.Retrieve(ctx)
+		if err != nil {
+			return fmt.Errorf("credentials for the %s processes: %w", name, err)
+		}
+		env := maps.Clone(f.env)
+		env["AWS_ENDPOINT_URL"] = p.Endpoint
+		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = creds.AccessKeyID, creds.SecretAccessKey
+		if creds.SessionToken != "" {
+			env["AWS_SESSION_TOKEN"] = creds.SessionToken
+		}
+		if o.Chaos != "" {
+			env[chaos.EnvVar] = o.Chaos
+		}
+		concurrency := 1
+		if name == FnProcessor {
+			concurrency = processors
+		}
 		var onInvoke func(int, string)
 		if o.OnInvoke != nil {
 			onInvoke = func(instance int, requestID string) { o.OnInvoke(name, instance, requestID) }
 		}
 		fn, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{
 			Name: "sundial-" + name, Bootstrap: p.bootstraps[name], Env: env, Region: p.AWS.Region,
-			Timeout: conf.timeout, Concurrency: conf.concurrency, OnInvoke: onInvoke,
+			Timeout: f.timeout, MemoryMB: f.memoryMB, Concurrency: concurrency, OnInvoke: onInvoke,
 			Output: &processOutput{function: name, lines: p.lines, log: o.Log, logMu: logMu},
 		})
 		if err != nil {

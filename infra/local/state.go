@@ -17,6 +17,9 @@ type State struct {
 // DefaultStateFile is where `sundial up` records its endpoint.
 const DefaultStateFile = ".sundial/local.json"
 
+// DefaultDataDir is where `sundial up` keeps the local DynamoDB's data.
+const DefaultDataDir = ".sundial/dynamodb"
+
 // WriteState records the state.
 func WriteState(path string, s State) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -29,7 +29,7 @@ func TestDeploy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	emu, err := emulator.Start(ctx, nil)
+	emu, err := emulator.StartMoto(ctx, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, emu.Stop()) })
 	cfg, err := emulator.AWSConfig(ctx, emu.Endpoint, "us-east-1")

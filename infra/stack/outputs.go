@@ -1,6 +1,8 @@
-// Package stack deploys template.yaml as a CloudFormation stack (on AWS,
-// LocalStack or the embedded moto emulator) and reads back what the
-// functions need to run: table names, queue URLs and settings.
+// Package stack deploys template.yaml as a CloudFormation stack (on AWS or LocalStack) and
+// reads back what the functions need to run: table names, queue URLs and settings. The
+// embedded local platform does not deploy through CloudFormation (infra/provision creates
+// the stack from the template's SAM translation) but answers DescribeStacks, so Describe
+// finds a local stack too.
 package stack
 
 import (
@@ -50,10 +52,14 @@ var paramDefaults = map[string]string{
 	"DefaultMaxRetries":        "3",
 	"DefaultRetryDelaySeconds": "10",
 	"LogRetentionDays":         "30",
+	"FetchSchedule":            "rate(1 minute)",
 }
 
-// Env returns the SUNDIAL_* environment variables that template.yaml gives
-// every function, for these outputs; extra entries are added last and win.
+// Env returns the SUNDIAL_* environment variables that template.yaml gives every function,
+// for these outputs; extra entries are added last and win. The CLI and the client package
+// configure themselves with it from a deployed stack; the local platform's functions take
+// their environment from the template's SAM translation instead (infra/provision), and a
+// test keeps the two equal.
 func (o Outputs) Env(extra map[string]string) map[string]string {
 	env := map[string]string{
 		"SUNDIAL_TIMERS_TABLE":        o.TimersTable,
@@ -67,7 +73,7 @@ func (o Outputs) Env(extra map[string]string) map[string]string {
 		"SUNDIAL_DEFAULT_MAX_RETRIES": o.param("DefaultMaxRetries"),
 		"SUNDIAL_DEFAULT_RETRY_DELAY": o.param("DefaultRetryDelaySeconds") + "s",
 		"SUNDIAL_LOG_RETENTION_DAYS":  o.param("LogRetentionDays"),
-		"SUNDIAL_TICK":                "60s",
+		"SUNDIAL_FETCH_SCHEDULE":      o.param("FetchSchedule"),
 	}
 	maps.Copy(env, extra)
 	return env
@@ -98,6 +104,20 @@ func outputsOf(st *types.Stack) (Outputs, error) {
 	for _, o := range st.Outputs {
 		vals[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
 	}
+	params := make(map[string]string, len(st.Parameters))
+	for _, p := range st.Parameters {
+		params[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
+	}
+	out, err := FromValues(vals, params)
+	if err != nil {
+		return Outputs{}, fmt.Errorf("stack %q (%s): %w", aws.ToString(st.StackName), st.StackStatus, err)
+	}
+	return out, nil
+}
+
+// FromValues reads Outputs from a stack's output values and parameters (a CloudFormation
+// stack's, or a local stack's: infra/provision).
+func FromValues(vals, params map[string]string) (Outputs, error) {
 	var missing []string
 	get := func(key string) string {
 		v := vals[key]
@@ -110,25 +130,24 @@ func outputsOf(st *types.Stack) (Outputs, error) {
 		TimersTable: get(outTimersTable),
 		LogTable:    get(outLogTable),
 		DLQ:         get(outDLQ),
-		Parameters:  make(map[string]string, len(st.Parameters)),
-		Values:      vals,
+		Parameters:  maps.Clone(params),
+		Values:      maps.Clone(vals),
+	}
+	if out.Parameters == nil {
+		out.Parameters = map[string]string{}
 	}
 	for i, key := range outQueues {
 		out.Queues[i] = get(key)
 	}
 	shards := get(outDueShards)
 	if len(missing) > 0 {
-		return Outputs{}, fmt.Errorf("stack %q (%s) lacks outputs %s; was it deployed from template.yaml?",
-			aws.ToString(st.StackName), st.StackStatus, strings.Join(missing, ", "))
+		return Outputs{}, fmt.Errorf("lacks outputs %s; was it deployed from template.yaml?", strings.Join(missing, ", "))
 	}
 	n, err := strconv.Atoi(shards)
 	if err != nil || n < 1 {
-		return Outputs{}, fmt.Errorf("stack %q: output %s = %q is not a positive integer", aws.ToString(st.StackName), outDueShards, shards)
+		return Outputs{}, fmt.Errorf("output %s = %q is not a positive integer", outDueShards, shards)
 	}
 	out.DueShards = n
-	for _, p := range st.Parameters {
-		out.Parameters[aws.ToString(p.ParameterKey)] = aws.ToString(p.ParameterValue)
-	}
 	return out, nil
 }
 

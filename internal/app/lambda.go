@@ -9,13 +9,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sundialhq/sundial/internal/awshttp"
 	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/config"
 )
 
 // FromLambdaEnv builds the App inside a Lambda function (or a process started like one):
 // configuration from SUNDIAL_* variables, AWS clients from the default chain (which honours
-// AWS_ENDPOINT_URL), SDK retries with backoff for throttling.
+// AWS_ENDPOINT_URL), SDK retries with backoff for throttling, whole responses read before
+// they are parsed (internal/awshttp).
 func FromLambdaEnv(ctx context.Context, role string) *App {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", role)
 	cfg, err := config.FromEnv(os.Getenv)
@@ -28,6 +30,7 @@ func FromLambdaEnv(ctx context.Context, role string) *App {
 		log.Error("AWS configuration", "error", err)
 		os.Exit(1)
 	}
+	awshttp.Wrap(&awsCfg)
 	opts := Options{Log: log, Node: DefaultNode(role)}
 
 	// Chaos test hook. SUNDIAL_CHAOS is set only by the local chaos harness (infra/chaosrun),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,7 +20,9 @@ type Config struct {
 	DefaultMaxRetries int
 	DefaultRetryDelay time.Duration
 	LogRetention      time.Duration
-	// Tick is the fetch interval; the fetch looks ahead two ticks.
+	// Tick is the fetch interval; the fetch looks ahead two ticks. It is the interval of the
+	// fetch's schedule (SUNDIAL_FETCH_SCHEDULE, the template's FetchSchedule parameter, a
+	// rate() expression), unless SUNDIAL_TICK sets it (the local platform's sub-minute ticks).
 	Tick time.Duration
 	// LostAfter: an unclaimed firing this far past due is re-sent by recovery.
 	LostAfter time.Duration
@@ -31,6 +34,10 @@ type Config struct {
 	// infra/lambdarun.InvokeAPI), since the AWS emulator cannot run functions.
 	LambdaEndpoint string
 }
+
+// MaxTick is the longest fetch interval: the fetch looks ahead two ticks and SQS delays a
+// message at most 15 minutes.
+const MaxTick = 450 * time.Second
 
 // FromEnv reads SUNDIAL_* variables; every problem is reported, not just the first.
 func FromEnv(getenv func(string) string) (Config, error) {
@@ -77,8 +84,20 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DefaultMaxRetries: num("SUNDIAL_DEFAULT_MAX_RETRIES", 3, 0, 100),
 		DefaultRetryDelay: dur("SUNDIAL_DEFAULT_RETRY_DELAY", 10*time.Second, 0, 24*time.Hour),
 		LogRetention:      time.Duration(num("SUNDIAL_LOG_RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
-		Tick:              dur("SUNDIAL_TICK", time.Minute, 100*time.Millisecond, 450*time.Second),
 	}
+	c.Tick = time.Minute
+	if v := getenv("SUNDIAL_FETCH_SCHEDULE"); v != "" {
+		tick, err := RateInterval(v)
+		if err == nil && tick > MaxTick {
+			err = fmt.Errorf("the interval %s is above %s (the fetch looks ahead two ticks; SQS delays a message at most 15 minutes)", tick, MaxTick)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SUNDIAL_FETCH_SCHEDULE=%q: %w", v, err))
+		} else {
+			c.Tick = tick
+		}
+	}
+	c.Tick = dur("SUNDIAL_TICK", c.Tick, 100*time.Millisecond, MaxTick)
 	c.LostAfter = dur("SUNDIAL_LOST_AFTER", 2*c.Tick+30*time.Second, time.Second, 24*time.Hour)
 	c.FailedBackoff = dur("SUNDIAL_FAILED_BACKOFF", 30*time.Second, time.Second, time.Hour)
 	if v := getenv("SUNDIAL_LAMBDA_ENDPOINT"); v != "" {
@@ -91,26 +110,25 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// Env is the inverse of FromEnv, for the local platform that starts functions.
-func (c Config) Env() map[string]string {
-	env := map[string]string{
-		"SUNDIAL_TIMERS_TABLE":        c.TimersTable,
-		"SUNDIAL_LOG_TABLE":           c.LogTable,
-		"SUNDIAL_QUEUE_P1":            c.Queues[0],
-		"SUNDIAL_QUEUE_P2":            c.Queues[1],
-		"SUNDIAL_QUEUE_P3":            c.Queues[2],
-		"SUNDIAL_QUEUE_P4":            c.Queues[3],
-		"SUNDIAL_DLQ":                 c.DLQ,
-		"SUNDIAL_DUE_SHARDS":          strconv.Itoa(c.DueShards),
-		"SUNDIAL_DEFAULT_MAX_RETRIES": strconv.Itoa(c.DefaultMaxRetries),
-		"SUNDIAL_DEFAULT_RETRY_DELAY": c.DefaultRetryDelay.String(),
-		"SUNDIAL_LOG_RETENTION_DAYS":  strconv.Itoa(int(c.LogRetention / (24 * time.Hour))),
-		"SUNDIAL_TICK":                c.Tick.String(),
-		"SUNDIAL_LOST_AFTER":          c.LostAfter.String(),
-		"SUNDIAL_FAILED_BACKOFF":      c.FailedBackoff.String(),
+// RateInterval reads an EventBridge rate() expression: rate(1 minute), rate(5 minutes),
+// rate(1 hour), rate(2 days).
+func RateInterval(expr string) (time.Duration, error) {
+	inner, prefixed := strings.CutPrefix(expr, "rate(")
+	inner, suffixed := strings.CutSuffix(inner, ")")
+	if !prefixed || !suffixed {
+		return 0, errors.New("not a rate() expression")
 	}
-	if c.LambdaEndpoint != "" {
-		env["SUNDIAL_LAMBDA_ENDPOINT"] = c.LambdaEndpoint
+	num, unit, _ := strings.Cut(inner, " ")
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 {
+		return 0, errors.New("want rate(<positive integer> <unit>)")
 	}
-	return env
+	units := map[string]time.Duration{"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour}
+	if base, ok := units[unit]; ok && n == 1 {
+		return base, nil
+	}
+	if base, ok := units[strings.TrimSuffix(unit, "s")]; ok && strings.HasSuffix(unit, "s") && n > 1 {
+		return time.Duration(n) * base, nil
+	}
+	return 0, errors.New("the unit must be minute, hour or day for 1, and minutes, hours or days above")
 }

@@ -26,9 +26,30 @@ func TestFromEnv(t *testing.T) {
 		require.Equal(t, 3, c.DefaultMaxRetries)
 		require.Equal(t, time.Minute, c.Tick)
 		require.Equal(t, 30*24*time.Hour, c.LogRetention)
-		back, err := FromEnv(env(c.Env()))
+	})
+
+	t.Run("TickFromTheFetchSchedule", func(t *testing.T) {
+		t.Parallel()
+		with := maps.Clone(full)
+		with["SUNDIAL_FETCH_SCHEDULE"] = "rate(5 minutes)"
+		c, err := FromEnv(env(with))
 		require.NoError(t, err)
-		require.Equal(t, c, back, "Env is the inverse of FromEnv")
+		require.Equal(t, 5*time.Minute, c.Tick, "the fetch looks ahead by its own schedule's interval")
+		require.Equal(t, 10*time.Minute+30*time.Second, c.LostAfter, "recovery waits for what the fetch has not sent yet")
+		with["SUNDIAL_TICK"] = "2s"
+		c, err = FromEnv(env(with))
+		require.NoError(t, err)
+		require.Equal(t, 2*time.Second, c.Tick, "SUNDIAL_TICK (local sub-minute ticks) wins")
+		for bad, msg := range map[string]string{
+			"rate(8 minutes)":   "above 7m30s",
+			"cron(0 * * * ? *)": "not a rate() expression",
+			"rate(1 minutes)":   "the unit must be",
+		} {
+			with := maps.Clone(full)
+			with["SUNDIAL_FETCH_SCHEDULE"] = bad
+			_, err := FromEnv(env(with))
+			require.ErrorContains(t, err, msg, bad)
+		}
 	})
 
 	t.Run("LambdaEndpoint", func(t *testing.T) {
@@ -36,17 +57,12 @@ func TestFromEnv(t *testing.T) {
 		c, err := FromEnv(env(full))
 		require.NoError(t, err)
 		require.Empty(t, c.LambdaEndpoint, "unset: the Lambda client uses the AWS endpoint")
-		require.NotContains(t, c.Env(), "SUNDIAL_LAMBDA_ENDPOINT", "an unset endpoint is not passed on")
 
 		with := map[string]string{"SUNDIAL_LAMBDA_ENDPOINT": "http://127.0.0.1:4567"}
 		maps.Copy(with, full)
 		c, err = FromEnv(env(with))
 		require.NoError(t, err)
 		require.Equal(t, "http://127.0.0.1:4567", c.LambdaEndpoint)
-		require.Equal(t, "http://127.0.0.1:4567", c.Env()["SUNDIAL_LAMBDA_ENDPOINT"])
-		back, err := FromEnv(env(c.Env()))
-		require.NoError(t, err)
-		require.Equal(t, c, back)
 
 		for _, bad := range []string{"127.0.0.1:4567", "ftp://host", "http://", "::"} {
 			with["SUNDIAL_LAMBDA_ENDPOINT"] = bad
@@ -63,4 +79,17 @@ func TestFromEnv(t *testing.T) {
 			require.ErrorContains(t, err, want)
 		}
 	})
+}
+
+func TestRateInterval(t *testing.T) {
+	t.Parallel()
+	for expr, want := range map[string]time.Duration{"rate(1 minute)": time.Minute, "rate(5 minutes)": 5 * time.Minute, "rate(2 hours)": 2 * time.Hour, "rate(1 day)": 24 * time.Hour} {
+		got, err := RateInterval(expr)
+		require.NoError(t, err, expr)
+		require.Equal(t, want, got, expr)
+	}
+	for _, bad := range []string{"rate(1 minutes)", "rate(5 minute)", "rate(0 minutes)", "rate(5 seconds)", "cron(0 * * * ? *)", "rate(x minutes)", "rate(5 minutes"} {
+		_, err := RateInterval(bad)
+		require.Error(t, err, bad)
+	}
 }

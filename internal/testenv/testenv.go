@@ -1,16 +1,19 @@
-// Package testenv gives integration tests a real AWS emulator with Sundial's stack deployed:
-// one moto_server and one stack per test binary, shared by every test in it. Tests isolate
-// themselves by using distinct timer names (and distinct instants), never by fresh tables.
+// Package testenv gives integration tests Sundial's local AWS with its stack provisioned:
+// DynamoDB Local and the SQS engine started once per test binary, the stack created on them
+// from template.yaml's SAM translation (infra/localaws), shared by every test in it. Tests
+// isolate themselves by using distinct timer names (and distinct instants), never by fresh
+// tables.
 //
 // A test package opts in with
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 //
-// and each test calls testenv.Stack(t). Set SUNDIAL_TEST_ENDPOINT to an emulator that is
-// already running (moto_server, LocalStack) to use it instead of starting one.
+// and each test calls testenv.Stack(t), which returns the operator's AWS configuration
+// (allowed everything); testenv.Local gives the local AWS itself, e.g. for a function's
+// configuration, whose calls are checked against the function's IAM role.
 //
-// Integration tests never skip: when no emulator can be started or reached, Stack fails
-// the test with the reason, so a missing emulator cannot pass as a green run.
+// Integration tests never skip: when the engines cannot be installed or started, Stack fails
+// the test with the reason, so a missing engine cannot pass as a green run.
 package testenv
 
 import (
@@ -28,21 +31,16 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/stack"
 )
 
-// EndpointEnv names an emulator endpoint to use instead of starting moto_server.
-const EndpointEnv = "SUNDIAL_TEST_ENDPOINT"
-
 // Region is the region every test client uses.
-const Region = "us-east-1"
+const Region = localaws.Region
 
-// setupTimeout bounds starting the emulator (pip install included) and deploying the stack.
-const setupTimeout = 3 * time.Minute
+// setupTimeout bounds installing and starting the engines and provisioning the stack.
+const setupTimeout = 5 * time.Minute
 
 var (
 	mainCalled atomic.Bool
@@ -53,21 +51,19 @@ var (
 	setupErr error
 
 	mu        sync.Mutex
-	emu       *emulator.Emulator // started here; nil when EndpointEnv was used
-	stackName string             // deployed here, on an external endpoint: removed by Main
-	deployed  string             // the stack's name, whatever the endpoint
+	env       *localaws.Env
+	stackName string
 )
 
-// StackName is the name of the stack Stack deployed (call Stack first).
+// StackName is the name of the stack Stack provisioned (call Stack first).
 func StackName() string {
 	mu.Lock()
 	defer mu.Unlock()
-	return deployed
+	return stackName
 }
 
-// Main runs the tests of a package that uses Stack, then stops the emulator it started (or,
-// on an endpoint given by SUNDIAL_TEST_ENDPOINT, deletes the stack it deployed), and exits
-// with the tests' code. Call it from TestMain.
+// Main runs the tests of a package that uses Stack, then stops the engines, and exits with
+// the tests' code. Call it from TestMain.
 func Main(m *testing.M) {
 	mainCalled.Store(true)
 	code := m.Run()
@@ -80,108 +76,83 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Stack returns an AWS config pointed at the shared emulator and the outputs of the stack
-// deployed from template.yaml. The first call starts the emulator and deploys; later calls
-// (from any test of the binary) return the same values, or the same failure. DynamoDB
-// clients built from the config send one operation at a time, which gives the emulator
-// DynamoDB's atomic conditional writes (see atomic.go).
+// Stack returns the operator's AWS configuration on the local AWS and the outputs of the
+// stack provisioned from template.yaml. The first call starts everything; later calls (from
+// any test of the binary) return the same values, or the same failure.
 func Stack(t testing.TB) (aws.Config, stack.Outputs) {
 	t.Helper()
+	Local(t)
+	return cfg.Copy(), outputs
+}
+
+// Local returns the local AWS the stack runs on.
+func Local(t testing.TB) *localaws.Env {
+	t.Helper()
 	if !mainCalled.Load() {
-		t.Fatal("testenv: call testenv.Main(m) from this package's TestMain; without it the emulator would outlive the tests")
+		t.Fatal("testenv: call testenv.Main(m) from this package's TestMain; without it the engines would outlive the tests")
 	}
 	once.Do(func() { setupErr = setup() })
 	if setupErr != nil {
 		t.Fatalf("testenv: integration environment unavailable (integration tests fail rather than skip):\n%v", setupErr)
 	}
-	return cfg, outputs
+	mu.Lock()
+	defer mu.Unlock()
+	return env
 }
 
 func setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-
-	endpoint := os.Getenv(EndpointEnv)
-	if endpoint != "" {
-		if err := emulator.Reachable(ctx, endpoint); err != nil {
-			return fmt.Errorf("%s=%s: %w", EndpointEnv, endpoint, err)
-		}
-	} else {
-		e, err := emulator.Start(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("could not start moto_server: %w\n"+
-				`install it with: python3 -m pip install "moto[server]"`+"\n"+
-				"or point %s at a running emulator (moto_server, LocalStack)", err, EndpointEnv)
-		}
-		mu.Lock()
-		emu = e
-		mu.Unlock()
-		endpoint = e.Endpoint
-	}
-
-	c, err := emulator.AWSConfig(ctx, endpoint, Region)
-	if err != nil {
-		return err
-	}
-	emulator.SerializeDynamoDB(&c) // see infra/emulator/atomic.go
 	tpl, err := templatePath()
 	if err != nil {
 		return err
 	}
-	name := uniqueStackName()
-	mu.Lock()
-	cfg = c // Stack returns it only once the deploy succeeded; teardown needs it either way
-	if os.Getenv(EndpointEnv) != "" {
-		stackName = name
-	}
-	mu.Unlock()
-	began := time.Now()
-	out, err := stack.Deploy(ctx, c, name, tpl, nil)
+	body, err := os.ReadFile(tpl)
 	if err != nil {
-		return fmt.Errorf("deploy stack %q from %s at %s: %w", name, tpl, endpoint, err)
+		return err
 	}
-	if d := time.Since(began); d > 20*time.Second {
-		fmt.Fprintf(os.Stderr, "testenv: deploying stack %q took %s\n", name, d.Round(time.Millisecond))
+	began := time.Now()
+	e, err := localaws.Start(ctx, localaws.Options{Template: body})
+	if err != nil {
+		return fmt.Errorf("start the local AWS (DynamoDB Local, fauxqs): %w", err)
+	}
+	name := uniqueStackName()
+	st, err := e.Provision(ctx, name, nil)
+	if err != nil {
+		_ = e.Stop()
+		return err
+	}
+	out, err := localaws.Outputs(st)
+	if err != nil {
+		_ = e.Stop()
+		return err
+	}
+	if d := time.Since(began); d > 30*time.Second {
+		fmt.Fprintf(os.Stderr, "testenv: starting the engines and stack %q took %s\n", name, d.Round(time.Millisecond))
 	}
 	mu.Lock()
-	outputs, deployed = out, name
+	env, stackName, cfg, outputs = e, name, e.Operator(), out
 	mu.Unlock()
 	return nil
 }
 
-// teardown stops what setup started. On an external endpoint the stack is deleted, and with
-// it everything but the timers table, whose DeletionPolicy is Retain: it is deleted directly.
+// teardown stops the engines.
 func teardown() error {
 	mu.Lock()
 	defer mu.Unlock()
-	if emu != nil {
-		err := emu.Stop()
-		emu = nil
-		return err
-	}
-	if stackName == "" || cfg.BaseEndpoint == nil { // never clean up anywhere but the emulator
+	if env == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var errs []error
-	if _, err := cloudformation.NewFromConfig(cfg).DeleteStack(ctx, &cloudformation.DeleteStackInput{StackName: aws.String(stackName)}); err != nil {
-		errs = append(errs, fmt.Errorf("delete stack %q: %w", stackName, err))
-	}
-	if outputs.TimersTable != "" {
-		if _, err := dynamodb.NewFromConfig(cfg).DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(outputs.TimersTable)}); err != nil {
-			errs = append(errs, fmt.Errorf("delete table %q: %w", outputs.TimersTable, err))
-		}
-	}
-	stackName = ""
-	return errors.Join(errs...)
+	err := env.Stop()
+	env = nil
+	return err
 }
 
 // uniqueStackName is a valid CloudFormation stack name that no other test binary uses.
 func uniqueStackName() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	return fmt.Sprintf("sundial-test-%d-%s", os.Getpid(), hex.EncodeToString(b))
+	return fmt.Sprintf("sundialtest%d%s", os.Getpid(), hex.EncodeToString(b))
 }
 
 // templatePath finds template.yaml at the module root, walking up from the working

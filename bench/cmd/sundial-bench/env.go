@@ -5,69 +5,70 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/sundialhq/sundial/infra/emulator"
-	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
 
-// env is the emulator every phase shares, and the AWS configuration its clients are built
-// from: DynamoDB serialized against moto (as infra/local does) and every request counted.
+// env is the local AWS every phase shares (DynamoDB Local and fauxqs behind the gateway, as
+// `sundial up` runs them), and the AWS configuration its clients are built from, with every
+// request counted.
 type env struct {
-	emu      *emulator.Emulator
-	aws      aws.Config
-	counter  *metrics.Counter
-	template string
-	log      *slog.Logger // progress, to stderr
+	local   *localaws.Env
+	aws     aws.Config
+	counter *metrics.Counter
+	log     *slog.Logger // progress, to stderr
 }
 
-func startEnv(ctx context.Context, template string, emuLog io.Writer, log *slog.Logger) (*env, error) {
-	emu, err := emulator.Start(ctx, emuLog)
+func startEnv(ctx context.Context, template string, engineLog io.Writer, log *slog.Logger) (*env, error) {
+	body, err := os.ReadFile(template)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := emulator.AWSConfig(ctx, emu.Endpoint, emulator.DefaultRegion)
+	l, err := localaws.Start(ctx, localaws.Options{Template: body, Log: engineLog})
 	if err != nil {
-		_ = emu.Stop()
 		return nil, err
 	}
-	// moto's conditional writes are not atomic; infra/local serializes DynamoDB calls for the
-	// same reason, so the benchmark measures the same path `sundial up` runs.
-	emulator.SerializeDynamoDB(&cfg)
+	cfg := l.Operator()
 	c := metrics.New()
 	c.Attach(&cfg)
-	return &env{emu: emu, aws: cfg, counter: c, template: template, log: log}, nil
+	return &env{local: l, aws: cfg, counter: c, log: log}, nil
 }
 
-func (e *env) stop() error { return e.emu.Stop() }
+func (e *env) stop() error { return e.local.Stop() }
 
-// deployed is one stack of the template on the emulator, with the functions' configuration.
+// deployed is one stack of the template on the local AWS, with the processor's
+// configuration as the template's translation gives it.
 type deployed struct {
 	name string
 	cfg  config.Config
+	env  map[string]string // the processor function's environment
 }
 
 // deploy creates a stack from template.yaml; each phase gets its own tables and queues.
 func (e *env) deploy(ctx context.Context, name string, tick time.Duration) (deployed, error) {
 	start := time.Now()
-	outs, err := stack.Deploy(ctx, e.aws, name, e.template, nil)
+	st, err := e.local.Provision(ctx, name, nil)
 	if err != nil {
 		return deployed{}, fmt.Errorf("deploy %s: %w", name, err)
 	}
-	vars := outs.Env(map[string]string{"SUNDIAL_TICK": tick.String()})
+	vars := maps.Clone(st.Functions["ProcessorFunction"].Env)
+	vars["SUNDIAL_TICK"] = tick.String()
 	cfg, err := config.FromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		return deployed{}, err
 	}
 	e.log.Info("stack deployed", "stack", name, "took", time.Since(start).Round(time.Millisecond))
-	return deployed{name: name, cfg: cfg}, nil
+	return deployed{name: name, cfg: cfg, env: vars}, nil
 }
 
 // newApp wires Sundial on the counted configuration.

@@ -105,7 +105,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 
 	var emuLog io.Writer
 	if o.emulatorLog {
-		f, err := os.Create(filepath.Join(o.out, "moto.log"))
+		f, err := os.Create(filepath.Join(o.out, "engines.log"))
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/message"
@@ -86,8 +88,8 @@ func (e *env) memory(ctx context.Context, outDir, bootstrap string, batches int)
 		return memoryRun{}, err
 	}
 	defer logf.Close()
-	env := d.cfg.Env()
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL": aws.ToString(e.aws.BaseEndpoint), "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"} {
+	env := maps.Clone(d.env)
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL": aws.ToString(e.aws.BaseEndpoint), "AWS_ACCESS_KEY_ID": localaws.OperatorKey, "AWS_SECRET_ACCESS_KEY": "local"} {
 		env[k] = v
 	}
 	fn, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{

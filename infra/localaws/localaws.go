@@ -1,0 +1,204 @@
+// Package localaws is Sundial's local AWS: the embedded engines (DynamoDB Local and fauxqs),
+// the stack created on them from template.yaml's SAM translation, and one endpoint in front
+// of both (infra/gateway) that checks every call against the caller's IAM role. The local
+// platform (infra/local), the integration tests (internal/testenv) and the benchmarks run on
+// it.
+package localaws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/gateway"
+	"github.com/sundialhq/sundial/infra/iam"
+	"github.com/sundialhq/sundial/infra/provision"
+	"github.com/sundialhq/sundial/infra/sam"
+	"github.com/sundialhq/sundial/infra/stack"
+)
+
+// Region is the local region.
+const Region = "us-east-1"
+
+// Options configure Start.
+type Options struct {
+	// Template is the SAM template's text (template.yaml).
+	Template []byte
+	// DBPath keeps DynamoDB's data on disk there across restarts; empty keeps it in memory.
+	DBPath string
+	// Log receives the engines' output and the gateway's log lines.
+	Log io.Writer
+}
+
+// Env is a running local AWS.
+type Env struct {
+	// Endpoint is the gateway's URL: the one endpoint every local client uses.
+	Endpoint string
+	// Template is the SAM translation of the template.
+	Template *sam.Template
+	// Auth is the IAM check every call through Endpoint passes.
+	Auth *iam.Authorizer
+	// Gateway routes the calls.
+	Gateway *gateway.Gateway
+
+	dynamo, queues *emulator.Server
+	operator       aws.Config
+	ddb            *dynamodb.Client
+	sqs            *sqs.Client
+
+	mu     sync.Mutex
+	stacks map[string]*provision.Stack
+}
+
+// Start installs (when missing) and starts the engines, translates the template and starts
+// the gateway. Stacks are created with Provision.
+func Start(ctx context.Context, o Options) (_ *Env, err error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	e := &Env{stacks: map[string]*provision.Stack{}}
+	defer func() {
+		if err != nil {
+			_ = e.Stop()
+		}
+	}()
+	var translated error
+	done := make(chan struct{})
+	go func() { // the translation (python) runs while the engines start
+		defer close(done)
+		e.Template, translated = sam.Translate(ctx, o.Template)
+	}()
+	eng, err := emulator.Install(ctx, o.Log)
+	if err != nil {
+		<-done
+		return nil, err
+	}
+	started := make(chan error, 1)
+	go func() {
+		var err error
+		e.queues, err = emulator.StartSQS(ctx, eng, o.Log)
+		started <- err
+	}()
+	e.dynamo, err = emulator.StartDynamoDB(ctx, eng, emulator.DynamoDBOptions{DBPath: o.DBPath, Log: o.Log})
+	if qerr := <-started; err == nil {
+		err = qerr
+	}
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	if translated != nil {
+		return nil, translated
+	}
+	e.Auth = iam.NewAuthorizer(iam.Env{Region: Region, Account: sam.Account})
+	e.Gateway = &gateway.Gateway{DynamoDB: e.dynamo.Endpoint, SQS: e.queues.Endpoint, Auth: e.Auth,
+		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
+	if e.Endpoint, err = e.Gateway.Start("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	if e.operator, err = emulator.AWSConfig(ctx, e.Endpoint, Region); err != nil {
+		return nil, err
+	}
+	e.operator.Credentials = credentials.NewStaticCredentialsProvider(OperatorKey, "local", "")
+	// Provisioning talks to the engines through the gateway too, as the operator.
+	e.ddb, e.sqs = dynamodb.NewFromConfig(e.operator), sqs.NewFromConfig(e.operator)
+	return e, nil
+}
+
+// OperatorKey is the access key ID of the operator's credentials (the CLI, tests, the
+// local platform's own setup): allowed everything, as an administrator is.
+const OperatorKey = "LOCALOPERATOR"
+
+// Provision creates (or finds, on a kept database) the stack name with the parameters, and
+// makes DescribeStacks answer for it. Each function's role gets an access key of its own:
+// Config(stack, function) signs with it.
+func (e *Env) Provision(ctx context.Context, name string, params map[string]string) (*provision.Stack, error) {
+	st, err := provision.Provision(ctx, e.Template, provision.Options{StackName: name, Region: Region, Params: params,
+		DynamoDB: e.ddb, SQS: e.sqs})
+	if err != nil {
+		return nil, fmt.Errorf("stack %s: %w", name, err)
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.Roles)) {
+		e.Auth.AddRole(RoleKey(name, id), st.Roles[id])
+	}
+	e.Gateway.AddStack(gateway.StackInfo{Name: name, Region: Region, Created: time.Now(), Parameters: st.Params, Outputs: st.Outputs})
+	e.mu.Lock()
+	e.stacks[name] = st
+	e.mu.Unlock()
+	return st, nil
+}
+
+// RoleKey is the access key ID that stands for a role of a stack. DynamoDB Local accepts
+// only letters and digits in an access key ID; other characters are dropped.
+func RoleKey(stackName, roleID string) string {
+	return "LOCALROLE" + alnum(stackName) + "X" + alnum(roleID)
+}
+
+func alnum(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// Operator is the AWS configuration of the operator: everything allowed.
+func (e *Env) Operator() aws.Config { return e.operator.Copy() }
+
+// Config is the AWS configuration a function of a stack runs with: its role's credentials,
+// so every call it makes is checked against the role's policies.
+func (e *Env) Config(stackName, function string) (aws.Config, error) {
+	e.mu.Lock()
+	st := e.stacks[stackName]
+	e.mu.Unlock()
+	if st == nil {
+		return aws.Config{}, fmt.Errorf("stack %s is not provisioned", stackName)
+	}
+	fn := st.Functions[function]
+	if fn == nil {
+		return aws.Config{}, fmt.Errorf("stack %s has no function %s (functions: %v)", stackName, function, slices.Sorted(maps.Keys(st.Functions)))
+	}
+	cfg := e.operator.Copy()
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(RoleKey(stackName, fn.Role.Name), "local", "")
+	return cfg, nil
+}
+
+// Outputs returns a provisioned stack's outputs as the functions read them.
+func Outputs(st *provision.Stack) (stack.Outputs, error) {
+	out, err := stack.FromValues(st.Outputs, st.Params)
+	if err != nil {
+		return stack.Outputs{}, fmt.Errorf("stack %s %w", st.Name, err)
+	}
+	return out, nil
+}
+
+// Engines names the engines' endpoints (behind the gateway), for reports.
+func (e *Env) Engines() (dynamoDB, sqs string) { return e.dynamo.Endpoint, e.queues.Endpoint }
+
+// Stop stops the gateway and the engines.
+func (e *Env) Stop() error {
+	var errs []error
+	if e.Gateway != nil {
+		errs = append(errs, e.Gateway.Close())
+	}
+	for _, s := range []*emulator.Server{e.dynamo, e.queues} {
+		if s != nil {
+			errs = append(errs, s.Stop())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,412 @@
+package provision
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sundialhq/sundial/infra/iam"
+)
+
+type creator struct {
+	o Options
+	s *Stack
+}
+
+func (c creator) create(ctx context.Context, res *Resource) error {
+	s := c.s
+	switch res.Type {
+	case "AWS::DynamoDB::Table":
+		return c.table(ctx, res)
+	case "AWS::SQS::Queue":
+		return c.queue(ctx, res)
+	case "AWS::IAM::Role":
+		name := s.physicalName(res, "RoleName")
+		res.Ref = name
+		res.Attrs["Arn"] = fmt.Sprintf("arn:aws:iam::%s:role/%s", "000000000000", name)
+		res.Attrs["RoleId"] = "AROALOCAL" + strings.ToUpper(res.LogicalID)
+		role, err := roleOf(res)
+		if err != nil {
+			return err
+		}
+		s.Roles[res.LogicalID] = role
+		return nil
+	case "AWS::Lambda::Function":
+		name := s.physicalName(res, "FunctionName")
+		res.Ref = name
+		res.Attrs["Arn"] = s.arn("lambda", "function:"+name)
+		return nil
+	case "AWS::Lambda::Version":
+		res.Ref = fmt.Sprint(res.Properties["FunctionName"]) + ":1"
+		res.Attrs["Version"] = "1"
+		s.NotEmulated = append(s.NotEmulated, res.LogicalID+" ("+res.Type+")")
+		return nil
+	case "AWS::Lambda::Alias":
+		res.Ref = fmt.Sprint(res.Properties["FunctionName"]) + ":" + fmt.Sprint(res.Properties["Name"])
+		return nil
+	case "AWS::Logs::LogGroup":
+		name := "/aws/lambda/" + s.Name + "-" + res.LogicalID
+		if v, ok := res.Properties["LogGroupName"].(string); ok && v != "" {
+			name = v
+		}
+		res.Ref = name
+		res.Attrs["Arn"] = s.arn("logs", "log-group:"+name+":*")
+		s.NotEmulated = append(s.NotEmulated, res.LogicalID+" ("+res.Type+"): function logs go to the platform's log instead")
+		return nil
+	case "AWS::Lambda::EventSourceMapping", "AWS::Events::Rule":
+		res.Ref = s.Name + "-" + res.LogicalID
+		res.Attrs["Arn"] = s.arn("events", "rule/"+res.Ref)
+		return nil // run by the local platform (Function.Schedules, Function.EventSources)
+	case "AWS::Lambda::Permission":
+		res.Ref = s.Name + "-" + res.LogicalID
+		return nil // who may invoke a function: the local platform invokes them itself
+	}
+	// Anything else gets a name and an ARN so that references resolve; it does not run here.
+	res.Ref = s.Name + "-" + res.LogicalID
+	service := strings.ToLower(strings.SplitN(strings.TrimPrefix(res.Type, "AWS::"), "::", 2)[0])
+	res.Attrs["Arn"] = s.arn(service, res.Ref)
+	s.NotEmulated = append(s.NotEmulated, res.LogicalID+" ("+res.Type+")")
+	return nil
+}
+
+// roleOf reads the role's inline policies and the managed policies SAM attached.
+func roleOf(res *Resource) (*iam.Role, error) {
+	role := &iam.Role{Name: res.LogicalID, Arn: res.Attrs["Arn"]}
+	pols, _ := res.Properties["Policies"].([]any)
+	for i, p := range pols {
+		pm, _ := p.(map[string]any)
+		name := fmt.Sprint(pm["PolicyName"])
+		if name == "" || pm["PolicyName"] == nil {
+			name = fmt.Sprintf("%sPolicy%d", res.LogicalID, i)
+		}
+		pol, err := iam.ParseDocument(name, pm["PolicyDocument"])
+		if err != nil {
+			return nil, err
+		}
+		role.Policies = append(role.Policies, pol)
+	}
+	managed, _ := res.Properties["ManagedPolicyArns"].([]any)
+	for _, m := range managed {
+		arn := fmt.Sprint(m)
+		pol, ok := iam.Managed[arn]
+		if !ok {
+			return nil, fmt.Errorf("managed policy %s is not modelled by the local IAM check (known: %s)", arn, strings.Join(slices.Sorted(maps.Keys(iam.Managed)), ", "))
+		}
+		role.Policies = append(role.Policies, pol)
+	}
+	return role, nil
+}
+
+// tableProps are the AWS::DynamoDB::Table properties that CreateTable shares with the API
+// (same names); the rest are applied after creation.
+type tableProps struct {
+	TimeToLiveSpecification *struct {
+		AttributeName string
+		Enabled       any
+	}
+	StreamSpecification *struct{ StreamViewType string }
+}
+
+func (c creator) table(ctx context.Context, res *Resource) error {
+	s, db := c.s, c.o.DynamoDB
+	name := s.physicalName(res, "TableName")
+	res.Ref = name
+	res.Attrs["Arn"] = s.arn("dynamodb", "table/"+name)
+	in, err := createTableInput(res.Properties)
+	if err != nil {
+		return err
+	}
+	in.TableName = aws.String(name)
+	// Whether it exists is asked with ListTables: DescribeTable's ResourceNotFound answer
+	// from DynamoDB Local makes the SDK log a checksum warning.
+	exists := false
+	tables := dynamodb.NewListTablesPaginator(db, &dynamodb.ListTablesInput{})
+	for tables.HasMorePages() && !exists {
+		page, err := tables.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list tables: %w", err)
+		}
+		exists = slices.Contains(page.TableNames, name)
+	}
+	if !exists {
+		if _, err := db.CreateTable(ctx, in); err != nil {
+			return fmt.Errorf("create table %s: %w", name, err)
+		}
+	} else {
+		cur, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			return fmt.Errorf("describe table %s: %w", name, err)
+		}
+		if diff := schemaDiff(in, cur.Table); diff != "" {
+			return fmt.Errorf("table %s exists with another schema than the template's (%s): it was made by an earlier template; start from a fresh state (sundial up --fresh) to recreate it", name, diff)
+		}
+	}
+	var props tableProps
+	if err := remarshal(res.Properties, &props); err != nil {
+		return err
+	}
+	if t := props.TimeToLiveSpecification; t != nil && fmt.Sprint(t.Enabled) == "true" {
+		ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
+		if err != nil {
+			return fmt.Errorf("describe TTL of %s: %w", name, err)
+		}
+		if d := ttl.TimeToLiveDescription; d == nil || d.TimeToLiveStatus != ddbtypes.TimeToLiveStatusEnabled {
+			if _, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(name),
+				TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String(t.AttributeName), Enabled: aws.Bool(true)}}); err != nil {
+				return fmt.Errorf("enable TTL on %s: %w", name, err)
+			}
+		}
+	}
+	if props.StreamSpecification != nil {
+		d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			return err
+		}
+		res.Attrs["StreamArn"] = aws.ToString(d.Table.LatestStreamArn)
+	}
+	return nil
+}
+
+// createTableInput maps the resource's properties onto CreateTable's input: CloudFormation
+// uses the API's own names, so the properties decode into the SDK's type; numbers that came
+// from parameters (strings) are made numbers first.
+func createTableInput(props map[string]any) (*dynamodb.CreateTableInput, error) {
+	p := maps.Clone(props)
+	for _, k := range []string{"TimeToLiveSpecification", "PointInTimeRecoverySpecification", "ContributorInsightsSpecification",
+		"KinesisStreamSpecification", "ImportSourceSpecification", "SSESpecification", "Tags", "ResourcePolicy"} {
+		delete(p, k) // applied separately, or not meaningful locally
+	}
+	b, err := json.Marshal(numbers(p))
+	if err != nil {
+		return nil, err
+	}
+	in := &dynamodb.CreateTableInput{}
+	if err := json.Unmarshal(b, in); err != nil {
+		return nil, fmt.Errorf("table properties: %w", err)
+	}
+	if ss, ok := props["StreamSpecification"].(map[string]any); ok {
+		in.StreamSpecification = &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: ddbtypes.StreamViewType(fmt.Sprint(ss["StreamViewType"]))}
+	}
+	return in, nil
+}
+
+// numbers turns numeric strings under the throughput properties into numbers.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s, ok := e.(string); ok && (strings.HasSuffix(k, "CapacityUnits") || strings.HasSuffix(k, "RequestUnits")) {
+				if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+					out[k] = n
+					continue
+				}
+			}
+			out[k] = numbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = numbers(e)
+		}
+		return out
+	}
+	return v
+}
+
+// schemaDiff compares what cannot change in place: keys and indexes.
+func schemaDiff(want *dynamodb.CreateTableInput, have *ddbtypes.TableDescription) string {
+	keys := func(ks []ddbtypes.KeySchemaElement) string {
+		var parts []string
+		for _, k := range ks {
+			parts = append(parts, aws.ToString(k.AttributeName)+":"+string(k.KeyType))
+		}
+		return strings.Join(parts, ",")
+	}
+	if keys(want.KeySchema) != keys(have.KeySchema) {
+		return "key " + keys(have.KeySchema) + ", template " + keys(want.KeySchema)
+	}
+	idx := func(name string, ks []ddbtypes.KeySchemaElement, p *ddbtypes.Projection) string {
+		s := name + "(" + keys(ks)
+		if p != nil {
+			s += " " + string(p.ProjectionType)
+			if len(p.NonKeyAttributes) > 0 {
+				s += " " + strings.Join(slices.Sorted(slices.Values(p.NonKeyAttributes)), ",")
+			}
+		}
+		return s + ")"
+	}
+	var w, h []string
+	for _, g := range want.GlobalSecondaryIndexes {
+		w = append(w, idx(aws.ToString(g.IndexName), g.KeySchema, g.Projection))
+	}
+	for _, g := range have.GlobalSecondaryIndexes {
+		h = append(h, idx(aws.ToString(g.IndexName), g.KeySchema, g.Projection))
+	}
+	slices.Sort(w)
+	slices.Sort(h)
+	if !slices.Equal(w, h) {
+		return "indexes " + strings.Join(h, " ") + ", template " + strings.Join(w, " ")
+	}
+	return ""
+}
+
+func remarshal(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
+}
+
+// queueAttributes are the AWS::SQS::Queue properties that are queue attributes.
+var queueAttributes = []string{"DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod", "ReceiveMessageWaitTimeSeconds",
+	"VisibilityTimeout", "RedrivePolicy", "RedriveAllowPolicy", "FifoQueue", "ContentBasedDeduplication",
+	"DeduplicationScope", "FifoThroughputLimit"}
+
+func (c creator) queue(ctx context.Context, res *Resource) error {
+	s := c.s
+	name := s.physicalName(res, "QueueName")
+	if fmt.Sprint(res.Properties["FifoQueue"]) == "true" && !strings.HasSuffix(name, ".fifo") {
+		name += ".fifo"
+	}
+	attrs := map[string]string{}
+	for _, k := range queueAttributes {
+		v, ok := res.Properties[k]
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return err
+			}
+			attrs[k] = string(b)
+		case float64:
+			attrs[k] = strconv.FormatInt(int64(x), 10)
+		default:
+			attrs[k] = fmt.Sprint(x)
+		}
+	}
+	out, err := c.o.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		return fmt.Errorf("create queue %s: %w", name, err)
+	}
+	url := aws.ToString(out.QueueUrl)
+	got, err := c.o.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", name, err)
+	}
+	res.Ref = url
+	res.Attrs["Arn"] = got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
+	res.Attrs["QueueName"] = name
+	res.Attrs["QueueUrl"] = url
+	return nil
+}
+
+// function reads a Lambda function's configuration (defaults as Lambda's).
+func (s *Stack) function(res *Resource) (*Function, error) {
+	p := res.Properties
+	fn := &Function{LogicalID: res.LogicalID, Name: res.Ref, Arn: res.Attrs["Arn"], Env: map[string]string{},
+		Timeout: 3 * time.Second, MemoryMB: 128, Architectures: []string{"x86_64"}}
+	fn.Runtime, _ = p["Runtime"].(string)
+	fn.Handler, _ = p["Handler"].(string)
+	if v, ok := p["Timeout"]; ok {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if err != nil || n < 1 || n > 900 {
+			return nil, fmt.Errorf("Timeout %v: want 1..900 seconds", v)
+		}
+		fn.Timeout = time.Duration(n) * time.Second
+	}
+	if v, ok := p["MemorySize"]; ok {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if err != nil || n < 128 || n > 10240 {
+			return nil, fmt.Errorf("MemorySize %v: want 128..10240 MB", v)
+		}
+		fn.MemoryMB = n
+	}
+	if a, ok := p["Architectures"].([]any); ok && len(a) > 0 {
+		fn.Architectures = nil
+		for _, x := range a {
+			fn.Architectures = append(fn.Architectures, fmt.Sprint(x))
+		}
+	}
+	if env, ok := p["Environment"].(map[string]any); ok {
+		vars, _ := env["Variables"].(map[string]any)
+		for k, v := range vars {
+			switch x := v.(type) {
+			case float64:
+				fn.Env[k] = strconv.FormatInt(int64(x), 10)
+			default:
+				fn.Env[k] = fmt.Sprint(x)
+			}
+		}
+	}
+	roleArn := fmt.Sprint(p["Role"])
+	for _, id := range slices.Sorted(maps.Keys(s.Roles)) {
+		if s.Resources[id] != nil && s.Resources[id].Attrs["Arn"] == roleArn {
+			fn.Role = s.Roles[id]
+		}
+	}
+	if fn.Role == nil {
+		return nil, fmt.Errorf("role %s is not a role of the stack", roleArn)
+	}
+	return fn, nil
+}
+
+func (s *Stack) eventSource(res *Resource) (EventSource, error) {
+	p := res.Properties
+	es := EventSource{LogicalID: res.LogicalID, BatchSize: 10, Enabled: fmt.Sprint(p["Enabled"]) != "false"}
+	es.QueueArn = fmt.Sprint(p["EventSourceArn"])
+	for _, r := range s.Resources {
+		if r.Type == "AWS::SQS::Queue" && r.Attrs["Arn"] == es.QueueArn {
+			es.QueueURL = r.Ref
+		}
+	}
+	if es.QueueURL == "" {
+		return es, fmt.Errorf("EventSourceArn %s is not a queue of the stack", es.QueueArn)
+	}
+	if v, ok := p["BatchSize"]; ok {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if err != nil || n < 1 || n > 10000 {
+			return es, fmt.Errorf("BatchSize %v", v)
+		}
+		es.BatchSize = n
+	}
+	if v, ok := p["MaximumBatchingWindowInSeconds"]; ok {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if err != nil || n < 0 || n > 300 {
+			return es, fmt.Errorf("MaximumBatchingWindowInSeconds %v", v)
+		}
+		es.BatchingWindow = time.Duration(n) * time.Second
+	}
+	if sc, ok := p["ScalingConfig"].(map[string]any); ok {
+		if v, ok := sc["MaximumConcurrency"]; ok {
+			n, err := strconv.Atoi(fmt.Sprint(v))
+			if err != nil || n < 2 || n > 1000 {
+				return es, fmt.Errorf("ScalingConfig.MaximumConcurrency %v: want 2..1000", v)
+			}
+			es.MaximumConcurrency = n
+		}
+	}
+	if types, ok := p["FunctionResponseTypes"].([]any); ok {
+		for _, t := range types {
+			es.ReportBatchItemFailures = es.ReportBatchItemFailures || fmt.Sprint(t) == "ReportBatchItemFailures"
+		}
+	}
+	return es, nil
+}

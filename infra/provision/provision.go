@@ -1,0 +1,244 @@
+// Package provision creates a stack of the template on the local engines, from the template's
+// SAM translation (infra/sam): DynamoDB tables on DynamoDB Local and queues on the SQS engine,
+// each from its resource's own properties; the roles, functions, schedules and event sources
+// as configuration for the local platform to run; and the outputs, evaluated as
+// CloudFormation would. Resources the local platform does not run (API Gateway, log groups,
+// alarms, custom resources) get names and ARNs so that references to them resolve, and are
+// listed in Stack.NotEmulated.
+//
+// Creation is idempotent: a table or queue that exists (an on-disk database kept from an
+// earlier run) is kept as it is when its schema matches the template, so a restart keeps
+// every timer, edit and log entry.
+package provision
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sundialhq/sundial/infra/iam"
+	"github.com/sundialhq/sundial/infra/sam"
+	"github.com/sundialhq/sundial/internal/config"
+)
+
+// Options configure Provision.
+type Options struct {
+	StackName string
+	Region    string
+	Params    map[string]string
+	DynamoDB  *dynamodb.Client
+	SQS       *sqs.Client
+}
+
+// Stack is a template provisioned locally.
+type Stack struct {
+	Name, Region string
+	// Params are the resolved parameter values.
+	Params map[string]string
+	// Outputs are the evaluated outputs whose condition holds.
+	Outputs map[string]string
+	// Resources are the created (or named) resources by logical ID.
+	Resources map[string]*Resource
+	// Functions are the Lambda functions, by logical ID.
+	Functions map[string]*Function
+	// Roles are the IAM roles, by logical ID.
+	Roles map[string]*iam.Role
+	// NotEmulated lists resources that only get a name here ("ID (Type)").
+	NotEmulated []string
+}
+
+// Resource is one provisioned resource.
+type Resource struct {
+	LogicalID, Type string
+	Ref             string
+	Attrs           map[string]string
+	// Properties are the evaluated properties.
+	Properties map[string]any
+}
+
+// Function is a Lambda function as the template configures it.
+type Function struct {
+	LogicalID, Name, Arn string
+	Env                  map[string]string
+	Timeout              time.Duration
+	MemoryMB             int
+	Architectures        []string
+	Runtime, Handler     string
+	Role                 *iam.Role
+	Schedules            []Schedule
+	EventSources         []EventSource
+}
+
+// Schedule is an EventBridge rule that invokes a function.
+type Schedule struct {
+	Rule       string
+	Expression string
+	// Every is the rate() expression's interval (0 for a cron() expression).
+	Every   time.Duration
+	Enabled bool
+}
+
+// EventSource is an SQS event source mapping of a function.
+type EventSource struct {
+	LogicalID               string
+	QueueArn, QueueURL      string
+	BatchSize               int
+	MaximumConcurrency      int // 0: not set
+	BatchingWindow          time.Duration
+	ReportBatchItemFailures bool
+	Enabled                 bool
+}
+
+// Provision evaluates the translated template for the stack and creates its resources.
+func Provision(ctx context.Context, t *sam.Template, o Options) (*Stack, error) {
+	params, err := t.Params(o.Params)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Name: o.StackName, Region: o.Region, Params: params, Outputs: map[string]string{},
+		Resources: map[string]*Resource{}, Functions: map[string]*Function{}, Roles: map[string]*iam.Role{}}
+	ev := &sam.Evaluator{Template: t, Params: params, StackName: o.StackName, Region: o.Region, Resources: resolver{s}}
+	order, err := t.Order()
+	if err != nil {
+		return nil, err
+	}
+	c := creator{o: o, s: s}
+	for _, id := range order {
+		r := t.Resources[id]
+		on, err := ev.Enabled(r.Condition)
+		if err != nil {
+			return nil, fmt.Errorf("resource %s: %w", id, err)
+		}
+		if !on {
+			continue
+		}
+		props, err := ev.Eval(map[string]any(r.Properties))
+		if err != nil {
+			return nil, fmt.Errorf("resource %s (%s): %w", id, r.Type, err)
+		}
+		pm, _ := props.(map[string]any)
+		if pm == nil {
+			pm = map[string]any{}
+		}
+		res := &Resource{LogicalID: id, Type: r.Type, Properties: pm, Attrs: map[string]string{}}
+		if err := c.create(ctx, res); err != nil {
+			return nil, fmt.Errorf("resource %s (%s): %w", id, r.Type, err)
+		}
+		s.Resources[id] = res
+	}
+	if err := s.wireFunctions(); err != nil {
+		return nil, err
+	}
+	for _, id := range slices.Sorted(maps.Keys(t.Outputs)) {
+		out := t.Outputs[id]
+		on, err := ev.Enabled(out.Condition)
+		if err != nil {
+			return nil, fmt.Errorf("output %s: %w", id, err)
+		}
+		if !on {
+			continue
+		}
+		v, err := ev.String(out.Value)
+		if err != nil {
+			return nil, fmt.Errorf("output %s: %w", id, err)
+		}
+		s.Outputs[id] = v
+	}
+	slices.Sort(s.NotEmulated)
+	return s, nil
+}
+
+type resolver struct{ s *Stack }
+
+func (r resolver) Ref(id string) (string, bool) {
+	res, ok := r.s.Resources[id]
+	if !ok {
+		return "", false
+	}
+	return res.Ref, true
+}
+
+func (r resolver) GetAtt(id, attr string) (string, bool) {
+	res, ok := r.s.Resources[id]
+	if !ok {
+		return "", false
+	}
+	v, ok := res.Attrs[attr]
+	return v, ok
+}
+
+// physicalName is the name CloudFormation would generate (without its random suffix, so a
+// restart finds the same table), unless the resource names itself.
+func (s *Stack) physicalName(res *Resource, prop string) string {
+	if v, ok := res.Properties[prop].(string); ok && v != "" {
+		return v
+	}
+	return s.Name + "-" + res.LogicalID
+}
+
+func (s *Stack) arn(service, resource string) string {
+	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", sam.Partition, service, s.Region, sam.Account, resource)
+}
+
+// wireFunctions attaches roles, schedules and event sources to the functions.
+func (s *Stack) wireFunctions() error {
+	byArn := map[string]*Function{}
+	byName := map[string]*Function{}
+	for _, id := range slices.Sorted(maps.Keys(s.Resources)) {
+		res := s.Resources[id]
+		if res.Type != "AWS::Lambda::Function" {
+			continue
+		}
+		fn, err := s.function(res)
+		if err != nil {
+			return fmt.Errorf("function %s: %w", id, err)
+		}
+		s.Functions[id] = fn
+		byArn[fn.Arn], byName[fn.Name] = fn, fn
+	}
+	find := func(ref string) *Function {
+		if f := byArn[ref]; f != nil {
+			return f
+		}
+		return byName[ref]
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.Resources)) {
+		res := s.Resources[id]
+		switch res.Type {
+		case "AWS::Events::Rule":
+			expr, _ := res.Properties["ScheduleExpression"].(string)
+			if expr == "" {
+				continue
+			}
+			every, err := config.RateInterval(expr)
+			if err != nil && !strings.HasPrefix(expr, "cron(") {
+				return fmt.Errorf("rule %s: schedule %q: %w", id, expr, err)
+			}
+			targets, _ := res.Properties["Targets"].([]any)
+			for _, t := range targets {
+				tm, _ := t.(map[string]any)
+				if fn := find(fmt.Sprint(tm["Arn"])); fn != nil {
+					fn.Schedules = append(fn.Schedules, Schedule{Rule: id, Expression: expr, Every: every,
+						Enabled: fmt.Sprint(res.Properties["State"]) != "DISABLED"})
+				}
+			}
+		case "AWS::Lambda::EventSourceMapping":
+			fn := find(fmt.Sprint(res.Properties["FunctionName"]))
+			if fn == nil {
+				return fmt.Errorf("event source mapping %s: function %v is not in the stack", id, res.Properties["FunctionName"])
+			}
+			es, err := s.eventSource(res)
+			if err != nil {
+				return fmt.Errorf("event source mapping %s: %w", id, err)
+			}
+			fn.EventSources = append(fn.EventSources, es)
+		}
+	}
+	return nil
+}
