@@ -11,7 +11,6 @@ import (
 	"github.com/sundialhq/sundial/infra/iam"
 )
 
-
 type cfnParam struct {
 	ParameterKey   string `xml:"ParameterKey"`
 	ParameterValue string `xml:"ParameterValue"`

@@ -155,10 +155,10 @@ type function struct {
 	aws      aws.Config        // signed with the function's role
 	timeout  time.Duration
 	memoryMB int
-	every    time.Duration             // schedule (fetch, recovery)
-	sources  []provision.EventSource   // event sources (processor)
-	app      *app.App                  // in-process handlers
-	invoker  lambdarun.Invoker         // in process or a process function
+	every    time.Duration           // schedule (fetch, recovery)
+	sources  []provision.EventSource // event sources (processor)
+	app      *app.App                // in-process handlers
+	invoker  lambdarun.Invoker       // in process or a process function
 }
 
 // Up provisions and starts everything; Stop undoes it.
