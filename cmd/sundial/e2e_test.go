@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/view"
@@ -154,8 +155,8 @@ func TestEndToEnd(t *testing.T) {
 		select {
 		case l, ok := <-lines:
 			require.True(t, ok, "sundial up exited before it was ready")
-			if ep, found := strings.CutPrefix(l, "emulator   "); found {
-				endpoint = ep
+			if ep, found := strings.CutPrefix(l, "endpoint   "); found {
+				endpoint = strings.Fields(ep)[0]
 			}
 			ready = strings.HasPrefix(l, "try") && endpoint != ""
 		case <-deadline:
@@ -304,6 +305,10 @@ func TestEndToEnd(t *testing.T) {
 		require.Contains(t, stderr, "timer not found")
 	})
 
+	t.Run("EveryCallWasAllowedByItsFunctionsRole", func(t *testing.T) {
+		requireIAMClean(t, endpoint)
+	})
+
 	t.Run("StopsCleanlyOnInterrupt", func(t *testing.T) {
 		require.NoError(t, up.Process.Signal(syscall.SIGINT))
 		done := make(chan error, 1)
@@ -314,7 +319,7 @@ func TestEndToEnd(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("sundial up did not stop within 30s of Ctrl-C")
 		}
-		require.Error(t, emulator.Reachable(ctx, endpoint), "the emulator it started is stopped")
+		require.Error(t, emulator.Reachable(ctx, endpoint), "the local AWS it started is stopped")
 	})
 }
 
@@ -349,6 +354,18 @@ func startUp(t *testing.T, bin, dir, manifestPath string, env []string, flags ..
 		}
 	})
 	return up, stdout
+}
+
+// requireIAMClean fails the test if a function of the `sundial up` at endpoint made a call its
+// role's policy does not allow (AWS would have answered AccessDenied), and logs the grants no
+// call used.
+func requireIAMClean(t *testing.T, endpoint string) {
+	t.Helper()
+	rep, err := localaws.FetchIAMReport(context.Background(), endpoint)
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Calls, "the functions' calls are checked")
+	require.Empty(t, rep.Denied, rep.String())
+	t.Log(rep.String())
 }
 
 func readLogs(t *testing.T, dir, endpoint, name string) []view.Execution {

@@ -52,8 +52,8 @@ timers:
 	var endpoint, manifestLine string
 	for sc.Scan() {
 		l := sc.Text()
-		if ep, ok := strings.CutPrefix(l, "emulator   "); ok {
-			endpoint = ep
+		if ep, ok := strings.CutPrefix(l, "endpoint   "); ok {
+			endpoint = strings.Fields(ep)[0]
 		}
 		if m, ok := strings.CutPrefix(l, "manifest   "); ok {
 			manifestLine = m
@@ -178,5 +178,9 @@ timers:
 		require.True(t, ts["Report@acme"].Active)
 		require.Eventually(t, func() bool { return len(rec.get("Init")) == 2 }, 20*time.Second, 200*time.Millisecond,
 			"the sync is a deploy: Init ran once more")
+	})
+
+	t.Run("EveryCallWasAllowedByItsFunctionsRole", func(t *testing.T) {
+		requireIAMClean(t, endpoint)
 	})
 }

@@ -51,6 +51,10 @@ func upScenario(t *testing.T, manifest string) *e2e {
 		Examples: true, Out: e.out, Log: e.log})
 	require.NoError(t, err, "log:\n%s", e.log.String())
 	t.Cleanup(func() {
+		// Every call the functions (processor, order push) made was allowed by their roles.
+		rep := e.p.IAM()
+		require.NotEmpty(t, rep.Calls, "the functions' calls are checked")
+		require.Empty(t, rep.Denied, rep.String())
 		require.NoError(t, e.p.Stop())
 		if t.Failed() {
 			t.Logf("executions:\n%s", e.out.String())

@@ -46,6 +46,11 @@ func (r *Report) Print(w io.Writer) {
 	row("overlaps", res.ActionOverlaps+res.LogOverlaps, fmt.Sprintf("actions %d (action server), outcomes after a newer claim %d (log)", res.ActionOverlaps, res.LogOverlaps))
 	row("lost", res.Lost, "firings neither executed nor accounted for (see check.go)")
 	row("unfinished at stop", res.UnfinishedAtStop, "claimed, in the running index: recovery ends them")
+	calls := 0
+	for _, n := range r.IAM.Calls {
+		calls += n
+	}
+	row("IAM denials", len(r.IAM.Denied), fmt.Sprintf("of %d calls checked against each function's role (template.yaml)", calls))
 	_ = tw.Flush()
 	if res.OK() {
 		fmt.Fprintln(w, "\nPASS: no overlap, nothing lost, no zombie write.")

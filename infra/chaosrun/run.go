@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/dynamo"
@@ -85,6 +86,8 @@ func cmpOr[T comparable](v, def T) T {
 type Report struct {
 	Config  Config
 	Result  Result
+	// IAM is what the IAM check saw: a denied call is a problem of the run.
+	IAM iam.Report
 	Started time.Time
 	// ChaosEnd is when the kills stopped; CaughtUp when every firing due before it had been
 	// claimed (zero if the catch-up wait ran out).
@@ -186,6 +189,10 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	ev.ChaosEnd, ev.Initial = rep.ChaosEnd, initial
 	rep.Result = Check(ev)
+	rep.IAM = p.IAM()
+	for _, d := range rep.IAM.Denied {
+		rep.Result.problem("IAM: %s (AWS would answer AccessDenied)", d)
+	}
 	if rep.CaughtUp.IsZero() {
 		rep.Result.problem("the run did not catch up within %s after the chaos ended", c.CatchUp)
 	}

@@ -7,11 +7,13 @@ package localaws
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -201,4 +203,25 @@ func (e *Env) Stop() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// FetchIAMReport reads the IAM report of a local AWS (a `sundial up` process's) at endpoint.
+func FetchIAMReport(ctx context.Context, endpoint string) (iam.Report, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(endpoint, "/")+gateway.IAMReportPath, nil)
+	if err != nil {
+		return iam.Report{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return iam.Report{}, fmt.Errorf("IAM report: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return iam.Report{}, fmt.Errorf("IAM report: %s answered %s (is it the local platform's endpoint?)", endpoint, resp.Status)
+	}
+	var rep iam.Report
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return iam.Report{}, fmt.Errorf("IAM report: %w", err)
+	}
+	return rep, nil
 }

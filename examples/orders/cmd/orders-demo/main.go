@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}()
 	store := orders.NewStore(dynamodb.NewFromConfig(p.AWS), p.Outputs.Values[orders.TableOutput])
-	fmt.Fprintf(stdout, "emulator     %s\norders table %s\naction       lambda %s on %s\nlogs         %s\n",
+	fmt.Fprintf(stdout, "endpoint     %s\norders table %s\naction       lambda %s on %s\nlogs         %s\n",
 		p.Endpoint, store.Table, orders.FunctionName, p.LambdaEndpoint(), *logPath)
 
 	// Only the chosen scenario runs: the timers share the table (see examples/orders.yaml).

@@ -1,0 +1,142 @@
+package iam
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMatch(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		pattern, value string
+		action, want   bool
+	}{
+		{"dynamodb:GetItem", "dynamodb:GetItem", true, true},
+		{"dynamodb:getitem", "dynamodb:GetItem", true, true}, // actions ignore case
+		{"dynamodb:Get*", "dynamodb:GetItem", true, true},
+		{"dynamodb:*", "sqs:SendMessage", true, false},
+		{"*", "sqs:SendMessage", true, true},
+		{"dynamodb:?etItem", "dynamodb:GetItem", true, true},
+		{"arn:aws:dynamodb:us-east-1:000000000000:table/T", "arn:aws:dynamodb:us-east-1:000000000000:table/T", false, true},
+		{"arn:aws:dynamodb:us-east-1:000000000000:table/T", "arn:aws:dynamodb:us-east-1:000000000000:table/T/index/due", false, false},
+		{"arn:aws:dynamodb:us-east-1:000000000000:table/T/index/*", "arn:aws:dynamodb:us-east-1:000000000000:table/T/index/due", false, true},
+		{"arn:aws:dynamodb:us-east-1:000000000000:table/t", "arn:aws:dynamodb:us-east-1:000000000000:table/T", false, false}, // resources keep case
+		{"arn:aws:lambda:*:*:function:sundial-action-*", "arn:aws:lambda:us-east-1:000000000000:function:sundial-action-push", false, true},
+		{"arn:aws:lambda:*:*:function:sundial-action-*", "arn:aws:lambda:us-east-1:000000000000:function:other", false, false},
+		{"arn:aws:sqs:*:*:q[1]", "arn:aws:sqs:us-east-1:0:q[1]", false, true}, // brackets are literal
+	} {
+		got := ResourceMatch(c.pattern, c.value)
+		if c.action {
+			got = ActionMatch(c.pattern, c.value)
+		}
+		require.Equal(t, c.want, got, "%s ~ %s", c.pattern, c.value)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	table := "arn:aws:dynamodb:us-east-1:000000000000:table/T"
+	r := &Role{Name: "Fn", Policies: []Policy{{Name: "P", Statements: []Statement{
+		{Sid: "Read", Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{table, table + "/index/*"}},
+		{Sid: "NoIndexQuery", Effect: "Deny", Actions: []string{"dynamodb:Query"}, Resources: []string{table + "/index/secret"}},
+	}}}}
+	ok, matched := r.Decide(Call{"dynamodb:GetItem", table})
+	require.True(t, ok)
+	require.Equal(t, []Grant{{"P", "Read", "dynamodb:GetItem", table}}, matched)
+	ok, _ = r.Decide(Call{"dynamodb:PutItem", table})
+	require.False(t, ok, "no statement allows it")
+	ok, _ = r.Decide(Call{"dynamodb:Query", table + "/index/due"})
+	require.True(t, ok)
+	ok, _ = r.Decide(Call{"dynamodb:Query", table + "/index/secret"})
+	require.False(t, ok, "an explicit Deny wins over an Allow")
+	require.Len(t, r.Grants(), 4, "2 actions × 2 resources of the Allow statement")
+}
+
+func TestParseDocument(t *testing.T) {
+	t.Parallel()
+	p, err := ParseDocument("P", map[string]any{"Statement": map[string]any{"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": []any{"a", "b"}}})
+	require.NoError(t, err)
+	require.Equal(t, []Statement{{Effect: "Allow", Actions: []string{"sqs:SendMessage"}, Resources: []string{"a", "b"}}}, p.Statements)
+	for name, doc := range map[string]any{
+		"not an object":          "x",
+		"no Statement":           map[string]any{},
+		`Effect "Maybe"`:         map[string]any{"Statement": []any{map[string]any{"Effect": "Maybe", "Action": "a", "Resource": "r"}}},
+		"needs Action":           map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Resource": "r"}}},
+		"Condition is not model": map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": "a", "Resource": "r", "Condition": map[string]any{}}}},
+		"NotAction is not model": map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "NotAction": "a", "Resource": "r"}}},
+	} {
+		_, err := ParseDocument("P", doc)
+		require.Error(t, err, name)
+	}
+}
+
+func TestCalls(t *testing.T) {
+	t.Parallel()
+	e := Env{Region: "us-east-1", Account: "000000000000"}
+	tbl := func(n string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + n }
+	for _, c := range []struct {
+		name string
+		req  Request
+		want []Call
+	}{
+		{"GetItem", Request{Service: DynamoDB, Operation: "GetItem", Body: []byte(`{"TableName":"T","Key":{}}`)},
+			[]Call{{"dynamodb:GetItem", tbl("T")}}},
+		{"QueryOnAnIndexIsAuthorizedOnTheIndex", Request{Service: DynamoDB, Operation: "Query", Body: []byte(`{"TableName":"T","IndexName":"due"}`)},
+			[]Call{{"dynamodb:Query", tbl("T") + "/index/due"}}},
+		{"TransactionItemByItem", Request{Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(
+			`{"TransactItems":[{"Update":{"TableName":"T"}},{"Put":{"TableName":"L"}},{"ConditionCheck":{"TableName":"T"}},{"Delete":{"TableName":"T"}}]}`)},
+			[]Call{{"dynamodb:UpdateItem", tbl("T")}, {"dynamodb:PutItem", tbl("L")}, {"dynamodb:ConditionCheckItem", tbl("T")}, {"dynamodb:DeleteItem", tbl("T")}}},
+		{"BatchGetOnEachTable", Request{Service: DynamoDB, Operation: "BatchGetItem", Body: []byte(`{"RequestItems":{"B":{},"A":{}}}`)},
+			[]Call{{"dynamodb:BatchGetItem", tbl("A")}, {"dynamodb:BatchGetItem", tbl("B")}}},
+		{"SendMessageBatchIsSendMessage", Request{Service: SQS, Operation: "SendMessageBatch", Body: []byte(`{"QueueUrl":"http://127.0.0.1:1/000000000000/q1"}`)},
+			[]Call{{"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:q1"}}},
+		{"DeleteMessageBatchIsDeleteMessage", Request{Service: SQS, Operation: "DeleteMessageBatch", Body: []byte(`{"QueueUrl":"http://x/000000000000/q2"}`)},
+			[]Call{{"sqs:DeleteMessage", "arn:aws:sqs:us-east-1:000000000000:q2"}}},
+		{"LambdaInvoke", Request{Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-example-orderpush/invocations"},
+			[]Call{{"lambda:InvokeFunction", "arn:aws:lambda:us-east-1:000000000000:function:sundial-example-orderpush"}}},
+	} {
+		got, err := e.Calls(c.req)
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.want, got, c.name)
+	}
+	for name, bad := range map[string]Request{
+		"no TableName":        {Service: DynamoDB, Operation: "GetItem", Body: []byte(`{}`)},
+		"not JSON":            {Service: DynamoDB, Operation: "GetItem", Body: []byte(`{`)},
+		"empty transaction":   {Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(`{"TransactItems":[]}`)},
+		"unknown item kind":   {Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(`{"TransactItems":[{"Frob":{"TableName":"T"}}]}`)},
+		"unknown lambda path": {Service: Lambda, Operation: "Invoke", Path: "/2099/functions"},
+	} {
+		_, err := e.Calls(bad)
+		require.Error(t, err, name)
+	}
+}
+
+func TestAuthorizerReport(t *testing.T) {
+	t.Parallel()
+	a := NewAuthorizer(Env{Region: "us-east-1", Account: "000000000000"})
+	q := "arn:aws:sqs:us-east-1:000000000000:"
+	a.AddRole("KEY", &Role{Name: "Fn", Policies: []Policy{{Name: "P", Statements: []Statement{
+		{Sid: "Send", Effect: "Allow", Actions: []string{"sqs:SendMessage", "sqs:ChangeMessageVisibility"}, Resources: []string{q + "q1"}},
+	}}, Managed["arn:aws:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole"]}})
+	role, refused, err := a.Authorize("KEY", Request{Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/0/q1"}`)})
+	require.NoError(t, err)
+	require.Equal(t, "Fn", role)
+	require.Nil(t, refused)
+	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/0/q2"}`)})
+	require.NoError(t, err)
+	require.Equal(t, &Call{"sqs:SendMessage", q + "q2"}, refused)
+	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "ReceiveMessage", Body: []byte(`{"QueueUrl":"http://h/0/q9"}`)})
+	require.NoError(t, err)
+	require.Nil(t, refused, "the managed SQS execution policy allows receiving from any queue")
+	_, refused, err = a.Authorize("OPERATOR", Request{Service: SQS, Operation: "DeleteQueue", Body: []byte(`{"QueueUrl":"http://h/0/q1"}`)})
+	require.NoError(t, err)
+	require.Nil(t, refused, "an unknown key is the operator's")
+
+	rep := a.Report()
+	require.Equal(t, []Denial{{"Fn", Call{"sqs:SendMessage", q + "q2"}}}, rep.Denied)
+	require.Equal(t, []Grant{{"P", "Send", "sqs:ChangeMessageVisibility", q + "q1"}}, rep.Unused["Fn"],
+		"the unused grant is listed; managed policies are not the template's and are not")
+	require.Equal(t, 3, rep.Calls["Fn"])
+	require.Contains(t, rep.String(), "Fn may not sqs:SendMessage on "+q+"q2")
+}
