@@ -84,10 +84,10 @@ func cmpOr[T comparable](v, def T) T {
 
 // Report is a run's outcome.
 type Report struct {
-	Config  Config
-	Result  Result
+	Config Config
+	Result Result
 	// IAM is what the IAM check saw: a denied call is a problem of the run.
-	IAM iam.Report
+	IAM     iam.Report
 	Started time.Time
 	// ChaosEnd is when the kills stopped; CaughtUp when every firing due before it had been
 	// claimed (zero if the catch-up wait ran out).
