@@ -69,7 +69,8 @@ func testLambdaActions(t *testing.T, processes bool) {
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })
 	require.True(t, strings.HasPrefix(p.LambdaEndpoint(), "http://127.0.0.1:"), p.LambdaEndpoint())
-	require.Equal(t, p.LambdaEndpoint(), p.App.Config.LambdaEndpoint, "the processor's Lambda client is pointed at the Invoke API")
+	require.Equal(t, p.Endpoint, p.App.Config.LambdaEndpoint,
+		"the processor's Lambda client goes through the local AWS endpoint, which checks lambda:InvokeFunction, to the Invoke API")
 	require.Equal(t, p.Outputs.TimersTable, env.Outputs["TimersTableName"], "an action function is built from the stack's outputs")
 
 	for range 2 {

@@ -77,12 +77,13 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &action.LambdaInvoker{Client: lambdaClient(awsCfg, cfg)}}
 	}
 	store := dynamo.New(ddb, cfg.TimersTable, cfg.LogTable, cfg.LogRetention)
+	store.SetShards(cfg.DueShards) // instances move to this deployment's shards as they run
 	qs, err := queue.New(sq, cfg.Queues)
 	if err != nil {
 		return nil, fmt.Errorf("queues: %w", err)
 	}
 	a := &App{Config: cfg, Store: store, Queues: qs}
-	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, Lookahead: 2 * cfg.Tick}
+	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, Lookahead: 2 * cfg.Tick, ShardGrace: cfg.ShardGrace}
 	a.Processor = &engine.Processor{
 		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Node: o.Node, NewID: NewExecutionID,
 		MaxEarly: 3 * time.Second, FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,

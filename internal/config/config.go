@@ -26,6 +26,9 @@ type Config struct {
 	Tick time.Duration
 	// LostAfter: an unclaimed firing this far past due is re-sent by recovery.
 	LostAfter time.Duration
+	// ShardGrace is how long the shards above a lowered DueShards must stay empty before the
+	// fetch stops reading them (0: the engine's default, engine.RetireGrace).
+	ShardGrace time.Duration
 	// FailedBackoff hides a failed SQS record for FailedBackoff x its receive count before
 	// redelivery, so a bad message reaches the dead-letter queue in minutes, not hours.
 	FailedBackoff time.Duration
@@ -99,6 +102,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	c.Tick = dur("SUNDIAL_TICK", c.Tick, 100*time.Millisecond, MaxTick)
 	c.LostAfter = dur("SUNDIAL_LOST_AFTER", 2*c.Tick+30*time.Second, time.Second, 24*time.Hour)
+	c.ShardGrace = dur("SUNDIAL_SHARD_GRACE", 0, 0, 24*time.Hour)
 	c.FailedBackoff = dur("SUNDIAL_FAILED_BACKOFF", 30*time.Second, time.Second, time.Hour)
 	if v := getenv("SUNDIAL_LAMBDA_ENDPOINT"); v != "" {
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

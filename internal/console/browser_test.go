@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -167,7 +166,6 @@ type browserTest struct {
 }
 
 func startBrowserTest(t *testing.T, chromium string) *browserTest {
-	cfg, _ := testenv.Stack(t)
 	bt := &browserTest{inv: &countingInvoker{n: map[string]int{}}, prefix: testenv.Unique(t), dir: artifactsDir(t)}
 	manifest := filepath.Join(t.TempDir(), "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`timers:
@@ -183,7 +181,7 @@ func startBrowserTest(t *testing.T, chromium string) *browserTest {
 	t.Cleanup(cancel)
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	p, err := local.Up(ctx, local.Options{
-		Endpoint: aws.ToString(cfg.BaseEndpoint), Stack: "console-browser-" + strings.ToLower(rand.Text()[:8]),
+		Stack: "console-browser-" + strings.ToLower(rand.Text()[:8]),
 		Template: templatePath(t), Manifest: manifest, Tick: time.Second, Invoker: bt.inv, Out: io.Discard, Log: io.Discard,
 	})
 	require.NoError(t, err)

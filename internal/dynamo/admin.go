@@ -119,7 +119,7 @@ func (s *Store) syncDueIndex(ctx context.Context, in timer.Instance) (timer.Inst
 	var upd expression.UpdateBuilder
 	var cond expression.ConditionBuilder
 	if want {
-		upd = expression.Set(n("dueShard"), n("shardKey"))
+		upd = s.placement(expression.UpdateBuilder{}, in.Key, "dueShard")
 		cond = n("active").Equal(expression.Value(true)).And(n("execId").AttributeNotExists()).And(n("nextRun").Equal(expression.Value(ms(in.NextRun))))
 	} else {
 		upd = expression.Remove(n("dueShard"))

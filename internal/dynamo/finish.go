@@ -36,7 +36,7 @@ func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Fin
 		return timer.Instance{}, err // the decision does not fit what it was decided on
 	}
 	token := rand.Text() // ClientRequestToken (at most 36 characters) and the log item's finishId
-	update, err := finishUpdate(f)
+	update, err := s.finishUpdate(observed.Key, f)
 	if err != nil {
 		return timer.Instance{}, err
 	}
@@ -95,7 +95,7 @@ func (s *Store) finishFailed(ctx context.Context, observed timer.Instance, f tim
 }
 
 // finishUpdate is the fenced update of the timer item that ends an execution.
-func finishUpdate(f timer.Finish) (expression.Expression, error) {
+func (s *Store) finishUpdate(key timer.Key, f timer.Finish) (expression.Expression, error) {
 	n := expression.Name
 	cond := n("execId").Equal(expression.Value(f.Fence.ExecutionID)).
 		And(n("version").Equal(expression.Value(f.Fence.Version))).
@@ -122,7 +122,7 @@ func finishUpdate(f timer.Finish) (expression.Expression, error) {
 		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))
 	}
 	if f.Active && !f.NextRun.IsZero() {
-		upd = upd.Set(n("dueShard"), n("shardKey"))
+		upd = s.placement(upd, key, "dueShard")
 	}
 	if f.PendingAttempt > 0 {
 		upd = upd.Set(n("pendingScheduledAt"), expression.Value(ms(f.PendingScheduledAt))).

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -73,11 +72,7 @@ func pk(timerName string) string { return "T#" + timerName }
 func sk(tenant string) string    { return instancePrefix + tenant }
 
 // ShardOf spreads instances over the write shards of the due and running indexes.
-func ShardOf(key timer.Key, shards int) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(key.String()))
-	return int(h.Sum32() % uint32(max(shards, 1)))
-}
+func ShardOf(key timer.Key, shards int) int { return timer.ShardOf(key, shards) }
 
 func shardKey(shard int) string { return fmt.Sprintf("s#%d", shard) }
 

@@ -38,6 +38,7 @@ type Store struct {
 	timers    string
 	logs      string
 	retention time.Duration
+	shards    int // see SetShards
 }
 
 // New returns a store on the given tables; log items expire after retention.
@@ -181,13 +182,13 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 		Set(n("isRunningBy"), expression.Value(c.By)).
 		Set(n("execId"), expression.Value(c.ExecutionID)).
 		Set(n("leaseExpiresAt"), n("leaseMs").Plus(expression.Value(ms(c.Now)))).
-		Set(n("runShard"), n("shardKey")).
 		Set(n("claimedNextRun"), n("nextRun")).
 		Set(n("runScheduledAt"), expression.Value(ms(c.ScheduledAt))).
 		Set(n("runAttempt"), expression.Value(c.Attempt)).
 		Set(n("version"), n("version").Plus(expression.Value(1))).
 		Remove(n("nextRun")).Remove(n("dueShard")).
 		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt"))
+	upd = s.placement(upd, key, "runShard")
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
 		old, ok := conditionOld(err)

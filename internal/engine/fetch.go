@@ -24,7 +24,18 @@ type Fetcher struct {
 	// Lookahead is how far past now a tick enqueues. Twice the tick interval absorbs a late
 	// tick without a gap; at most SQS's 900 s delay.
 	Lookahead time.Duration
+	// ShardGrace is how long the shards above a lowered Shards must stay empty before the
+	// fetch stops reading them (default RetireGrace).
+	ShardGrace time.Duration
 }
+
+// RetireGrace outlasts any execution that started before DueShards was lowered: Lambda's
+// longest timeout (15 minutes) × 1.2, the lease, plus a margin. Such an execution may still
+// place its instance on a shard above the new count when it ends.
+const RetireGrace = 20 * time.Minute
+
+// drainBatch is how many idle instances a tick moves down from each shard above Shards.
+const drainBatch = 100
 
 // FetchStats describes one tick.
 type FetchStats struct {
@@ -46,7 +57,12 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	if !prev.IsZero() && !prev.Before(to) {
 		return st, nil // a concurrent or duplicate tick already covered this window
 	}
-	due, err := f.queryAll(ctx, prev, to)
+	span, err := f.Store.ShardSpan(ctx, max(f.Shards, 1))
+	if err != nil {
+		f.restore(ctx, prev, to)
+		return st, fmt.Errorf("fetch: %w", err)
+	}
+	due, err := f.queryAll(ctx, span, prev, to)
 	if err == nil {
 		st.Due = len(due)
 		timer.Sort(due, now)
@@ -62,17 +78,46 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	if err != nil {
 		// Give the window back so the next tick retries it; duplicates of what was sent are
 		// harmless (the claim admits one), losses are not.
-		if rerr := f.Store.RestoreWatermark(ctx, prev, to); rerr != nil {
-			f.Log.Error("fetch: restore watermark", "error", rerr)
-		}
+		f.restore(ctx, prev, to)
 		return st, fmt.Errorf("fetch: %w", err)
+	}
+	if span > max(f.Shards, 1) {
+		if err := f.drain(ctx, span, now); err != nil {
+			f.Log.Error("fetch: drain shards", "error", err)
+		}
 	}
 	f.Log.Info("fetch tick", "from", prev, "to", to, "due", st.Due, "sent", st.Sent)
 	return st, nil
 }
 
-func (f *Fetcher) queryAll(ctx context.Context, after, upTo time.Time) ([]timer.Instance, error) {
-	results := make([][]timer.Instance, max(f.Shards, 1))
+func (f *Fetcher) restore(ctx context.Context, prev, to time.Time) {
+	if rerr := f.Store.RestoreWatermark(ctx, prev, to); rerr != nil {
+		f.Log.Error("fetch: restore watermark", "error", rerr)
+	}
+}
+
+// drain moves the idle instances left on the shards above Shards (DueShards was lowered)
+// down to theirs, and stops reading those shards once they have stayed empty for the grace.
+func (f *Fetcher) drain(ctx context.Context, span int, now time.Time) error {
+	shards := max(f.Shards, 1)
+	empty := true
+	for from := shards; from < span; from++ {
+		remaining, err := f.Store.DrainShard(ctx, from, shards, drainBatch)
+		if err != nil {
+			return err
+		}
+		empty = empty && !remaining
+	}
+	grace := f.ShardGrace
+	if grace <= 0 {
+		grace = RetireGrace
+	}
+	f.Log.Info("fetch: draining shards", "shards", shards, "span", span, "empty", empty)
+	return f.Store.RetireShards(ctx, span, shards, empty, now, grace)
+}
+
+func (f *Fetcher) queryAll(ctx context.Context, span int, after, upTo time.Time) ([]timer.Instance, error) {
+	results := make([][]timer.Instance, max(span, 1))
 	g, gctx := errgroup.WithContext(ctx)
 	for shard := range results {
 		g.Go(func() error {

@@ -40,6 +40,17 @@ type Store interface {
 	ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error
 	// Get reads an instance (strongly consistent): timer.ErrNotFound.
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
+	// ShardSpan records that this deployment places instances on `shards` write shards and
+	// returns how many shards the fetch and recovery must read: `shards`, or more while
+	// instances placed under a larger count (before DueShards was lowered) remain above it.
+	ShardSpan(ctx context.Context, shards int) (int, error)
+	// DrainShard moves up to limit idle instances of shard `from` to their shard under
+	// `shards`, and reports whether `from` still holds instances (idle or running).
+	DrainShard(ctx context.Context, from, shards, limit int) (remaining bool, err error)
+	// RetireShards lowers the span from `span` to `shards` once the shards above `shards` have
+	// been found empty (empty) for `grace`: long enough that no execution that started under
+	// the larger count can still place an instance there. A non-empty check restarts the wait.
+	RetireShards(ctx context.Context, span, shards int, empty bool, now time.Time, grace time.Duration) error
 	// MarkRequeued records that recovery re-sent the firing due at `due`; timer.ErrChanged if
 	// the instance is no longer idle with that NextRun.
 	MarkRequeued(ctx context.Context, key timer.Key, due, now time.Time) error

@@ -40,7 +40,12 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 	r.once.Do(func() { r.finisher = finisher{store: r.Store, queue: r.Queue, clock: r.Clock, log: r.Log} })
 	var st RecoveryStats
 	var errs []error
-	for shard := range max(r.Shards, 1) {
+	// Every shard that may hold instances, those above a lowered DueShards included.
+	span, err := r.Store.ShardSpan(ctx, max(r.Shards, 1))
+	if err != nil {
+		return st, fmt.Errorf("recovery: %w", err)
+	}
+	for shard := range span {
 		n, err := r.recoverShard(ctx, shard)
 		st.Recovered += n
 		errs = append(errs, err)

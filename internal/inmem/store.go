@@ -21,6 +21,9 @@ type Store struct {
 	instances map[timer.Key]timer.Instance
 	log       map[string]timer.Execution
 	watermark time.Time
+	// maxShards and drainedSince: the shard span (engine.Store.ShardSpan).
+	maxShards    int
+	drainedSince time.Time
 }
 
 // NewStore returns an empty store.
@@ -183,4 +186,57 @@ func (s *Store) MarkRequeued(_ context.Context, key timer.Key, due, now time.Tim
 	in.RequeuedAt = now
 	s.instances[key] = in
 	return nil
+}
+
+// ShardSpan implements engine.Store.
+func (s *Store) ShardSpan(_ context.Context, shards int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if shards > s.maxShards {
+		s.maxShards, s.drainedSince = shards, time.Time{}
+	}
+	return s.maxShards, nil
+}
+
+// DrainShard implements engine.Store.
+func (s *Store) DrainShard(_ context.Context, from, shards, limit int) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	moved, remaining := 0, false
+	for k, in := range s.instances {
+		if in.Shard != from {
+			continue
+		}
+		if in.Running() || moved == limit {
+			remaining = true
+			continue
+		}
+		in.Shard = timer.ShardOf(k, shards)
+		s.instances[k] = in
+		moved++
+	}
+	return remaining || moved == limit, nil
+}
+
+// RetireShards implements engine.Store.
+func (s *Store) RetireShards(_ context.Context, span, shards int, empty bool, now time.Time, grace time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.maxShards != span:
+	case !empty:
+		s.drainedSince = time.Time{}
+	case s.drainedSince.IsZero():
+		s.drainedSince = now
+	case now.Sub(s.drainedSince) >= grace:
+		s.maxShards, s.drainedSince = shards, time.Time{}
+	}
+	return nil
+}
+
+// Shards is the span the fetch reads (for tests).
+func (s *Store) Shards() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxShards
 }

@@ -3,6 +3,7 @@
 package timer
 
 import (
+	"hash/fnv"
 	"fmt"
 	"maps"
 	"regexp"
@@ -227,3 +228,11 @@ const (
 
 // Failed reports whether the outcome counts as a try without success.
 func (o Outcome) Failed() bool { return o != OutcomeSuccess && o != OutcomeMissed }
+
+// ShardOf is the write shard of the due and running indexes that an instance is placed on
+// when the stack has `shards` of them (the template's DueShards).
+func ShardOf(key Key, shards int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key.String()))
+	return int(h.Sum32() % uint32(max(shards, 1)))
+}

@@ -1,0 +1,96 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/testenv"
+)
+
+// Changing the stack's DueShards between deploys (4 → 16 → 2 → 4), each a restart of the
+// local platform on the same kept database, never strands a timer: every timer keeps firing in
+// every phase, and the shards above a lowered count are drained and then no longer read.
+func TestDueShardsChangesStrandNoTimer(t *testing.T) {
+	dir := t.TempDir()
+	var names []string
+	var b strings.Builder
+	b.WriteString("timers:\n")
+	for i := range 24 {
+		names = append(names, fmt.Sprintf("S%02d", i))
+		fmt.Fprintf(&b, "  - {name: S%02d, schedule: \"every 1s\", timeout: 5s, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n", i)
+	}
+	manifest := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifest, []byte(b.String()), 0o644))
+	inv := &countingInvoker{n: map[string]int{}}
+
+	for _, shards := range []int{4, 16, 2, 4} {
+		var logs testenv.SyncBuffer
+		began := time.Now()
+		p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second,
+			DataDir: filepath.Join(dir, "db"), Invoker: inv, Log: &logs,
+			Params:   map[string]string{"DueShards": fmt.Sprint(shards)},
+			Settings: map[string]string{"SUNDIAL_SHARD_GRACE": "2s"}})
+		require.NoError(t, err, "log:\n%s", logs.String())
+		t.Logf("DueShards=%d: up in %s", shards, time.Since(began).Round(time.Millisecond))
+		before := inv.snapshot()
+		time.Sleep(8 * time.Second)
+		after := inv.snapshot()
+		for _, name := range names {
+			require.GreaterOrEqual(t, after[name]-before[name], 3, "DueShards=%d: %s ran %d times in 8 s", shards, name, after[name]-before[name])
+		}
+		span := maxShards(t, p)
+		require.NoError(t, p.Stop())
+		if shards == 2 {
+			require.Equal(t, 2, span, "the shards above 2 were drained and retired")
+		} else {
+			require.Equal(t, shards, span)
+		}
+		require.Empty(t, p.IAM().Denied, p.IAM().String())
+	}
+}
+
+func maxShards(t *testing.T, p *local.Platform) int {
+	t.Helper()
+	out, err := dynamodb.NewFromConfig(p.AWS).GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(p.Outputs.TimersTable),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "META"}, "sk": &types.AttributeValueMemberS{Value: "FETCH"}}})
+	require.NoError(t, err)
+	var m struct {
+		MaxShards int `dynamodbav:"maxShards"`
+	}
+	require.NoError(t, attributevalue.UnmarshalMap(out.Item, &m))
+	return m.MaxShards
+}
+
+// countingInvoker counts each timer's runs.
+type countingInvoker struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingInvoker) Invoke(_ context.Context, _ action.Spec, p action.Payload) (action.Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[p.Timer]++
+	return action.Result{Status: 200}, nil
+}
+
+func (c *countingInvoker) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
