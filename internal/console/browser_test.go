@@ -181,7 +181,7 @@ func startBrowserTest(t *testing.T, chromium string) *browserTest {
 	t.Cleanup(cancel)
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	p, err := local.Up(ctx, local.Options{
-		Stack: "console-browser-" + strings.ToLower(rand.Text()[:8]),
+		Stack:    "console-browser-" + strings.ToLower(rand.Text()[:8]),
 		Template: templatePath(t), Manifest: manifest, Tick: time.Second, Invoker: bt.inv, Out: io.Discard, Log: io.Discard,
 	})
 	require.NoError(t, err)

@@ -3,8 +3,8 @@
 package timer
 
 import (
-	"hash/fnv"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"regexp"
 	"time"
