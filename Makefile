@@ -78,11 +78,17 @@ CHAOS_FLAGS ?=
 chaos: deps
 	$(GO) run ./cmd/sundial-chaos --duration $(CHAOS_DURATION) $(CHAOS_FLAGS)
 
-## lint: formatting, vet and the template
+## lint: formatting, vet, the template and the LocalStack hooks (shellcheck: apt-get installs it
+## where it is missing, as on a fresh CI machine)
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	cfn-lint template.yaml
+	@command -v shellcheck >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "lint: install shellcheck (https://www.shellcheck.net)"; exit 1; }; \
+		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; }
+	shellcheck localstack/init/ready.d/*.sh
 
 ## deploy: build with SAM and deploy (samconfig.toml; `make deploy SAM_ENV=prod` for prod).
 ## DeployId changes on every deploy, so the publish function runs every time (When Published).

@@ -4,9 +4,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -17,18 +19,26 @@ import (
 )
 
 func main() {
-	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", "api")
+	h, err := handler(context.Background(), log)
+	if err != nil {
+		log.Error("wiring", "error", err)
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}
+
+// handler is the function's Lambda handler (API Gateway HTTP API, payload format 2.0), wired
+// from the environment as on Lambda; main_test.go invokes it with event.json.
+func handler(ctx context.Context, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
 	a := app.FromLambdaEnv(ctx, "api")
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryMaxAttempts(6))
 	if err != nil {
-		log.Error("AWS configuration", "error", err)
-		os.Exit(1)
+		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
 	capacity, err := console.ParseCapacity(os.Getenv("SUNDIAL_PROCESSOR_CONCURRENCY"))
 	if err != nil {
-		log.Error("invalid configuration", "error", err)
-		os.Exit(1)
+		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	srv, err := console.New(console.Options{
 		Service: console.NewService(a, sqs.NewFromConfig(awsCfg), capacity),
@@ -36,8 +46,7 @@ func main() {
 		Log:     log,
 	})
 	if err != nil {
-		log.Error("wiring", "error", err)
-		os.Exit(1)
+		return nil, err
 	}
-	lambda.Start(console.LambdaHandler(srv.Handler()))
+	return console.LambdaHandler(srv.Handler()), nil
 }

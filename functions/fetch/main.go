@@ -4,13 +4,18 @@ package main
 import (
 	"context"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/engine"
 	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata: provided.al2023 has no zoneinfo guarantee
 )
 
-func main() {
-	a := app.FromLambdaEnv(context.Background(), "fetch")
-	lambda.Start(a.FetchHandler)
+func main() { lambda.Start(handler(context.Background())) }
+
+// handler is the function's Lambda handler (EventBridge scheduled event), wired from the
+// environment as on Lambda; main_test.go invokes it with event.json.
+func handler(ctx context.Context) func(context.Context, events.CloudWatchEvent) (engine.FetchStats, error) {
+	return app.FromLambdaEnv(ctx, "fetch").FetchHandler
 }

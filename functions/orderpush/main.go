@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -13,15 +14,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sundialhq/sundial/examples/orders"
+	"github.com/sundialhq/sundial/internal/action"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", orders.FunctionName)
-	cfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	h, err := handler(context.Background(), log)
 	if err != nil {
-		log.Error("AWS configuration", "error", err)
+		log.Error("wiring", "error", err)
 		os.Exit(1)
 	}
+	lambda.Start(h)
+}
+
+// handler is the function's Lambda handler (the action payload Sundial's processor invokes it
+// with), wired from the environment as on Lambda; main_test.go invokes it with event.json.
+func handler(ctx context.Context, log *slog.Logger) (func(context.Context, action.Payload) (orders.Summary, error), error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
 	h := &orders.Handler{DB: dynamodb.NewFromConfig(cfg), Table: os.Getenv(orders.TableEnv), Log: log}
-	lambda.Start(h.Handle)
+	return h.Handle, nil
 }

@@ -4,13 +4,17 @@ package main
 import (
 	"context"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sundialhq/sundial/internal/app"
 	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata: provided.al2023 has no zoneinfo guarantee
 )
 
-func main() {
-	a := app.FromLambdaEnv(context.Background(), "processor")
-	lambda.Start(a.ProcessHandler)
+func main() { lambda.Start(handler(context.Background())) }
+
+// handler is the function's Lambda handler (SQS event source with ReportBatchItemFailures),
+// wired from the environment as on Lambda; main_test.go invokes it with event.json.
+func handler(ctx context.Context) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return app.FromLambdaEnv(ctx, "processor").ProcessHandler
 }

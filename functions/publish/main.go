@@ -15,9 +15,14 @@ import (
 	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata: provided.al2023 has no zoneinfo guarantee
 )
 
-func main() {
-	a := app.FromLambdaEnv(context.Background(), "publish")
+func main() { lambda.Start(handler(context.Background())) }
+
+// handler is the function's Lambda handler (a CloudFormation custom resource request, answered
+// at its pre-signed ResponseURL), wired from the environment as on Lambda: the manifest is the
+// timers.yaml packaged beside the bootstrap. main_test.go invokes it with event.json.
+func handler(ctx context.Context) cfn.CustomResourceLambdaFunction {
+	a := app.FromLambdaEnv(ctx, "publish")
 	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", "publish")}
-	lambda.Start(cfn.LambdaWrap(h.Handle))
+	return cfn.LambdaWrap(h.Handle)
 }

@@ -1,0 +1,88 @@
+// Package lambdatest runs a function's real Lambda handler, wired by its main.go from the
+// environment as on Lambda, against testenv's deployed stack, with the sample event that sits
+// beside the function (functions/<name>/event.json, the file `sam local invoke -e` takes).
+package lambdatest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/testenv"
+)
+
+// EventFile is the sample event's name, beside the function's main.go (go test runs in the
+// package's directory).
+const EventFile = "event.json"
+
+// Env gives this process the environment Lambda gives the function: the template's SUNDIAL_*
+// variables for testenv's stack (plus extra, as a function's own Environment adds), the
+// region and function name, and the emulator as AWS_ENDPOINT_URL with dummy credentials. It
+// returns the stack's AWS config and outputs for the test's own checks. Tests that call it
+// cannot run in parallel (t.Setenv).
+func Env(t *testing.T, function string, extra map[string]string) (aws.Config, stack.Outputs) {
+	t.Helper()
+	cfg, outs := testenv.Stack(t)
+	require.NotNil(t, cfg.BaseEndpoint, "testenv gives an emulator endpoint")
+	env := outs.Env(extra)
+	env["AWS_ENDPOINT_URL"] = *cfg.BaseEndpoint
+	env["AWS_ACCESS_KEY_ID"] = "test"
+	env["AWS_SECRET_ACCESS_KEY"] = "test"
+	env["AWS_SESSION_TOKEN"] = ""
+	env["AWS_PROFILE"] = ""
+	env["AWS_REGION"] = testenv.Region
+	env["AWS_DEFAULT_REGION"] = testenv.Region
+	env["AWS_LAMBDA_FUNCTION_NAME"] = "sundial-" + function
+	env["AWS_LAMBDA_LOG_STREAM_NAME"] = "2026/11/21/[$LATEST]lambdatest"
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return cfg, outs
+}
+
+// Event reads the sample event and decodes it into T, the aws-lambda-go type the handler
+// takes, refusing fields T does not have: a misspelt field would otherwise be dropped silently
+// by the runtime, and the sample would not be the shape AWS sends. It returns the raw bytes
+// (what the test invokes the handler with) and the decoded event.
+func Event[T any](t *testing.T) ([]byte, T) {
+	t.Helper()
+	raw, err := os.ReadFile(EventFile)
+	require.NoError(t, err)
+	var ev T
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&ev), "%s is not a %T", EventFile, ev)
+	require.False(t, dec.More(), "%s: trailing data", EventFile)
+	return raw, ev
+}
+
+// Invoke runs handler as the Lambda runtime does (lambdarun: the JSON payload decoded into the
+// handler's event type, a deadline and a request id in the context) and returns the JSON
+// response and the handler's error.
+func Invoke(t *testing.T, function string, handler any, timeout time.Duration, payload []byte) ([]byte, error) {
+	t.Helper()
+	fn := lambdarun.NewFunction("sundial-"+function, handler, timeout)
+	return fn.Invoke(context.Background(), "lambdatest-"+function, payload)
+}
+
+// App wires Sundial's services on the same stack, for a test's own setup and checks (creating
+// timers, reading what the handler wrote).
+func App(t *testing.T, cfg aws.Config, outs stack.Outputs) *app.App {
+	t.Helper()
+	env := outs.Env(nil)
+	c, err := config.FromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	a, err := app.New(cfg, c, app.Options{Node: "lambdatest"})
+	require.NoError(t, err)
+	return a
+}
