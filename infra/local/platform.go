@@ -330,8 +330,11 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 	if len(p.funcs[FnProcessor].sources) == 0 {
 		return errors.New("the template's processor function has no SQS event source")
 	}
-	if p.APIAWS, err = env.Config(o.Stack, apiFunction); err != nil {
-		return err
+	p.APIAWS = p.AWS // the template may leave Service Center out (ServiceCenter=false)
+	if p.Stack.Functions[apiFunction] != nil {
+		if p.APIAWS, err = env.Config(o.Stack, apiFunction); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -225,3 +225,10 @@ func FetchIAMReport(ctx context.Context, endpoint string) (iam.Report, error) {
 	}
 	return rep, nil
 }
+
+// Stack returns a provisioned stack by name (nil if none).
+func (e *Env) Stack(name string) *provision.Stack {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stacks[name]
+}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -25,19 +26,34 @@ import (
 // package's directory).
 const EventFile = "event.json"
 
-// Env gives this process the environment Lambda gives the function: the template's SUNDIAL_*
-// variables for testenv's stack (plus extra, as a function's own Environment adds), the
-// region and function name, and the emulator as AWS_ENDPOINT_URL with dummy credentials. It
-// returns the stack's AWS config and outputs for the test's own checks. Tests that call it
-// cannot run in parallel (t.Setenv).
+// logicalIDs pairs the functions' directories with their logical IDs in template.yaml.
+var logicalIDs = map[string]string{"fetch": "FetchFunction", "processor": "ProcessorFunction", "recovery": "RecoveryFunction",
+	"api": "ApiFunction", "publish": "PublishFunction", "orderpush": "OrderPushFunction"}
+
+// Env gives this process the environment Lambda gives the function: its environment from
+// the template's SAM translation for testenv's stack (plus extra), the region and function
+// name, the local AWS endpoint as AWS_ENDPOINT_URL and its role's credentials, so that every
+// call it makes is checked against its IAM policy (a function the stack leaves out, such as
+// the examples', runs with the operator's). It returns the operator's AWS config and the
+// outputs for the test's own checks. Tests that call it cannot run in parallel (t.Setenv).
 func Env(t *testing.T, function string, extra map[string]string) (aws.Config, stack.Outputs) {
 	t.Helper()
 	cfg, outs := testenv.Stack(t)
-	require.NotNil(t, cfg.BaseEndpoint, "testenv gives an emulator endpoint")
-	env := outs.Env(extra)
+	local := testenv.Local(t)
+	env := outs.Env(nil)
+	creds := cfg
+	if fn := local.Stack(testenv.StackName()).Functions[logicalIDs[function]]; fn != nil {
+		env = maps.Clone(fn.Env)
+		var err error
+		creds, err = local.Config(testenv.StackName(), fn.LogicalID)
+		require.NoError(t, err)
+	}
+	maps.Copy(env, extra)
+	key, err := creds.Credentials.Retrieve(context.Background())
+	require.NoError(t, err)
 	env["AWS_ENDPOINT_URL"] = *cfg.BaseEndpoint
-	env["AWS_ACCESS_KEY_ID"] = "test"
-	env["AWS_SECRET_ACCESS_KEY"] = "test"
+	env["AWS_ACCESS_KEY_ID"] = key.AccessKeyID
+	env["AWS_SECRET_ACCESS_KEY"] = key.SecretAccessKey
 	env["AWS_SESSION_TOKEN"] = ""
 	env["AWS_PROFILE"] = ""
 	env["AWS_REGION"] = testenv.Region
