@@ -39,5 +39,5 @@ func main() {
 		log.Error("wiring", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(console.LambdaHandler(srv.Handler()))
+	lambda.Start(console.LambdaHandler(console.RecordStatus(srv.Handler(), a.Metrics.APIRequest)))
 }

@@ -19,5 +19,11 @@ func main() {
 	a := app.FromLambdaEnv(context.Background(), "publish")
 	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", "publish")}
-	lambda.Start(cfn.LambdaWrap(h.Handle))
+	lambda.Start(cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
+		id, data, err := h.Handle(ctx, ev)
+		if ev.RequestType != cfn.RequestDelete {
+			a.Metrics.Published(err == nil)
+		}
+		return id, data, err
+	}))
 }

@@ -201,7 +201,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	}
 	p.lines = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil))
 	log := slog.New(p.lines)
-	opts := app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-processor")}
+	opts := app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-processor"), Metrics: o.Log}
 	if p.App, err = app.New(p.AWS, cfg, opts); err != nil {
 		return nil, err
 	}
