@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/termsafe"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -52,6 +53,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Everything printed may carry text from outside (an action's error body, a DLQ
+	// message): control characters are shown escaped, never sent to the terminal raw.
+	stdout, stderr = termsafe.NewWriter(stdout), termsafe.NewWriter(stderr)
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, usage)
 		return 0
