@@ -19,7 +19,7 @@ import (
 const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
-  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--token T] [--stack NAME] [--template PATH] [--examples]
+  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
   sundial timers list [--json] [--tenant T]   one entry per runtime instance (shard, tenant)
   sundial timers show NAME [--json]
   sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--reset] [--json]
