@@ -119,7 +119,7 @@ func (s *Server) checkHost(h http.Handler) http.Handler {
 const (
 	DefaultMaxAuthFailures = 20
 	AuthFailureWindow      = time.Minute
-	maxThrottled      = 10000 // addresses remembered; bounded memory
+	maxThrottled           = 10000 // addresses remembered; bounded memory
 )
 
 type throttle struct {

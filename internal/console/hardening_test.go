@@ -252,4 +252,3 @@ func TestHardening(t *testing.T) {
 		require.True(t, f.get(t, key).Active)
 	})
 }
-
