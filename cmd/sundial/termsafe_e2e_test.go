@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -74,4 +75,20 @@ func TestTerminalSafety(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.LessOrEqual(t, len(lines), 4, "one line per entry: %q", out)
+
+	// The functions' metrics are in their log, as EMF lines (on Lambda: stdout, then CloudWatch).
+	logText, err := os.ReadFile(filepath.Join(dir, "up.log"))
+	require.NoError(t, err)
+	var emfFiring, emfTick bool
+	for _, l := range strings.Split(string(logText), "\n") {
+		if !strings.Contains(l, `"_aws"`) {
+			continue
+		}
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &doc), l)
+		emfFiring = emfFiring || (doc["Firings"] == 1.0 && doc["Outcome"] == "error" && doc["Priority"] == "3")
+		emfTick = emfTick || doc["FetchTicks"] == 1.0
+	}
+	require.True(t, emfFiring, "an EMF line for the failed firing in the function log")
+	require.True(t, emfTick, "an EMF line for the fetch tick")
 }
