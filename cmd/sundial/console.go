@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,6 +28,78 @@ type consoleOptions struct {
 	addr     string
 	explicit bool   // --console was given: a busy address is an error, not a fallback
 	token    string // "": generate one
+	tlsCert  string
+	tlsKey   string
+	hosts    string // --console-host, comma-separated
+
+	cert *tls.Certificate // loaded by check
+}
+
+// check refuses a console that would send the token, login codes and session cookie in
+// clear text beyond this machine, and loads the TLS certificate (so that a bad one stops up
+// before it starts anything).
+func (o *consoleOptions) check() error {
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return usageErr("up: give both --tls-cert and --tls-key, or neither")
+	}
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return usageErr("up: --console %q: %v", o.addr, err)
+	}
+	if o.tlsCert == "" {
+		if !loopbackHost(host) {
+			return usageErr("up: --console %s listens beyond this machine, where the token, login codes and cookie would travel in clear text: "+
+				"serve TLS with --tls-cert and --tls-key, or listen on 127.0.0.1", o.addr)
+		}
+		return nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+	if err != nil {
+		return usageErr("up: --tls-cert/--tls-key: %v", err)
+	}
+	o.cert = &cert
+	if ip := net.ParseIP(host); (host == "" || (ip != nil && ip.IsUnspecified())) && o.hostList() == nil {
+		return usageErr("up: --console %s listens on every interface: name the address browsers use with --console-host", o.addr)
+	}
+	return nil
+}
+
+func (o *consoleOptions) hostList() []string {
+	var hs []string
+	for _, h := range strings.Split(o.hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hs = append(hs, h)
+		}
+	}
+	return hs
+}
+
+// loopbackHost: the listen address stays on this machine.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// consoleBase is the console's address in links: the first --console-host (with the
+// listener's port unless it names one), else the address it listens on.
+func consoleBase(o consoleOptions, ln net.Addr) string {
+	scheme := "http"
+	if o.cert != nil {
+		scheme = "https"
+	}
+	host := ln.String()
+	if hs := o.hostList(); len(hs) > 0 {
+		host = hs[0]
+		if _, _, err := net.SplitHostPort(host); err != nil {
+			if tcp, ok := ln.(*net.TCPAddr); ok {
+				host = net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(tcp.Port))
+			}
+		}
+	}
+	return scheme + "://" + host
 }
 
 // startConsole serves Service Center for the running platform and prints its URL, a
@@ -35,14 +110,6 @@ func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *sl
 	if generated {
 		o.token = console.NewToken()
 	}
-	// The console is Service Center's API function: it runs with that function's role.
-	srv, err := console.New(console.Options{
-		Service: console.NewService(p.API, sqs.NewFromConfig(p.APIAWS), capacityOf(p.Outputs.Parameters)),
-		Auth:    console.AuthToken, Token: o.token, Log: log,
-	})
-	if err != nil {
-		return nil, err
-	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil && !o.explicit {
 		ln, err = net.Listen("tcp", "127.0.0.1:0") // the default port is taken: any free one
@@ -50,18 +117,35 @@ func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("console: %w (choose another address with --console)", err)
 	}
+	base := consoleBase(o, ln.Addr())
+	// The console is Service Center's API function: it runs with that function's role.
+	srv, err := console.New(console.Options{
+		Service: console.NewService(p.API, sqs.NewFromConfig(p.APIAWS), capacityOf(p.Outputs.Parameters)),
+		Auth:    console.AuthToken, Token: o.token, Log: log,
+		BaseURL: base, Hosts: o.hostList(),
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	if o.cert != nil {
+		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*o.cert}, MinVersion: tls.VersionTLS12}
+	}
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := func() error { return hs.Serve(ln) }
+		if o.cert != nil {
+			serve = func() error { return hs.ServeTLS(ln, "", "") }
+		}
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("console stopped", "error", err)
 		}
 	}()
-	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "console    %s/   (API %s/api/ with Authorization: Bearer TOKEN)\n", base, base)
 	fmt.Fprintf(stdout, "login      %s   (one-time, valid %s)\n", srv.LoginLink(base), console.LoginLinkTTL)
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		fmt.Fprintf(stdout, "warning    the console listens on %s, beyond this machine: plain HTTP, guarded by the token only\n", tcp)
+		fmt.Fprintf(stdout, "note       the console listens on %s, beyond this machine, over TLS; it answers only to %s\n", tcp, strings.Join(append([]string{base}, o.hostList()...), ", "))
 	}
 	if generated {
 		fmt.Fprintf(stdout, "token      %s   (generated; --token or SUNDIAL_CONSOLE_TOKEN sets it)\n", o.token)

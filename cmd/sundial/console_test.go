@@ -101,6 +101,13 @@ func TestConsoleCommands(t *testing.T) {
 		require.Equal(t, 2, h.Counts.Timers)
 		require.Len(t, h.Queues, 5)
 		require.Equal(t, [4]int{4, 3, 2, 2}, h.Processors.Capacity)
+		require.Eventually(t, func() bool { // Tick runs every second: the last hour counts its runs
+			out, _, _ := run("health", "--json")
+			var h console.Health
+			return json.Unmarshal([]byte(out), &h) == nil && h.LastHour.ByOutcome["success"] > 0 && h.LastHour.Firings >= h.LastHour.ByOutcome["success"]
+		}, 20*time.Second, 500*time.Millisecond)
+		out, _, _ = run("health")
+		require.Regexp(t, `(?m)^last hour   \d+\+? firings: \d+ success, 0 error`, out)
 		_, _, code = run("health", "extra")
 		require.Equal(t, 2, code)
 	})

@@ -78,6 +78,14 @@ func printHealth(w io.Writer, h console.Health) {
 	}
 	c := h.Counts
 	printf(w, "\ntimers      %d: %d active, %d inactive, %d running, %d failing\n", c.Timers, c.Active, c.Inactive, c.Running, c.Failing)
+	lh, more := h.LastHour, ""
+	if lh.Truncated {
+		more = "+"
+	}
+	printf(w, "last hour   %d%s firings: %d success, %d error, %d timeout, %d recovered, %d missed; lateness p50 %s p95 %s max %s; duration p50 %s max %s\n",
+		lh.Firings, more, lh.ByOutcome["success"], lh.ByOutcome["error"], lh.ByOutcome["timeout"], lh.ByOutcome["recovered"], lh.ByOutcome["missed"],
+		console.FormatMs(lh.LatenessP50Ms), console.FormatMs(lh.LatenessP95Ms), console.FormatMs(lh.LatenessMaxMs),
+		console.FormatMs(lh.DurationP50Ms), console.FormatMs(lh.DurationMaxMs))
 	if len(h.Running) > 0 {
 		printf(w, "\nRUNNING\tSINCE\tBY\tATTEMPT\tLEASE UNTIL\n")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

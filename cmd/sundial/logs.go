@@ -8,6 +8,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/termsafe"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
@@ -60,8 +61,10 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR\n")
 	for _, v := range views {
 		name := timer.Key{Timer: v.Timer, Tenant: v.Tenant}.String()
-		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), name, clock(v.ScheduledAt), v.Attempt,
-			v.Outcome, v.DurationMs, v.ExecutedBy, clock(v.NextRun), v.Error)
+		// One line per entry, whatever the error body holds (the writer escapes too, but
+		// after the table's columns are measured).
+		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), termsafe.String(name), clock(v.ScheduledAt), v.Attempt,
+			v.Outcome, v.DurationMs, termsafe.String(v.ExecutedBy), clock(v.NextRun), termsafe.String(v.Error))
 	}
 	return tw.Flush()
 }

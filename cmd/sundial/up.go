@@ -35,12 +35,20 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var co consoleOptions
 	fs.StringVar(&co.addr, "console", "127.0.0.1:8089", `Service Center (console and API) address; "" for none`)
 	fs.StringVar(&co.token, "token", os.Getenv("SUNDIAL_CONSOLE_TOKEN"), "console token (default SUNDIAL_CONSOLE_TOKEN, else generated)")
+	fs.StringVar(&co.tlsCert, "tls-cert", "", "serve the console over TLS with this certificate (PEM); required to listen beyond loopback")
+	fs.StringVar(&co.tlsKey, "tls-key", "", "the --tls-cert certificate's private key (PEM)")
+	fs.StringVar(&co.hosts, "console-host", "", "comma-separated names (name or name:port) browsers use to reach the console; the first is its address in links. Requests for other hosts are refused")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	fs.Visit(func(f *flag.Flag) { co.explicit = co.explicit || f.Name == "console" })
 	if fs.NArg() > 0 {
 		return usageErr("up: unexpected argument %q", fs.Arg(0))
+	}
+	if co.addr != "" {
+		if err := co.check(); err != nil {
+			return err
+		}
 	}
 	if o.Tick != 0 && (o.Tick < 100*time.Millisecond || o.Tick > 450*time.Second) {
 		return usageErr("up: --tick must be in 100ms..7m30s (the fetch looks ahead two ticks, SQS delays at most 15m)")

@@ -48,5 +48,5 @@ func handler(ctx context.Context, log *slog.Logger) (func(context.Context, event
 	if err != nil {
 		return nil, err
 	}
-	return console.LambdaHandler(srv.Handler()), nil
+	return console.LambdaHandler(console.RecordStatus(srv.Handler(), a.Metrics.APIRequest)), nil
 }

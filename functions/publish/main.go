@@ -24,5 +24,11 @@ func handler(ctx context.Context) cfn.CustomResourceLambdaFunction {
 	a := app.FromLambdaEnv(ctx, "publish")
 	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", "publish")}
-	return cfn.LambdaWrap(h.Handle)
+	return cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
+		id, data, err := h.Handle(ctx, ev)
+		if ev.RequestType != cfn.RequestDelete {
+			a.Metrics.Published(err == nil)
+		}
+		return id, data, err
+	})
 }

@@ -139,6 +139,7 @@ type Platform struct {
 	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery
 	bootstraps map[string]string    // by function, when Processes
 	lines      *lineHandler
+	metrics    io.Writer // where in-process functions write their metric lines (Options.Log)
 	tempDir    string
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
@@ -210,7 +211,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			return nil, err
 		}
 	}
-	p.lines = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil))
+	p.lines, p.metrics = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil)), o.Log
 	log := slog.New(p.lines)
 	if o.Endpoint == "" {
 		err = p.upEmbedded(ctx, o)
@@ -224,16 +225,17 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		if o.Processes {
 			continue
 		}
-		opts := app.Options{Log: log.With("function", f.name), Invoker: o.Invoker, Node: app.DefaultNode("local-" + f.name)}
+		// The functions' metric lines (EMF) go to the log, as Lambda's go to CloudWatch Logs.
+		opts := app.Options{Log: log.With("function", f.name), Invoker: o.Invoker, Node: app.DefaultNode("local-" + f.name), Metrics: o.Log}
 		if f.app, err = app.New(f.aws, f.cfg, opts); err != nil {
 			return nil, err
 		}
 	}
 	base := p.funcs[FnProcessor].cfg
-	if p.App, err = app.New(p.AWS, base, app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-operator")}); err != nil {
+	if p.App, err = app.New(p.AWS, base, app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-operator"), Metrics: o.Log}); err != nil {
 		return nil, err
 	}
-	if p.API, err = app.New(p.APIAWS, base, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api")}); err != nil {
+	if p.API, err = app.New(p.APIAWS, base, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api"), Metrics: o.Log}); err != nil {
 		return nil, err
 	}
 	if p.Local != nil && o.DataDir != "" {
@@ -425,7 +427,7 @@ func (p *Platform) roleApp(function string, cfg config.Config, log *slog.Logger)
 			return nil, err
 		}
 	}
-	return app.New(awsCfg, cfg, app.Options{Log: log.With("function", function), Node: app.DefaultNode("local-" + function)})
+	return app.New(awsCfg, cfg, app.Options{Log: log.With("function", function), Node: app.DefaultNode("local-" + function), Metrics: p.metrics})
 }
 
 // IAM reports the calls the functions' roles were refused and the grants no call used

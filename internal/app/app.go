@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/emf"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -37,6 +39,9 @@ type Options struct {
 	SQS      interface {
 		queue.API
 	}
+	// Metrics receives the CloudWatch Embedded Metric Format lines: stdout on Lambda (the
+	// default), the function log locally.
+	Metrics io.Writer
 }
 
 // App holds the wired services.
@@ -50,6 +55,8 @@ type App struct {
 	Reporter  *engine.Reporter
 	Admin     *admin.Service
 	DLQ       *queue.DLQ // nil when the configuration names no dead-letter queue
+	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
+	Metrics *emf.Recorder
 }
 
 // New wires the services on AWS clients built from awsCfg.
@@ -82,17 +89,21 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queues: %w", err)
 	}
-	a := &App{Config: cfg, Store: store, Queues: qs}
-	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, Lookahead: 2 * cfg.Tick, ShardGrace: cfg.ShardGrace}
+	if o.Metrics == nil {
+		o.Metrics = os.Stdout
+	}
+	rec := emf.NewRecorder(o.Metrics, o.Clock.Now)
+	a := &App{Config: cfg, Store: store, Queues: qs, Metrics: rec}
+	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, Lookahead: 2 * cfg.Tick, ShardGrace: cfg.ShardGrace}
 	a.Processor = &engine.Processor{
-		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Node: o.Node, NewID: NewExecutionID,
+		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Metrics: rec, Node: o.Node, NewID: NewExecutionID,
 		MaxEarly: 3 * time.Second, FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
 	}
-	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
+	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
 	if cfg.DLQ != "" {
 		a.DLQ = queue.NewDLQ(sqsClient, cfg.DLQ, qs)
 	}
-	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log}
+	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
 	return a, nil
@@ -106,6 +117,8 @@ func lambdaClient(awsCfg aws.Config, cfg config.Config) *lambda.Client {
 	}
 	return lambda.NewFromConfig(awsCfg, func(o *lambda.Options) { o.BaseEndpoint = aws.String(cfg.LambdaEndpoint) })
 }
+
+var _ engine.Metrics = (*emf.Recorder)(nil)
 
 // NewExecutionID returns a random execution id (the lease owner token).
 func NewExecutionID() string { return rand.Text()[:20] }

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,6 +40,11 @@ func (s *Server) APIRoutes() []APIRoute { return s.apiRoutes() }
 func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, status, msg := s.authenticateAPI(r)
+		if status == http.StatusTooManyRequests {
+			wait, _ := s.limiter.blocked(remote(r))
+			s.tooMany(w, r, wait, true)
+			return
+		}
 		if status != 0 {
 			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", msg, "remote", r.RemoteAddr)
 			s.writeAPIError(w, r, status, msg)
@@ -68,11 +72,17 @@ func (s *Server) authenticateAPI(r *http.Request) (principal, int, string) {
 		}
 		return principal{}, http.StatusUnauthorized, "request not authorized by IAM"
 	}
+	if r.Header.Get("Authorization") != "" {
+		if _, throttled := s.limiter.blocked(remote(r)); throttled {
+			return principal{}, http.StatusTooManyRequests, ""
+		}
+	}
 	ok, present := s.auth.bearer(r)
 	switch {
 	case ok:
 		return principal{kind: "token", name: "api"}, 0, ""
 	case present:
+		s.limiter.fail(remote(r))
 		return principal{}, http.StatusUnauthorized, "invalid token"
 	}
 	sess, ok := s.auth.sessionOf(r)
@@ -124,14 +134,8 @@ func (s *Server) apiEdit(r *http.Request) (any, error) {
 		return nil, err
 	}
 	var b editBody
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: body: %v", admin.ErrUsage, err)
+	if err := decodeStrict(r.Body, &b); err != nil {
+		return nil, err
 	}
 	e := admin.Edit{Schedule: b.Schedule, Priority: b.Priority, Reset: b.Reset, By: by(r)}
 	if b.Timeout != nil {
@@ -228,9 +232,5 @@ func (s *Server) apiLoginLink(r *http.Request) (any, error) {
 	if p, _ := principalOf(r.Context()); p.kind != "token" {
 		return nil, fmt.Errorf("%w: login links are minted with the bearer token only", admin.ErrUsage)
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return LoginLinkResult{URL: s.LoginLink(scheme + "://" + r.Host), Expires: time.Now().Add(LoginLinkTTL).UTC()}, nil
+	return LoginLinkResult{URL: s.LoginLink(s.baseFor(r)), Expires: time.Now().Add(LoginLinkTTL).UTC()}, nil
 }

@@ -27,6 +27,10 @@ const (
 
 const (
 	sessionCookie = "sundial_session"
+	// tlsSessionCookie is the cookie's name over TLS: the __Host- prefix makes browsers
+	// accept it only Secure, for this host, path /, so no plain-HTTP page or sibling domain
+	// can set or shadow it.
+	tlsSessionCookie = "__Host-sundial_session"
 	// SessionTTL bounds a browser session; LoginLinkTTL a login link, which works once.
 	SessionTTL   = 12 * time.Hour
 	LoginLinkTTL = time.Hour
@@ -134,7 +138,7 @@ func (a *auth) newSession() (string, *session) {
 }
 
 func (a *auth) sessionOf(r *http.Request) (*session, bool) {
-	c, err := r.Cookie(sessionCookie)
+	c, err := r.Cookie(sessionCookieName(r))
 	if err != nil || c.Value == "" {
 		return nil, false
 	}
@@ -148,7 +152,7 @@ func (a *auth) sessionOf(r *http.Request) (*session, bool) {
 }
 
 func (a *auth) endSession(r *http.Request) {
-	if c, err := r.Cookie(sessionCookie); err == nil {
+	if c, err := r.Cookie(sessionCookieName(r)); err == nil {
 		a.mu.Lock()
 		delete(a.sessions, sha256.Sum256([]byte(c.Value)))
 		a.mu.Unlock()
@@ -190,9 +194,16 @@ func csrfOK(s *session, given string) bool {
 	return s != nil && given != "" && subtle.ConstantTimeCompare([]byte(given), []byte(s.csrf)) == 1
 }
 
+func sessionCookieName(r *http.Request) string {
+	if r.TLS != nil {
+		return tlsSessionCookie
+	}
+	return sessionCookie
+}
+
 func sessionCookieFor(r *http.Request, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
-		Name: sessionCookie, Value: value, Path: "/", MaxAge: maxAge,
+		Name: sessionCookieName(r), Value: value, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,
 	}
 }

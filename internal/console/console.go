@@ -5,7 +5,9 @@
 package console
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -24,7 +26,17 @@ type Options struct {
 	Token   string // AuthToken: the bearer token (see NewToken); required
 	Log     *slog.Logger
 	MaxBody int64            // default DefaultMaxBody
-	Now     func() time.Time // sessions and login links; default time.Now
+	Now     func() time.Time // sessions, login links and the login throttle; default time.Now
+	// BaseURL is the console's own address as browsers reach it ("https://sundial.example:8443"):
+	// login links are built on it, never on a request's Host, and it is a Host the console
+	// answers to. Empty: links use the request's Host, which must then be a loopback address.
+	BaseURL string
+	// Hosts are more names (name, or name:port) the console answers to (AuthToken); any other
+	// Host is refused (DNS rebinding).
+	Hosts []string
+	// MaxAuthFailures is how many failed credentials a remote address may present per
+	// AuthFailureWindow before it is answered 429; default DefaultMaxAuthFailures.
+	MaxAuthFailures int
 }
 
 // Server serves the console and its API.
@@ -36,6 +48,9 @@ type Server struct {
 	maxBody int64
 	pages   map[string]*template.Template
 	handler http.Handler
+	base    *url.URL
+	hosts   hostPolicy
+	limiter *throttle
 }
 
 // New builds a server.
@@ -59,12 +74,27 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{svc: o.Service, mode: o.Auth, auth: newAuth(o.Token, o.Now), log: o.Log, maxBody: o.MaxBody, pages: pages}
+	s := &Server{svc: o.Service, mode: o.Auth, auth: newAuth(o.Token, o.Now), log: o.Log, maxBody: o.MaxBody, pages: pages,
+		limiter: newThrottle(o.Now, cmp.Or(o.MaxAuthFailures, DefaultMaxAuthFailures))}
+	if o.BaseURL != "" {
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.User != nil {
+			return nil, fmt.Errorf("console: base URL %q: want http(s)://host[:port]", o.BaseURL)
+		}
+		u.Path = ""
+		s.base = u
+	}
+	if s.hosts, err = newHostPolicy(s.base, o.Hosts); err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	s.routes(mux)
 	var h http.Handler = mux
-	h = http.NewCrossOriginProtection().Handler(h)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(s.crossOriginDenied))
+	h = cop.Handler(h)
 	h = s.limitBody(h)
+	h = s.checkHost(h)
 	h = securityHeaders(h)
 	s.handler = h
 	return s, nil
@@ -76,7 +106,20 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // LoginLink mints a one-time login link for a browser, valid for LoginLinkTTL, on the
 // console's base URL (such as "http://127.0.0.1:8089").
 func (s *Server) LoginLink(base string) string {
-	return base + "/login?code=" + url.QueryEscape(s.auth.newLoginCode())
+	return strings.TrimSuffix(base, "/") + "/login?code=" + url.QueryEscape(s.auth.newLoginCode())
+}
+
+// baseFor is the base URL of links the console hands out: the configured one; without one,
+// the request's Host, which checkHost has restricted to loopback addresses.
+func (s *Server) baseFor(r *http.Request) string {
+	if s.base != nil {
+		return s.base.String()
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 func (s *Server) routes(mux *http.ServeMux) {

@@ -44,6 +44,7 @@ func buildHealth(in healthInputs) Health {
 		h.QueuesError = in.queuesErr.Error()
 	}
 	h.Fetcher = fetcherHealth(in.now, in.tick, in.fetch)
+	h.LastHour = lastHour(in.now, in.recent, recentForHealth)
 	h.Processors.Capacity = in.capacity
 
 	last := map[timer.Key]timer.Execution{}

@@ -66,6 +66,7 @@ type Health struct {
 	Running    []Running   `json:"running"`
 	Processors Processors  `json:"processors"`
 	Counts     Counts      `json:"counts"`
+	LastHour   LastHour    `json:"lastHour"`
 }
 
 // FetcherHealth is the fetch tick's state.

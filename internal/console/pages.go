@@ -17,6 +17,12 @@ func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http
 			s.renderError(w, r, http.StatusNotFound, "The web console is served by `sundial up`; on AWS only the API (/api/) is deployed.")
 			return
 		}
+		if r.Header.Get("Authorization") != "" {
+			if wait, throttled := s.limiter.blocked(remote(r)); throttled {
+				s.tooMany(w, r, wait, false)
+				return
+			}
+		}
 		p, ok := s.authenticatePage(r)
 		if !ok {
 			if safeMethod(r.Method) {
@@ -47,6 +53,9 @@ func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http
 
 func (s *Server) authenticatePage(r *http.Request) (principal, bool) {
 	if ok, present := s.auth.bearer(r); present {
+		if !ok {
+			s.limiter.fail(remote(r))
+		}
 		return principal{kind: "token", name: "api"}, ok
 	}
 	sess, ok := s.auth.sessionOf(r)
@@ -67,7 +76,12 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "login", pageData{Title: "Log in"})
 		return
 	}
+	if wait, throttled := s.limiter.blocked(remote(r)); throttled {
+		s.tooMany(w, r, wait, false)
+		return
+	}
 	if !s.auth.redeem(code) {
+		s.limiter.fail(remote(r))
 		s.log.Warn("login link refused", "remote", r.RemoteAddr)
 		s.render(w, r, http.StatusUnauthorized, "login", pageData{Title: "Log in",
 			Data: "This login link is invalid, expired or already used. Paste the token, or ask sundial up for a new link."})
@@ -81,11 +95,16 @@ func (s *Server) loginWithToken(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusNotFound, "No login on AWS: the API uses IAM.")
 		return
 	}
+	if wait, throttled := s.limiter.blocked(remote(r)); throttled {
+		s.tooMany(w, r, wait, false)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		s.fail(w, r, formError(err), true)
 		return
 	}
 	if !s.auth.tokenOK(r.PostForm.Get("token")) {
+		s.limiter.fail(remote(r))
 		s.log.Warn("login with a wrong token", "remote", r.RemoteAddr)
 		s.render(w, r, http.StatusUnauthorized, "login", pageData{Title: "Log in", Data: "Wrong token."})
 		return

@@ -16,11 +16,13 @@ import (
 // next tick, each delayed to its due second. It reads only due instances (the sparse due
 // index), from the watermark onward, so idle timers cost nothing and a firing is sent once.
 type Fetcher struct {
-	Store  Store
-	Queue  Queue
-	Clock  timer.Clock
-	Log    *slog.Logger
-	Shards int
+	Store Store
+	Queue Queue
+	Clock timer.Clock
+	Log   *slog.Logger
+	// Metrics receives the tick and the firings sent (nil: nowhere).
+	Metrics Metrics
+	Shards  int
 	// Lookahead is how far past now a tick enqueues. Twice the tick interval absorbs a late
 	// tick without a gap; at most SQS's 900 s delay.
 	Lookahead time.Duration
@@ -55,6 +57,7 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	}
 	st := FetchStats{From: prev, To: to}
 	if !prev.IsZero() && !prev.Before(to) {
+		metricsOr(f.Metrics).FetchTick(0)
 		return st, nil // a concurrent or duplicate tick already covered this window
 	}
 	span, err := f.Store.ShardSpan(ctx, max(f.Shards, 1))
@@ -86,6 +89,7 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 			f.Log.Error("fetch: drain shards", "error", err)
 		}
 	}
+	metricsOr(f.Metrics).FetchTick(st.Sent)
 	f.Log.Info("fetch tick", "from", prev, "to", to, "due", st.Due, "sent", st.Sent)
 	return st, nil
 }

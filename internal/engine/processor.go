@@ -26,6 +26,8 @@ type Processor struct {
 	Invoker Invoker
 	Clock   timer.Clock
 	Log     *slog.Logger
+	// Metrics receives firings, lost claims, zombies and rejected messages (nil: nowhere).
+	Metrics Metrics
 	// Node names this processor in isRunningBy and the log's executedBy.
 	Node string
 	// NewID returns a unique execution id (the lease owner token).
@@ -111,6 +113,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	f, err := message.Decode(rec.Body)
 	if err != nil {
 		p.stats.Rejected.Add(1)
+		metricsOr(p.Metrics).MessageRejected()
 		p.Log.Error("processor: rejected message", "message_id", rec.MessageId, "error", err, "body_excerpt", excerpt(rec.Body))
 		return nil, nil, err
 	}
@@ -138,10 +141,12 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	case errors.Is(err, timer.ErrClaimLost):
 		// A duplicate, a stale firing, or a deactivated timer: acknowledged, never run twice.
 		p.stats.ClaimsLost.Add(1)
+		metricsOr(p.Metrics).ClaimLost()
 		log.Info("processor: claim lost; message acknowledged", "reason", err.Error())
 		return nil, nil, nil
 	case errors.Is(err, timer.ErrNotFound):
 		p.stats.Rejected.Add(1)
+		metricsOr(p.Metrics).MessageRejected()
 		log.Error("processor: unknown timer; message will go to the dead-letter queue", "error", err)
 		return nil, nil, err
 	case err != nil:
@@ -162,6 +167,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	after, exec, err := p.finisher.finish(ctx, running, *res)
 	if errors.Is(err, timer.ErrFenceLost) {
 		p.stats.Zombies.Add(1)
+		metricsOr(p.Metrics).ZombieDiscarded()
 		log.Warn("processor: execution lost its lease before finishing; result discarded", "outcome", res.Outcome, "error", res.Error)
 		return nil, nil, nil
 	}
@@ -171,6 +177,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		return nil, nil, nil
 	}
 	p.stats.Executed.Add(1)
+	recordFiring(p.Metrics, running.Priority, exec)
 	if res.Outcome.Failed() {
 		p.stats.Failed.Add(1)
 	} else {

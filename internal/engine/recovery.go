@@ -16,11 +16,13 @@ import (
 // processor crashed or was stopped) and re-sends due firings that were never claimed (a lost
 // message), so that every due firing is executed or accounted for.
 type Recoverer struct {
-	Store  Store
-	Queue  Queue
-	Clock  timer.Clock
-	Log    *slog.Logger
-	Shards int
+	Store Store
+	Queue Queue
+	Clock timer.Clock
+	Log   *slog.Logger
+	// Metrics receives recovered executions and re-sent firings (nil: nowhere).
+	Metrics Metrics
+	Shards  int
 	// LostAfter is how long past its due time an unclaimed firing is presumed lost; it is also
 	// the minimum gap between two re-sends of the same firing.
 	LostAfter time.Duration
@@ -53,6 +55,7 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 		st.Requeued += n
 		errs = append(errs, err)
 	}
+	metricsOr(r.Metrics).FiringsResent(st.Requeued)
 	if st.Recovered > 0 || st.Requeued > 0 {
 		r.Log.Info("recovery sweep", "recovered", st.Recovered, "requeued", st.Requeued)
 	}
@@ -84,6 +87,7 @@ func (r *Recoverer) recoverShard(ctx context.Context, shard int) (int, error) {
 		}
 		r.Log.Warn("recovered execution", "timer", in.Timer, "tenant", in.Tenant, "execution_id", in.ExecutionID,
 			"running_by", in.IsRunningBy, "attempt", exec.Attempt, "next_run", after.NextRun, "gave_up", exec.GaveUp)
+		recordFiring(r.Metrics, in.Priority, exec)
 		finished = append(finished, after)
 	}
 	if err := r.finisher.followUps(ctx, finished, followUpReason); err != nil {

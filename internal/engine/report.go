@@ -18,6 +18,8 @@ type Reporter struct {
 	Queue Queue
 	Clock timer.Clock
 	Log   *slog.Logger
+	// Metrics receives the firings that end here (nil: nowhere).
+	Metrics Metrics
 
 	finisher finisher
 	once     sync.Once
@@ -88,6 +90,7 @@ func (r *Reporter) end(ctx context.Context, token string, res timer.RunResult) e
 	if err != nil {
 		return err
 	}
+	recordFiring(r.Metrics, running.Priority, exec)
 	r.Log.Info("execution", "timer", running.Timer, "tenant", running.Tenant, "execution_id", running.ExecutionID,
 		"scheduled_at", exec.ScheduledAt, "attempt", exec.Attempt, "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error, "next_run", exec.NextRun,

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// hostileBody is an action's error body that, printed raw, renames the terminal window,
+// rings the bell, returns to the start of the line and paints a fake success over it.
+const hostileBody = "db down\x1b]0;pwned\x07\r\x1b[32m✓ all timers succeeded\x1b[0m\u009b2J"
+
+// TestTerminalSafety runs a timer whose action fails with a hostile error body and reads
+// what `sundial up` and `sundial logs` print: the body's control characters arrive escaped.
+func TestTerminalSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sundial up against the emulator")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(hostileBody))
+	}))
+	t.Cleanup(actions.Close)
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+  - {name: Evil, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "%s/fail"}}}
+`, actions.URL)), 0o644))
+	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--console", "")
+
+	var endpoint, evilLine string
+	var raw []string
+	sc := bufio.NewScanner(stdout)
+	deadline := time.Now().Add(90 * time.Second)
+	for sc.Scan() && time.Now().Before(deadline) {
+		line := sc.Text()
+		raw = append(raw, line)
+		if word, rest, _ := strings.Cut(line, " "); word == "emulator" {
+			endpoint = strings.TrimSpace(rest)
+		}
+		if strings.Contains(line, "Evil") && strings.Contains(line, "db down") {
+			evilLine = line
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	require.NotEmpty(t, evilLine, "no failed execution printed: %q", raw)
+	for _, l := range raw {
+		require.NotContains(t, l, "\x1b", "sundial up printed an escape sequence raw")
+		require.NotContains(t, l, "\a")
+		require.NotContains(t, l, "\r")
+		require.NotContains(t, l, "\u009b")
+	}
+	require.Contains(t, evilLine, `\u001b]0;pwned\u0007\u000d\u001b[32m✓ all timers succeeded`, "escaped, and still readable")
+
+	out, stderr, code := cli(t, dir, "logs", "--timer", "Evil", "--limit", "3", "--endpoint", endpoint)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `db down\u001b]0;pwned\u0007\u000d`)
+	for _, bad := range []string{"\x1b", "\a", "\r", "\u009b"} {
+		require.NotContains(t, out, bad, "sundial logs printed a control character raw")
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.LessOrEqual(t, len(lines), 4, "one line per entry: %q", out)
+
+	// The functions' metrics are in their log, as EMF lines (on Lambda: stdout, then CloudWatch).
+	logText, err := os.ReadFile(filepath.Join(dir, "up.log"))
+	require.NoError(t, err)
+	var emfFiring, emfTick bool
+	for _, l := range strings.Split(string(logText), "\n") {
+		if !strings.Contains(l, `"_aws"`) {
+			continue
+		}
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &doc), l)
+		emfFiring = emfFiring || (doc["Firings"] == 1.0 && doc["Outcome"] == "error" && doc["Priority"] == "3")
+		emfTick = emfTick || doc["FetchTicks"] == 1.0
+	}
+	require.True(t, emfFiring, "an EMF line for the failed firing in the function log")
+	require.True(t, emfTick, "an EMF line for the fetch tick")
+}

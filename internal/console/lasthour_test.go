@@ -1,0 +1,47 @@
+package console
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+func TestLastHour(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC)
+	exec := func(ago time.Duration, o timer.Outcome, late, took time.Duration) timer.Execution {
+		start := now.Add(-ago)
+		return timer.Execution{StartedAt: start, ShouldHaveRunAt: start.Add(-late), Duration: took, Outcome: o}
+	}
+
+	t.Run("CountsByOutcomeAndTakesPercentilesOfTheRunsThatRan", func(t *testing.T) {
+		t.Parallel()
+		recent := []timer.Execution{ // newest first
+			exec(time.Minute, timer.OutcomeSuccess, 100*time.Millisecond, time.Second),
+			exec(2*time.Minute, timer.OutcomeSuccess, 300*time.Millisecond, 3*time.Second),
+			exec(3*time.Minute, timer.OutcomeError, 200*time.Millisecond, 2*time.Second),
+			exec(4*time.Minute, timer.OutcomeTimeout, 2*time.Second, 10*time.Second),
+			exec(5*time.Minute, timer.OutcomeRecovered, time.Hour, time.Hour), // did not end: no lateness
+			exec(6*time.Minute, timer.OutcomeMissed, time.Hour, 0),
+			exec(61*time.Minute, timer.OutcomeError, 0, 0), // older than the hour
+		}
+		h := lastHour(now, recent, 200)
+		require.Equal(t, LastHour{
+			Since: now.Add(-time.Hour), Firings: 6, Failed: 3,
+			ByOutcome:     map[string]int{"success": 2, "error": 1, "timeout": 1, "recovered": 1, "missed": 1},
+			LatenessP50Ms: 200, LatenessP95Ms: 2000, LatenessMaxMs: 2000,
+			DurationP50Ms: 2000, DurationMaxMs: 10000,
+		}, h)
+	})
+
+	t.Run("AFullReadIsMarkedTruncated", func(t *testing.T) {
+		t.Parallel()
+		recent := []timer.Execution{exec(time.Minute, timer.OutcomeSuccess, 0, 0), exec(time.Minute, timer.OutcomeSuccess, 0, 0)}
+		require.True(t, lastHour(now, recent, 2).Truncated)
+		require.False(t, lastHour(now, recent, 3).Truncated)
+		require.Equal(t, LastHour{Since: now.Add(-time.Hour), ByOutcome: map[string]int{}}, lastHour(now, nil, 200))
+	})
+}
