@@ -244,7 +244,9 @@ func TestEndToEnd(t *testing.T) {
 		require.NotEmpty(t, logs)
 		for _, e := range logs {
 			require.Equal(t, "timeout", e.Outcome)
-			require.Contains(t, e.Error, "timed out after 2s")
+			// The action's budget is its 2 s timeout from the claim; under load the claim's
+			// reply can take a moment, and the message then says how much of it was left.
+			require.Regexp(t, `timed out after (2s|1\.\d+s \(the claim was acknowledged \d+ms after it was made)`, e.Error)
 			require.InDelta(t, 2000, e.DurationMs, 1500)
 		}
 	})

@@ -277,8 +277,10 @@ func denied(w http.ResponseWriter, svc iam.Service, role string, c iam.Call) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, typ, msg string) {
+	body, _ := json.Marshal(map[string]string{"__type": typ, "message": msg})
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	w.Header().Set("X-Amzn-ErrorType", typ)
+	w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10)) // as DynamoDB's answers
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+	_, _ = w.Write(body)
 }

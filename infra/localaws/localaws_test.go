@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/metrics"
 )
 
 func TestLocalAWS(t *testing.T) {
@@ -57,6 +58,28 @@ func TestLocalAWS(t *testing.T) {
 		require.Equal(t, "dynamodb:DeleteItem", rep.Denied[0].Call.Action)
 		require.Equal(t, "dynamodb:Query", rep.Denied[2].Call.Action)
 		require.Contains(t, rep.Denied[2].Call.Resource, "/index/byDay")
+	})
+
+	t.Run("ConsumedCapacityIsMeasured", func(t *testing.T) {
+		// DynamoDB Local bills as DynamoDB: one unit per KB for the table and for each index
+		// the write touches, a key change in an index a delete plus a put, a transaction ×2.
+		c := metrics.New()
+		cfg := e.Operator()
+		c.MeasureCapacity(&cfg)
+		db := dynamodb.NewFromConfig(cfg)
+		item := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "cap"}, "sk": &ddbtypes.AttributeValueMemberS{Value: "x"},
+			"dueShard": &ddbtypes.AttributeValueMemberS{Value: "s#0"}, "nextRun": &ddbtypes.AttributeValueMemberN{Value: "1"}}
+		_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(outs.TimersTable), Item: item})
+		require.NoError(t, err)
+		w, _ := c.Snapshot().Units()
+		require.InDelta(t, 2, w, 0.001, "the table and the due index")
+		before := c.Snapshot()
+		_, err = db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(outs.TimersTable),
+			Key:              map[string]ddbtypes.AttributeValue{"pk": item["pk"], "sk": item["sk"]},
+			UpdateExpression: aws.String("SET nextRun = :n"), ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":n": &ddbtypes.AttributeValueMemberN{Value: "2"}}})
+		require.NoError(t, err)
+		w, _ = c.Snapshot().Sub(before).Units()
+		require.InDelta(t, 3, w, 0.001, "the table, and the due index's old entry deleted and new one put")
 	})
 
 	t.Run("TheOperatorMayDoAnything", func(t *testing.T) {

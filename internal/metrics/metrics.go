@@ -44,11 +44,17 @@ type Stat struct {
 	MaxBytes int64 `json:"maxBytes"`
 	// Time is the total time from sending a request to having its answer.
 	Time time.Duration `json:"timeNs"`
+	// WriteUnits and ReadUnits are the capacity DynamoDB reported consumed (MeasureCapacity),
+	// table and indexes; CapacityUnits what it reported without the split.
+	WriteUnits    float64 `json:"writeUnits,omitempty"`
+	ReadUnits     float64 `json:"readUnits,omitempty"`
+	CapacityUnits float64 `json:"capacityUnits,omitempty"`
 }
 
 func (s Stat) add(o Stat) Stat {
 	return Stat{Calls: s.Calls + o.Calls, Errors: s.Errors + o.Errors, Bytes: s.Bytes + o.Bytes,
-		MaxBytes: max(s.MaxBytes, o.MaxBytes), Time: s.Time + o.Time}
+		MaxBytes: max(s.MaxBytes, o.MaxBytes), Time: s.Time + o.Time,
+		WriteUnits: s.WriteUnits + o.WriteUnits, ReadUnits: s.ReadUnits + o.ReadUnits, CapacityUnits: s.CapacityUnits + o.CapacityUnits}
 }
 
 // Counter counts requests; safe for concurrent use. The zero value is not usable: use New.
@@ -130,8 +136,9 @@ func (s Snapshot) Sub(prev Snapshot) Snapshot {
 	for op, st := range s {
 		p := prev[op]
 		d := Stat{Calls: st.Calls - p.Calls, Errors: st.Errors - p.Errors, Bytes: st.Bytes - p.Bytes,
-			MaxBytes: st.MaxBytes, Time: st.Time - p.Time}
-		if d.Calls != 0 {
+			MaxBytes: st.MaxBytes, Time: st.Time - p.Time,
+			WriteUnits: st.WriteUnits - p.WriteUnits, ReadUnits: st.ReadUnits - p.ReadUnits, CapacityUnits: st.CapacityUnits - p.CapacityUnits}
+		if d.Calls != 0 || d.WriteUnits != 0 || d.ReadUnits != 0 {
 			out[op] = d
 		}
 	}
@@ -152,6 +159,15 @@ func (s Snapshot) Total(service string) int64 {
 		}
 	}
 	return n
+}
+
+// Units returns the DynamoDB write and read units reported consumed (MeasureCapacity).
+func (s Snapshot) Units() (write, read float64) {
+	for _, st := range s {
+		write += st.WriteUnits
+		read += st.ReadUnits
+	}
+	return write, read
 }
 
 // Ops lists the operations counted, by service then operation.

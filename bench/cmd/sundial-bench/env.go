@@ -41,6 +41,7 @@ func startEnv(ctx context.Context, template string, engineLog io.Writer, log *sl
 	cfg := l.Operator()
 	c := metrics.New()
 	c.Attach(&cfg)
+	c.MeasureCapacity(&cfg) // DynamoDB Local reports consumed capacity as DynamoDB bills it
 	return &env{local: l, aws: cfg, counter: c, log: log}, nil
 }
 
