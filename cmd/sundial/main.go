@@ -1,5 +1,6 @@
-// Command sundial is the operator CLI and the local platform: `sundial up` runs Sundial on an
-// AWS emulator; the other commands manage timers on a local or deployed stack.
+// Command sundial is the operator CLI and the local platform: `sundial up` runs Sundial on the
+// embedded engines (DynamoDB Local, fauxqs); the other commands manage timers on a local or
+// deployed stack.
 package main
 
 import (
@@ -19,7 +20,8 @@ import (
 const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
-  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
+  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--data DIR] [--fresh]
+             [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
   sundial timers list [--json] [--tenant T]   one entry per runtime instance (shard, tenant)
   sundial timers show NAME [--json]
   sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--reset] [--json]
@@ -40,6 +42,7 @@ Usage:
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
   sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues
+  sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
 running "sundial up", else AWS) and --stack (default sundial). NAME is Timer or Timer@tenant.
@@ -84,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdInvoke(ctx, rest, stdout)
 	case "dlq":
 		err = cmdDLQ(ctx, rest, stdout)
+	case "engines":
+		err = cmdEngines(ctx, rest, stdout)
 	default:
 		err = usageErr("unknown command %q; run `sundial help`", cmd)
 	}

@@ -27,6 +27,10 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Template, "template", "", "SAM template that defines the resources (default: the template.yaml built into sundial)")
 	fs.StringVar(&o.DataDir, "data", local.DefaultDataDir, `keep the local DynamoDB's data here across restarts; "" keeps it in memory`)
 	fresh := fs.Bool("fresh", false, "start from an empty database: delete the --data directory first")
+	fs.StringVar(&o.Listen, "listen", "", "address of the local AWS endpoint (default a free 127.0.0.1 port); 0.0.0.0:4566 lets containers reach it, and anyone on the network")
+	fs.StringVar(&o.LambdaEndpoint, "lambda-endpoint", "", "send Lambda actions to this Invoke API, e.g. sam local start-lambda's http://127.0.0.1:3001")
+	samEnv := fs.String("sam-env", ".sundial/sam-env.json", `write sam local's --env-vars file here; "" for none`)
+	dockerHost := fs.String("docker-host", "127.0.0.1", "the name containers reach this machine by, in the --sam-env file (127.0.0.1 with --docker-network host; host.docker.internal with Docker Desktop)")
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
@@ -99,6 +103,12 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated), len(p.Sync.Kept), len(p.Sync.Woken))
 	}
 	fmt.Fprintf(stdout, "functions  %s\n", p.Schedules())
+	if *samEnv != "" && p.Stack != nil {
+		if err := p.WriteSamEnv(*samEnv, *dockerHost); err != nil {
+			return errors.Join(err, p.Stop())
+		}
+		fmt.Fprintf(stdout, "sam local  --env-vars %s (endpoint via %s)\n", *samEnv, *dockerHost)
+	}
 	fmt.Fprintf(stdout, "logs       %s\n", *logPath)
 	stopConsole := func() {}
 	if co.addr != "" {

@@ -79,6 +79,9 @@ func (g *Gateway) Start(addr string) (string, error) {
 	}
 	g.ln = ln
 	g.url = "http://" + ln.Addr().String()
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		g.url = "http://127.0.0.1:" + strconv.Itoa(tcp.Port) // every interface, this machine's clients use loopback
+	}
 	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = g.srv.Serve(ln) }()
 	return g.url, nil

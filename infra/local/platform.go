@@ -87,6 +87,12 @@ type Options struct {
 	// served on an emulated Lambda Invoke API that the processor's Lambda client reaches
 	// (SUNDIAL_LAMBDA_ENDPOINT); see actions.go.
 	Actions map[string]ActionFunction
+	// Listen is the local endpoint's address (default 127.0.0.1:0); e.g. 0.0.0.0:4566 lets
+	// containers on a Docker bridge network reach it.
+	Listen string
+	// LambdaEndpoint sends the processor's Lambda actions to this Invoke API (e.g. `sam local
+	// start-lambda`'s http://127.0.0.1:3001) instead of Actions.
+	LambdaEndpoint string
 	// Examples deploys the template's examples (parameter Examples=true) and serves their
 	// action functions (examples/orders: sundial-example-orderpush).
 	Examples bool
@@ -190,6 +196,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.Tick != 0 && (o.Tick < 100*time.Millisecond || o.Tick > config.MaxTick) {
 		return nil, fmt.Errorf("local: tick %s: want 100ms..%s (the fetch looks ahead two ticks; SQS delays at most 15m)", o.Tick, config.MaxTick)
 	}
+	if o.LambdaEndpoint != "" && len(o.Actions) > 0 {
+		return nil, errors.New("local: Lambda actions go either to the given Invoke API or to the platform's own action functions, not both")
+	}
 	if o, err = withExamples(o); err != nil {
 		return nil, err
 	}
@@ -281,7 +290,7 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		}
 		body = b
 	}
-	env, err := localaws.Start(ctx, localaws.Options{Template: body, DBPath: o.DataDir, Log: o.Log})
+	env, err := localaws.Start(ctx, localaws.Options{Template: body, DBPath: o.DataDir, Log: o.Log, Listen: o.Listen})
 	if err != nil {
 		return err
 	}
@@ -296,10 +305,14 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 	if err := p.startActions(ctx, o, local); err != nil {
 		return err
 	}
-	if p.actions != nil {
+	if p.actions != nil || o.LambdaEndpoint != "" {
 		// The processor's Lambda client goes through the gateway, which checks
 		// lambda:InvokeFunction against the processor's role, to the Invoke API.
-		env.Gateway.SetLambda(p.actions.URL())
+		target := o.LambdaEndpoint
+		if target == "" {
+			target = p.actions.URL()
+		}
+		env.Gateway.SetLambda(target)
 		local["SUNDIAL_LAMBDA_ENDPOINT"] = p.Endpoint
 	}
 	p.funcs = map[string]*function{}

@@ -43,6 +43,9 @@ type Options struct {
 	DBPath string
 	// Log receives the engines' output and the gateway's log lines.
 	Log io.Writer
+	// Listen is the gateway's address (default 127.0.0.1:0, a free loopback port); another
+	// address lets containers (sam local) reach it.
+	Listen string
 }
 
 // Env is a running local AWS.
@@ -108,7 +111,11 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e.Auth = iam.NewAuthorizer(iam.Env{Region: Region, Account: sam.Account})
 	e.Gateway = &gateway.Gateway{DynamoDB: e.dynamo.Endpoint, SQS: e.queues.Endpoint, Auth: e.Auth,
 		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
-	if e.Endpoint, err = e.Gateway.Start("127.0.0.1:0"); err != nil {
+	listen := o.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	if e.Endpoint, err = e.Gateway.Start(listen); err != nil {
 		return nil, err
 	}
 	if e.operator, err = emulator.AWSConfig(ctx, e.Endpoint, Region); err != nil {

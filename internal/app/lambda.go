@@ -31,6 +31,10 @@ func FromLambdaEnv(ctx context.Context, role string) *App {
 		os.Exit(1)
 	}
 	awshttp.Wrap(&awsCfg)
+	if ep := os.Getenv("SUNDIAL_ENDPOINT_URL"); ep != "" {
+		// sam local invoke against the local platform (template.yaml declares it empty).
+		awsCfg.BaseEndpoint = &ep
+	}
 	opts := Options{Log: log, Node: DefaultNode(role)}
 
 	// Chaos test hook. SUNDIAL_CHAOS is set only by the local chaos harness (infra/chaosrun),
