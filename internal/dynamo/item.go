@@ -58,6 +58,7 @@ type instanceItem struct {
 	IsRunningBy        string `dynamodbav:"isRunningBy,omitempty"`
 	ExecID             string `dynamodbav:"execId,omitempty"`
 	LeaseExpiresAt     int64  `dynamodbav:"leaseExpiresAt,omitempty"`
+	LeaseDeadline      int64  `dynamodbav:"leaseDeadline,omitempty"`
 	ClaimedNextRun     int64  `dynamodbav:"claimedNextRun,omitempty"`
 	RunScheduledAt     int64  `dynamodbav:"runScheduledAt,omitempty"`
 	RunAttempt         int    `dynamodbav:"runAttempt,omitempty"`
@@ -107,7 +108,7 @@ func toItem(in timer.Instance) instanceItem {
 		Shard: in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
-		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), ClaimedNextRun: ms(in.ClaimedNextRun),
+		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), LeaseDeadline: ms(in.LeaseDeadline), ClaimedNextRun: ms(in.ClaimedNextRun),
 		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt,
 		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
@@ -137,7 +138,7 @@ func (it instanceItem) instance() timer.Instance {
 		LastDuration:   time.Duration(it.LastDurationMs) * time.Millisecond,
 		NumberOfTries:  it.NumberOfTries,
 		IsRunningSince: fromMs(it.IsRunningSince), IsRunningBy: it.IsRunningBy, ExecutionID: it.ExecID,
-		LeaseExpiresAt: fromMs(it.LeaseExpiresAt), ClaimedNextRun: fromMs(it.ClaimedNextRun),
+		LeaseExpiresAt: fromMs(it.LeaseExpiresAt), LeaseDeadline: fromMs(it.LeaseDeadline), ClaimedNextRun: fromMs(it.ClaimedNextRun),
 		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt,
 		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,

@@ -273,8 +273,8 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 func (p *Processor) started(ctx context.Context, running timer.Instance, log *slog.Logger) {
 	p.stats.Started.Add(1)
 	until := p.Clock.Now().Add(running.HeartbeatWindow())
-	if deadline := running.IsRunningSince.Add(running.Lease()); until.After(deadline) {
-		until = deadline
+	if until.After(running.LeaseDeadline) {
+		until = running.LeaseDeadline
 	}
 	if err := p.Store.ExtendLease(ctx, running.Key, running.Fence(), until); err != nil {
 		log.Warn("processor: could not set the async lease; the claim's lease (timeout × 1.2) stands", "error", err)

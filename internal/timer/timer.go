@@ -147,7 +147,10 @@ type Instance struct {
 	IsRunningBy    string        `json:"isRunningBy"`
 	ExecutionID    string        `json:"executionId"`
 	LeaseExpiresAt time.Time     `json:"leaseExpiresAt"`
-	ClaimedNextRun time.Time     `json:"claimedNextRun"`
+	// LeaseDeadline is the latest LeaseExpiresAt may ever be for this execution: its claim
+	// plus the timeout × 1.2 in force at the claim. The store refuses any lease past it.
+	LeaseDeadline  time.Time `json:"leaseDeadline"`
+	ClaimedNextRun time.Time `json:"claimedNextRun"`
 	// RunScheduledAt/RunAttempt are the firing being executed (set at claim).
 	RunScheduledAt time.Time `json:"runScheduledAt"`
 	RunAttempt     int       `json:"runAttempt"`
