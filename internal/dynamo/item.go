@@ -32,6 +32,7 @@ type instanceItem struct {
 	Tenant       string            `dynamodbav:"tenant,omitempty"`
 	Schedule     string            `dynamodbav:"schedule"`
 	Timezone     string            `dynamodbav:"timezone,omitempty"`
+	DST          string            `dynamodbav:"dst,omitempty"`
 	Priority     int               `dynamodbav:"priority"`
 	TimeoutMs    int64             `dynamodbav:"timeoutMs"`
 	LeaseMs      int64             `dynamodbav:"leaseMs"`
@@ -100,7 +101,7 @@ func toItem(in timer.Instance) instanceItem {
 	it := instanceItem{
 		PK: pk(in.Timer), SK: sk(in.Tenant), Kind: "instance",
 		Timer: in.Timer, Tenant: in.Tenant,
-		Schedule: in.Schedule, Timezone: in.Timezone, Priority: in.Priority,
+		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
 		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active, ActiveBy: in.ActiveBy,
@@ -127,7 +128,7 @@ func (it instanceItem) instance() timer.Instance {
 	return timer.Instance{
 		Key: timer.Key{Timer: it.Timer, Tenant: it.Tenant},
 		Settings: timer.Settings{
-			Schedule: it.Schedule, Timezone: it.Timezone, Priority: it.Priority,
+			Schedule: it.Schedule, Timezone: it.Timezone, DST: it.DST, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
 			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,

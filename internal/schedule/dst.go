@@ -37,6 +37,15 @@ func ParseDST(s string) (DST, error) {
 	return "", fmt.Errorf(`dst %q: expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip" (it does not fire that day)`, s)
 }
 
+// Stored is the policy as timer settings keep it: "" for shift (the default, and what
+// timers stored before the policy existed hold), "skip" for skip.
+func (p DST) Stored() string {
+	if p == DSTSkip {
+		return string(DSTSkip)
+	}
+	return ""
+}
+
 // Option changes how Parse builds a schedule.
 type Option func(*options)
 

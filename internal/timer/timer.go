@@ -63,8 +63,11 @@ func (k Key) Validate() error {
 
 // Settings are a timer's effective configuration (the manifest's defaults with operator overrides applied).
 type Settings struct {
-	Schedule   string            `json:"schedule"`
-	Timezone   string            `json:"timezone"`
+	Schedule string `json:"schedule"`
+	Timezone string `json:"timezone"`
+	// DST is what the schedule does with a wall-clock time a spring-forward gap skips:
+	// "" fires it at the old offset's instant (shift, the default), "skip" does not.
+	DST        string            `json:"dst,omitempty"`
 	Priority   int               `json:"priority"`
 	Timeout    time.Duration     `json:"timeout"`
 	MaxRetries int               `json:"maxRetries"`
