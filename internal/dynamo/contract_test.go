@@ -76,6 +76,7 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	b := instance(key("B", "acme"), h.shards, base.Add(time.Minute))
 	b.Properties, b.Action.HTTP.Headers, b.Timezone = nil, nil, "" // empty optional fields round-trip too
 	c := instance(key("C", ""), h.shards, base.Add(2*time.Minute))
+	c.Schedule, c.DST = "02:30", "skip" // the DST policy round-trips (shift, the default, is stored as "")
 	inactive := instance(key("Inactive", ""), h.shards, base)
 	inactive.Active = false
 	noNext := instance(key("NoNext", ""), h.shards, time.Time{})
