@@ -90,6 +90,17 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	return failures(ev, failed), nil
 }
 
+// failures lists the records to redeliver, in the batch's order.
+func failures(ev events.SQSEvent, failed []bool) events.SQSEventResponse {
+	var resp events.SQSEventResponse
+	for i, f := range failed {
+		if f {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	return resp
+}
+
 // record handles one message. A non-nil error means "redeliver" (and, after the queue's
 // maxReceiveCount, dead-letter): only for messages that cannot be understood or acted on.
 func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.Instance, *Outgoing, error) {
@@ -273,8 +284,12 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 func (p *Processor) started(ctx context.Context, running timer.Instance, log *slog.Logger) {
 	p.stats.Started.Add(1)
 	until := p.Clock.Now().Add(running.HeartbeatWindow())
-	if until.After(running.LeaseDeadline) {
-		until = running.LeaseDeadline
+	deadline := running.LeaseDeadline
+	if deadline.IsZero() { // never after this build's claims; kept for a clear bound regardless
+		deadline = running.IsRunningSince.Add(running.Lease())
+	}
+	if until.After(deadline) {
+		until = deadline
 	}
 	if err := p.Store.ExtendLease(ctx, running.Key, running.Fence(), until); err != nil {
 		log.Warn("processor: could not set the async lease; the claim's lease (timeout × 1.2) stands", "error", err)

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -98,15 +96,4 @@ func (s *sender) send(ctx context.Context, group []pending) {
 			s.log.Error("processor: re-send of early messages failed; recovery will requeue", "error", err)
 		}
 	}
-}
-
-// failures lists the records to redeliver, in the batch's order.
-func failures(ev events.SQSEvent, failed []bool) events.SQSEventResponse {
-	var resp events.SQSEventResponse
-	for i, f := range failed {
-		if f {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
-		}
-	}
-	return resp
 }
