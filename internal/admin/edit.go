@@ -71,6 +71,9 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	}
 	eff.DST = schedule.DST(eff.DST).Stored() // "shift" is kept as "", as items written before it
 	now := s.Clock.Now()
+	if err := firesUnderSkip(sch, eff, cur.Timezone, now); err != nil {
+		return cur, err
+	}
 	de := dynamo.Edit{Effective: eff, Defaults: defaults, Expect: dynamo.OverridableOf(cur), At: now, By: e.By}
 	if eff.Schedule != cur.Schedule || eff.DST != cur.DST {
 		de.Reschedule = true
@@ -105,6 +108,33 @@ func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedu
 		return nil, fmt.Errorf("%w: %w", ErrUsage, errors.Join(errs...))
 	}
 	return sch, nil
+}
+
+// firesUnderSkip refuses a skip policy under which a schedule that has a next run would never
+// fire again: every time it names falls in a spring-forward gap ("0 30 2 ? 3 1#2" in New York).
+func firesUnderSkip(sch schedule.Schedule, o dynamo.Overridable, timezone string, now time.Time) error {
+	if schedule.DST(o.DST) != schedule.DSTSkip {
+		return nil
+	}
+	if _, ok := sch.Next(now); ok {
+		return nil
+	}
+	shifted, err := parseSchedule(o.Schedule, timezone, schedule.DSTShift)
+	if err != nil {
+		return nil
+	}
+	if _, ok := shifted.Next(now); !ok {
+		return nil // it has no next run under either policy (an at() in the past, When Published)
+	}
+	return fmt.Errorf("%w: dst: with skip, %q would never fire again: every time it names falls in a spring-forward gap in %s; use dst shift",
+		ErrUsage, o.Schedule, zoneName(timezone))
+}
+
+func zoneName(tz string) string {
+	if tz == "" {
+		return "UTC"
+	}
+	return tz
 }
 
 func parseSchedule(expr, timezone string, dst schedule.DST) (schedule.Schedule, error) {

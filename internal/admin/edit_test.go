@@ -130,6 +130,9 @@ func TestEditDST(t *testing.T) {
 	require.Equal(t, "skip", in.DST)
 	require.True(t, dayAfter.Equal(in.NextRun), "skip: 02:30 does not exist on the 8th; got %s", in.NextRun)
 
+	_, err = s.Edit(ctx, key, admin.Edit{Schedule: ptr("0 30 2 ? 3 1#2")})
+	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorContains(t, err, `dst: with skip, "0 30 2 ? 3 1#2" would never fire again: every time it names falls in a spring-forward gap in America/New_York`)
 	_, err = s.Edit(ctx, key, admin.Edit{DST: ptr("sometimes")})
 	require.ErrorIs(t, err, admin.ErrUsage)
 	require.ErrorContains(t, err, `dst "sometimes": expected "shift"`)
