@@ -122,12 +122,16 @@ func TestConsoleCommands(t *testing.T) {
 		require.Contains(t, stderr, "nothing to change")
 		_, _, code = run("timers", "edit", "Nope", "--priority", "1")
 		require.Equal(t, 3, code)
+		_, stderr, code = run("timers", "edit", "Daily", "--dst", "later")
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, `dst "later": expected "shift"`)
 		show, _, _ := run("timers", "show", "Daily")
 		require.Contains(t, show, `"schedule": "02:00 Mon"`, "nothing was saved")
+		require.Contains(t, show, `"dst": "shift"`)
 
 		out, stderr, code := run("timers", "edit", "Daily", "--schedule", "every 5m", "--timeout", "90s", "--priority", "1")
 		require.Equal(t, 0, code, stderr)
-		require.Contains(t, out, `Daily saved: schedule "every 5m", timeout 1m30s, priority 1 (defaults: "02:00 Mon", 20m0s, 3)`)
+		require.Contains(t, out, `Daily saved: schedule "every 5m", timeout 1m30s, priority 1, dst shift (defaults: "02:00 Mon", 20m0s, 3, shift)`)
 		require.Contains(t, out, "next runs (Europe/Lisbon):")
 		out, stderr, code = run("timers", "edit", "Daily", "--priority", "2", "--json")
 		require.Equal(t, 0, code, stderr)
@@ -138,6 +142,10 @@ func TestConsoleCommands(t *testing.T) {
 		require.Equal(t, "02:00 Mon", d.DefaultSchedule)
 		require.Equal(t, "cli", d.EditedBy)
 		require.Len(t, d.NextRuns, 10)
+
+		out, stderr, code = run("timers", "edit", "Daily", "--dst", "skip")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, `priority 2, dst skip (defaults: "02:00 Mon", 20m0s, 3, shift)`)
 	})
 
 	t.Run("SyncKeepsTheEdit", func(t *testing.T) {
@@ -147,9 +155,11 @@ func TestConsoleCommands(t *testing.T) {
 		var v view.Timer
 		require.NoError(t, json.Unmarshal([]byte(show), &v))
 		require.Equal(t, "every 5m", v.Schedule)
+		require.Equal(t, "skip", v.DST)
 		out, _, code := run("timers", "edit", "Daily", "--reset")
 		require.Equal(t, 0, code)
 		require.Contains(t, out, `schedule "02:00 Mon"`)
+		require.Contains(t, out, `dst shift`)
 	})
 
 	t.Run("InvokeTheAPIFunction", func(t *testing.T) {

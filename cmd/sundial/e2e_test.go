@@ -52,6 +52,8 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch req.URL.Path {
 	case "/slow":
 		time.Sleep(1500 * time.Millisecond)
+	case "/sleepy":
+		time.Sleep(5 * time.Second)
 	case "/flaky": // fails attempts 1 and 2, succeeds on 3
 		if p.Attempt < 3 {
 			status = http.StatusBadGateway
@@ -132,6 +134,16 @@ func TestEndToEnd(t *testing.T) {
     retryDelay: 1s
     timeout: 5s
     action: {http: {url: "%[1]s/flaky"}}
+  - name: Quick
+    schedule: "every 2s"
+    priority: 2
+    timeout: 10s
+    action: {http: {url: "%[1]s/ok"}}
+  - name: Sleepy
+    schedule: "every 2s"
+    priority: 2
+    timeout: 10s
+    action: {http: {url: "%[1]s/sleepy"}}
   - name: Hang
     schedule: "every 10s"
     timeout: 2s
@@ -202,8 +214,29 @@ func TestEndToEnd(t *testing.T) {
 		require.Equal(t, map[string]string{"team": "e2e"}, rec.get("Fast")[0].p.Properties)
 	})
 
+	// Quick and Sleepy are due in the same seconds on one queue, so they may share SQS batches
+	// (whether the event source puts them in one batch varies from run to run; the engine's
+	// TestBatchMatesLateness makes them share every batch): Quick's next firing is sent when its
+	// own run ends, not when Sleepy's 5 s action does. Held back it ran 5 times in 28 s, each
+	// run about 3 s late; its usual lateness here is a few ms, up to a few hundred at start-up.
+	t.Run("AQuickTimerIsNotHeldBackByASlowBatchMate", func(t *testing.T) {
+		logs := readLogs(t, dir, endpoint, "Quick")
+		require.NotEmpty(t, logs)
+		var late []time.Duration
+		for _, e := range logs {
+			late = append(late, e.StartedAt.Sub(*e.ShouldHaveRunAt))
+		}
+		slices.Sort(late)
+		t.Logf("Quick beside a 5 s batch-mate: %d executions, lateness p50 %s p95 %s max %s",
+			len(late), late[len(late)/2], late[len(late)*95/100], late[len(late)-1])
+		require.GreaterOrEqual(t, len(logs), 10, "every 2s for ~28s")
+		require.Less(t, late[len(late)/2], 500*time.Millisecond, "usually on time")
+		require.Less(t, late[len(late)-1], 2*time.Second, "no run waited for the 5 s batch-mate")
+		require.NotEmpty(t, readLogs(t, dir, endpoint, "Sleepy"))
+	})
+
 	t.Run("NeverOverlaps", func(t *testing.T) {
-		for _, name := range []string{"Fast", "Slow", "Flaky", "Hang"} {
+		for _, name := range []string{"Fast", "Slow", "Flaky", "Hang", "Quick", "Sleepy"} {
 			calls := rec.get(name)
 			slices.SortFunc(calls, func(a, b call) int { return a.start.Compare(b.start) })
 			for i := 1; i < len(calls); i++ {
@@ -244,9 +277,9 @@ func TestEndToEnd(t *testing.T) {
 		require.NotEmpty(t, logs)
 		for _, e := range logs {
 			require.Equal(t, "timeout", e.Outcome)
-			// The action's budget is its 2 s timeout from the claim; under load the claim's
-			// reply can take a moment, and the message then says how much of it was left.
-			require.Regexp(t, `timed out after (2s|1\.\d+s \(the claim was acknowledged \d+ms after it was made)`, e.Error)
+			// 2s, or a little less when the claim was acknowledged late (DynamoDB under load):
+			// the action must end within its lease either way.
+			require.Regexp(t, `timed out after (2s|1\.\d+s)`, e.Error)
 			require.InDelta(t, 2000, e.DurationMs, 1500)
 		}
 	})

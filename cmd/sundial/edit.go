@@ -11,7 +11,7 @@ import (
 	"github.com/sundialhq/sundial/internal/console"
 )
 
-// cmdTimersEdit changes a timer's effective schedule, timeout or priority. Every value is
+// cmdTimersEdit changes a timer's effective schedule, timeout, priority or DST policy. Every value is
 // validated before anything is saved; an invalid one exits 2 naming the field.
 func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("timers edit", flag.ContinueOnError)
@@ -20,12 +20,16 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	sch := fs.String("schedule", "", "new effective schedule (see `sundial schedule next`)")
 	timeout := fs.Duration("timeout", 0, "new effective timeout, e.g. 20m (1s..24h)")
 	prio := fs.Int("priority", 0, "new priority, 1 (highest) .. 4 (lowest)")
-	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout and priority")
+	dst := fs.String("dst", "", "new DST policy: shift (a time the clocks skip fires at the old offset's instant) or skip (not that day)")
+	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout, priority and DST policy")
 	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/timers/{name})")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	key, err := timerArg(fs)
+	if err != nil {
+		return err
+	}
 	e := admin.Edit{Reset: *reset, By: "cli"}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -35,10 +39,12 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 			e.Timeout = timeout
 		case "priority":
 			e.Priority = prio
+		case "dst":
+			e.DST = dst
 		}
 	})
-	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && !e.Reset {
-		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority or --reset")
+	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil && !e.Reset {
+		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority, --dst or --reset")
 	}
 	awsCfg, outs, err := t.connect(ctx)
 	if err != nil {
@@ -59,9 +65,9 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, d)
 	}
-	printf(stdout, "%s saved: schedule %q, timeout %s, priority %d", d.Key, d.Schedule, d.Timeout, d.Priority)
+	printf(stdout, "%s saved: schedule %q, timeout %s, priority %d, dst %s", d.Key, d.Schedule, d.Timeout, d.Priority, d.DST)
 	if d.Edited {
-		printf(stdout, " (defaults: %q, %s, %d)", d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority)
+		printf(stdout, " (defaults: %q, %s, %d, %s)", d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority, d.DefaultDST)
 	}
 	printf(stdout, "\nnext runs (%s):\n", d.Timezone)
 	for _, at := range d.NextRuns {

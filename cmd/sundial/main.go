@@ -24,7 +24,7 @@ Usage:
              [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
   sundial timers list [--json] [--tenant T]   one entry per runtime instance (shard, tenant)
   sundial timers show NAME [--json]
-  sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--reset] [--json]
+  sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--dst shift|skip] [--reset] [--json]
                               validated before saving; Reset returns to the manifest's values
   sundial timers run-now|activate|deactivate NAME   (the same as the commands below)
   sundial health [--json]     Environment Health: fetcher, queues, processors, execution order
@@ -38,7 +38,7 @@ Usage:
   sundial tenants list|add NAME|remove NAME [--json]
                               tenants of multi-tenant timers: add creates their instances,
                               remove deactivates them (history kept)
-  sundial schedule next EXPR [--from RFC3339] [--tz IANA] [-n N] [--json]
+  sundial schedule next EXPR [--from RFC3339] [--tz IANA] [--dst shift|skip] [-n N] [--json]
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
   sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues

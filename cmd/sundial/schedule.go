@@ -15,6 +15,7 @@ func cmdSchedule(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("schedule next", flag.ContinueOnError)
 	from := fs.String("from", "", "start instant, RFC 3339 (default now)")
 	tz := fs.String("tz", "UTC", "IANA time zone")
+	dstFlag := fs.String("dst", "shift", "what a time the clocks skip in spring does: shift (fire at the old offset's instant) or skip (not that day)")
 	n := fs.Int("n", 5, "how many instants")
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	if err := parse(fs, args[1:]); err != nil {
@@ -37,7 +38,11 @@ func cmdSchedule(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	sch, err := schedule.Parse(expr, loc)
+	dst, err := schedule.ParseDST(*dstFlag)
+	if err != nil {
+		return usageErr("schedule next: --%v", err)
+	}
+	sch, err := schedule.Parse(expr, loc, schedule.WithDST(dst))
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -93,7 +93,7 @@ func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	sch, err := schedule.Parse(st.Schedule, loc)
+	sch, err := schedule.Parse(st.Schedule, loc, schedule.WithDST(schedule.DST(st.DST)))
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -102,7 +102,7 @@ func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
 }
 
 func sameSettings(a, b timer.Settings) bool {
-	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.Priority == b.Priority &&
+	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.DST == b.DST && a.Priority == b.Priority &&
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
 		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties)

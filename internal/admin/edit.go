@@ -18,8 +18,10 @@ type Edit struct {
 	Schedule *string
 	Timeout  *time.Duration
 	Priority *int
-	Reset    bool
-	By       string // who edits, for the record ("console", "cli")
+	// DST is the policy for wall-clock times a spring-forward gap skips: "shift" or "skip".
+	DST   *string
+	Reset bool
+	By    string // who edits, for the record ("console", "cli")
 }
 
 // Limits of an edit; timeout and priority have the manifest's ranges.
@@ -31,7 +33,7 @@ const (
 )
 
 // Edit validates the change against the timer's zone and saves it in one conditional write.
-// A changed schedule reschedules the timer from now (a running execution is not stopped; its
+// A changed schedule or DST policy reschedules the timer from now (a running execution is not stopped; its
 // timer then runs next at the new schedule's instant) and sends the firing when the fetch
 // has already passed it. Invalid values change nothing and wrap ErrUsage, naming each field.
 func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instance, error) {
@@ -60,13 +62,20 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	if e.Priority != nil {
 		eff.Priority = *e.Priority
 	}
+	if e.DST != nil {
+		eff.DST = *e.DST
+	}
 	sch, err := ValidateOverridable(eff, cur.Timezone)
 	if err != nil {
 		return cur, err
 	}
+	eff.DST = schedule.DST(eff.DST).Stored() // "shift" is kept as "", as items written before it
 	now := s.Clock.Now()
+	if err := firesUnderSkip(sch, eff, cur.Timezone, now); err != nil {
+		return cur, err
+	}
 	de := dynamo.Edit{Effective: eff, Defaults: defaults, Expect: dynamo.OverridableOf(cur), At: now, By: e.By}
-	if eff.Schedule != cur.Schedule {
+	if eff.Schedule != cur.Schedule || eff.DST != cur.DST {
 		de.Reschedule = true
 		de.NextRun, _ = sch.Next(now)
 	}
@@ -81,7 +90,11 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 // field; it returns the parsed schedule.
 func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedule, error) {
 	var errs []error
-	sch, err := parseSchedule(o.Schedule, timezone)
+	dst, err := schedule.ParseDST(o.DST)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	sch, err := parseSchedule(o.Schedule, timezone, dst)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -97,7 +110,34 @@ func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedu
 	return sch, nil
 }
 
-func parseSchedule(expr, timezone string) (schedule.Schedule, error) {
+// firesUnderSkip refuses a skip policy under which a schedule that has a next run would never
+// fire again: every time it names falls in a spring-forward gap ("0 30 2 ? 3 1#2" in New York).
+func firesUnderSkip(sch schedule.Schedule, o dynamo.Overridable, timezone string, now time.Time) error {
+	if schedule.DST(o.DST) != schedule.DSTSkip {
+		return nil
+	}
+	if _, ok := sch.Next(now); ok {
+		return nil
+	}
+	shifted, err := parseSchedule(o.Schedule, timezone, schedule.DSTShift)
+	if err != nil {
+		return nil
+	}
+	if _, ok := shifted.Next(now); !ok {
+		return nil // it has no next run under either policy (an at() in the past, When Published)
+	}
+	return fmt.Errorf("%w: dst: with skip, %q would never fire again: every time it names falls in a spring-forward gap in %s; use dst shift",
+		ErrUsage, o.Schedule, zoneName(timezone))
+}
+
+func zoneName(tz string) string {
+	if tz == "" {
+		return "UTC"
+	}
+	return tz
+}
+
+func parseSchedule(expr, timezone string, dst schedule.DST) (schedule.Schedule, error) {
 	if len(expr) > MaxScheduleLen {
 		return nil, fmt.Errorf("schedule: longer than %d characters", MaxScheduleLen)
 	}
@@ -105,13 +145,18 @@ func parseSchedule(expr, timezone string) (schedule.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timezone: %v", err)
 	}
-	return schedule.Parse(expr, loc) // its errors name the schedule and the bad token
+	return schedule.Parse(expr, loc, schedule.WithDST(dst)) // its errors name the schedule and the bad token
 }
 
-// Preview returns the next n instants of a schedule after `from`, in its zone; fewer when
-// the schedule ends (an at() in the past, When Published). A bad expression wraps ErrUsage.
-func Preview(expr, timezone string, from time.Time, n int) ([]time.Time, error) {
-	sch, err := parseSchedule(expr, timezone)
+// Preview returns the next n instants of a schedule after `from`, in its zone and under its
+// DST policy ("", "shift" or "skip"); fewer when the schedule ends (an at() in the past, When
+// Published). A bad expression or policy wraps ErrUsage.
+func Preview(expr, timezone, dst string, from time.Time, n int) ([]time.Time, error) {
+	policy, err := schedule.ParseDST(dst)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	sch, err := parseSchedule(expr, timezone, policy)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}

@@ -107,6 +107,75 @@ func TestEdit(t *testing.T) {
 	})
 }
 
+// TestEditDST: the DST policy comes from the manifest, is stored with the instance, and an
+// operator may override it like the schedule: a change reschedules from now, a publish keeps
+// it, and Reset returns to the manifest's.
+func TestEditDST(t *testing.T) {
+	s, _, clock := setup(t)
+	ctx := context.Background()
+	name := testenv.Unique(t)
+	key := timer.Key{Timer: name}
+	doc := func(dst string) manifest.Manifest {
+		return manifestOf(t, "timers:\n  - {name: "+name+", schedule: \"02:30\", timezone: America/New_York, dst: "+dst+
+			", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n")
+	}
+	clock.Set(time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)) // the day before New York springs forward
+	springForward := mustTime(t, "2026-03-08T03:30:00-04:00")
+	dayAfter := mustTime(t, "2026-03-09T02:30:00-04:00")
+
+	_, err := s.Sync(ctx, doc("skip"))
+	require.NoError(t, err)
+	in, err := s.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, "skip", in.DST)
+	require.True(t, dayAfter.Equal(in.NextRun), "skip: 02:30 does not exist on the 8th; got %s", in.NextRun)
+
+	_, err = s.Edit(ctx, key, admin.Edit{Schedule: ptr("0 30 2 ? 3 1#2")})
+	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorContains(t, err, `dst: with skip, "0 30 2 ? 3 1#2" would never fire again: every time it names falls in a spring-forward gap in America/New_York`)
+	_, err = s.Edit(ctx, key, admin.Edit{DST: ptr("sometimes")})
+	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorContains(t, err, `dst "sometimes": expected "shift"`)
+
+	in, err = s.Edit(ctx, key, admin.Edit{DST: ptr("shift"), By: "tester"})
+	require.NoError(t, err)
+	require.Empty(t, in.DST, "shift is stored as the default")
+	require.True(t, springForward.Equal(in.NextRun), "shift reschedules from now: 02:30 runs at 03:30 EDT; got %s", in.NextRun)
+	rec, ok, err := s.Store.EditOf(ctx, key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "skip", rec.Defaults.DST, "the manifest's policy is the default")
+
+	rep, err := s.Sync(ctx, doc("skip"))
+	require.NoError(t, err)
+	require.Contains(t, rep.Unchanged, name, "a publish keeps the operator's policy")
+	in, err = s.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Empty(t, in.DST)
+
+	in, err = s.Edit(ctx, key, admin.Edit{Reset: true})
+	require.NoError(t, err)
+	require.Equal(t, "skip", in.DST)
+	require.True(t, dayAfter.Equal(in.NextRun), "got %s", in.NextRun)
+	_, ok, err = s.Store.EditOf(ctx, key)
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	_, err = s.Sync(ctx, doc("shift"))
+	require.NoError(t, err)
+	in, err = s.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Empty(t, in.DST)
+	require.True(t, springForward.Equal(in.NextRun), "a publish that changes the policy reschedules; got %s", in.NextRun)
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, s)
+	require.NoError(t, err)
+	return at
+}
+
 func TestSyncKeepsEdits(t *testing.T) {
 	s, _, _ := setup(t)
 	ctx := context.Background()
@@ -148,15 +217,21 @@ func TestSyncKeepsEdits(t *testing.T) {
 
 func TestPreview(t *testing.T) {
 	from := time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)
-	got, err := admin.Preview("02:30", "America/New_York", from, 3)
+	got, err := admin.Preview("02:30", "America/New_York", "", from, 3)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
 	require.Equal(t, "2026-03-08T03:30:00-04:00", got[0].Format(time.RFC3339), "02:30 does not exist on the spring-forward day")
-	got, err = admin.Preview("at(2020-01-01T00:00:00)", "UTC", from, 10)
+	got, err = admin.Preview("02:30", "America/New_York", "skip", from, 1)
+	require.NoError(t, err)
+	require.Equal(t, "2026-03-09T02:30:00-04:00", got[0].Format(time.RFC3339), "skip: not that day")
+	_, err = admin.Preview("02:30", "America/New_York", "never", from, 1)
+	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorContains(t, err, `dst "never": expected "shift"`)
+	got, err = admin.Preview("at(2020-01-01T00:00:00)", "UTC", "", from, 10)
 	require.NoError(t, err)
 	require.Empty(t, got, "a past at() has no next run")
-	_, err = admin.Preview("every 7x", "UTC", from, 10)
+	_, err = admin.Preview("every 7x", "UTC", "", from, 10)
 	require.ErrorIs(t, err, admin.ErrUsage)
-	_, err = admin.Preview("every 1m", "Nowhere/Land", from, 10)
+	_, err = admin.Preview("every 1m", "Nowhere/Land", "", from, 10)
 	require.ErrorIs(t, err, admin.ErrUsage)
 }

@@ -202,6 +202,9 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 		if cur.Priority != edit.Defaults.Priority {
 			st.Priority = cur.Priority
 		}
+		if cur.DST != edit.Defaults.DST {
+			st.DST = cur.DST
+		}
 	}
 	name := d.Key.String()
 	next, err := nextRun(st, s.Clock.Now())
@@ -226,7 +229,7 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	// One the publish activates runs from now on: a next run that passed while it was
 	// inactive is stale, not a missed firing to run at once.
 	stale := !cur.Active && active && !cur.Running() && cur.NextRun.Before(s.Clock.Now())
-	reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || stale ||
+	reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || cur.DST != st.DST || stale ||
 		(cur.NextRun.IsZero() && !cur.Running() && !next.IsZero())
 	settingsChanged := reschedule || !sameSettings(cur.Settings, st)
 	in := *cur

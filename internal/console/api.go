@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/view"
 )
 
 // APIRoute is one route of the JSON API; api/openapi.yaml documents each (a test checks).
@@ -125,6 +126,7 @@ type editBody struct {
 	Schedule *string `json:"schedule"`
 	Timeout  *string `json:"timeout"`
 	Priority *int    `json:"priority"`
+	DST      *string `json:"dst"`
 	Reset    bool    `json:"reset"`
 }
 
@@ -137,7 +139,7 @@ func (s *Server) apiEdit(r *http.Request) (any, error) {
 	if err := decodeStrict(r.Body, &b); err != nil {
 		return nil, err
 	}
-	e := admin.Edit{Schedule: b.Schedule, Priority: b.Priority, Reset: b.Reset, By: by(r)}
+	e := admin.Edit{Schedule: b.Schedule, Priority: b.Priority, DST: b.DST, Reset: b.Reset, By: by(r)}
 	if b.Timeout != nil {
 		d, err := parseTimeout(*b.Timeout)
 		if err != nil {
@@ -198,6 +200,7 @@ func (s *Server) apiEntry(r *http.Request) (any, error) {
 type Preview struct {
 	Schedule string      `json:"schedule"`
 	Timezone string      `json:"timezone"`
+	DST      string      `json:"dst"`
 	Next     []time.Time `json:"next"`
 	Labels   []string    `json:"labels"`
 }
@@ -211,11 +214,12 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 			return nil, fmt.Errorf("%w: n must be a number in 1..100", admin.ErrUsage)
 		}
 	}
-	next, err := s.svc.Preview(q.Get("schedule"), q.Get("timezone"), n)
+	next, err := s.svc.Preview(q.Get("schedule"), q.Get("timezone"), q.Get("dst"), n)
 	if err != nil {
 		return nil, err
 	}
-	p := Preview{Schedule: q.Get("schedule"), Timezone: zoneName(q.Get("timezone")), Next: next, Labels: make([]string, len(next))}
+	p := Preview{Schedule: q.Get("schedule"), Timezone: zoneName(q.Get("timezone")), DST: view.DST(q.Get("dst")),
+		Next: next, Labels: make([]string, len(next))}
 	for i, at := range next {
 		p.Labels[i] = zoned(at)
 	}

@@ -152,6 +152,68 @@ func TestAPI(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, status)
 	})
 
+	t.Run("EditDST", func(t *testing.T) {
+		t.Parallel()
+		key := f.create(t, "EditDST", "02:30", func(in *timer.Instance) { in.Timezone = "America/New_York" })
+		path := "/api/timers/" + keyPath(key)
+		status, body, _ := f.do(t, "GET", path, tok, "")
+		require.Equal(t, http.StatusOK, status, body)
+		d := decode[console.TimerDetail](t, body)
+		require.Equal(t, "shift", d.DST, "the default")
+		require.Equal(t, "shift", d.DefaultDST)
+
+		status, body, _ = f.do(t, "PATCH", path, tok, `{"dst":"sometimes","priority":9}`)
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Contains(t, body, `dst \"sometimes\": expected \"shift\"`)
+		require.Contains(t, body, "priority: 9 is out of range", "every bad field is named")
+		require.Equal(t, "", f.get(t, key).DST, "an invalid edit changes nothing")
+
+		status, body, _ = f.do(t, "PATCH", path, tok, `{"dst":"skip"}`)
+		require.Equal(t, http.StatusOK, status, body)
+		d = decode[console.TimerDetail](t, body)
+		require.True(t, d.Edited)
+		require.Equal(t, "skip", d.DST)
+		require.Equal(t, "shift", d.DefaultDST)
+		require.Equal(t, "skip", f.get(t, key).DST)
+
+		status, body, _ = f.do(t, "PATCH", path, tok, `{"reset":true}`)
+		require.Equal(t, http.StatusOK, status, body)
+		d = decode[console.TimerDetail](t, body)
+		require.False(t, d.Edited)
+		require.Equal(t, "shift", d.DST)
+	})
+
+	t.Run("EditPageDST", func(t *testing.T) {
+		t.Parallel()
+		key := f.create(t, "EditPageDST", "02:30", func(in *timer.Instance) { in.Timezone = "America/New_York" })
+		page := "/timers/" + keyPath(key) + "/edit"
+		b := f.login(t)
+		status, body, _ := b.send(t, "GET", page, nil, "")
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, `<select id="dst" name="dst">`)
+		require.Contains(t, body, `<option value="shift" selected>`)
+		form := func(op, dst string) url.Values {
+			return url.Values{"csrf": {b.csrf(t, page)}, "op": {op}, "schedule": {"02:30"}, "timeout": {"20s"}, "priority": {"3"}, "dst": {dst}}
+		}
+		status, body, _ = b.send(t, "POST", page, form("save", "later"), "")
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Contains(t, body, `dst &#34;later&#34;: expected &#34;shift&#34;`)
+		require.Equal(t, "", f.get(t, key).DST)
+
+		status, body, _ = b.send(t, "POST", page, form("preview", "skip"), "")
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, `<option value="skip" selected>`, "the preview keeps what was chosen")
+		require.Equal(t, "", f.get(t, key).DST, "a preview saves nothing")
+
+		status, _, _ = b.send(t, "POST", page, form("save", "skip"), "")
+		require.Equal(t, http.StatusSeeOther, status)
+		require.Equal(t, "skip", f.get(t, key).DST)
+		status, body, _ = b.send(t, "GET", page, nil, "")
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, `<option value="skip" selected>`)
+		require.Contains(t, body, "default shift")
+	})
+
 	t.Run("OperationsRunNowActivateDeactivate", func(t *testing.T) {
 		t.Parallel()
 		key := f.create(t, "Ops", "every 1h", func(in *timer.Instance) { in.Priority = 1; in.Active = false })
@@ -288,6 +350,23 @@ func TestAPI(t *testing.T) {
 			require.Equal(t, time.Monday, at.In(lis).Weekday())
 			require.Equal(t, 2, at.In(lis).Hour())
 		}
+		// 2027-03-14 02:30 does not exist in New York: shift runs it at 03:30 EDT, skip not that day.
+		for dst, want := range map[string]string{"": "03:30", "shift": "03:30", "skip": ""} {
+			status, body, _ = f.do(t, "GET", "/api/schedule/preview?schedule=0+30+2+14+3+?+2027&timezone=America/New_York&dst="+dst, tok, "")
+			require.Equal(t, http.StatusOK, status, body)
+			p := decode[console.Preview](t, body)
+			require.Equal(t, map[string]string{"": "shift"}[dst]+dst, p.DST)
+			if want == "" {
+				require.Empty(t, p.Next, "skip: the only date is in the gap")
+				continue
+			}
+			require.Len(t, p.Next, 1)
+			ny, _ := time.LoadLocation("America/New_York")
+			require.Equal(t, want, p.Next[0].In(ny).Format("15:04"))
+		}
+		status, body, _ = f.do(t, "GET", "/api/schedule/preview?schedule=02:30&dst=maybe", tok, "")
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Contains(t, body, `dst \"maybe\"`)
 		status, body, _ = f.do(t, "GET", "/api/schedule/preview?schedule=02:00+Moon", tok, "")
 		require.Equal(t, http.StatusBadRequest, status)
 		require.Contains(t, body, "Moon")

@@ -16,6 +16,7 @@ import (
 type editForm struct {
 	D                           TimerDetail
 	Schedule, Timeout, Priority string
+	DST                         string // shift or skip
 	Preview                     []time.Time
 	Error                       string
 }
@@ -29,7 +30,8 @@ func (s *Server) editPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := editForm{D: d, Schedule: d.Schedule, Timeout: shortDuration(d.Timeout), Priority: strconv.Itoa(d.Priority), Preview: d.NextRuns, Error: d.NextRunsError}
+	f := editForm{D: d, Schedule: d.Schedule, Timeout: shortDuration(d.Timeout), Priority: strconv.Itoa(d.Priority), DST: d.DST,
+		Preview: d.NextRuns, Error: d.NextRunsError}
 	s.render(w, r, http.StatusOK, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})
 	return nil
 }
@@ -50,13 +52,14 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		if _, err := s.svc.Admin.Edit(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
 			return err
 		}
-		s.flashAndRedirect(w, r, timerURL(d.Key), "Reset: "+d.Key+" runs with its manifest's schedule, timeout and priority again.")
+		s.flashAndRedirect(w, r, timerURL(d.Key), "Reset: "+d.Key+" runs with its manifest's schedule, timeout, priority and DST policy again.")
 		return nil
 	}
-	f := editForm{D: d, Schedule: r.PostForm.Get("schedule"), Timeout: strings.TrimSpace(r.PostForm.Get("timeout")), Priority: r.PostForm.Get("priority")}
+	f := editForm{D: d, Schedule: r.PostForm.Get("schedule"), Timeout: strings.TrimSpace(r.PostForm.Get("timeout")),
+		Priority: r.PostForm.Get("priority"), DST: r.PostForm.Get("dst")}
 	e, err := f.edit(by(r))
 	if err == nil {
-		_, err = admin.ValidateOverridable(dynamo.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority}, d.Timezone)
+		_, err = admin.ValidateOverridable(dynamo.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
 	}
 	if err == nil && op == "save" {
 		if _, err = s.svc.Admin.Edit(r.Context(), key, e); err == nil {
@@ -73,7 +76,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	case op != "preview":
 		return fmt.Errorf("%w: unknown operation %q; expected preview, save or reset", admin.ErrUsage, op)
 	default:
-		f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, s.svc.Clock.Now(), admin.PreviewRuns)
+		f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, s.svc.Clock.Now(), admin.PreviewRuns)
 	}
 	s.render(w, r, status, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})
 	return nil
@@ -93,8 +96,8 @@ func (f editForm) edit(by string) (admin.Edit, error) {
 	if len(errs) > 0 {
 		return admin.Edit{}, fmt.Errorf("%w: %w", admin.ErrUsage, errors.Join(errs...))
 	}
-	sch := f.Schedule
-	return admin.Edit{Schedule: &sch, Timeout: &timeout, Priority: &prio, By: by}, nil
+	sch, dst := f.Schedule, f.DST
+	return admin.Edit{Schedule: &sch, Timeout: &timeout, Priority: &prio, DST: &dst, By: by}, nil
 }
 
 // operateSubmit runs Run Now, activate or deactivate from a page's button.

@@ -28,6 +28,7 @@ type TimerDetail struct {
 	DefaultSchedule string     `json:"defaultSchedule"`
 	DefaultTimeout  string     `json:"defaultTimeout"`
 	DefaultPriority int        `json:"defaultPriority"`
+	DefaultDST      string     `json:"defaultDst"`
 	EditedAt        *time.Time `json:"editedAt"`
 	EditedBy        string     `json:"editedBy"`
 	// EffectiveTimeout is how long an execution may hold the timer before recovery takes it

@@ -12,6 +12,7 @@ import (
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
+	"github.com/sundialhq/sundial/internal/view"
 )
 
 // DepthReader reads queue depths (queue.Monitor).
@@ -130,6 +131,7 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	}
 	d := TimerDetail{
 		TimerRow: rowOf(in, edited), DefaultSchedule: in.Schedule, DefaultTimeout: in.Timeout.String(), DefaultPriority: in.Priority,
+		DefaultDST:       view.DST(in.DST),
 		EffectiveTimeout: in.Lease().String(), LeaseExpiresAt: ptr(in.LeaseExpiresAt),
 		RunScheduledAt: ptr(in.RunScheduledAt), Recent: []LogEntry{}, NextRuns: []time.Time{},
 	}
@@ -138,9 +140,10 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	}
 	if edited {
 		d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority = rec.Defaults.Schedule, rec.Defaults.Timeout.String(), rec.Defaults.Priority
+		d.DefaultDST = view.DST(rec.Defaults.DST)
 		d.EditedAt, d.EditedBy = ptr(rec.At), rec.By
 	}
-	if runs, err := admin.Preview(in.Schedule, in.Timezone, s.Clock.Now(), admin.PreviewRuns); err != nil {
+	if runs, err := admin.Preview(in.Schedule, in.Timezone, in.DST, s.Clock.Now(), admin.PreviewRuns); err != nil {
 		d.NextRunsError = err.Error()
 	} else {
 		d.NextRuns = runs
@@ -151,12 +154,13 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	return d, execs, nil
 }
 
-// Preview is the next runs of a schedule expression in a zone, from now.
-func (s *Service) Preview(expr, timezone string, n int) ([]time.Time, error) {
+// Preview is the next runs of a schedule expression in a zone, under a DST policy ("",
+// "shift" or "skip"), from now.
+func (s *Service) Preview(expr, timezone, dst string, n int) ([]time.Time, error) {
 	if n < 1 || n > 100 {
 		return nil, fmt.Errorf("%w: n must be in 1..100", admin.ErrUsage)
 	}
-	return admin.Preview(expr, timezone, s.Clock.Now(), n)
+	return admin.Preview(expr, timezone, dst, s.Clock.Now(), n)
 }
 
 // Location is a timer's zone for display (UTC when unknown).

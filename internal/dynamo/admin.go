@@ -64,6 +64,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			Set(n("retryBackoff"), expression.Value(st.RetryBackoff)).
 			Set(n("async"), expression.Value(st.Async)).
 			Set(n("heartbeatMs"), expression.Value(st.Heartbeat.Milliseconds()))
+		upd = setDST(upd, st.DST)
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}

@@ -14,8 +14,9 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// An operator's edit (Service Center's effective schedule, effective timeout, priority) is
-// written into the attributes the engine reads — schedule, timeoutMs, leaseMs, priority — so
+// An operator's edit (Service Center's effective schedule, effective timeout, priority, and
+// the DST policy) is written into the attributes the engine reads — schedule, timeoutMs,
+// leaseMs, priority, dst — so
 // the engine needs no notion of it. The values the edit replaced (the manifest's) are kept in
 // the "defaults" map while the edit is in force; without it, the timer runs its defaults.
 
@@ -24,11 +25,12 @@ type Overridable struct {
 	Schedule string
 	Timeout  time.Duration
 	Priority int
+	DST      string // as timer.Settings keeps it: "" (shift) or "skip"
 }
 
 // OverridableOf returns the instance's current (effective) values.
 func OverridableOf(in timer.Instance) Overridable {
-	return Overridable{Schedule: in.Schedule, Timeout: in.Timeout, Priority: in.Priority}
+	return Overridable{Schedule: in.Schedule, Timeout: in.Timeout, Priority: in.Priority, DST: in.DST}
 }
 
 // Edit describes an operator's change to a timer.
@@ -57,6 +59,7 @@ type editItem struct {
 		Schedule  string `dynamodbav:"schedule"`
 		TimeoutMs int64  `dynamodbav:"timeoutMs"`
 		Priority  int    `dynamodbav:"priority"`
+		DST       string `dynamodbav:"dst,omitempty"`
 	} `dynamodbav:"defaults"`
 	EditedAt int64  `dynamodbav:"editedAt"`
 	EditedBy string `dynamodbav:"editedBy"`
@@ -70,13 +73,34 @@ func (it editItem) record() (EditRecord, bool) {
 	}
 	d := it.Defaults
 	return EditRecord{
-		Defaults: Overridable{Schedule: d.Schedule, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond, Priority: d.Priority},
+		Defaults: Overridable{Schedule: d.Schedule, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond, Priority: d.Priority, DST: d.DST},
 		At:       fromMs(it.EditedAt), By: it.EditedBy,
 	}, true
 }
 
 func defaultsValue(o Overridable) expression.ValueBuilder {
-	return expression.Value(map[string]any{"schedule": o.Schedule, "timeoutMs": o.Timeout.Milliseconds(), "priority": o.Priority})
+	v := map[string]any{"schedule": o.Schedule, "timeoutMs": o.Timeout.Milliseconds(), "priority": o.Priority}
+	if o.DST != "" {
+		v["dst"] = o.DST
+	}
+	return expression.Value(v)
+}
+
+// setDST writes a DST policy as items keep it: the attribute only for a policy other than
+// the default, so items written before the policy existed read as the default.
+func setDST(upd expression.UpdateBuilder, dst string) expression.UpdateBuilder {
+	if dst == "" {
+		return upd.Remove(expression.Name("dst"))
+	}
+	return upd.Set(expression.Name("dst"), expression.Value(dst))
+}
+
+// dstIs is the condition that an item's DST policy is dst.
+func dstIs(dst string) expression.ConditionBuilder {
+	if dst == "" {
+		return expression.Name("dst").AttributeNotExists()
+	}
+	return expression.Name("dst").Equal(expression.Value(dst))
 }
 
 // overridableIs is the condition that an instance's editable values are still o.
@@ -84,7 +108,8 @@ func overridableIs(o Overridable) expression.ConditionBuilder {
 	n := expression.Name
 	return n("schedule").Equal(expression.Value(o.Schedule)).
 		And(n("timeoutMs").Equal(expression.Value(o.Timeout.Milliseconds()))).
-		And(n("priority").Equal(expression.Value(o.Priority)))
+		And(n("priority").Equal(expression.Value(o.Priority))).
+		And(dstIs(o.DST))
 }
 
 // SaveEdit applies an operator's edit in one conditional write (timer.ErrNotFound,
@@ -97,6 +122,7 @@ func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e Edit) (timer.Inst
 		Set(n("timeoutMs"), expression.Value(e.Effective.Timeout.Milliseconds())).
 		Set(n("leaseMs"), expression.Value(eff.Lease().Milliseconds())).
 		Set(n("priority"), expression.Value(e.Effective.Priority))
+	upd = setDST(upd, e.Effective.DST)
 	if e.Effective == e.Defaults {
 		upd = upd.Remove(n("defaults")).Remove(n("editedAt")).Remove(n("editedBy"))
 	} else {

@@ -76,6 +76,7 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	b := instance(key("B", "acme"), h.shards, base.Add(time.Minute))
 	b.Properties, b.Action.HTTP.Headers, b.Timezone = nil, nil, "" // empty optional fields round-trip too
 	c := instance(key("C", ""), h.shards, base.Add(2*time.Minute))
+	c.Schedule, c.DST = "02:30", "skip" // the DST policy round-trips (shift, the default, is stored as "")
 	inactive := instance(key("Inactive", ""), h.shards, base)
 	inactive.Active = false
 	noNext := instance(key("NoNext", ""), h.shards, time.Time{})
@@ -182,6 +183,43 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 		require.Equal(t, append([]timer.Key{}, q.want...), keysOf(got), "expired %s", q.name)
 		r.rec("expired "+q.name, got, nil)
 	}
+
+	// ---------------------------------------------------------------- lease extension
+	// The store holds every extension to the claim's deadline (isRunningSince + timeout × 1.2
+	// then in force), whatever the caller asks.
+	require.Equal(t, lease, claimed.LeaseDeadline, "a claim's first lease runs to its deadline")
+	for _, x := range []struct {
+		name  string
+		key   timer.Key
+		fence timer.Fence
+		until time.Time
+		err   error
+	}{
+		{"shorter", a.Key, claimed.Fence(), now1.Add(5 * time.Second), nil},
+		{"to the deadline", a.Key, claimed.Fence(), lease, nil},
+		{"past the deadline", a.Key, claimed.Fence(), lease.Add(ms), timer.ErrPastDeadline},
+		{"far past the deadline", a.Key, claimed.Fence(), lease.Add(24 * time.Hour), timer.ErrPastDeadline},
+		{"stale fence", a.Key, timer.Fence{ExecutionID: "exec-1", Version: claimed.Version - 1}, now1, timer.ErrFenceLost},
+		{"another execution", a.Key, timer.Fence{ExecutionID: "exec-x", Version: claimed.Version}, now1, timer.ErrFenceLost},
+		{"claimed without a stored deadline", running.Key, running.Fence(), base, timer.ErrPastDeadline},
+		{"unknown", key("Unknown", ""), claimed.Fence(), now1, timer.ErrFenceLost},
+	} {
+		before, _ := h.Get(ctx, x.key)
+		err := h.ExtendLease(ctx, x.key, x.fence, x.until)
+		r.rec("extend lease "+x.name, nil, err)
+		after, _ := h.Get(ctx, x.key)
+		if x.err != nil {
+			require.ErrorIs(t, err, x.err, x.name)
+			require.Equal(t, before, after, "a refused extension changes nothing (%s)", x.name)
+			continue
+		}
+		require.NoError(t, err, x.name)
+		require.Equal(t, x.until, after.LeaseExpiresAt, x.name)
+		require.Equal(t, lease, after.LeaseDeadline, "the deadline never moves (%s)", x.name)
+	}
+	got, err = h.Get(ctx, a.Key)
+	require.NoError(t, err)
+	require.Equal(t, claimed, got, "back at the claim's lease")
 
 	// ---------------------------------------------------------------- finish
 	finished1 := now1.Add(2 * time.Second)

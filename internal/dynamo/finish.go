@@ -110,7 +110,7 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish) (expression.Expressi
 		Set(n("numberOfTries"), expression.Value(f.Tries)).
 		Set(n("lastOutcome"), expression.Value(string(f.Outcome))).
 		Set(n("version"), n("version").Plus(expression.Value(1)))
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "runShard", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt"} {
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "runShard", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt"} {
 		upd = upd.Remove(n(a))
 	}
 	if f.Error != "" {

@@ -178,6 +178,7 @@ func errKind(err error) string {
 		{timer.ErrChanged, "ErrChanged"},
 		{timer.ErrInvalid, "ErrInvalid"},
 		{timer.ErrExists, "ErrExists"},
+		{timer.ErrPastDeadline, "ErrPastDeadline"},
 	} {
 		if errors.Is(err, k.err) {
 			return k.name

@@ -31,6 +31,7 @@ type instanceItem struct {
 	Tenant       string            `dynamodbav:"tenant,omitempty"`
 	Schedule     string            `dynamodbav:"schedule"`
 	Timezone     string            `dynamodbav:"timezone,omitempty"`
+	DST          string            `dynamodbav:"dst,omitempty"`
 	Priority     int               `dynamodbav:"priority"`
 	TimeoutMs    int64             `dynamodbav:"timeoutMs"`
 	LeaseMs      int64             `dynamodbav:"leaseMs"`
@@ -57,6 +58,7 @@ type instanceItem struct {
 	IsRunningBy        string `dynamodbav:"isRunningBy,omitempty"`
 	ExecID             string `dynamodbav:"execId,omitempty"`
 	LeaseExpiresAt     int64  `dynamodbav:"leaseExpiresAt,omitempty"`
+	LeaseDeadline      int64  `dynamodbav:"leaseDeadline,omitempty"`
 	ClaimedNextRun     int64  `dynamodbav:"claimedNextRun,omitempty"`
 	RunScheduledAt     int64  `dynamodbav:"runScheduledAt,omitempty"`
 	RunAttempt         int    `dynamodbav:"runAttempt,omitempty"`
@@ -94,7 +96,7 @@ func toItem(in timer.Instance) instanceItem {
 	it := instanceItem{
 		PK: pk(in.Timer), SK: sk(in.Tenant), Kind: "instance",
 		Timer: in.Timer, Tenant: in.Tenant,
-		Schedule: in.Schedule, Timezone: in.Timezone, Priority: in.Priority,
+		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
 		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active, ActiveBy: in.ActiveBy,
@@ -102,7 +104,7 @@ func toItem(in timer.Instance) instanceItem {
 		Shard: in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
-		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), ClaimedNextRun: ms(in.ClaimedNextRun),
+		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), LeaseDeadline: ms(in.LeaseDeadline), ClaimedNextRun: ms(in.ClaimedNextRun),
 		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt,
 		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
@@ -121,7 +123,7 @@ func (it instanceItem) instance() timer.Instance {
 	return timer.Instance{
 		Key: timer.Key{Timer: it.Timer, Tenant: it.Tenant},
 		Settings: timer.Settings{
-			Schedule: it.Schedule, Timezone: it.Timezone, Priority: it.Priority,
+			Schedule: it.Schedule, Timezone: it.Timezone, DST: it.DST, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
 			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,
@@ -132,7 +134,7 @@ func (it instanceItem) instance() timer.Instance {
 		LastDuration:   time.Duration(it.LastDurationMs) * time.Millisecond,
 		NumberOfTries:  it.NumberOfTries,
 		IsRunningSince: fromMs(it.IsRunningSince), IsRunningBy: it.IsRunningBy, ExecutionID: it.ExecID,
-		LeaseExpiresAt: fromMs(it.LeaseExpiresAt), ClaimedNextRun: fromMs(it.ClaimedNextRun),
+		LeaseExpiresAt: fromMs(it.LeaseExpiresAt), LeaseDeadline: fromMs(it.LeaseDeadline), ClaimedNextRun: fromMs(it.ClaimedNextRun),
 		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt,
 		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,

@@ -182,6 +182,7 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 		Set(n("isRunningBy"), expression.Value(c.By)).
 		Set(n("execId"), expression.Value(c.ExecutionID)).
 		Set(n("leaseExpiresAt"), n("leaseMs").Plus(expression.Value(ms(c.Now)))).
+		Set(n("leaseDeadline"), n("leaseMs").Plus(expression.Value(ms(c.Now)))).
 		Set(n("claimedNextRun"), n("nextRun")).
 		Set(n("runScheduledAt"), expression.Value(ms(c.ScheduledAt))).
 		Set(n("runAttempt"), expression.Value(c.Attempt)).
@@ -213,19 +214,43 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 }
 
 // ExtendLease implements engine.Store (async heartbeats); the version is not bumped, so the
-// execution keeps its fence.
+// execution's fence stays valid. The condition holds the lease to the execution's deadline
+// (leaseDeadline, written by the claim as isRunningSince + leaseMs, the timeout × 1.2 then in
+// force), whatever the caller asks: a stale or buggy action cannot keep the timer forever.
+// timer.ErrPastDeadline if `until` is past it, timer.ErrFenceLost if the execution no longer
+// holds the instance.
 func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error {
 	n := expression.Name
-	cond := n("execId").Equal(expression.Value(fence.ExecutionID)).And(n("version").Equal(expression.Value(fence.Version)))
+	owns := n("execId").Equal(expression.Value(fence.ExecutionID)).And(n("version").Equal(expression.Value(fence.Version)))
+	cond := owns.And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until))))
 	upd := expression.Set(n("leaseExpiresAt"), expression.Value(ms(until)))
 	_, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueNone)
 	if isConditionFailed(err) {
+		old, ok := conditionOld(err)
+		if !ok {
+			in, gerr := s.Get(ctx, key)
+			if gerr != nil && !errors.Is(gerr, timer.ErrNotFound) {
+				return fmt.Errorf("extend lease %s: %w", key, gerr)
+			}
+			if gerr == nil && in.Fence() == fence {
+				return pastDeadline(key, until, in.LeaseDeadline)
+			}
+			return timer.ErrFenceLost
+		}
+		if in, derr := decodeInstance(old); derr == nil && len(old) > 0 && in.Fence() == fence {
+			return pastDeadline(key, until, in.LeaseDeadline)
+		}
 		return timer.ErrFenceLost
 	}
 	if err != nil {
 		return fmt.Errorf("extend lease %s: %w", key, err)
 	}
 	return nil
+}
+
+func pastDeadline(key timer.Key, until, deadline time.Time) error {
+	return fmt.Errorf("%w: %s asked until %s, deadline %s", timer.ErrPastDeadline, key,
+		until.UTC().Format(time.RFC3339Nano), deadline.UTC().Format(time.RFC3339Nano))
 }
 
 // Get implements engine.Store.

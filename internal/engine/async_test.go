@@ -118,6 +118,57 @@ func TestAsyncExecution(t *testing.T) {
 		require.ErrorIs(t, err, timer.ErrFenceLost)
 	})
 
+	t.Run("AHeartbeatPastTheDeadlineIsRefusedWhateverTheTokenSays", func(t *testing.T) {
+		t.Parallel()
+		f, in, token := start(t)
+		forged, err := engine.ParseToken(token)
+		require.NoError(t, err)
+		forged.Deadline = t0.Add(10 * time.Hour) // a stale or buggy action's own idea of its deadline
+		r := reporter(f)
+		var refusedAt time.Time
+		for f.Clock.Now().Before(t0.Add(10 * time.Hour)) {
+			f.Clock.Advance(9 * time.Minute)
+			if _, err = r.Heartbeat(ctx, forged.String()); err != nil {
+				refusedAt = f.Clock.Now()
+				break
+			}
+		}
+		require.ErrorIs(t, err, engine.ErrDeadlinePassed)
+		require.ErrorIs(t, err, timer.ErrPastDeadline)
+		require.Equal(t, t0.Add(135*time.Minute), refusedAt, "135m + the 10m window passes 2h × 1.2 = 144m")
+		got := f.get(t, in.Key)
+		require.Equal(t, t0.Add(136*time.Minute), got.LeaseExpiresAt, "the refused heartbeat left the lease as it was")
+		require.Equal(t, t0.Add(144*time.Minute), got.LeaseDeadline)
+
+		st, err := f.recoverer().Run(ctx)
+		require.NoError(t, err)
+		require.Zero(t, st.Recovered, "not before the lease expires")
+		f.Clock.Set(t0.Add(136 * time.Minute))
+		st, err = f.recoverer().Run(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, st.Recovered, "recovery takes the lease at its expiry")
+		logs := f.executions(in.Key)
+		require.Len(t, logs, 1)
+		require.Equal(t, timer.OutcomeRecovered, logs[0].Outcome)
+		require.ErrorIs(t, r.Complete(ctx, forged.String(), nil), timer.ErrFenceLost)
+	})
+
+	t.Run("ACompletionPastTheStoredDeadlineIsATimeoutWhateverTheTokenSays", func(t *testing.T) {
+		t.Parallel()
+		f, in, token := start(t)
+		forged, err := engine.ParseToken(token)
+		require.NoError(t, err)
+		forged.Deadline = t0.Add(10 * time.Hour)
+		f.Clock.Advance(145 * time.Minute) // past 2h x 1.2, before recovery swept
+		next := t0.Add(5 * time.Hour)
+		require.NoError(t, reporter(f).Complete(ctx, forged.String(), &next))
+		logs := f.executions(in.Key)
+		require.Len(t, logs, 1)
+		require.Equal(t, timer.OutcomeTimeout, logs[0].Outcome)
+		require.Contains(t, logs[0].Error, "after its timeout")
+		require.NotEqual(t, next, f.get(t, in.Key).NextRun, "a timed-out run's requested next run is ignored")
+	})
+
 	t.Run("ALateCompletionIsLoggedAsATimeout", func(t *testing.T) {
 		t.Parallel()
 		f, in, token := start(t)

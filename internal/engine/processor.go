@@ -39,6 +39,9 @@ type Processor struct {
 	FailedBackoff time.Duration
 	// DeadlineMargin is kept free before the invocation's own deadline to write the result.
 	DeadlineMargin time.Duration
+	// Coalesce is how long a record's follow-up send waits for batch-mates ending at about
+	// the same time (DefaultCoalesce if zero; negative sends each at once).
+	Coalesce time.Duration
 
 	finisher finisher
 	once     sync.Once
@@ -63,48 +66,41 @@ func (p *Processor) init() {
 // top-level error: that would redeliver the whole batch, including the firings that ran.
 func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	p.init()
-	type result struct {
-		failed bool
-		after  *timer.Instance
-		early  *Outgoing
+	window := p.Coalesce
+	if window == 0 {
+		window = DefaultCoalesce
 	}
-	results := make([]result, len(ev.Records))
+	out := newSender(ctx, &p.finisher, p.Queue, p.Log, window, len(ev.Records))
+	failed := make([]bool, len(ev.Records))
 	var wg sync.WaitGroup
 	for i, rec := range ev.Records {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			after, early, err := p.record(ctx, rec)
-			results[i] = result{failed: err != nil, after: after, early: early}
+			if err != nil {
+				failed[i] = true
+				p.backoff(ctx, rec)
+				return
+			}
+			// Sent now, not when the batch ends: a batch-mate's action may run for minutes.
+			out.add(pending{after: after, early: early})
 		}()
 	}
 	wg.Wait()
+	out.close()
+	return failures(ev, failed), nil
+}
 
+// failures lists the records to redeliver, in the batch's order.
+func failures(ev events.SQSEvent, failed []bool) events.SQSEventResponse {
 	var resp events.SQSEventResponse
-	var finished []timer.Instance
-	var resend []Outgoing
-	for i, r := range results {
-		rec := ev.Records[i]
-		switch {
-		case r.failed:
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
-			p.backoff(ctx, rec)
-		case r.after != nil:
-			finished = append(finished, *r.after)
-		case r.early != nil:
-			resend = append(resend, *r.early)
+	for i, f := range failed {
+		if f {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 		}
 	}
-	if err := p.finisher.followUps(ctx, finished, followUpReason); err != nil {
-		// The state is written; the fetch or recovery will enqueue these firings instead.
-		p.Log.Error("processor: follow-up send failed; recovery will requeue", "error", err)
-	}
-	if len(resend) > 0 {
-		if err := p.Queue.Send(ctx, resend); err != nil {
-			p.Log.Error("processor: re-send of early messages failed; recovery will requeue", "error", err)
-		}
-	}
-	return resp, nil
+	return resp
 }
 
 // record handles one message. A non-nil error means "redeliver" (and, after the queue's
@@ -295,7 +291,11 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 func (p *Processor) started(ctx context.Context, running timer.Instance, log *slog.Logger) {
 	p.stats.Started.Add(1)
 	until := p.Clock.Now().Add(running.HeartbeatWindow())
-	if deadline := running.IsRunningSince.Add(running.Lease()); until.After(deadline) {
+	deadline := running.LeaseDeadline
+	if deadline.IsZero() { // never after this build's claims; kept for a clear bound regardless
+		deadline = running.IsRunningSince.Add(running.Lease())
+	}
+	if until.After(deadline) {
 		until = deadline
 	}
 	if err := p.Store.ExtendLease(ctx, running.Key, running.Fence(), until); err != nil {

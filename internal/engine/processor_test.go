@@ -365,6 +365,28 @@ func TestProcessor(t *testing.T) {
 		require.Empty(t, f.Queue.Drain(), "no follow-up for an inactive timer")
 	})
 
+	t.Run("NextRunFollowsTheTimersDSTPolicy", func(t *testing.T) {
+		t.Parallel()
+		// 2026-03-08 02:30 does not exist in New York: shift runs it at 03:30 EDT, skip the day after.
+		ny, err := time.LoadLocation("America/New_York")
+		require.NoError(t, err)
+		due := time.Date(2026, 3, 7, 2, 30, 0, 0, ny)
+		for dst, want := range map[string]time.Time{
+			"":     time.Date(2026, 3, 8, 3, 30, 0, 0, ny),
+			"skip": time.Date(2026, 3, 9, 2, 30, 0, 0, ny),
+		} {
+			p, f := setupProcessor(t)
+			f.Clock.Set(due)
+			in := instance("Nightly", due.UTC())
+			in.Schedule, in.Timezone, in.DST = "02:30", "America/New_York", dst
+			f.put(in)
+
+			handle(t, p, event(t, scheduled(in)))
+
+			require.True(t, want.Equal(f.get(t, in.Key).NextRun), "dst %q: got %s", dst, f.get(t, in.Key).NextRun)
+		}
+	})
+
 	t.Run("ActionRequestedNextRunIsUsed", func(t *testing.T) {
 		t.Parallel()
 		p, f := setupProcessor(t)

@@ -48,6 +48,9 @@ func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, erro
 		until = tok.Deadline
 	}
 	if err := r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until); err != nil {
+		if errors.Is(err, timer.ErrPastDeadline) { // the token lies about its deadline; the store does not
+			return time.Time{}, fmt.Errorf("%w: %w", ErrDeadlinePassed, err)
+		}
 		return time.Time{}, err
 	}
 	return until, nil
@@ -80,7 +83,11 @@ func (r *Reporter) end(ctx context.Context, token string, res timer.RunResult) e
 		return timer.ErrFenceLost
 	}
 	res.Finished = r.Clock.Now()
-	if res.Finished.After(tok.Deadline) {
+	deadline := running.LeaseDeadline // the claim's, as stored: a token can be stale or forged
+	if deadline.IsZero() {
+		deadline = tok.Deadline
+	}
+	if res.Finished.After(deadline) {
 		// It finished, but too late: the timeout holds even for work we cannot stop.
 		res.Outcome = timer.OutcomeTimeout
 		res.Error = joinErr(fmt.Sprintf("reported after its timeout %s (+20%%)", running.Timeout), res.Error)

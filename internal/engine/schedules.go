@@ -9,16 +9,17 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// schedules caches parsed schedules; they are immutable values keyed by expression and zone.
+// schedules caches parsed schedules; they are immutable values keyed by expression, zone
+// and DST policy.
 type schedules struct{ m sync.Map }
 
-type scheduleKey struct{ expr, zone string }
+type scheduleKey struct{ expr, zone, dst string }
 
 // next returns the NextFunc for an instance's effective schedule. Schedules are validated
 // where they enter (manifest, CLI, API); an invalid one here means the table was edited by
 // hand, and the error is reported in the execution log rather than crashing.
 func (s *schedules) next(in timer.Instance) (timer.NextFunc, error) {
-	k := scheduleKey{in.Schedule, in.Timezone}
+	k := scheduleKey{in.Schedule, in.Timezone, in.DST}
 	if v, ok := s.m.Load(k); ok {
 		return v.(schedule.Schedule).Next, nil
 	}
@@ -26,7 +27,7 @@ func (s *schedules) next(in timer.Instance) (timer.NextFunc, error) {
 	if err != nil {
 		return none, fmt.Errorf("timer %s: %w", in.Key, err)
 	}
-	sch, err := schedule.Parse(in.Schedule, loc)
+	sch, err := schedule.Parse(in.Schedule, loc, schedule.WithDST(schedule.DST(in.DST)))
 	if err != nil {
 		return none, fmt.Errorf("timer %s: %w", in.Key, err)
 	}

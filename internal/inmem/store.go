@@ -159,6 +159,10 @@ func (s *Store) ExtendLease(_ context.Context, key timer.Key, fence timer.Fence,
 	if !ok || in.Fence() != fence {
 		return timer.ErrFenceLost
 	}
+	if until.After(in.LeaseDeadline) {
+		return fmt.Errorf("%w: %s asked until %s, deadline %s", timer.ErrPastDeadline, key,
+			until.UTC().Format(time.RFC3339Nano), in.LeaseDeadline.UTC().Format(time.RFC3339Nano))
+	}
 	in.LeaseExpiresAt = until
 	s.instances[key] = in
 	return nil

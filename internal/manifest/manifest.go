@@ -26,9 +26,12 @@ type Manifest struct {
 
 // Timer is one entry; pointer fields are optional and take the defaults.
 type Timer struct {
-	Name       string            `yaml:"name"`
-	Schedule   string            `yaml:"schedule"`
-	Timezone   string            `yaml:"timezone"`
+	Name     string `yaml:"name"`
+	Schedule string `yaml:"schedule"`
+	Timezone string `yaml:"timezone"`
+	// DST is "shift" (default) or "skip": what a wall-clock time a spring-forward gap
+	// skips does (see schedule.DST).
+	DST        string            `yaml:"dst"`
 	Priority   *int              `yaml:"priority"`
 	Timeout    *Duration         `yaml:"timeout"`
 	MaxRetries *int              `yaml:"maxRetries"`
@@ -167,9 +170,13 @@ func (t Timer) problems() []error {
 	if !timer.ValidName(t.Name) {
 		errs = append(errs, fmt.Errorf("name: %q must match [A-Za-z0-9_-]{1,128}", t.Name))
 	}
+	dst, err := schedule.ParseDST(t.DST)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if loc, err := schedule.LoadLocation(t.Timezone); err != nil {
 		errs = append(errs, fmt.Errorf("timezone: %v", err))
-	} else if _, err := schedule.Parse(t.Schedule, loc); err != nil {
+	} else if _, err := schedule.Parse(t.Schedule, loc, schedule.WithDST(dst)); err != nil {
 		errs = append(errs, fmt.Errorf("schedule: %v", err))
 	}
 	if t.Priority != nil && (*t.Priority < 1 || *t.Priority > 4) {
@@ -279,7 +286,7 @@ func (t Timer) Expand(tenants []string, d Defaults) []Desired {
 // Settings returns the timer's settings with defaults applied.
 func (t Timer) Settings(d Defaults) timer.Settings {
 	s := timer.Settings{
-		Schedule: t.Schedule, Timezone: t.Timezone, Priority: timer.DefaultPriority,
+		Schedule: t.Schedule, Timezone: t.Timezone, DST: schedule.DST(t.DST).Stored(), Priority: timer.DefaultPriority,
 		Timeout: timer.DefaultTimeout, MaxRetries: d.MaxRetries, RetryDelay: d.RetryDelay,
 		Action: t.Action, Properties: t.Properties, Misfire: t.Misfire,
 	}

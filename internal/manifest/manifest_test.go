@@ -70,11 +70,23 @@ func TestParse(t *testing.T) {
 			"empty file":       {"", "empty manifest"},
 			"not a list":       {"timers: 3\n", "cannot unmarshal"},
 			"misfire":          {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
+			"dst":              {entry("    schedule: \"16:15\"\n    dst: Skip\n"), `timers[0] "T": dst "Skip": expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip"`},
+			"dst unknown":      {entry("    schedule: \"16:15\"\n    dst: none\n"), `dst "none": expected "shift"`},
 		}
 		for name, tc := range cases {
 			_, err := Parse(strings.NewReader(tc.yaml))
 			require.ErrorIs(t, err, timer.ErrInvalid, name)
 			require.ErrorContains(t, err, tc.want, name)
+		}
+	})
+
+	t.Run("DSTPolicy", func(t *testing.T) {
+		t.Parallel()
+		for dst, want := range map[string]string{"": "", "    dst: shift\n": "", "    dst: skip\n": "skip"} {
+			m, err := Parse(strings.NewReader("timers:\n  - name: T\n    schedule: \"02:30\"\n    timezone: Europe/London\n" + dst +
+				"    action: {http: {url: \"http://h/\"}}\n"))
+			require.NoError(t, err, dst)
+			require.Equal(t, want, m.Timers[0].Settings(Defaults{}).DST, "stored as the instance keeps it: %q", dst)
 		}
 	})
 

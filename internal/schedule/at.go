@@ -57,7 +57,7 @@ func parseAt(expr, inner string, loc *time.Location) (Schedule, error) {
 }
 
 func (a at) Next(after time.Time) (time.Time, bool) {
-	return nextInstant(after, a.loc, a.nextLabel)
+	return nextInstant(after, a.loc, a.nextLabel, false)
 }
 
 func (a at) String() string { return a.expr }

@@ -77,7 +77,7 @@ type days struct {
 	monthDays uint32   // bit d: day d; a month without day d skips it
 	fromEnd   uint32   // bit n: n days before the last day ("L" is 0, "L-3" is 3)
 	nearest   uint32   // bit n: the weekday nearest day n, within the month ("15W")
-	lastWork  bool     // the last weekday (Mon-Fri) of the month ("LW")
+	nearEnd   uint32   // bit n: the weekday nearest the day n before the last ("L-nW"; "LW" is 0)
 	weekdays  uint8    // bit w: every weekday w, 0 = Sunday
 	nth       [5]uint8 // nth[k-1] bit w: the k-th weekday w of the month
 	last      uint8    // bit w: the last weekday w of the month
@@ -92,7 +92,7 @@ func (s days) in(year int64, month int) uint32 {
 			mask |= 1 << d
 		}
 	}
-	if s.weekdays|s.last|s.nth[0]|s.nth[1]|s.nth[2]|s.nth[3]|s.nth[4] == 0 && s.nearest == 0 && !s.lastWork {
+	if s.weekdays|s.last|s.nth[0]|s.nth[1]|s.nth[2]|s.nth[3]|s.nth[4] == 0 && s.nearest|s.nearEnd == 0 {
 		return mask
 	}
 	first := weekday(dayNumber(year, month, 1))
@@ -105,11 +105,8 @@ func (s days) in(year int64, month int) uint32 {
 			}
 		}
 	}
-	for rest := s.nearest; rest != 0; rest &= rest - 1 {
-		n := trailingZeros(rest)
-		if n > dim {
-			continue // like a plain day the month lacks
-		}
+	// nearestWeekday is the weekday (Mon-Fri) nearest day n, not leaving the month.
+	nearestWeekday := func(n int) int {
 		d := n
 		switch wd(n) {
 		case 6: // Saturday: the Friday before, or Monday the 3rd if n is the 1st
@@ -121,17 +118,17 @@ func (s days) in(year int64, month int) uint32 {
 				d = dim - 2
 			}
 		}
-		mask |= 1 << d
+		return d
 	}
-	if s.lastWork {
-		d := dim
-		switch wd(dim) {
-		case 6:
-			d--
-		case 0:
-			d -= 2
+	for rest := s.nearest; rest != 0; rest &= rest - 1 {
+		if n := trailingZeros(rest); n <= dim { // else like a plain day the month lacks
+			mask |= 1 << nearestWeekday(n)
 		}
-		mask |= 1 << d
+	}
+	for rest := s.nearEnd; rest != 0; rest &= rest - 1 {
+		if n := dim - trailingZeros(rest); n >= 1 { // else like an L-n the month is too short for
+			mask |= 1 << nearestWeekday(n)
+		}
 	}
 	return mask
 }

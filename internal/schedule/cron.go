@@ -83,7 +83,7 @@ func (c *cron) firesEver() bool {
 }
 
 func (c cron) Next(after time.Time) (time.Time, bool) {
-	return nextInstant(after, c.loc, c.nextLabel)
+	return nextInstant(after, c.loc, c.nextLabel, false)
 }
 
 func (c cron) String() string { return c.expr }

@@ -2,19 +2,23 @@ package schedule
 
 import "strings"
 
-// The day fields. Quartz and EventBridge special values (alone in their field):
+// The day fields. Quartz (2.5) and EventBridge special values:
 //
 //	day-of-month  L     the last day of the month
 //	              L-n   n days before the last day (n = 0-30)
-//	              LW    the last weekday (Mon-Fri) of the month
-//	              nW    the weekday nearest day n, not leaving the month: if n is a
-//	                    Saturday the Friday before (Monday the 3rd for the 1st), if a
-//	                    Sunday the Monday after (the Friday before for the last day);
-//	                    a month without day n is skipped, as for a plain n
+//	              nW    the weekday (Mon-Fri) nearest day n, not leaving the month: if
+//	                    n is a Saturday the Friday before (Monday the 3rd for the 1st),
+//	                    if a Sunday the Monday after (the Friday before for the last
+//	                    day); a month without day n is skipped, as for a plain n
+//	              LW    the last weekday of the month (the weekday nearest the last day)
+//	              L-nW  the weekday nearest the day n before the last ("L-5W")
+//	              Each may be an item of a list with plain values, ranges and steps
+//	              ("1,L", "2W,16", "1W,15,LW", "L-1W,L-1"): the days are the union.
 //	day-of-week   L     Saturday (Quartz: "L" alone is 7)
 //	              nL    the last day n of the month ("6L": last Friday)
 //	              n#k   the k-th day n of the month (k = 1-5; "2#1": first Monday);
 //	                    a month without a 5th one is skipped
+//	              These stay alone in their field, as Quartz requires.
 
 const unixNoSpecials = "is not part of 5-field Unix cron; use the Quartz (6 or 7 fields) or cron(...) form"
 
@@ -24,7 +28,7 @@ func hasSuffixFold(s, suffix string) bool {
 
 func (p *fieldParser) dayOfMonth() (days, error) {
 	t := p.text
-	special := t == "?" || strings.ContainsAny(t, "LlWw")
+	special := strings.ContainsAny(t, "?LlWw")
 	switch {
 	case !special:
 		set, err := p.values()
@@ -33,26 +37,61 @@ func (p *fieldParser) dayOfMonth() (days, error) {
 		return days{}, p.errf("%q %s", t, unixNoSpecials)
 	case t == "?":
 		return days{monthDays: allMonthDays}, nil
-	case strings.Contains(t, ","):
-		return days{}, p.errf("L and W cannot be combined with other values in a list")
-	case strings.EqualFold(t, "L"):
-		return days{fromEnd: 1}, nil
-	case strings.EqualFold(t, "LW"):
-		return days{lastWork: true}, nil
-	case len(t) > 2 && (t[0] == 'L' || t[0] == 'l') && t[1] == '-':
-		n, ok := parseUint(t[2:])
-		if !ok || n > 30 {
-			return days{}, p.errf("the n in L-n must be 0-30, got %q", t[2:])
-		}
-		return days{fromEnd: 1 << n}, nil
-	case hasSuffixFold(t, "W"):
-		n, ok := parseUint(t[:len(t)-1])
-		if !ok || n < 1 || n > 31 {
-			return days{}, p.errf("the n in nW must be a day 1-31, got %q", t[:len(t)-1])
-		}
-		return days{nearest: 1 << n}, nil
 	}
-	return days{}, p.errf("unexpected %q; expected %s, L, L-n, LW, nW or ?", t, p.expected())
+	var d days
+	for _, item := range strings.Split(t, ",") {
+		if err := p.dayOfMonthItem(strings.ToUpper(item), &d); err != nil {
+			return days{}, err
+		}
+	}
+	return d, nil
+}
+
+// dayOfMonthItem adds one item of a day-of-month list to d.
+func (p *fieldParser) dayOfMonthItem(item string, d *days) error {
+	if item == "?" {
+		return p.errf(`"?" must be alone in its field`)
+	}
+	if rest, ok := strings.CutPrefix(item, "L"); ok {
+		weekday := strings.HasSuffix(rest, "W")
+		rest = strings.TrimSuffix(rest, "W")
+		n := int64(0)
+		if rest != "" {
+			digits, isOffset := strings.CutPrefix(rest, "-")
+			if !isOffset {
+				return p.errf("unexpected %q; expected L, L-n, LW or L-nW", item)
+			}
+			var ok bool
+			if n, ok = parseUint(digits); !ok || n > 30 {
+				return p.errf("the n in L-n must be 0-30, got %q", digits)
+			}
+		}
+		if weekday {
+			d.nearEnd |= 1 << n
+		} else {
+			d.fromEnd |= 1 << n
+		}
+		return nil
+	}
+	if day, ok := strings.CutSuffix(item, "W"); ok {
+		n, ok := parseUint(day)
+		if !ok || n < 1 || n > 31 {
+			return p.errf("the n in nW must be a day 1-31, got %q", day)
+		}
+		d.nearest |= 1 << n
+		return nil
+	}
+	if strings.ContainsAny(item, "LW") {
+		return p.errf("unexpected %q; expected %s, L, L-n, LW, L-nW or nW", item, p.expected())
+	}
+	lo, hi, step, err := p.item(item)
+	if err != nil {
+		return err
+	}
+	for v := lo; v <= hi; v += step {
+		d.monthDays |= 1 << v
+	}
+	return nil
 }
 
 func (p *fieldParser) dayOfWeek() (days, error) {

@@ -92,8 +92,14 @@ func (p *fieldParser) item(item string) (lo, hi, step int, err error) {
 		if !ok || n == 0 {
 			return 0, 0, 0, p.errf("step %q must be a positive integer", stepText)
 		}
-		if span := int64(p.f.max - p.f.min + 1); n > span {
-			return 0, 0, 0, p.errf("step %d is larger than the field's range %d-%d", n, p.f.min, p.f.max)
+		// Quartz refuses a step larger than the field's largest value ("/60" in seconds or
+		// minutes, "/24" in hours); a year step larger than the years it can span is as useless.
+		limit := int64(p.f.max)
+		if p.f.base != 0 {
+			limit = int64(p.f.max - p.f.min + 1)
+		}
+		if n > limit {
+			return 0, 0, 0, p.errf("step %d is larger than the field's largest value %d (range %d-%d)", n, limit, p.f.min, p.f.max)
 		}
 		step = int(n)
 	}

@@ -51,7 +51,7 @@ func parseClock(expr, tok string) (int64, error) {
 }
 
 func (d dailyTimes) Next(after time.Time) (time.Time, bool) {
-	return nextInstant(after, d.loc, d.nextLabel)
+	return nextInstant(after, d.loc, d.nextLabel, false)
 }
 
 func (d dailyTimes) String() string { return d.expr }

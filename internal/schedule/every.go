@@ -74,7 +74,7 @@ func parsePositive(s string) (int64, bool) {
 }
 
 func (e every) Next(after time.Time) (time.Time, bool) {
-	return nextInstant(after, e.loc, e.nextLabel)
+	return nextInstant(after, e.loc, e.nextLabel, false)
 }
 
 func (e every) String() string { return e.expr }

@@ -1,11 +1,13 @@
 package schedule
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
 
-// Parse validates expr and returns a Schedule evaluated in loc (nil loc = UTC).
+// Parse validates expr and returns a Schedule evaluated in loc (nil loc = UTC), with the
+// DST policy of its options (shift by default; see DST).
 //
 // Formats are case-sensitive, as in OutSystems (cron month and weekday names
 // excepted, as in cron). Each format lives in its own file; adding one means
@@ -18,7 +20,23 @@ import (
 //	5 fields, 6 or 7 fields    cronparse.go (Unix, Quartz)
 //	"cron(6 fields)"           cronparse.go (EventBridge)
 //	"When Published"           whenpublished.go
-func Parse(expr string, loc *time.Location) (Schedule, error) {
+func Parse(expr string, loc *time.Location, opts ...Option) (Schedule, error) {
+	o := options{dst: DSTShift}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	dst, err := ParseDST(string(o.dst))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	s, err := parse(expr, loc)
+	if err != nil {
+		return nil, err
+	}
+	return applyDST(s, dst), nil
+}
+
+func parse(expr string, loc *time.Location) (Schedule, error) {
 	if loc == nil {
 		loc = time.UTC
 	}

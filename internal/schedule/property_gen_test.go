@@ -282,39 +282,73 @@ func randomCron(rng *rand.Rand, _ *time.Location) (string, oracle) {
 
 func isWorkday(t time.Time) bool { return t.Weekday() != time.Saturday && t.Weekday() != time.Sunday }
 
+// nearestWorkday reports whether t is the weekday (Mon-Fri) of its month closest to day n
+// (ties cannot happen: a weekend day has a weekday at distance 1 on at most one side).
+func nearestWorkday(t time.Time, dim, n int) bool {
+	if n < 1 || n > dim || !isWorkday(t) {
+		return false
+	}
+	for d := 1; d <= dim; d++ {
+		dist := max(d-n, n-d)
+		if dist < max(t.Day()-n, n-t.Day()) && isWorkday(t.AddDate(0, 0, d-t.Day())) {
+			return false
+		}
+	}
+	return true
+}
+
+// randomDayOfMonthSpecial returns one Quartz special day-of-month item and its oracle.
+func randomDayOfMonthSpecial(rng *rand.Rand) (string, func(time.Time, int) bool) {
+	lower := func(s string) string { // Quartz upper-cases the expression
+		if rng.IntN(4) == 0 {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+	switch rng.IntN(5) {
+	case 0:
+		return lower("L"), func(t time.Time, dim int) bool { return t.Day() == dim }
+	case 1:
+		n := rng.IntN(31)
+		return fmt.Sprintf("L-%d", n), func(t time.Time, dim int) bool { return t.Day() == dim-n }
+	case 2:
+		return lower("LW"), func(t time.Time, dim int) bool { return nearestWorkday(t, dim, dim) }
+	case 3:
+		n := []int{0, 1, 2, 5, 27, 28, 30, rng.IntN(31)}[rng.IntN(8)]
+		return lower(fmt.Sprintf("L-%dW", n)), func(t time.Time, dim int) bool { return nearestWorkday(t, dim, dim-n) }
+	default:
+		n := []int{1, 2, 15, 28, 29, 30, 31, 1 + rng.IntN(31)}[rng.IntN(8)]
+		return lower(fmt.Sprintf("%dW", n)), func(t time.Time, dim int) bool { return nearestWorkday(t, dim, n) }
+	}
+}
+
 func randomDayOfMonth(rng *rand.Rand, quartzish bool) (string, func(time.Time, int) bool) {
 	special := 0
 	if quartzish {
-		special = rng.IntN(8)
+		special = rng.IntN(4)
 	}
 	switch special {
 	case 1:
-		return "L", func(t time.Time, dim int) bool { return t.Day() == dim }
-	case 2:
-		n := rng.IntN(31)
-		return fmt.Sprintf("L-%d", n), func(t time.Time, dim int) bool { return t.Day() == dim-n }
-	case 3:
-		return "LW", func(t time.Time, dim int) bool {
-			last := dim
-			for !isWorkday(t.AddDate(0, 0, last-t.Day())) {
-				last--
+		return randomDayOfMonthSpecial(rng)
+	case 2: // a list mixing special items and plain ones (Quartz 2.5)
+		var items []string
+		var oks []func(time.Time, int) bool
+		for range 2 + rng.IntN(3) {
+			text, ok := randomDayOfMonthSpecial(rng)
+			if rng.IntN(3) == 0 {
+				var set map[int]bool
+				text, set = randomField(rng, 1, 31, []int{1, 15, 28, 29, 30, 31}, nil, 0, false)
+				ok = func(t time.Time, _ int) bool { return set[t.Day()] }
 			}
-			return t.Day() == last
+			items, oks = append(items, text), append(oks, ok)
 		}
-	case 4:
-		n := []int{1, 2, 15, 28, 29, 30, 31, 1 + rng.IntN(31)}[rng.IntN(8)]
-		// The weekday of the month closest to day n.
-		return fmt.Sprintf("%dW", n), func(t time.Time, dim int) bool {
-			if n > dim || !isWorkday(t) {
-				return false
-			}
-			for d := 1; d <= dim; d++ {
-				dist := max(d-n, n-d)
-				if dist < max(t.Day()-n, n-t.Day()) && isWorkday(t.AddDate(0, 0, d-t.Day())) {
-					return false
+		return strings.Join(items, ","), func(t time.Time, dim int) bool {
+			for _, ok := range oks {
+				if ok(t, dim) {
+					return true
 				}
 			}
-			return true
+			return false
 		}
 	}
 	if rng.IntN(3) == 0 {

@@ -30,6 +30,11 @@ import (
 
 const secondsPerDay = 86400
 
+// skipHorizon bounds the search of the skip DST policy: a schedule whose every label falls
+// in a gap would otherwise be walked forever. Zone rules past the tzdata tables repeat
+// yearly and the calendar every 400 years, so nothing fires after this if nothing did before.
+const skipHorizon = 401 * 366 * secondsPerDay
+
 // nextLabelFunc returns the smallest label strictly greater than label, or
 // ok=false if there is none (a one-time "at", a cron whose years have passed).
 // Recurring formats may fire rarely: "0 0 0 29 2 ?" waits up to eight years.
@@ -83,7 +88,9 @@ func zonePeriod(unix int64, loc *time.Location) period {
 }
 
 // nextInstant returns the earliest instant strictly after `after` at which one of
-// the labels chosen by next fires in loc, or ok=false if none does.
+// the labels chosen by next fires in loc, or ok=false if none does. skipGaps is the
+// skip DST policy: labels a spring-forward gap skips belong to no period, so they
+// never fire (the rules above describe the default, shift).
 //
 // Each period of constant offset owns the labels between its two transitions,
 // the boundary sitting at transition+max(old, new offset): below it the old offset
@@ -96,7 +103,7 @@ func zonePeriod(unix int64, loc *time.Location) period {
 // so a label found beyond one period still answers for the following ones (a
 // yearly cron walks the year's periods with one call to next), and "no label
 // after from" ends the walk.
-func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) (time.Time, bool) {
+func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc, skipGaps bool) (time.Time, bool) {
 	target := after.Unix() // labels are whole seconds, so "> after" is "> floor(after)"
 	cur := periodAt(target, loc)
 	prev, hasPrev := periodBefore(cur, loc)
@@ -114,6 +121,9 @@ func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) (time.
 		if hasPrev {
 			from = max(from, cur.start+max(prev.offset, cur.offset)-1)
 		}
+		if skipGaps && cur.start > target+skipHorizon {
+			break // every label it chose fell in a gap ("0 30 2 ? 3 1#2" in New York): it never fires
+		}
 		if !known || from < asked || from >= label {
 			l, ok := next(from)
 			if !ok {
@@ -126,7 +136,11 @@ func nextInstant(after time.Time, loc *time.Location, next nextLabelFunc) (time.
 			break
 		}
 		following := periodAt(cur.end, loc)
-		if label < cur.end+max(cur.offset, following.offset) {
+		owned := cur.end + max(cur.offset, following.offset)
+		if skipGaps {
+			owned = cur.end + cur.offset // the gap's labels [that, cur.end+following.offset) never fire
+		}
+		if label < owned {
 			best = min(best, label-cur.offset)
 		}
 		// Later periods only produce instants at or after their start.

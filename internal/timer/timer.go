@@ -64,8 +64,11 @@ func (k Key) Validate() error {
 
 // Settings are a timer's effective configuration (the manifest's defaults with operator overrides applied).
 type Settings struct {
-	Schedule   string            `json:"schedule"`
-	Timezone   string            `json:"timezone"`
+	Schedule string `json:"schedule"`
+	Timezone string `json:"timezone"`
+	// DST is what the schedule does with a wall-clock time a spring-forward gap skips:
+	// "" fires it at the old offset's instant (shift, the default), "skip" does not.
+	DST        string            `json:"dst,omitempty"`
 	Priority   int               `json:"priority"`
 	Timeout    time.Duration     `json:"timeout"`
 	MaxRetries int               `json:"maxRetries"`
@@ -148,7 +151,10 @@ type Instance struct {
 	IsRunningBy    string        `json:"isRunningBy"`
 	ExecutionID    string        `json:"executionId"`
 	LeaseExpiresAt time.Time     `json:"leaseExpiresAt"`
-	ClaimedNextRun time.Time     `json:"claimedNextRun"`
+	// LeaseDeadline is the latest LeaseExpiresAt may ever be for this execution: its claim
+	// plus the timeout × 1.2 in force at the claim. The store refuses any lease past it.
+	LeaseDeadline  time.Time `json:"leaseDeadline"`
+	ClaimedNextRun time.Time `json:"claimedNextRun"`
 	// RunScheduledAt/RunAttempt are the firing being executed (set at claim).
 	RunScheduledAt time.Time `json:"runScheduledAt"`
 	RunAttempt     int       `json:"runAttempt"`

@@ -33,6 +33,7 @@ func (in Instance) Claim(c Claim) (Instance, error) {
 	out.IsRunningBy = c.By
 	out.ExecutionID = c.ExecutionID
 	out.LeaseExpiresAt = c.Now.Add(in.Lease())
+	out.LeaseDeadline = out.LeaseExpiresAt
 	out.ClaimedNextRun = in.NextRun
 	out.RunScheduledAt, out.RunAttempt = c.ScheduledAt, c.Attempt
 	out.PendingScheduledAt, out.PendingAttempt = time.Time{}, 0
@@ -158,7 +159,8 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	}
 	out := in.Clone()
 	out.IsRunningSince, out.IsRunningBy, out.ExecutionID = time.Time{}, "", ""
-	out.LeaseExpiresAt, out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}, time.Time{}
+	out.LeaseExpiresAt, out.LeaseDeadline = time.Time{}, time.Time{}
+	out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}
 	out.RunScheduledAt, out.RunAttempt = time.Time{}, 0
 	out.Version++
 	out.LastRun = f.LastRun

@@ -13,6 +13,7 @@ type Timer struct {
 	Tenant         string            `json:"tenant"`
 	Schedule       string            `json:"schedule"`
 	Timezone       string            `json:"timezone"`
+	DST            string            `json:"dst"` // shift or skip
 	Priority       int               `json:"priority"`
 	Timeout        string            `json:"timeout"`
 	MaxRetries     int               `json:"maxRetries"`
@@ -57,7 +58,7 @@ func OfTimer(in timer.Instance) Timer {
 		props = map[string]string{}
 	}
 	return Timer{
-		Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), Priority: in.Priority,
+		Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), DST: DST(in.DST), Priority: in.Priority,
 		Timeout: in.Timeout.String(), MaxRetries: in.MaxRetries, RetryDelay: in.RetryDelay.String(),
 		Active: in.Active, ActiveBy: in.ActiveBy, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
 		NextRun: ptr(in.NextRun), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
@@ -82,6 +83,14 @@ func ptr(t time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// DST names a stored DST policy: "" is shift, the default.
+func DST(p string) string {
+	if p == "" {
+		return "shift"
+	}
+	return p
 }
 
 func misfire(m string) string {

@@ -5,6 +5,7 @@
   const form = document.getElementById("edit-form");
   if (!form) return;
   const input = document.getElementById("schedule");
+  const dst = document.getElementById("dst");
   const list = document.getElementById("preview");
   const errorBox = document.getElementById("edit-error");
   const zone = form.dataset.timezone || "UTC";
@@ -13,7 +14,8 @@
 
   async function refresh() {
     const mine = ++seq;
-    const url = "/api/schedule/preview?schedule=" + encodeURIComponent(input.value) + "&timezone=" + encodeURIComponent(zone);
+    const url = "/api/schedule/preview?schedule=" + encodeURIComponent(input.value) + "&timezone=" + encodeURIComponent(zone) +
+      "&dst=" + encodeURIComponent(dst ? dst.value : "");
     let body;
     let ok = false;
     try {
@@ -45,4 +47,5 @@
     clearTimeout(timer);
     timer = setTimeout(refresh, 250);
   });
+  if (dst) dst.addEventListener("change", refresh);
 })();

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// DefaultCoalesce is how long the processor waits for other records of its batch to end
+// before it sends what one record left to send: long enough to share a send among firings
+// that end together, short enough that no firing waits on another's action.
+const DefaultCoalesce = 5 * time.Millisecond
+
+// pending is what one record leaves to send when it ends: the follow-up firing of the
+// instance it finished, or its own message re-sent because it arrived early.
+type pending struct {
+	after *timer.Instance
+	early *Outgoing
+}
+
+// sender sends each record's follow-up as soon as the record ends, coalescing the records
+// that end within `window` of each other into one watermark read and one batched send — so
+// a quick timer's next firing never waits for a slow action that shares its SQS batch.
+type sender struct {
+	finisher *finisher
+	queue    Queue
+	log      *slog.Logger
+	window   time.Duration
+
+	in   chan pending
+	done chan struct{}
+}
+
+func newSender(ctx context.Context, f *finisher, q Queue, log *slog.Logger, window time.Duration, n int) *sender {
+	s := &sender{finisher: f, queue: q, log: log, window: window, in: make(chan pending, n), done: make(chan struct{})}
+	go s.loop(ctx)
+	return s
+}
+
+// add hands over one ended record's sends; it never blocks (the channel holds one per record).
+func (s *sender) add(p pending) {
+	if p.after != nil || p.early != nil {
+		s.in <- p
+	}
+}
+
+// close waits until everything added has been sent.
+func (s *sender) close() {
+	close(s.in)
+	<-s.done
+}
+
+func (s *sender) loop(ctx context.Context) {
+	defer close(s.done)
+	for first := range s.in {
+		group := []pending{first}
+		if s.window > 0 {
+			t := time.NewTimer(s.window)
+		collect:
+			for {
+				select {
+				case p, ok := <-s.in:
+					if !ok {
+						break collect
+					}
+					group = append(group, p)
+				case <-t.C:
+					break collect
+				}
+			}
+			t.Stop()
+		}
+		s.send(ctx, group)
+	}
+}
+
+func (s *sender) send(ctx context.Context, group []pending) {
+	var finished []timer.Instance
+	var resend []Outgoing
+	for _, p := range group {
+		if p.after != nil {
+			finished = append(finished, *p.after)
+		}
+		if p.early != nil {
+			resend = append(resend, *p.early)
+		}
+	}
+	if err := s.finisher.followUps(ctx, finished, followUpReason); err != nil {
+		// The state is written; the fetch or recovery will enqueue these firings instead.
+		s.log.Error("processor: follow-up send failed; recovery will requeue", "error", err)
+	}
+	if len(resend) > 0 {
+		if err := s.queue.Send(ctx, resend); err != nil {
+			s.log.Error("processor: re-send of early messages failed; recovery will requeue", "error", err)
+		}
+	}
+}
