@@ -115,23 +115,22 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	}
 	log := p.Log.With("timer", f.Timer, "tenant", f.Tenant, "scheduled_at", f.ScheduledAt, "attempt", f.Attempt)
 
-	if wait := f.DueAt.Sub(p.Clock.Now()); wait > 0 {
-		if wait > p.MaxEarly {
-			p.stats.Requeued.Add(1)
-			log.Info("processor: message arrived early; re-sent with a delay", "early_by", fmtDur(wait))
-			return nil, &Outgoing{Firing: f, Priority: priorityOf(rec), Delay: min(wait, MaxDelay)}, nil
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		}
+	// A message may arrive up to a second early (SQS delays in whole seconds) or, held back by
+	// nothing, up to MaxEarly early: the firing is claimed at once and its action started at
+	// its due instant. Claiming before the instant takes the claim's write out of the
+	// firing's lateness, which matters when many timers fall due in the same second; the
+	// lease is counted from the due instant, so the action keeps its whole timeout.
+	now := p.Clock.Now()
+	wait := f.DueAt.Sub(now)
+	if wait > p.MaxEarly {
+		p.stats.Requeued.Add(1)
+		log.Info("processor: message arrived early; re-sent with a delay", "early_by", fmtDur(wait))
+		return nil, &Outgoing{Firing: f, Priority: priorityOf(rec), Delay: min(wait, MaxDelay)}, nil
 	}
-
 	execID := p.NewID()
 	running, err := p.Store.Claim(ctx, f.Key(), timer.Claim{
 		Due: f.DueAt, ScheduledAt: f.ScheduledAt, Attempt: f.Attempt,
-		ExecutionID: execID, By: p.Node, Now: p.Clock.Now(),
+		ExecutionID: execID, By: p.Node, Now: later(now, f.DueAt),
 	})
 	switch {
 	case errors.Is(err, timer.ErrClaimLost):
@@ -148,6 +147,15 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	case err != nil:
 		log.Error("processor: claim failed; message will be redelivered", "error", err)
 		return nil, nil, err
+	}
+	if wait := f.DueAt.Sub(p.Clock.Now()); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			// The invocation ends before the instant (its deadline): the lease stays, and
+			// recovery takes it back at its expiry, as for any execution that did not end.
+			return nil, nil, nil
+		}
 	}
 	log = log.With("execution_id", execID)
 
@@ -332,4 +340,11 @@ func excerpt(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

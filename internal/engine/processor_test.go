@@ -690,3 +690,34 @@ func mustEncode(t *testing.T, f message.Firing) string {
 	require.NoError(t, err)
 	return body
 }
+
+// A message that arrives before its due instant is claimed at once — the claim's write is not
+// part of the firing's lateness — and its action starts at the instant, not before; the lease
+// is counted from the instant, so the action keeps its whole timeout.
+func TestEarlyMessageClaimedAtOnceRunAtItsInstant(t *testing.T) {
+	t.Parallel()
+	f := newFakes(t)
+	due := t0.Add(400 * time.Millisecond)
+	in := instance("Early", due)
+	f.put(in)
+	started := make(chan time.Time, 1)
+	f.Invoker.fn = func(context.Context, action.Payload) (action.Result, error) {
+		started <- time.Now()
+		return action.Result{Status: 200}, nil
+	}
+	begin := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		handle(t, f.processor(), event(t, message.ForInstance(in, message.ReasonSchedule)))
+	}()
+	require.Eventually(t, func() bool { return f.get(t, in.Key).Running() }, 300*time.Millisecond, 5*time.Millisecond,
+		"claimed while the instant is still ahead")
+	claimed := f.get(t, in.Key)
+	require.Equal(t, due, claimed.IsRunningSince, "the lease runs from the due instant")
+	require.Equal(t, due.Add(in.Lease()), claimed.LeaseExpiresAt)
+	at := <-started
+	require.GreaterOrEqual(t, at.Sub(begin), 390*time.Millisecond, "the action does not start before its instant")
+	<-done
+	require.Len(t, f.executions(in.Key), 1)
+}
