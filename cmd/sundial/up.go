@@ -22,7 +22,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o local.Options
 	fs.StringVar(&o.Endpoint, "endpoint", os.Getenv("AWS_ENDPOINT_URL"), "use this AWS endpoint (e.g. LocalStack) instead of the embedded engines (DynamoDB Local, fauxqs)")
 	fs.StringVar(&o.Manifest, "manifest", "", "timer manifest to sync (timers.yaml)")
-	fs.DurationVar(&o.Tick, "tick", 0, "fetch and recovery interval, e.g. 5s (default: the template's schedules, FetchSchedule)")
+	fs.DurationVar(&o.Tick, "tick", 0, "fetch and recovery interval, e.g. 5s (default: the template's schedules, FetchTickMinutes)")
 	fs.StringVar(&o.Stack, "stack", "sundial", "stack name")
 	fs.StringVar(&o.Template, "template", "", "SAM template that defines the resources (default: the template.yaml built into sundial)")
 	fs.StringVar(&o.DataDir, "data", local.DefaultDataDir, `keep the local DynamoDB's data here across restarts; "" keeps it in memory`)

@@ -48,10 +48,12 @@ func TestDueShardsChangesStrandNoTimer(t *testing.T) {
 		require.NoError(t, err, "log:\n%s", logs.String())
 		t.Logf("DueShards=%d: up in %s", shards, time.Since(began).Round(time.Millisecond))
 		before := inv.snapshot()
-		time.Sleep(8 * time.Second)
+		time.Sleep(10 * time.Second)
 		after := inv.snapshot()
 		for _, name := range names {
-			require.GreaterOrEqual(t, after[name]-before[name], 3, "DueShards=%d: %s ran %d times in 8 s", shards, name, after[name]-before[name])
+			// A stranded timer runs 0 times; a loaded machine may delay the first runs after a
+			// restart (the overdue ones run once, then every second).
+			require.GreaterOrEqual(t, after[name]-before[name], 2, "DueShards=%d: %s ran %d times in 10 s", shards, name, after[name]-before[name])
 		}
 		span := maxShards(t, p)
 		require.NoError(t, p.Stop())

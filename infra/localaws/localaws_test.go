@@ -92,7 +92,7 @@ func TestLocalAWS(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, outs.TimersTable, got.TimersTable)
 		require.Equal(t, outs.Queues, got.Queues)
-		require.Equal(t, "rate(1 minute)", got.Parameters["FetchSchedule"])
+		require.Equal(t, "1", got.Parameters["FetchTickMinutes"])
 		_, err = stack.Describe(ctx, e.Operator(), "nosuchstack")
 		require.ErrorIs(t, err, stack.ErrNotFound)
 	})

@@ -52,7 +52,7 @@ var paramDefaults = map[string]string{
 	"DefaultMaxRetries":        "3",
 	"DefaultRetryDelaySeconds": "10",
 	"LogRetentionDays":         "30",
-	"FetchSchedule":            "rate(1 minute)",
+	"FetchTickMinutes":         "1",
 }
 
 // Env returns the SUNDIAL_* environment variables that template.yaml gives every function,
@@ -73,10 +73,19 @@ func (o Outputs) Env(extra map[string]string) map[string]string {
 		"SUNDIAL_DEFAULT_MAX_RETRIES": o.param("DefaultMaxRetries"),
 		"SUNDIAL_DEFAULT_RETRY_DELAY": o.param("DefaultRetryDelaySeconds") + "s",
 		"SUNDIAL_LOG_RETENTION_DAYS":  o.param("LogRetentionDays"),
-		"SUNDIAL_FETCH_SCHEDULE":      o.param("FetchSchedule"),
+		"SUNDIAL_FETCH_SCHEDULE":      fetchSchedule(o.param("FetchTickMinutes")),
+		"SUNDIAL_ENDPOINT_URL":        "", // sam local's --env-vars sets it
 	}
 	maps.Copy(env, extra)
 	return env
+}
+
+// fetchSchedule is template.yaml's FetchTick mapping: the rate() of a tick of n minutes.
+func fetchSchedule(n string) string {
+	if n == "1" {
+		return "rate(1 minute)"
+	}
+	return "rate(" + n + " minutes)"
 }
 
 func (o Outputs) param(name string) string {

@@ -1,17 +1,16 @@
 package stack
 
 import (
-	"maps"
-	"os"
+	"context"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
+
+	"github.com/sundialhq/sundial/infra/sam"
 )
 
 // templatePath is the repository's template.yaml, found from this file so the
@@ -23,55 +22,68 @@ func templatePath(t *testing.T) string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "template.yaml")
 }
 
-// templateContract is the part of template.yaml that this package mirrors.
-type templateContract struct {
-	Parameters map[string]struct {
-		Default string `yaml:"Default"`
-	} `yaml:"Parameters"`
-	Globals struct {
-		Function struct {
-			Environment struct {
-				Variables map[string]string `yaml:"Variables"`
-			} `yaml:"Environment"`
-		} `yaml:"Function"`
-	} `yaml:"Globals"`
-	Outputs map[string]any `yaml:"Outputs"`
+// translatedEnv is what the template's SAM translation gives a function as its environment,
+// with each resource's Ref standing for its logical ID and the parameters' defaults.
+func translatedEnv(t *testing.T, function string) (map[string]string, map[string]string) {
+	t.Helper()
+	tpl, err := sam.TranslateFile(context.Background(), templatePath(t))
+	require.NoError(t, err)
+	params, err := tpl.Params(nil)
+	require.NoError(t, err)
+	ev := &sam.Evaluator{Template: tpl, Params: params, StackName: "s", Region: "us-east-1", Resources: logicalIDs{}}
+	env, err := ev.Eval(tpl.Resources[function].Properties["Environment"])
+	require.NoError(t, err)
+	out := map[string]string{}
+	for k, v := range env.(map[string]any)["Variables"].(map[string]any) {
+		s, err := ev.String(v)
+		require.NoError(t, err)
+		out[k] = s
+	}
+	return out, params
 }
 
-func readContract(t *testing.T) templateContract {
-	t.Helper()
-	body, err := os.ReadFile(templatePath(t))
-	require.NoError(t, err)
-	var c templateContract
-	require.NoError(t, yaml.Unmarshal(body, &c))
-	return c
-}
+type logicalIDs struct{}
+
+func (logicalIDs) Ref(id string) (string, bool)          { return id, true }
+func (logicalIDs) GetAtt(id, attr string) (string, bool) { return id + "." + attr, true }
 
 func TestOutputs(t *testing.T) {
 	t.Parallel()
 
-	t.Run("EnvHasExactlyTheTemplatesVariables", func(t *testing.T) {
+	t.Run("EnvIsTheTemplatesTranslation", func(t *testing.T) {
 		t.Parallel()
-		c := readContract(t)
-		want := slices.Sorted(maps.Keys(c.Globals.Function.Environment.Variables))
-		got := slices.Sorted(maps.Keys(Outputs{}.Env(nil)))
-		require.Equal(t, want, got)
-		require.Equal(t, c.Globals.Function.Environment.Variables["SUNDIAL_TICK"], Outputs{}.Env(nil)["SUNDIAL_TICK"])
+		// The CLI and the client configure themselves with Env from a stack's outputs; the
+		// functions get their environment from the template. The two must agree.
+		want, params := translatedEnv(t, "FetchFunction")
+		o := Outputs{TimersTable: "TimersTable", LogTable: "LogTable", DLQ: "DeadLetterQueue",
+			Queues: [4]string{"P1Queue", "P2Queue", "P3Queue", "P4Queue"}, DueShards: 4, Parameters: params}
+		require.Equal(t, want, o.Env(nil))
+		params["FetchTickMinutes"], params["DueShards"], params["DefaultRetryDelaySeconds"] = "5", "16", "30"
+		o.Parameters, o.DueShards = params, 16
+		tpl, err := sam.TranslateFile(context.Background(), templatePath(t))
+		require.NoError(t, err)
+		ev := &sam.Evaluator{Template: tpl, Params: params, StackName: "s", Region: "us-east-1", Resources: logicalIDs{}}
+		for _, name := range []string{"SUNDIAL_FETCH_SCHEDULE", "SUNDIAL_DUE_SHARDS", "SUNDIAL_DEFAULT_RETRY_DELAY"} {
+			v, err := ev.String(tpl.Resources["FetchFunction"].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)[name])
+			require.NoError(t, err)
+			require.Equal(t, v, o.Env(nil)[name], name)
+		}
 	})
 
 	t.Run("DefaultsMatchTheTemplate", func(t *testing.T) {
 		t.Parallel()
-		c := readContract(t)
+		_, params := translatedEnv(t, "FetchFunction")
 		for name, def := range paramDefaults {
-			require.Equal(t, c.Parameters[name].Default, def, name)
+			require.Equal(t, params[name], def, name)
 		}
 	})
 
 	t.Run("ReadsEveryOutputTheTemplateDeclares", func(t *testing.T) {
 		t.Parallel()
-		c := readContract(t)
+		tpl, err := sam.TranslateFile(context.Background(), templatePath(t))
+		require.NoError(t, err)
 		for _, key := range append([]string{outTimersTable, outLogTable, outDLQ, outDueShards}, outQueues[:]...) {
-			require.Contains(t, c.Outputs, key)
+			require.Contains(t, tpl.Outputs, key)
 		}
 	})
 

@@ -21,7 +21,7 @@ type Config struct {
 	DefaultRetryDelay time.Duration
 	LogRetention      time.Duration
 	// Tick is the fetch interval; the fetch looks ahead two ticks. It is the interval of the
-	// fetch's schedule (SUNDIAL_FETCH_SCHEDULE, the template's FetchSchedule parameter, a
+	// fetch's schedule (SUNDIAL_FETCH_SCHEDULE, from the template's FetchTickMinutes parameter, a
 	// rate() expression), unless SUNDIAL_TICK sets it (the local platform's sub-minute ticks).
 	Tick time.Duration
 	// LostAfter: an unclaimed firing this far past due is re-sent by recovery.

@@ -168,9 +168,14 @@ func TestTemplateUsesEmittedMetrics(t *testing.T) {
 	require.Equal(t, emf.FetchTicks, node(fetch, "MetricName").Value)
 	require.Equal(t, "breaching", node(fetch, "TreatMissingData").Value, "no data at all means the fetch is not running")
 	require.Equal(t, "3", node(fetch, "EvaluationPeriods").Value)
-	tick := node(node(node(node(doc.Content[0], "Globals"), "Function"), "Environment"), "Variables")
-	require.Equal(t, "60s", node(tick, "SUNDIAL_TICK").Value, "the alarm's 60 s period is one tick")
-	require.Equal(t, "60", node(fetch, "Period").Value)
+	// The alarm's period is one tick: the same mapping entry as the fetch's schedule.
+	period := node(fetch, "Period")
+	require.Equal(t, "!FindInMap", period.Tag)
+	require.Equal(t, []string{"FetchTick", "FetchTickMinutes", "Seconds"}, []string{period.Content[0].Value, period.Content[1].Value, period.Content[2].Value})
+	env := node(node(node(node(doc.Content[0], "Globals"), "Function"), "Environment"), "Variables")
+	sched := node(env, "SUNDIAL_FETCH_SCHEDULE")
+	require.Equal(t, "!FindInMap", sched.Tag)
+	require.Equal(t, "FetchTickMinutes", sched.Content[1].Value)
 
 	failing := alarms["TimersFailingAlarm"]
 	require.NotNil(t, failing)

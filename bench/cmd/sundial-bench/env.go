@@ -53,12 +53,15 @@ type deployed struct {
 	name string
 	cfg  config.Config
 	env  map[string]string // the processor function's environment
+	// concurrency is each priority queue's event source maximum concurrency (P1..P4), from
+	// the template's translation with the stack's parameters.
+	concurrency [4]int
 }
 
 // deploy creates a stack from template.yaml; each phase gets its own tables and queues.
-func (e *env) deploy(ctx context.Context, name string, tick time.Duration) (deployed, error) {
+func (e *env) deploy(ctx context.Context, name string, tick time.Duration, params map[string]string) (deployed, error) {
 	start := time.Now()
-	st, err := e.local.Provision(ctx, name, nil)
+	st, err := e.local.Provision(ctx, name, params)
 	if err != nil {
 		return deployed{}, fmt.Errorf("deploy %s: %w", name, err)
 	}
@@ -68,8 +71,16 @@ func (e *env) deploy(ctx context.Context, name string, tick time.Duration) (depl
 	if err != nil {
 		return deployed{}, err
 	}
-	e.log.Info("stack deployed", "stack", name, "took", time.Since(start).Round(time.Millisecond))
-	return deployed{name: name, cfg: cfg, env: vars}, nil
+	d := deployed{name: name, cfg: cfg, env: vars}
+	for _, es := range st.Functions["ProcessorFunction"].EventSources {
+		for i, url := range cfg.Queues {
+			if es.QueueURL == url {
+				d.concurrency[i] = es.MaximumConcurrency
+			}
+		}
+	}
+	e.log.Info("stack deployed", "stack", name, "took", time.Since(start).Round(time.Millisecond), "concurrency", d.concurrency)
+	return d, nil
 }
 
 // newApp wires Sundial on the counted configuration.

@@ -35,7 +35,7 @@ type idleRun struct {
 // idle creates n active timers that are not due for hours (a daily time six hours away) and
 // runs the fetch and recovery handlers `ticks` times each, counting their requests.
 func (e *env) idle(ctx context.Context, n, ticks int) (idleRun, error) {
-	d, err := e.deploy(ctx, fmt.Sprintf("bench-idle-%d", n), time.Minute)
+	d, err := e.deploy(ctx, fmt.Sprintf("bench-idle-%d", n), time.Minute, nil)
 	if err != nil {
 		return idleRun{}, err
 	}

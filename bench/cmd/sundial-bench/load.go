@@ -22,6 +22,8 @@ type loadSpec struct {
 	// Warmup is left out of the measurement (the first backlog builds up); Window is measured.
 	Warmup time.Duration `json:"-"`
 	Window time.Duration `json:"-"`
+	// Params are the stack's template parameters (e.g. P3Concurrency).
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // loadResult is what one run measured. Everything per firing or per second refers to the
@@ -83,7 +85,7 @@ const (
 // runLoad deploys a stack, syncs the timers, runs the platform for warmup + window and
 // measures the window.
 func (e *env) runLoad(ctx context.Context, s loadSpec) (loadResult, error) {
-	d, err := e.deploy(ctx, "bench-"+s.Name, time.Minute)
+	d, err := e.deploy(ctx, "bench-"+s.Name, time.Minute, s.Params)
 	if err != nil {
 		return loadResult{}, err
 	}

@@ -32,6 +32,8 @@ const smallCeilingWorkers = 2
 type options struct {
 	out, template, goBench string
 	timers                 int
+	concurrency            int
+	only                   string
 	warmup, window         time.Duration
 	lowerWindow            time.Duration
 	ceilingEach            time.Duration
@@ -50,6 +52,7 @@ func main() {
 	flag.StringVar(&o.template, "template", "template.yaml", "the SAM template the stacks are created from")
 	flag.StringVar(&o.goBench, "gobench", "", "output of `go test -bench` to quote in the report (optional)")
 	flag.IntVar(&o.timers, "timers", 1000, "timers on `every 5s` in the precision run")
+	flag.IntVar(&o.concurrency, "concurrency", 0, "the precision and throughput runs' P3Concurrency (the timers' queue): 0 sizes it for the load")
 	flag.DurationVar(&o.warmup, "warmup", time.Minute, "precision run: time before the measured window (the backlog builds up)")
 	flag.DurationVar(&o.window, "window", 3*time.Minute, "precision run: measured window")
 	flag.DurationVar(&o.lowerWindow, "lower-window", time.Minute, "measured window of the lower-load run (0: skip it)")
@@ -61,6 +64,7 @@ func main() {
 	flag.IntVar(&o.engineRounds, "engine-rounds", 20, "engine-only: rounds of all timers")
 	flag.BoolVar(&o.emulatorLog, "emulator-log", false, "write moto_server's output to OUT/moto.log")
 	deadline := flag.Duration("deadline", 13*time.Minute, "give up (and stop the emulator) after this long")
+	flag.StringVar(&o.only, "only", "", "run only this phase (precision), for trying changes out; no report")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
 	o.ceilingWorkers = []int{1, 2, 4}
@@ -87,6 +91,21 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	started := time.Now()
 	res := &results{Date: started.UTC().Format(time.RFC3339), Machine: machine(), Options: o.describe()}
 
+	if o.only == "precision" {
+		e, err := startEnv(ctx, o.template, nil, log)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, e.stop()) }()
+		r, err := e.runLoad(ctx, loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second, Params: o.params(o.timers),
+			Schedule: func(int) string { return "every 5s" }, Warmup: o.warmup, Window: o.window})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("precision: %d timers every 5s, %d executions, %.1f/s, lateness p50 %.3f s p99 %.3f s max %.3f s\n",
+			o.timers, r.Recorded, float64(r.Recorded)/r.WindowSeconds, r.Lateness.P50, r.Lateness.P99, r.Lateness.Max)
+		return nil
+	}
 	log.Info("building the processor bootstrap")
 	bootstrap, err := buildBootstrap(ctx, o.out)
 	if err != nil {
@@ -119,7 +138,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	defer func() { err = errors.Join(err, e.stop()) }()
 	res.Machine.Emulator = motoVersion()
 
-	ceilingStack, err := e.deploy(ctx, "bench-ceiling", time.Minute)
+	ceilingStack, err := e.deploy(ctx, "bench-ceiling", time.Minute, nil)
 	if err != nil {
 		return err
 	}
@@ -127,7 +146,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	// timers: moto's SQS walks every message of a queue on each call, and its transactions
 	// copy the tables they write, so its rate depends on how much is stored. The small one, on
 	// a stack of its own, is moto's best case and sizes the lower-load run.
-	smallStack, err := e.deploy(ctx, "bench-ceiling-small", time.Minute)
+	smallStack, err := e.deploy(ctx, "bench-ceiling-small", time.Minute, nil)
 	if err != nil {
 		return err
 	}
@@ -166,7 +185,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	}
 
 	log.Info("precision", "timers", o.timers, "schedule", "every 5s", "warmup", o.warmup, "window", o.window)
-	precision, err := e.runLoad(ctx, loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second,
+	precision, err := e.runLoad(ctx, loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second, Params: o.params(o.timers),
 		Label:    fmt.Sprintf("%d timers on `every 5s` (the issue's load)", o.timers),
 		Schedule: func(int) string { return "every 5s" }, Warmup: o.warmup, Window: o.window})
 	if err != nil {
@@ -184,7 +203,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		// ceiling: measure the sustained rate with a load well above it.
 		n := max(o.timers, int(3*res.Ceiling.FiringsPerSecond))
 		log.Info("throughput", "timers", n, "schedule", "every 1s")
-		t, err := e.runLoad(ctx, loadSpec{Name: "throughput", Timers: n, Period: time.Second,
+		t, err := e.runLoad(ctx, loadSpec{Name: "throughput", Timers: n, Period: time.Second, Params: o.params(n),
 			Label:    fmt.Sprintf("%d timers on `every 1s`", n),
 			Schedule: func(int) string { return "every 1s" }, Warmup: 30 * time.Second, Window: time.Minute})
 		if err != nil {
@@ -237,6 +256,18 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	log.Info("report written", "dir", o.out, "took", time.Since(started).Round(time.Second))
 	fmt.Println(res.summaryLines())
 	return nil
+}
+
+// params are the stack parameters of a load of n timers due together on the P3 queue: its
+// processor concurrency (the event source's maximum concurrency, P3Concurrency) is what a
+// user with such a load would set — enough batches of ten in flight to hold every firing of a
+// second at once — unless -concurrency sets it.
+func (o options) params(n int) map[string]string {
+	c := o.concurrency
+	if c <= 0 {
+		c = max(2, min(200, (n+9)/10))
+	}
+	return map[string]string{"P3Concurrency": fmt.Sprint(c)}
 }
 
 func (o options) describe() map[string]string {

@@ -72,7 +72,7 @@ func buildBootstrap(ctx context.Context, outDir string) (string, error) {
 // memory runs the processor bootstrap on `batches` SQS events of ten real firings, each due as
 // it is handed over, and reads the process's memory after every batch.
 func (e *env) memory(ctx context.Context, outDir, bootstrap string, batches int) (memoryRun, error) {
-	d, err := e.deploy(ctx, "bench-memory", time.Minute)
+	d, err := e.deploy(ctx, "bench-memory", time.Minute, nil)
 	if err != nil {
 		return memoryRun{}, err
 	}

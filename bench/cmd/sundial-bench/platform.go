@@ -20,8 +20,8 @@ import (
 )
 
 // platform is Sundial's local platform composed from the same pieces infra/local.Up uses
-// (app.New, lambdarun functions, schedules and SQS event sources with the template's default
-// concurrency), on the counted AWS configuration. local.Up builds its AWS clients inside and
+// (app.New, lambdarun functions, schedules and SQS event sources with the stack's maximum
+// concurrency, from the template's translation), on the counted AWS configuration. local.Up builds its AWS clients inside and
 // offers no hook to count their requests, hence this composition; it mirrors
 // infra/local/platform.go's start and must follow it if that changes.
 type platform struct {
@@ -45,13 +45,11 @@ type invocation struct {
 	Records  int // SQS records in a processor batch
 }
 
-// defaultConcurrency is the template's P1..P4 concurrency (and infra/local's).
-var defaultConcurrency = [4]int{4, 3, 2, 2}
-
 func (e *env) startPlatform(d deployed) (*platform, error) {
 	p := &platform{actions: &recorder{}, logs: &byteCounter{}}
 	log := slog.New(slog.NewJSONHandler(p.logs, nil)) // Info level, JSON: what Lambda would ingest
-	a, err := e.newApp(d, app.Options{Log: log, Invoker: p.actions, Node: "bench-processor"})
+	// The functions' metric lines (EMF) go with their logs: CloudWatch Logs ingests both.
+	a, err := e.newApp(d, app.Options{Log: log, Invoker: p.actions, Node: "bench-processor", Metrics: p.logs})
 	if err != nil {
 		return nil, err
 	}
@@ -68,12 +66,13 @@ func (e *env) startPlatform(d deployed) (*platform, error) {
 		p.record(invocation{Function: "processor", End: time.Now(), Duration: time.Since(start), Records: len(ev.Records)})
 		return resp, err
 	}, 900*time.Second)
-	slots := lambdarun.NewSlots(defaultConcurrency[0] + defaultConcurrency[1] + defaultConcurrency[2] + defaultConcurrency[3])
+	conc := d.concurrency
+	slots := lambdarun.NewSlots(conc[0] + conc[1] + conc[2] + conc[3])
 	p.run(func() { lambdarun.Every(ctx, fetch, d.cfg.Tick, log) })
 	p.run(func() { lambdarun.Every(ctx, recovery, d.cfg.Tick, log) })
 	for i, url := range d.cfg.Queues {
 		es := &lambdarun.EventSource{SQS: p.sqs, QueueURL: url, Priority: i + 1, Function: processor,
-			BatchSize: 10, Concurrency: defaultConcurrency[i], Slots: slots, Log: log, ReportBatchItemFailures: true}
+			BatchSize: 10, Concurrency: conc[i], Slots: slots, Log: log, ReportBatchItemFailures: true}
 		p.run(func() { es.Run(ctx) })
 	}
 	return p, nil
@@ -176,3 +175,7 @@ func (c *countingSQS) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessage
 	}
 	return out, err
 }
+
+// defaultConcurrency is the template's default P1..P4Concurrency: the pollers an idle stack
+// has (the idle cost), and the queues' concurrency where a run does not set it.
+var defaultConcurrency = [4]int{4, 3, 2, 2}
