@@ -66,7 +66,7 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-## bench: benchmarks on fresh engines (bounded, ~12 min): bench/out/report.md, results.json, SVG plots
+## bench: benchmarks on fresh engines (bounded, ~15-20 min): bench/out/report.md, results.json, SVG plots
 BENCH_FLAGS ?=
 bench: deps
 	@mkdir -p bench/out

@@ -169,7 +169,7 @@ func StartDynamoDB(ctx context.Context, e Engines, o DynamoDBOptions) (*Server, 
 		name: "DynamoDB Local",
 		dir:  e.DynamoDB,
 		command: func(port int) ([]string, []string) {
-			argv := []string{e.Java, "-Xms64m", "-XX:+UseSerialGC", "-Djava.library.path=./DynamoDBLocal_lib",
+			argv := []string{e.Java, "-XX:+UseParallelGC", "-Djava.library.path=./DynamoDBLocal_lib",
 				"-jar", "DynamoDBLocal.jar", "-port", strconv.Itoa(port), "-sharedDb", "-disableTelemetry"}
 			return append(argv, storage...), nil
 		},

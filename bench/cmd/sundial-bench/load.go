@@ -34,6 +34,10 @@ type loadResult struct {
 	WindowSeconds float64  `json:"windowSeconds"`
 	// Lateness (action start − scheduled instant) of the executions in the window, seconds.
 	Lateness dist `json:"lateness"`
+	// Delivery is when the processor received each firing, relative to its due instant
+	// (negative: early, held until due): the queue's share of the lateness; the rest is the
+	// claim and the wait for a free processor.
+	Delivery dist `json:"delivery"`
 	// Offered is the rate the schedules ask for; Sustained the executions per second achieved.
 	Offered   float64 `json:"offeredFiringsPerSecond"`
 	Sustained float64 `json:"sustainedFiringsPerSecond"`
@@ -142,6 +146,13 @@ func (e *env) runLoad(ctx context.Context, s loadSpec) (loadResult, error) {
 	}
 	r.Executions = int64(len(lateness))
 	r.Lateness = summarize(lateness)
+	var delivery []float64
+	for _, x := range p.deliveries.all() {
+		if !x.At.Before(r.WindowStart) && x.At.Before(r.WindowEnd) {
+			delivery = append(delivery, x.At.Sub(x.ScheduledAt).Seconds())
+		}
+	}
+	r.Delivery = summarize(delivery)
 	r.Offered = float64(s.Timers) / s.Period.Seconds()
 	r.Sustained = float64(r.Executions) / s.Window.Seconds()
 	r.Saturated = r.Offered > 1.1*r.Sustained

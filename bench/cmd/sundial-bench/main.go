@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -35,7 +36,8 @@ type options struct {
 	concurrency            int
 	only                   string
 	warmup, window         time.Duration
-	lowerWindow            time.Duration
+	sweepWindow, sweepWarmup time.Duration
+	sweepRates             []int
 	ceilingEach            time.Duration
 	smallCeilingEach       time.Duration
 	ceilingWorkers         []int
@@ -53,9 +55,10 @@ func main() {
 	flag.StringVar(&o.goBench, "gobench", "", "output of `go test -bench` to quote in the report (optional)")
 	flag.IntVar(&o.timers, "timers", 1000, "timers on `every 5s` in the precision run")
 	flag.IntVar(&o.concurrency, "concurrency", 0, "the precision and throughput runs' P3Concurrency (the timers' queue): 0 sizes it for the load")
-	flag.DurationVar(&o.warmup, "warmup", time.Minute, "precision run: time before the measured window (the backlog builds up)")
+	flag.DurationVar(&o.warmup, "warmup", 40*time.Second, "precision run: time before the measured window (the backlog builds up)")
 	flag.DurationVar(&o.window, "window", 3*time.Minute, "precision run: measured window")
-	flag.DurationVar(&o.lowerWindow, "lower-window", time.Minute, "measured window of the lower-load run (0: skip it)")
+	flag.DurationVar(&o.sweepWindow, "sweep-window", 40*time.Second, "measured window of each sweep run")
+	flag.DurationVar(&o.sweepWarmup, "sweep-warmup", 20*time.Second, "warm-up of each sweep run")
 	flag.DurationVar(&o.ceilingEach, "ceiling-each", 12*time.Second, "ceiling: duration of each concurrency level")
 	flag.DurationVar(&o.smallCeilingEach, "small-ceiling", 8*time.Second, "duration of the small-queue ceiling")
 	flag.IntVar(&o.idleLarge, "idle-timers", 10_000, "idle cost: the large number of idle timers")
@@ -63,13 +66,15 @@ func main() {
 	flag.IntVar(&o.engineTimers, "engine-timers", 1000, "engine-only: timers")
 	flag.IntVar(&o.engineRounds, "engine-rounds", 20, "engine-only: rounds of all timers")
 	flag.BoolVar(&o.emulatorLog, "emulator-log", false, "write moto_server's output to OUT/moto.log")
-	deadline := flag.Duration("deadline", 13*time.Minute, "give up (and stop the emulator) after this long")
+	deadline := flag.Duration("deadline", 22*time.Minute, "give up (and stop the emulator) after this long")
 	flag.StringVar(&o.only, "only", "", "run only this phase (precision), for trying changes out; no report")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
-	o.ceilingWorkers = []int{1, 2, 4}
+	o.ceilingWorkers = []int{1, 2, 4, 8}
+	o.sweepRates = []int{50, 100, 150, 200, 250, 300}
 	if *quick {
-		o.timers, o.warmup, o.window, o.lowerWindow = 100, 15*time.Second, 30*time.Second, 20*time.Second
+		o.timers, o.warmup, o.window, o.sweepWindow, o.sweepWarmup = 100, 15*time.Second, 30*time.Second, 15*time.Second, 10*time.Second
+		o.sweepRates = []int{20, 40}
 		o.timers = 100
 		o.ceilingEach, o.smallCeilingEach, o.idleLarge, o.memoryBatches, o.engineRounds = 4*time.Second, 4*time.Second, 1000, 5, 5
 	}
@@ -104,6 +109,13 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		}
 		fmt.Printf("precision: %d timers every 5s, %d executions, %.1f/s, lateness p50 %.3f s p99 %.3f s max %.3f s\n",
 			o.timers, r.Recorded, float64(r.Recorded)/r.WindowSeconds, r.Lateness.P50, r.Lateness.P99, r.Lateness.Max)
+		fmt.Printf("  delivered to the processor: p50 %+.3f s p99 %+.3f s (relative to due)\n", r.Delivery.P50, r.Delivery.P99)
+		for _, op := range r.Calls.Ops() {
+			st := r.Calls[op]
+			fmt.Printf("  %-36s %8d calls %6.3f/firing  %6.2f ms avg  WU %.2f/firing RU %.2f/firing\n", op, st.Calls,
+				float64(st.Calls)/float64(max(r.Recorded, 1)), float64(st.Time.Microseconds())/1000/float64(max(st.Calls, 1)),
+				st.WriteUnits/float64(max(r.Recorded, 1)), st.ReadUnits/float64(max(r.Recorded, 1)))
+		}
 		return nil
 	}
 	log.Info("building the processor bootstrap")
@@ -136,7 +148,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, e.stop()) }()
-	res.Machine.Emulator = motoVersion()
+	res.Machine.Emulator = "DynamoDB Local (" + emulator.DynamoDBLocalPackage + ") and " + emulator.FauxqsPackage
 
 	ceilingStack, err := e.deploy(ctx, "bench-ceiling", time.Minute, nil)
 	if err != nil {
@@ -198,34 +210,29 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	}
 	res.Ceiling.summarize()
 
-	if !precision.Saturated {
-		// The issue's load did not saturate the emulator, so its rate says nothing about the
-		// ceiling: measure the sustained rate with a load well above it.
-		n := max(o.timers, int(3*res.Ceiling.FiringsPerSecond))
-		log.Info("throughput", "timers", n, "schedule", "every 1s")
-		t, err := e.runLoad(ctx, loadSpec{Name: "throughput", Timers: n, Period: time.Second, Params: o.params(n),
-			Label:    fmt.Sprintf("%d timers on `every 1s`", n),
-			Schedule: func(int) string { return "every 1s" }, Warmup: 30 * time.Second, Window: time.Minute})
+	// The sustained rate: timers every 5 s with their phases spread over the seconds, at
+	// increasing rates, until the p99 target is missed twice.
+	misses := 0
+	for _, rate := range o.sweepRates {
+		n := 5 * rate
+		log.Info("sweep", "firings_per_s", rate, "timers", n)
+		l, err := e.runLoad(ctx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n / 5),
+			Label:    fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second", n, rate),
+			Schedule: func(i int) string { return fmt.Sprintf("%d/5 * * * * ?", i%5) }, Warmup: o.sweepWarmup, Window: o.sweepWindow})
 		if err != nil {
 			return err
 		}
-		res.Throughput = &t
+		res.Sweep = append(res.Sweep, l)
+		if l.Lateness.P99 > targetLatenessP99 {
+			if misses++; misses == 2 {
+				break
+			}
+		}
 	}
-
-	if o.lowerWindow > 0 && precision.Lateness.P99 > targetLatenessP99 {
-		// Half the small-queue ceiling, spread over the five seconds of the period: a load the
-		// emulator sustains, to show Sundial's precision when the backend keeps up.
-		n := max(5, 5*int(0.5*res.Ceiling.Small.PerSecond))
-		log.Info("lower load", "timers", n)
-		l, err := e.runLoad(ctx, loadSpec{Name: "lower", Timers: n, Period: 5 * time.Second,
-			Label: fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second, about half the small-queue ceiling", n, n/5),
-			Schedule: func(i int) string {
-				return fmt.Sprintf("%d/5 * * * * ?", i%5)
-			}, Warmup: 15 * time.Second, Window: o.lowerWindow})
-		if err != nil {
-			return err
+	for i := range res.Sweep {
+		if res.Throughput == nil || res.Sweep[i].Sustained > res.Throughput.Sustained {
+			res.Throughput = &res.Sweep[i]
 		}
-		res.Lower = &l
 	}
 
 	for _, n := range []int{10, o.idleLarge} {
@@ -273,7 +280,7 @@ func (o options) params(n int) map[string]string {
 func (o options) describe() map[string]string {
 	return map[string]string{
 		"timers": fmt.Sprint(o.timers), "warmup": o.warmup.String(), "window": o.window.String(),
-		"lowerWindow": o.lowerWindow.String(), "ceilingEach": o.ceilingEach.String(),
+		"sweepWindow": o.sweepWindow.String(), "sweepRates": strings.Trim(fmt.Sprint(o.sweepRates), "[]"), "ceilingEach": o.ceilingEach.String(),
 		"ceilingWorkers": strings.Trim(fmt.Sprint(o.ceilingWorkers), "[]"), "idleTimers": fmt.Sprint(o.idleLarge),
 		"memoryBatches": fmt.Sprint(o.memoryBatches), "engine": fmt.Sprintf("%d timers x %d rounds", o.engineTimers, o.engineRounds),
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/message"
 )
 
 // platform is Sundial's local platform composed from the same pieces infra/local.Up uses
@@ -27,6 +28,9 @@ import (
 type platform struct {
 	app     *app.App
 	actions *recorder
+	// deliveries are the firings as the processor received them: At − ScheduledAt (the due
+	// instant) is how late the queue delivered them (negative: early).
+	deliveries *recorder
 	logs    *byteCounter
 	sqs     *countingSQS
 
@@ -46,7 +50,7 @@ type invocation struct {
 }
 
 func (e *env) startPlatform(d deployed) (*platform, error) {
-	p := &platform{actions: &recorder{}, logs: &byteCounter{}}
+	p := &platform{actions: &recorder{}, deliveries: &recorder{}, logs: &byteCounter{}}
 	log := slog.New(slog.NewJSONHandler(p.logs, nil)) // Info level, JSON: what Lambda would ingest
 	// The functions' metric lines (EMF) go with their logs: CloudWatch Logs ingests both.
 	a, err := e.newApp(d, app.Options{Log: log, Invoker: p.actions, Node: "bench-processor", Metrics: p.logs})
@@ -62,6 +66,11 @@ func (e *env) startPlatform(d deployed) (*platform, error) {
 	recovery := lambdarun.NewFunction("sundial-recovery", timed(p, "recovery", a.RecoverHandler), time.Minute)
 	processor := lambdarun.NewFunction("sundial-processor", func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		start := time.Now()
+		for _, rec := range ev.Records {
+			if f, err := message.Decode(rec.Body); err == nil {
+				p.deliveries.add(sample{Timer: f.Timer, ScheduledAt: f.DueAt, Attempt: f.Attempt, At: start})
+			}
+		}
 		resp, err := a.ProcessHandler(ctx, ev)
 		p.record(invocation{Function: "processor", End: time.Now(), Duration: time.Since(start), Records: len(ev.Records)})
 		return resp, err
@@ -144,11 +153,14 @@ type sample struct {
 }
 
 func (r *recorder) Invoke(_ context.Context, _ action.Spec, p action.Payload) (action.Result, error) {
-	s := sample{Timer: p.Timer, ScheduledAt: p.ScheduledAt, Attempt: p.Attempt, At: time.Now()}
+	r.add(sample{Timer: p.Timer, ScheduledAt: p.ScheduledAt, Attempt: p.Attempt, At: time.Now()})
+	return action.Result{Status: 200}, nil
+}
+
+func (r *recorder) add(s sample) {
 	r.mu.Lock()
 	r.samples = append(r.samples, s)
 	r.mu.Unlock()
-	return action.Result{Status: 200}, nil
 }
 
 func (r *recorder) all() []sample {

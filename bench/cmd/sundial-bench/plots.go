@@ -161,6 +161,11 @@ func (r *results) loads() []*loadResult {
 			out = append(out, l)
 		}
 	}
+	for i := range r.Sweep {
+		if &r.Sweep[i] != r.Throughput {
+			out = append(out, &r.Sweep[i])
+		}
+	}
 	return out
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -61,6 +60,13 @@ type results struct {
 	Ceiling                      ceilings           `json:"ceiling"`
 	Precision                    *loadResult        `json:"precision"`
 	Throughput                   *loadResult        `json:"throughput,omitempty"`
+	// Sweep are the runs at increasing rates with the timers' phases spread.
+	Sweep []loadResult `json:"sweep,omitempty"`
+	// MeasuredWriteUnitsPerFiring and MeasuredReadUnitsPerFiring are DynamoDB's reported
+	// consumed capacity in the precision window, per execution.
+	MeasuredWriteUnitsPerFiring float64 `json:"measured_write_units_per_firing"`
+	MeasuredReadUnitsPerFiring  float64 `json:"measured_read_units_per_firing"`
+	BestRateP99Under1s          float64 `json:"best_rate_p99_under_1s"`
 	Lower                        *loadResult        `json:"lower_load,omitempty"`
 	Idle                         []idleRun          `json:"idle"`
 	Memory                       *memoryRun         `json:"memory"`
@@ -183,6 +189,13 @@ func (r *results) finish(took time.Duration) {
 	r.SustainedFiringsPerS, r.SustainedFrom = p.Sustained, "precision"
 	if r.Throughput != nil {
 		r.SustainedFiringsPerS, r.SustainedFrom = r.Throughput.Sustained, "throughput"
+	}
+	if p.Recorded > 0 {
+		wu, ru := p.Calls.Units()
+		r.MeasuredWriteUnitsPerFiring, r.MeasuredReadUnitsPerFiring = wu/float64(p.Recorded), ru/float64(p.Recorded)
+	}
+	if best := r.bestSweep(); best != nil {
+		r.BestRateP99Under1s = best.Sustained
 	}
 	r.CeilingFiringsPerS = r.Ceiling.FiringsPerSecond
 	if r.CeilingFiringsPerS > 0 {
@@ -308,10 +321,3 @@ func machine() machineInfo {
 	return m
 }
 
-func motoVersion() string {
-	out, err := exec.Command("python3", "-c", "import moto; print(moto.__version__)").Output()
-	if err != nil {
-		return "moto_server (version unknown)"
-	}
-	return "moto_server " + strings.TrimSpace(string(out))
-}
