@@ -31,21 +31,21 @@ import (
 const smallCeilingWorkers = 2
 
 type options struct {
-	out, template, goBench string
-	timers                 int
-	concurrency            int
-	only                   string
-	warmup, window         time.Duration
+	out, template, goBench   string
+	timers                   int
+	concurrency              int
+	only                     string
+	warmup, window           time.Duration
 	sweepWindow, sweepWarmup time.Duration
-	sweepRates             []int
-	ceilingEach            time.Duration
-	smallCeilingEach       time.Duration
-	ceilingWorkers         []int
-	idleLarge              int
-	memoryBatches          int
-	engineTimers           int
-	engineRounds           int
-	emulatorLog            bool
+	sweepRates               []int
+	ceilingEach              time.Duration
+	smallCeilingEach         time.Duration
+	ceilingWorkers           []int
+	idleLarge                int
+	memoryBatches            int
+	engineTimers             int
+	engineRounds             int
+	emulatorLog              bool
 }
 
 func main() {

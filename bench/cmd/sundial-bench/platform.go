@@ -31,8 +31,8 @@ type platform struct {
 	// deliveries are the firings as the processor received them: At − ScheduledAt (the due
 	// instant) is how late the queue delivered them (negative: early).
 	deliveries *recorder
-	logs    *byteCounter
-	sqs     *countingSQS
+	logs       *byteCounter
+	sqs        *countingSQS
 
 	mu          sync.Mutex
 	invocations []invocation

@@ -36,37 +36,37 @@ type results struct {
 	ProcessorPeakRSS  float64 `json:"processor_peak_rss_mb"`
 
 	// Companions of the headline numbers.
-	LatenessP95                  float64            `json:"lateness_p95_s"`
-	LatenessMax                  float64            `json:"lateness_max_s"`
-	LowerLoadLatenessP50         *float64           `json:"lower_load_lateness_p50_s,omitempty"`
-	LowerLoadLatenessP99         *float64           `json:"lower_load_lateness_p99_s,omitempty"`
-	RequestsPerFiringWithPolls   float64            `json:"requests_per_firing_with_empty_polls"`
-	SustainedFiringsPerS         float64            `json:"sustained_firings_per_s"`
-	CeilingFiringsPerS           float64            `json:"ceiling_firings_per_s"`
-	IdleRequests10Recovery       float64            `json:"idle_recovery_requests_10"`
-	IdleRequests10000Recovery    float64            `json:"idle_recovery_requests_10000"`
-	USDPerMillionNaive           float64            `json:"usd_per_million_firings_naive"`
-	USDPerMillionScheduler       float64            `json:"usd_per_million_firings_eventbridge_scheduler"`
-	USDPerMillionRequestsOnly    float64            `json:"usd_per_million_firings_requests_only"`
-	IdleUSDPerMonth              float64            `json:"idle_usd_per_month"`
-	Targets                      map[string]bool    `json:"targets_met"`
-	TotalSeconds                 float64            `json:"total_seconds"`
-	Date                         string             `json:"date"`
-	Machine                      machineInfo        `json:"machine"`
-	Options                      map[string]string  `json:"options"`
-	Prices                       cost.Prices        `json:"prices"`
-	Cost                         costs              `json:"cost"`
-	Engine                       []engineRun        `json:"engine"`
-	Ceiling                      ceilings           `json:"ceiling"`
-	Precision                    *loadResult        `json:"precision"`
-	Throughput                   *loadResult        `json:"throughput,omitempty"`
+	LatenessP95                float64           `json:"lateness_p95_s"`
+	LatenessMax                float64           `json:"lateness_max_s"`
+	LowerLoadLatenessP50       *float64          `json:"lower_load_lateness_p50_s,omitempty"`
+	LowerLoadLatenessP99       *float64          `json:"lower_load_lateness_p99_s,omitempty"`
+	RequestsPerFiringWithPolls float64           `json:"requests_per_firing_with_empty_polls"`
+	SustainedFiringsPerS       float64           `json:"sustained_firings_per_s"`
+	CeilingFiringsPerS         float64           `json:"ceiling_firings_per_s"`
+	IdleRequests10Recovery     float64           `json:"idle_recovery_requests_10"`
+	IdleRequests10000Recovery  float64           `json:"idle_recovery_requests_10000"`
+	USDPerMillionNaive         float64           `json:"usd_per_million_firings_naive"`
+	USDPerMillionScheduler     float64           `json:"usd_per_million_firings_eventbridge_scheduler"`
+	USDPerMillionRequestsOnly  float64           `json:"usd_per_million_firings_requests_only"`
+	IdleUSDPerMonth            float64           `json:"idle_usd_per_month"`
+	Targets                    map[string]bool   `json:"targets_met"`
+	TotalSeconds               float64           `json:"total_seconds"`
+	Date                       string            `json:"date"`
+	Machine                    machineInfo       `json:"machine"`
+	Options                    map[string]string `json:"options"`
+	Prices                     cost.Prices       `json:"prices"`
+	Cost                       costs             `json:"cost"`
+	Engine                     []engineRun       `json:"engine"`
+	Ceiling                    ceilings          `json:"ceiling"`
+	Precision                  *loadResult       `json:"precision"`
+	Throughput                 *loadResult       `json:"throughput,omitempty"`
 	// Sweep are the runs at increasing rates with the timers' phases spread.
 	Sweep []loadResult `json:"sweep,omitempty"`
 	// MeasuredWriteUnitsPerFiring and MeasuredReadUnitsPerFiring are DynamoDB's reported
 	// consumed capacity in the precision window, per execution.
-	MeasuredWriteUnitsPerFiring float64 `json:"measured_write_units_per_firing"`
-	MeasuredReadUnitsPerFiring  float64 `json:"measured_read_units_per_firing"`
-	BestRateP99Under1s          float64 `json:"best_rate_p99_under_1s"`
+	MeasuredWriteUnitsPerFiring  float64            `json:"measured_write_units_per_firing"`
+	MeasuredReadUnitsPerFiring   float64            `json:"measured_read_units_per_firing"`
+	BestRateP99Under1s           float64            `json:"best_rate_p99_under_1s"`
 	Lower                        *loadResult        `json:"lower_load,omitempty"`
 	Idle                         []idleRun          `json:"idle"`
 	Memory                       *memoryRun         `json:"memory"`
@@ -320,4 +320,3 @@ func machine() machineInfo {
 	}
 	return m
 }
-
