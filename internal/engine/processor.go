@@ -81,6 +81,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 			if err != nil {
 				failed[i] = true
 				p.backoff(ctx, rec)
+				out.add(pending{}) // ended, with nothing to send
 				return
 			}
 			// Sent now, not when the batch ends: a batch-mate's action may run for minutes.

@@ -10,8 +10,10 @@ import (
 
 // DefaultCoalesce is how long the processor waits for other records of its batch to end
 // before it sends what one record left to send: long enough to share a send among firings
-// that end together, short enough that no firing waits on another's action.
-const DefaultCoalesce = 5 * time.Millisecond
+// that end together, short enough that no firing waits on another's action. The wait ends
+// at once when every record of the batch has ended, so a batch of quick actions still makes
+// one watermark read and one send.
+const DefaultCoalesce = 100 * time.Millisecond
 
 // pending is what one record leaves to send when it ends: the follow-up firing of the
 // instance it finished, or its own message re-sent because it arrived early.
@@ -29,21 +31,21 @@ type sender struct {
 	log      *slog.Logger
 	window   time.Duration
 
-	in   chan pending
-	done chan struct{}
+	in      chan pending
+	done    chan struct{}
+	records int // in the batch: when all have ended, nothing more can join a group
 }
 
 func newSender(ctx context.Context, f *finisher, q Queue, log *slog.Logger, window time.Duration, n int) *sender {
-	s := &sender{finisher: f, queue: q, log: log, window: window, in: make(chan pending, n), done: make(chan struct{})}
+	s := &sender{finisher: f, queue: q, log: log, window: window, in: make(chan pending, n), done: make(chan struct{}), records: n}
 	go s.loop(ctx)
 	return s
 }
 
-// add hands over one ended record's sends; it never blocks (the channel holds one per record).
+// add hands over one ended record's sends (possibly none: the record still counts as ended);
+// it never blocks (the channel holds one per record).
 func (s *sender) add(p pending) {
-	if p.after != nil || p.early != nil {
-		s.in <- p
-	}
+	s.in <- p
 }
 
 // close waits until everything added has been sent.
@@ -54,17 +56,20 @@ func (s *sender) close() {
 
 func (s *sender) loop(ctx context.Context) {
 	defer close(s.done)
+	ended := 0
 	for first := range s.in {
+		ended++
 		group := []pending{first}
-		if s.window > 0 {
+		if s.window > 0 && ended < s.records {
 			t := time.NewTimer(s.window)
 		collect:
-			for {
+			for ended < s.records {
 				select {
 				case p, ok := <-s.in:
 					if !ok {
 						break collect
 					}
+					ended++
 					group = append(group, p)
 				case <-t.C:
 					break collect
