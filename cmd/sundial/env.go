@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -72,9 +74,29 @@ func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error)
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(interleave(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return helpRequested{fs}
+		}
 		return usageErr("%s: %v", fs.Name(), err)
 	}
 	return nil
+}
+
+// helpRequested is -h or --help: run prints the command's usage and flags and exits 0.
+type helpRequested struct{ fs *flag.FlagSet }
+
+func (h helpRequested) Error() string { return h.fs.Name() + ": help requested" }
+
+// print writes the command's usage: its line of the general usage, then its flags.
+func (h helpRequested) print(w io.Writer) {
+	fmt.Fprintf(w, "Usage of sundial %s:\n", h.fs.Name())
+	for _, line := range strings.Split(usage, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "sundial "+h.fs.Name()) {
+			fmt.Fprintln(w, line)
+		}
+	}
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
 }
 
 // interleave moves flags after positional arguments to the front, so `run-now Tick --endpoint X` works.

@@ -95,6 +95,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var help helpRequested
+	if errors.As(err, &help) {
+		help.print(stdout)
+		return 0
+	}
 	fmt.Fprintln(stderr, "sundial:", err)
 	switch {
 	case errors.Is(err, timer.ErrNotFound):
