@@ -61,10 +61,17 @@ run-orders: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
 	$(GO) run ./examples/orders/cmd/orders-demo --scenario $(SCENARIO)
 
-## test: unit, integration (each test binary starts its own engines) and end-to-end tests
+## test: unit, integration and end-to-end tests. The integration tests share one pair of engines
+## (sundial engines serve), each test binary creating its own stack on them; the tests that run
+## whole platforms start their own.
+TEST_ENGINES := .sundial/test-engines.json
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) build -o bin/sundial ./cmd/sundial
+	@rm -f $(TEST_ENGINES); ./bin/sundial engines serve --state $(TEST_ENGINES) & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
+	for i in $$(seq 1 600); do [ -s $(TEST_ENGINES) ] && break; kill -0 $$pid 2>/dev/null || exit 1; sleep 0.1; done; \
+	SUNDIAL_TEST_ENGINES=$(CURDIR)/$(TEST_ENGINES) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## bench: benchmarks on fresh engines (bounded, ~15-20 min): bench/out/report.md, results.json, SVG plots
 BENCH_FLAGS ?=

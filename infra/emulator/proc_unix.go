@@ -17,9 +17,11 @@ const (
 )
 
 // setProcessGroup puts the server in its own process group so that Stop
-// also ends whatever it spawned (the pyenv shim's python, werkzeug workers).
+// also ends whatever it spawned; on Linux the server is also killed when this process
+// dies without stopping it (parentDeath).
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	parentDeath(cmd.SysProcAttr)
 }
 
 func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {

@@ -46,6 +46,15 @@ type Options struct {
 	// Listen is the gateway's address (default 127.0.0.1:0, a free loopback port); another
 	// address lets containers (sam local) reach it.
 	Listen string
+	// Engines, when set, are engines already running (`sundial engines serve`, shared by the
+	// test binaries of `make test`): none is started, and Stop leaves them running.
+	Engines *Endpoints
+}
+
+// Endpoints are running engines' URLs.
+type Endpoints struct {
+	DynamoDB string `json:"dynamodb"`
+	SQS      string `json:"sqs"`
 }
 
 // Env is a running local AWS.
@@ -59,7 +68,8 @@ type Env struct {
 	// Gateway routes the calls.
 	Gateway *gateway.Gateway
 
-	dynamo, queues *emulator.Server
+	dynamo, queues *emulator.Server // started here; nil for shared engines
+	engines        Endpoints
 	operator       aws.Config
 	ddb            *dynamodb.Client
 	sqs            *sqs.Client
@@ -86,30 +96,25 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 		defer close(done)
 		e.Template, translated = sam.Translate(ctx, o.Template)
 	}()
-	eng, err := emulator.Install(ctx, o.Log)
-	if err != nil {
+	var ep Endpoints
+	if o.Engines != nil {
+		ep = *o.Engines
 		<-done
-		return nil, err
-	}
-	started := make(chan error, 1)
-	go func() {
-		var err error
-		e.queues, err = emulator.StartSQS(ctx, eng, o.Log)
-		started <- err
-	}()
-	e.dynamo, err = emulator.StartDynamoDB(ctx, eng, emulator.DynamoDBOptions{DBPath: o.DBPath, Log: o.Log})
-	if qerr := <-started; err == nil {
-		err = qerr
-	}
-	<-done
-	if err != nil {
-		return nil, err
+	} else {
+		started, err := StartEngines(ctx, o.DBPath, o.Log)
+		<-done
+		if err != nil {
+			return nil, err
+		}
+		e.dynamo, e.queues = started.dynamo, started.queues
+		ep = started.Endpoints
 	}
 	if translated != nil {
 		return nil, translated
 	}
 	e.Auth = iam.NewAuthorizer(iam.Env{Region: Region, Account: sam.Account})
-	e.Gateway = &gateway.Gateway{DynamoDB: e.dynamo.Endpoint, SQS: e.queues.Endpoint, Auth: e.Auth,
+	e.engines = ep
+	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth,
 		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
 	listen := o.Listen
 	if listen == "" {
@@ -196,7 +201,50 @@ func Outputs(st *provision.Stack) (stack.Outputs, error) {
 }
 
 // Engines names the engines' endpoints (behind the gateway), for reports.
-func (e *Env) Engines() (dynamoDB, sqs string) { return e.dynamo.Endpoint, e.queues.Endpoint }
+func (e *Env) Engines() (dynamoDB, sqs string) { return e.engines.DynamoDB, e.engines.SQS }
+
+// Running are engines started by StartEngines.
+type Running struct {
+	Endpoints
+	dynamo, queues *emulator.Server
+}
+
+// StartEngines installs (when missing) and starts DynamoDB Local (on disk in dbPath, or in
+// memory) and fauxqs, in parallel.
+func StartEngines(ctx context.Context, dbPath string, logw io.Writer) (*Running, error) {
+	eng, err := emulator.Install(ctx, logw)
+	if err != nil {
+		return nil, err
+	}
+	r := &Running{}
+	started := make(chan error, 1)
+	go func() {
+		var err error
+		r.queues, err = emulator.StartSQS(ctx, eng, logw)
+		started <- err
+	}()
+	r.dynamo, err = emulator.StartDynamoDB(ctx, eng, emulator.DynamoDBOptions{DBPath: dbPath, Log: logw})
+	if qerr := <-started; err == nil {
+		err = qerr
+	}
+	if err != nil {
+		_ = r.Stop()
+		return nil, err
+	}
+	r.Endpoints = Endpoints{DynamoDB: r.dynamo.Endpoint, SQS: r.queues.Endpoint}
+	return r, nil
+}
+
+// Stop stops the engines.
+func (r *Running) Stop() error {
+	var errs []error
+	for _, s := range []*emulator.Server{r.dynamo, r.queues} {
+		if s != nil {
+			errs = append(errs, s.Stop())
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Stop stops the gateway and the engines.
 func (e *Env) Stop() error {

@@ -47,7 +47,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("EnvironmentHealth", func(t *testing.T) {
-		bt.eventually(t, 15*time.Second, func() bool {
+		bt.eventually(t, 30*time.Second, func() bool {
 			bt.navigate(t, bt.ts.URL+"/")
 			return bt.text(t, "#fetcher .status") == "healthy" && bt.count(t, "#order tbody tr td a") >= 3
 		}, "the fetcher ticks and the scheduled timers are listed")

@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +36,10 @@ import (
 	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/stack"
 )
+
+// EnginesEnv names a `sundial engines serve --state` file: the test binaries share those
+// engines (each creates its own stack) instead of starting a pair each. `make test` sets it.
+const EnginesEnv = "SUNDIAL_TEST_ENGINES"
 
 // Region is the region every test client uses.
 const Region = localaws.Region
@@ -112,7 +117,19 @@ func setup() error {
 		return err
 	}
 	began := time.Now()
-	e, err := localaws.Start(ctx, localaws.Options{Template: body})
+	o := localaws.Options{Template: body}
+	if path := os.Getenv(EnginesEnv); path != "" {
+		// Engines shared by the test binaries of `make test`: only this binary's stack is new.
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("%s=%s: %w", EnginesEnv, path, err)
+		}
+		o.Engines = &localaws.Endpoints{}
+		if err := json.Unmarshal(b, o.Engines); err != nil || o.Engines.DynamoDB == "" || o.Engines.SQS == "" {
+			return fmt.Errorf("%s=%s: not a `sundial engines serve` state file (%v)", EnginesEnv, path, err)
+		}
+	}
+	e, err := localaws.Start(ctx, o)
 	if err != nil {
 		return fmt.Errorf("start the local AWS (DynamoDB Local, fauxqs): %w", err)
 	}
