@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/functions/internal/lambdatest"
-	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
 
@@ -35,12 +33,9 @@ func TestSampleEvent(t *testing.T) {
 
 	a := lambdatest.App(t, cfg, outs)
 	name := testenv.Unique(t)
-	m, err := manifest.Parse(strings.NewReader(`timers:
-  - {name: ` + name + `, schedule: "every 1h", action: {http: {url: "http://127.0.0.1:9/x"}}}
-`))
-	require.NoError(t, err)
-	_, err = a.Admin.Sync(ctx, m)
-	require.NoError(t, err)
+	lambdatest.Sync(t, a, `timers:
+  - {name: `+name+`, schedule: "every 1h", action: {http: {url: "http://127.0.0.1:9/x"}}}
+`)
 
 	h, err := handler(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)

@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/functions/internal/lambdatest"
 	"github.com/sundialhq/sundial/internal/engine"
-	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
 
@@ -23,18 +20,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestSampleEvent(t *testing.T) {
 	ctx := context.Background()
 	cfg, outs := lambdatest.Env(t, "fetch", nil)
-	raw, ev := lambdatest.Event[events.CloudWatchEvent](t)
-	require.Equal(t, "Scheduled Event", ev.DetailType)
-	require.Equal(t, "aws.events", ev.Source)
+	raw := lambdatest.ScheduledEvent(t)
 
 	a := lambdatest.App(t, cfg, outs)
 	name := testenv.Unique(t)
-	m, err := manifest.Parse(strings.NewReader(`timers:
-  - {name: ` + name + `, schedule: "every 1m", action: {http: {url: "http://127.0.0.1:9/x"}}}
-`))
-	require.NoError(t, err)
-	_, err = a.Admin.Sync(ctx, m)
-	require.NoError(t, err)
+	lambdatest.Sync(t, a, `timers:
+  - {name: `+name+`, schedule: "every 1m", action: {http: {url: "http://127.0.0.1:9/x"}}}
+`)
 	before, err := a.Store.FetchState(ctx)
 	require.NoError(t, err)
 

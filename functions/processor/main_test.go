@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/sundialhq/sundial/functions/internal/lambdatest"
 	"github.com/sundialhq/sundial/internal/action"
-	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -70,12 +68,9 @@ func TestSampleEvent(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	a := lambdatest.App(t, cfg, outs)
-	m, err := manifest.Parse(strings.NewReader(`timers:
-  - {name: ` + digest.Timer + `, schedule: "every 1m", timeout: 30s, action: {http: {url: "` + srv.URL + `"}}}
-`))
-	require.NoError(t, err)
-	_, err = a.Admin.Sync(ctx, m)
-	require.NoError(t, err)
+	lambdatest.Sync(t, a, `timers:
+  - {name: `+digest.Timer+`, schedule: "every 1m", timeout: 30s, action: {http: {url: "`+srv.URL+`"}}}
+`)
 	key := timer.Key{Timer: digest.Timer}
 	_, err = a.Admin.SetNextRun(ctx, key, digest.DueAt)
 	require.NoError(t, err)

@@ -3,11 +3,9 @@ package local_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
-	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
 
@@ -36,7 +33,7 @@ func TestDueShardsChangesStrandNoTimer(t *testing.T) {
 	}
 	manifest := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(b.String()), 0o644))
-	inv := &countingInvoker{n: map[string]int{}}
+	inv := &testenv.Invoker{}
 
 	for _, shards := range []int{4, 16, 2, 4} {
 		var logs testenv.SyncBuffer
@@ -47,9 +44,9 @@ func TestDueShardsChangesStrandNoTimer(t *testing.T) {
 			Settings: map[string]string{"SUNDIAL_SHARD_GRACE": "2s"}})
 		require.NoError(t, err, "log:\n%s", logs.String())
 		t.Logf("DueShards=%d: up in %s", shards, time.Since(began).Round(time.Millisecond))
-		before := inv.snapshot()
+		before := inv.Snapshot()
 		time.Sleep(10 * time.Second)
-		after := inv.snapshot()
+		after := inv.Snapshot()
 		for _, name := range names {
 			// A stranded timer runs 0 times; a loaded machine may delay the first runs after a
 			// restart (the overdue ones run once, then every second).
@@ -76,23 +73,4 @@ func maxShards(t *testing.T, p *local.Platform) int {
 	}
 	require.NoError(t, attributevalue.UnmarshalMap(out.Item, &m))
 	return m.MaxShards
-}
-
-// countingInvoker counts each timer's runs.
-type countingInvoker struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *countingInvoker) Invoke(_ context.Context, _ action.Spec, p action.Payload) (action.Result, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n[p.Timer]++
-	return action.Result{Status: 200}, nil
-}
-
-func (c *countingInvoker) snapshot() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.n)
 }

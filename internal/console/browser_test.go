@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
-	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
@@ -68,7 +66,7 @@ func TestBrowser(t *testing.T) {
 			bt.navigate(t, bt.ts.URL+"/logs?timer="+manual)
 			return bt.count(t, "#log tbody tr[data-timer]") == 1
 		}, "the When Published timer ran once for the deploy")
-		require.Equal(t, 1, bt.inv.calls(manual))
+		require.Equal(t, 1, bt.inv.Calls(manual))
 		bt.navigate(t, bt.ts.URL+"/timers/"+manual)
 		bt.submit(t, "#run-now")
 		require.Contains(t, bt.text(t, "#flash"), "firing sent")
@@ -77,24 +75,24 @@ func TestBrowser(t *testing.T) {
 			return bt.count(t, "#log tbody tr[data-timer]") == 2
 		}, "the Run Now execution appears in the timers log")
 		require.Contains(t, bt.text(t, "#log tbody tr"), "success")
-		require.Equal(t, 2, bt.inv.calls(manual), "Run Now ran it exactly once more")
+		require.Equal(t, 2, bt.inv.Calls(manual), "Run Now ran it exactly once more")
 		bt.shot(t, "02-run-now-log-entry")
 	})
 
 	t.Run("DeactivateStopsScheduling", func(t *testing.T) {
 		ticker := bt.name("Ticker")
-		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.calls(ticker) >= 2 }, "Ticker runs every second")
+		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.Calls(ticker) >= 2 }, "Ticker runs every second")
 		bt.navigate(t, bt.ts.URL+"/timers/"+ticker)
 		bt.submit(t, "#deactivate")
 		require.Contains(t, bt.text(t, "#flash"), "deactivated")
 		require.Equal(t, "inactive", bt.text(t, "#state"))
 		require.Contains(t, bt.text(t, "#next-run"), "not scheduled")
 		time.Sleep(1500 * time.Millisecond) // an execution claimed before the click may finish
-		calls := bt.inv.calls(ticker)
+		calls := bt.inv.Calls(ticker)
 		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
 		newest := bt.text(t, "#log tbody tr td")
 		time.Sleep(3 * time.Second)
-		require.Equal(t, calls, bt.inv.calls(ticker), "a deactivated timer is not fetched")
+		require.Equal(t, calls, bt.inv.Calls(ticker), "a deactivated timer is not fetched")
 		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
 		require.Equal(t, newest, bt.text(t, "#log tbody tr td"), "no new log entry")
 		bt.navigate(t, bt.ts.URL+"/timers")
@@ -160,13 +158,13 @@ type browserTest struct {
 	ctx    context.Context
 	ts     *httptest.Server
 	srv    *console.Server
-	inv    *countingInvoker
+	inv    *testenv.Invoker
 	prefix string
 	dir    string // screenshots
 }
 
 func startBrowserTest(t *testing.T, chromium string) *browserTest {
-	bt := &browserTest{inv: &countingInvoker{n: map[string]int{}}, prefix: testenv.Unique(t), dir: artifactsDir(t)}
+	bt := &browserTest{inv: &testenv.Invoker{}, prefix: testenv.Unique(t), dir: artifactsDir(t)}
 	manifest := filepath.Join(t.TempDir(), "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`timers:
   - {name: %[1]s-Manual, schedule: "When Published", action: {http: {url: "http://127.0.0.1:9/x"}}}
@@ -283,24 +281,6 @@ func (bt *browserTest) shot(t *testing.T, name string) {
 }
 
 // countingInvoker answers every action with success and counts the calls per timer.
-type countingInvoker struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *countingInvoker) Invoke(_ context.Context, _ action.Spec, p action.Payload) (action.Result, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n[p.Timer]++
-	return action.Result{Status: 200}, nil
-}
-
-func (c *countingInvoker) calls(timerName string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[timerName]
-}
-
 // chromiumPath finds Chromium. Without it the test skips, except in CI (CI=true), where a
 // missing browser must fail the run rather than pass it silently.
 func chromiumPath(t *testing.T) string {

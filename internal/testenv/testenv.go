@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/action"
 )
 
 // EnginesEnv names a `sundial engines serve --state` file: the test binaries share those
@@ -233,4 +235,35 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Invoker is an action invoker that answers 200 at once and counts each timer's runs.
+type Invoker struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// Invoke implements the engine's invoker.
+func (c *Invoker) Invoke(_ context.Context, _ action.Spec, p action.Payload) (action.Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[p.Timer]++
+	return action.Result{Status: 200}, nil
+}
+
+// Calls is how many times the timer ran.
+func (c *Invoker) Calls(timerName string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[timerName]
+}
+
+// Snapshot is every timer's runs so far.
+func (c *Invoker) Snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
 }

@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
 
@@ -101,4 +104,23 @@ func App(t *testing.T, cfg aws.Config, outs stack.Outputs) *app.App {
 	a, err := app.New(cfg, c, app.Options{Node: "lambdatest"})
 	require.NoError(t, err)
 	return a
+}
+
+// ScheduledEvent reads the sample EventBridge scheduled event (the fetch's and the recovery's)
+// and checks it is one.
+func ScheduledEvent(t *testing.T) []byte {
+	t.Helper()
+	raw, ev := Event[events.CloudWatchEvent](t)
+	require.Equal(t, "Scheduled Event", ev.DetailType)
+	require.Equal(t, "aws.events", ev.Source)
+	return raw
+}
+
+// Sync publishes the test's own timers (a manifest's YAML) on the stack, as a deploy would.
+func Sync(t *testing.T, a *app.App, yaml string) {
+	t.Helper()
+	m, err := manifest.Parse(strings.NewReader(yaml))
+	require.NoError(t, err)
+	_, err = a.Admin.Sync(context.Background(), m)
+	require.NoError(t, err)
 }
