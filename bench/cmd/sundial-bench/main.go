@@ -216,7 +216,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	for _, rate := range o.sweepRates {
 		n := 5 * rate
 		log.Info("sweep", "firings_per_s", rate, "timers", n)
-		l, err := e.runLoad(ctx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n / 5),
+		l, err := e.runLoad(ctx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n),
 			Label:    fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second", n, rate),
 			Schedule: func(i int) string { return fmt.Sprintf("%d/5 * * * * ?", i%5) }, Warmup: o.sweepWarmup, Window: o.sweepWindow})
 		if err != nil {
@@ -265,10 +265,11 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	return nil
 }
 
-// params are the stack parameters of a load of n timers due together on the P3 queue: its
-// processor concurrency (the event source's maximum concurrency, P3Concurrency) is what a
-// user with such a load would set — enough batches of ten in flight to hold every firing of a
-// second at once — unless -concurrency sets it.
+// params are the stack parameters of a load of n timers on the P3 queue: its processor
+// concurrency (the event source's maximum concurrency, P3Concurrency) is what a user with such
+// a load would set — a batch of ten in flight per ten timers, enough to hold every firing of a
+// second at once, or a second's firings while the previous ones finish — unless -concurrency
+// sets it.
 func (o options) params(n int) map[string]string {
 	c := o.concurrency
 	if c <= 0 {
