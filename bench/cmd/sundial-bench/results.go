@@ -187,8 +187,8 @@ func (r *results) finish(took time.Duration) {
 	r.USDPerMillionScheduler = r.Cost.SchedulerBill.Total
 
 	r.SustainedFiringsPerS, r.SustainedFrom = p.Sustained, "precision"
-	if r.Throughput != nil {
-		r.SustainedFiringsPerS, r.SustainedFrom = r.Throughput.Sustained, "throughput"
+	if r.Throughput != nil && r.Throughput.Sustained > p.Sustained {
+		r.SustainedFiringsPerS, r.SustainedFrom = r.Throughput.Sustained, r.Throughput.Spec.Name
 	}
 	if p.Recorded > 0 {
 		wu, ru := p.Calls.Units()
