@@ -201,7 +201,7 @@ func (r *results) reportThroughput(w func(string, ...any), img func(string, stri
 		}
 	}
 	src := r.Precision
-	if r.Throughput != nil {
+	if r.Throughput != nil && r.SustainedFrom == r.Throughput.Spec.Name {
 		src = r.Throughput
 	}
 	w("\nCeiling: best before %.1f, best after %.1f, mean **%.1f firings/s**. Sundial sustained **%.1f firings/s** in the %s run, whose %d timers offer %.0f firings/s, more than the ceiling, so that its rate is its capacity here: **ratio %.2f** (%.2f–%.2f against the best before and after). %s\n\n",
