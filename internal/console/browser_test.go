@@ -47,11 +47,18 @@ func TestBrowser(t *testing.T) {
 	t.Run("EnvironmentHealth", func(t *testing.T) {
 		bt.eventually(t, 30*time.Second, func() bool {
 			bt.navigate(t, bt.ts.URL+"/")
-			return bt.text(t, "#fetcher .status") == "healthy" && bt.count(t, "#order tbody tr td a") >= 3
+			// The every-1s Ticker is listed in the execution order, or under "Running now": a
+			// firing is claimed as soon as its message arrives (up to a second before its
+			// instant) and held until the instant, so it is running most of the time.
+			return bt.text(t, "#fetcher .status") == "healthy" && bt.count(t, "#order tbody tr td a") >= 2 &&
+				bt.count(t, "#order tbody tr td a")+bt.count(t, "table#running tbody tr td a") >= 3
 		}, "the fetcher ticks and the scheduled timers are listed")
-		order := bt.text(t, "#order")
-		require.Contains(t, order, bt.name("Ticker"))
-		require.Contains(t, order, "1 highest")
+		if order := bt.text(t, "#order"); strings.Contains(order, bt.name("Ticker")) {
+			require.Contains(t, order, "1 highest")
+		} else {
+			require.Contains(t, bt.text(t, "#running"), bt.name("Ticker"), "the Ticker is scheduled or running")
+		}
+		require.Contains(t, bt.text(t, "#order"), "3 normal")
 		require.Contains(t, bt.text(t, "#queues"), "DLQ")
 		require.Contains(t, bt.text(t, "#processors"), "P1")
 		bt.shot(t, "01-environment-health")
