@@ -38,6 +38,8 @@ type loadResult struct {
 	// (negative: early, held until due): the queue's share of the lateness; the rest is the
 	// claim and the wait for a free processor.
 	Delivery dist `json:"delivery"`
+	// Concurrency is each queue's processor concurrency in the run (the stack's event sources).
+	Concurrency [4]int `json:"concurrency"`
 	// Offered is the rate the schedules ask for; Sustained the executions per second achieved.
 	Offered   float64 `json:"offeredFiringsPerSecond"`
 	Sustained float64 `json:"sustainedFiringsPerSecond"`
@@ -112,7 +114,7 @@ func (e *env) runLoad(ctx context.Context, s loadSpec) (loadResult, error) {
 	if err != nil {
 		return loadResult{}, err
 	}
-	r := loadResult{Spec: s, Start: time.Now()}
+	r := loadResult{Spec: s, Start: time.Now(), Concurrency: d.concurrency}
 	r.WindowStart = r.Start.Add(s.Warmup)
 	r.WindowEnd = r.WindowStart.Add(s.Window)
 	if err := sleepUntil(ctx, r.WindowStart); err != nil {

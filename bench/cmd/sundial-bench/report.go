@@ -120,7 +120,7 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 		"The counts below are the %s run's window, divided by the %d executions recorded (finished and logged) in it; a batch in flight at either edge of the window has some of its calls outside, which makes the per-firing figures uncertain by roughly ±%.2f. ",
 		p.Spec.Name, p.Recorded, edgeError(p))
 	w("The event sources' empty polls (`ReceiveMessage` that returned nothing: %d in the window, %.2f per firing) are left out of the headline: they are a rate per poller, not a cost of firing — here each of the %d pollers long-polls for %d s, on AWS Lambda's pollers wait up to %d s — and are priced with the idle cost (§5).\n\n",
-		p.EmptyReceives, emptyPerFiring(p), sum(defaultConcurrency[:]), localPollerWaitSeconds, awsPollerWaitSeconds)
+		p.EmptyReceives, emptyPerFiring(p), sum(p.Concurrency[:]), localPollerWaitSeconds, awsPollerWaitSeconds)
 	w("| Operation | Calls in the window | Per firing | Why |\n|---|---|---|---|\n")
 	for _, op := range p.Calls.Ops() {
 		n := p.Calls[op].Calls
@@ -436,7 +436,7 @@ func edgeError(l *loadResult) float64 {
 	if l.Recorded == 0 {
 		return math.NaN()
 	}
-	return 10 * float64(defaultConcurrency[2]) * targetRequestsPerFire / float64(l.Recorded)
+	return 10 * float64(l.Concurrency[2]) * targetRequestsPerFire / float64(l.Recorded)
 }
 
 // serviceTimes tabulates the engines' time per call, one call at a time, on the two ceiling stacks.
