@@ -22,11 +22,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,6 +32,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/action"
@@ -110,14 +109,7 @@ func Local(t testing.TB) *localaws.Env {
 func setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	tpl, err := templatePath()
-	if err != nil {
-		return err
-	}
-	body, err := os.ReadFile(tpl)
-	if err != nil {
-		return err
-	}
+	body := sundial.Template // template.yaml, as the sundial binary carries it
 	began := time.Now()
 	o := localaws.Options{Template: body}
 	if path := os.Getenv(EnginesEnv); path != "" {
@@ -172,29 +164,6 @@ func uniqueStackName() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("sundialtest%d%s", os.Getpid(), hex.EncodeToString(b))
-}
-
-// templatePath finds template.yaml at the module root, walking up from the working
-// directory (go test runs a package's tests in its directory).
-func templatePath() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(dir, "template.yaml")
-			if _, err := os.Stat(p); err != nil {
-				return "", fmt.Errorf("module root %s has no template.yaml: %w", dir, err)
-			}
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("template.yaml not found: no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // Unique returns a timer name no other test (of this binary or another) uses, made of the

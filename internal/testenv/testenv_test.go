@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,13 +24,6 @@ func TestUniqueIsAValidDistinctTimerName(t *testing.T) {
 		// Room is left for a suffix: tests name their timers prefix + "-" + something.
 		require.LessOrEqual(t, len(name), 64)
 	})
-}
-
-func TestTemplatePathFindsTheModuleTemplate(t *testing.T) {
-	p, err := templatePath()
-	require.NoError(t, err)
-	require.Equal(t, "template.yaml", filepath.Base(p))
-	require.FileExists(t, filepath.Join(filepath.Dir(p), "go.mod"))
 }
 
 func TestStackNamesAreValidAndDistinct(t *testing.T) {
