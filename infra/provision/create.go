@@ -22,9 +22,32 @@ import (
 type creator struct {
 	o Options
 	s *Stack
+	// tables are the tables that exist, listed once per Provision (ListTables rather than
+	// DescribeTable: DynamoDB Local's ResourceNotFound answer makes the SDK log a checksum
+	// warning).
+	tables map[string]bool
 }
 
-func (c creator) create(ctx context.Context, res *Resource) error {
+// existing reports whether the table exists, listing the tables on first use.
+func (c *creator) existing(ctx context.Context, name string) (bool, error) {
+	if c.tables == nil {
+		c.tables = map[string]bool{}
+		pages := dynamodb.NewListTablesPaginator(c.o.DynamoDB, &dynamodb.ListTablesInput{})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				c.tables = nil
+				return false, fmt.Errorf("list tables: %w", err)
+			}
+			for _, t := range page.TableNames {
+				c.tables[t] = true
+			}
+		}
+	}
+	return c.tables[name], nil
+}
+
+func (c *creator) create(ctx context.Context, res *Resource) error {
 	s := c.s
 	switch res.Type {
 	case "AWS::DynamoDB::Table":
@@ -118,7 +141,7 @@ type tableProps struct {
 	StreamSpecification *struct{ StreamViewType string }
 }
 
-func (c creator) table(ctx context.Context, res *Resource) error {
+func (c *creator) table(ctx context.Context, res *Resource) error {
 	s, db := c.s, c.o.DynamoDB
 	name := s.physicalName(res, "TableName")
 	res.Ref = name
@@ -128,16 +151,9 @@ func (c creator) table(ctx context.Context, res *Resource) error {
 		return err
 	}
 	in.TableName = aws.String(name)
-	// Whether it exists is asked with ListTables: DescribeTable's ResourceNotFound answer
-	// from DynamoDB Local makes the SDK log a checksum warning.
-	exists := false
-	tables := dynamodb.NewListTablesPaginator(db, &dynamodb.ListTablesInput{})
-	for tables.HasMorePages() && !exists {
-		page, err := tables.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("list tables: %w", err)
-		}
-		exists = slices.Contains(page.TableNames, name)
+	exists, err := c.existing(ctx, name)
+	if err != nil {
+		return err
 	}
 	if !exists {
 		if _, err := db.CreateTable(ctx, in); err != nil {
@@ -276,7 +292,7 @@ var queueAttributes = []string{"DelaySeconds", "MaximumMessageSize", "MessageRet
 	"VisibilityTimeout", "RedrivePolicy", "RedriveAllowPolicy", "FifoQueue", "ContentBasedDeduplication",
 	"DeduplicationScope", "FifoThroughputLimit"}
 
-func (c creator) queue(ctx context.Context, res *Resource) error {
+func (c *creator) queue(ctx context.Context, res *Resource) error {
 	s := c.s
 	name := s.physicalName(res, "QueueName")
 	if fmt.Sprint(res.Properties["FifoQueue"]) == "true" && !strings.HasSuffix(name, ".fifo") {

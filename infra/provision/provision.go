@@ -108,7 +108,7 @@ func Provision(ctx context.Context, t *sam.Template, o Options) (*Stack, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := creator{o: o, s: s}
+	c := &creator{o: o, s: s}
 	for _, id := range order {
 		r := t.Resources[id]
 		on, err := ev.Enabled(r.Condition)
