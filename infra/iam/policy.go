@@ -88,8 +88,6 @@ func strs(v any) []string {
 			}
 		}
 		return out
-	case []string:
-		return x
 	}
 	return nil
 }

@@ -77,7 +77,7 @@ const ordersTableOutput = orders.TableOutput
 // startActions serves o.Actions on an emulated Lambda Invoke API; the caller points the
 // processor's Lambda client at it (SUNDIAL_LAMBDA_ENDPOINT), which reaches the in-process
 // processor and the processor processes alike.
-func (p *Platform) startActions(ctx context.Context, o Options, _ map[string]string) error {
+func (p *Platform) startActions(ctx context.Context, o Options) error {
 	if len(o.Actions) == 0 {
 		return nil
 	}

@@ -302,7 +302,7 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		return err
 	}
 	local := map[string]string{}
-	if err := p.startActions(ctx, o, local); err != nil {
+	if err := p.startActions(ctx, o); err != nil {
 		return err
 	}
 	if p.actions != nil || o.LambdaEndpoint != "" {
@@ -398,7 +398,7 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 	}
 	p.Outputs = outs
 	local := map[string]string{}
-	if err := p.startActions(ctx, o, local); err != nil {
+	if err := p.startActions(ctx, o); err != nil {
 		return err
 	}
 	if p.actions != nil {
