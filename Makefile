@@ -2,14 +2,14 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 GO ?= go
-FUNCTIONS := fetch processor recovery api publish orderpush
+FUNCTIONS := fetch processor recovery logwriter api publish orderpush
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 MANIFEST ?= examples/timers.yaml
 TEST_TIMEOUT ?= 15m
 
 .PHONY: all build run test bench chaos lint deps deploy localstack-up localstack-down clean \
-	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-ApiFunction build-PublishFunction \
+	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-LogWriterFunction build-ApiFunction build-PublishFunction \
 	build-OrderPushFunction run-orders
 
 all: build
@@ -36,6 +36,8 @@ build-ProcessorFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/processor
 build-RecoveryFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/recovery
+build-LogWriterFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/logwriter
 build-ApiFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
 # The publish function carries the app's manifest: MANIFEST (default examples/timers.yaml).

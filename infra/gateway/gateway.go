@@ -172,7 +172,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) classify(r *http.Request, body []byte) (iam.Request, string, error) {
 	target := r.Header.Get("X-Amz-Target")
 	switch {
-	case strings.HasPrefix(target, "DynamoDB_"):
+	case strings.HasPrefix(target, "DynamoDB_"), strings.HasPrefix(target, "DynamoDBStreams_"):
 		_, op, _ := strings.Cut(target, ".")
 		return iam.Request{Service: iam.DynamoDB, Operation: op, Body: body}, g.DynamoDB, nil
 	case strings.HasPrefix(target, "AmazonSQS."):

@@ -101,6 +101,9 @@ var Managed = map[string]Policy{
 	"arn:aws:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole": {Name: "AWSLambdaSQSQueueExecutionRole", Statements: []Statement{
 		{Effect: "Allow", Actions: []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"}, Resources: []string{"*"}},
 	}},
+	"arn:aws:iam::aws:policy/service-role/AWSLambdaDynamoDBExecutionRole": {Name: "AWSLambdaDynamoDBExecutionRole", Statements: []Statement{
+		{Effect: "Allow", Actions: []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"}, Resources: []string{"*"}},
+	}},
 }
 
 // Call is one authorization request: an action on a resource.

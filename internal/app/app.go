@@ -53,6 +53,7 @@ type App struct {
 	Processor *engine.Processor
 	Recoverer *engine.Recoverer
 	Reporter  *engine.Reporter
+	LogWriter *LogWriter
 	Admin     *admin.Service
 	DLQ       *queue.DLQ // nil when the configuration names no dead-letter queue
 	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
@@ -103,6 +104,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	if cfg.DLQ != "" {
 		a.DLQ = queue.NewDLQ(sqsClient, cfg.DLQ, qs)
 	}
+	a.LogWriter = &LogWriter{Store: store, Log: o.Log}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
@@ -146,4 +148,12 @@ func (a *App) ProcessHandler(ctx context.Context, ev events.SQSEvent) (events.SQ
 // RecoverHandler is the recovery function's Lambda handler (EventBridge scheduled event).
 func (a *App) RecoverHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.RecoveryStats, error) {
 	return a.Recoverer.Run(ctx)
+}
+
+// LogWriterHandler is the log writer function's Lambda handler (DynamoDB stream of the timers
+// table, ReportBatchItemFailures): it writes the log entry of every execution a record ended.
+// A record it cannot write is reported with every record after it (Lambda resumes from the
+// first failure), so the log never skips an execution.
+func (a *App) LogWriterHandler(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	return a.LogWriter.Handle(ctx, ev)
 }

@@ -60,9 +60,14 @@ func (d *DynamoDB) Scan(ctx context.Context, in *dynamodb.ScanInput, fns ...func
 	return d.api.Scan(ctx, in, d.opts(fns)...)
 }
 
-// TransactWriteItems implements dynamo.API.
-func (d *DynamoDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, fns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	return d.api.TransactWriteItems(ctx, in, d.opts(fns)...)
+// BatchGetItem implements dynamo.API.
+func (d *DynamoDB) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, fns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	return d.api.BatchGetItem(ctx, in, d.opts(fns)...)
+}
+
+// BatchWriteItem implements dynamo.API.
+func (d *DynamoDB) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, fns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	return d.api.BatchWriteItem(ctx, in, d.opts(fns)...)
 }
 
 // SQSAPI is what Sundial calls on SQS: queue.API (the engine's sends) and lambdarun.SQSAPI

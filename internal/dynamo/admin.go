@@ -78,7 +78,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		idle := cond.And(n("execId").AttributeNotExists())
 		withNext := settings().Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
 		if next.IsZero() {
-			withNext = withNext.Remove(n("nextRun")).Remove(n("dueShard"))
+			withNext = withNext.Remove(n("nextRun")).Remove(n("dueShard")).Remove(n("dueAt"))
 		} else {
 			withNext = withNext.Set(n("nextRun"), expression.Value(ms(next)))
 		}
@@ -113,18 +113,23 @@ func (s *Store) changedOrGone(ctx context.Context, key timer.Key) error {
 	return fmt.Errorf("%w: %s was changed meanwhile", timer.ErrChanged, key)
 }
 
-// syncDueIndex makes dueShard agree with active/idle/nextRun after an operator's change.
+// syncDueIndex makes the due index agree with active/idle/nextRun after an operator's change:
+// an active idle instance keyed at its next run (the caller sends the firing itself when the
+// fetch has passed it), an inactive or unscheduled one out. A running instance keeps its
+// entry; its finish places the next run.
 func (s *Store) syncDueIndex(ctx context.Context, in timer.Instance) (timer.Instance, error) {
+	if in.Running() {
+		return in, nil
+	}
 	n := expression.Name
-	want := in.Active && !in.Running() && !in.NextRun.IsZero()
 	var upd expression.UpdateBuilder
 	var cond expression.ConditionBuilder
-	if want {
-		upd = s.placement(expression.UpdateBuilder{}, in.Key, "dueShard")
+	if in.Active && !in.NextRun.IsZero() {
+		upd = s.placement(expression.UpdateBuilder{}, in.Key, "dueShard").Set(n("dueAt"), expression.Value(ms(in.NextRun)))
 		cond = n("active").Equal(expression.Value(true)).And(n("execId").AttributeNotExists()).And(n("nextRun").Equal(expression.Value(ms(in.NextRun))))
 	} else {
-		upd = expression.Remove(n("dueShard"))
-		cond = n("pk").AttributeExists()
+		upd = expression.Remove(n("dueShard")).Remove(n("dueAt"))
+		cond = n("pk").AttributeExists().And(n("execId").AttributeNotExists())
 	}
 	out, err := s.update(ctx, s.timers, instanceKey(in.Key), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
@@ -187,9 +192,6 @@ func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, a
 func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool, by string) (timer.Instance, error) {
 	n := expression.Name
 	upd := expression.Set(n("active"), expression.Value(active)).Set(n("activeBy"), expression.Value(by))
-	if !active {
-		upd = upd.Remove(n("dueShard"))
-	}
 	cond := n("pk").AttributeExists()
 	switch by {
 	case timer.ActiveByOperator:
@@ -212,7 +214,7 @@ func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool, by st
 		return timer.Instance{}, fmt.Errorf("set active %s: %w", key, err)
 	}
 	in, err := decodeInstance(out.Attributes)
-	if err != nil || !active {
+	if err != nil {
 		return in, err
 	}
 	return s.syncDueIndex(ctx, in)

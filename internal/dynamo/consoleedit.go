@@ -132,7 +132,7 @@ func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e Edit) (timer.Inst
 	if e.Reschedule {
 		upd = upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
 		if e.NextRun.IsZero() {
-			upd = upd.Remove(n("nextRun")).Remove(n("dueShard"))
+			upd = upd.Remove(n("nextRun")).Remove(n("dueShard")).Remove(n("dueAt"))
 		} else {
 			upd = upd.Set(n("nextRun"), expression.Value(ms(e.NextRun)))
 		}

@@ -3,8 +3,8 @@ package dynamo
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -15,51 +15,46 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Finish implements engine.Store: one TransactWriteItems request with two writes that apply
-// together or not at all —
+// Finish implements engine.Store with one plain UpdateItem on the timer item, fenced by owner
+// and version, that releases the lease and writes the run's results; nextRun and active are
+// checked against what the decision assumed, so a change made during the run is never
+// overwritten. It is the only write that ends an execution, and the execution's log entry is
+// derived from it: the item's stream carries the item before (the execution: id, start,
+// runner, attempt) and after (outcome, duration, error, next run, lastExecId), and the log
+// writer puts one entry per such record (ExecutionFromImages, PutExecutions). A processor that
+// dies after this write has ended its execution, and the entry follows from the stream; one
+// that dies before has written nothing, and recovery ends the execution the same way. e is
+// not written here: it is what the stream will yield.
 //
-//   - the timer item: an update fenced by owner and version that releases the lease and writes
-//     the run's results; nextRun and active are checked against what the decision assumed, so
-//     a change made during the run is never overwritten;
-//   - the log item: put once (attribute_not_exists), so an execution is logged exactly once.
+// The due index key moves only when it must. A next run at or before sentUpTo (a watermark
+// the caller read before this write) is sent by the caller itself (the fetch has covered, or
+// is covering, that window), so its key stays where it was, earlier: the fetch's later
+// windows do not reach it, and recovery, which reads every key up to now, still finds it if
+// that firing is lost. Any other next run is keyed at itself so that the fetch finds it. A
+// finish that keeps the key writes the item only (one write unit up to 1 KB); one that moves
+// it also writes the keys-only index twice (a delete and a put).
 //
-// A processor that dies after this request either finished and logged the execution, or did
-// neither (recovery then takes the lease back and logs it). It is still one request; DynamoDB
-// bills transactional writes at twice the write units of plain ones.
-//
-// Transactions return no item, so the instance after the change is computed from observed
-// with timer.Instance.Apply: the condition guarantees that everything Apply reads (fence,
-// active, nextRun) is as observed. Settings an operator changed during the run are not in it.
-func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution) (timer.Instance, error) {
+// UpdateItem returns the item, but the instance returned is computed from observed with
+// timer.Instance.Apply, as before: the condition guarantees that everything Apply reads
+// (fence, active, nextRun) is as observed.
+func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Finish, _ timer.Execution, sentUpTo time.Time) (timer.Instance, error) {
 	after, err := observed.Apply(f)
 	if err != nil {
 		return timer.Instance{}, err // the decision does not fit what it was decided on
 	}
-	token := rand.Text() // ClientRequestToken (at most 36 characters) and the log item's finishId
-	update, err := s.finishUpdate(observed.Key, f)
+	token := rand.Text()[:16] // tells this finish's own write from another finisher's
+	update, err := s.finishUpdate(observed.Key, f, sentUpTo, token)
 	if err != nil {
 		return timer.Instance{}, err
 	}
-	entry := toLogItem(e, s.retention)
-	entry.FinishID = token
-	item, err := attributevalue.MarshalMap(entry)
-	if err != nil {
-		return timer.Instance{}, fmt.Errorf("encode log entry: %w", err)
-	}
-	_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		ClientRequestToken: aws.String(token),
-		TransactItems: []types.TransactWriteItem{
-			{Update: &types.Update{
-				TableName: &s.timers, Key: instanceKey(observed.Key),
-				UpdateExpression: update.Update(), ConditionExpression: update.Condition(),
-				ExpressionAttributeNames: update.Names(), ExpressionAttributeValues: update.Values(),
-			}},
-			{Put: &types.Put{TableName: &s.logs, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		},
+	_, err = s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.timers, Key: instanceKey(observed.Key),
+		UpdateExpression: update.Update(), ConditionExpression: update.Condition(),
+		ExpressionAttributeNames: update.Names(), ExpressionAttributeValues: update.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	var canceled *types.TransactionCanceledException
-	if errors.As(err, &canceled) {
-		return s.finishFailed(ctx, observed, f, e, token, after)
+	if isConditionFailed(err) {
+		return s.finishFailed(ctx, observed, f, token, err, after)
 	}
 	if err != nil {
 		return timer.Instance{}, fmt.Errorf("finish %s: %w", observed.Key, err)
@@ -67,35 +62,36 @@ func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Fin
 	return after, nil
 }
 
-// finishFailed explains a canceled finish: this very write applied by an earlier attempt whose
-// reply was lost (the log item carries its token), the execution ended by someone else
-// (timer.ErrFenceLost), or the instance changed under the decision (timer.ErrChanged).
-func (s *Store) finishFailed(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution, token string, after timer.Instance) (timer.Instance, error) {
-	logged, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.logs, Key: logKey(e), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return timer.Instance{}, fmt.Errorf("finish %s: read its log entry: %w", observed.Key, err)
-	}
-	if len(logged.Item) > 0 {
-		var it logItem
-		if err := attributevalue.UnmarshalMap(logged.Item, &it); err == nil && it.FinishID == token {
-			return after, nil
+// finishFailed explains a refused finish: this very write applied by an earlier attempt whose
+// reply was lost (the item carries its token as lastFinishId), the execution ended by someone
+// else (timer.ErrFenceLost), or the instance changed under the decision (timer.ErrChanged).
+func (s *Store) finishFailed(ctx context.Context, observed timer.Instance, f timer.Finish, token string, err error, after timer.Instance) (timer.Instance, error) {
+	old, ok := conditionOld(err)
+	if !ok {
+		out, gerr := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: instanceKey(observed.Key), ConsistentRead: aws.Bool(true)})
+		if gerr != nil {
+			return timer.Instance{}, fmt.Errorf("finish %s: read it back: %w", observed.Key, gerr)
 		}
-		return timer.Instance{}, timer.ErrFenceLost // another writer ended and logged this execution
+		old = out.Item
 	}
-	cur, err := s.Get(ctx, observed.Key)
-	switch {
-	case errors.Is(err, timer.ErrNotFound):
+	if len(old) == 0 {
 		return timer.Instance{}, timer.ErrFenceLost
-	case err != nil:
-		return timer.Instance{}, err
-	case cur.Fence() != f.Fence:
+	}
+	var cur instanceItem
+	if err := attributevalue.UnmarshalMap(old, &cur); err != nil {
+		return timer.Instance{}, fmt.Errorf("finish %s: decode: %w", observed.Key, err)
+	}
+	switch {
+	case cur.LastFinishID == token:
+		return after, nil // applied by an earlier attempt of this very request
+	case cur.ExecID != f.Fence.ExecutionID || cur.Version != f.Fence.Version:
 		return timer.Instance{}, timer.ErrFenceLost
 	}
 	return timer.Instance{}, timer.ErrChanged
 }
 
 // finishUpdate is the fenced update of the timer item that ends an execution.
-func (s *Store) finishUpdate(key timer.Key, f timer.Finish) (expression.Expression, error) {
+func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, token string) (expression.Expression, error) {
 	n := expression.Name
 	cond := n("execId").Equal(expression.Value(f.Fence.ExecutionID)).
 		And(n("version").Equal(expression.Value(f.Fence.Version))).
@@ -109,8 +105,15 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish) (expression.Expressi
 		Set(n("lastDurationMs"), expression.Value(f.LastDuration.Milliseconds())).
 		Set(n("numberOfTries"), expression.Value(f.Tries)).
 		Set(n("lastOutcome"), expression.Value(string(f.Outcome))).
-		Set(n("version"), n("version").Plus(expression.Value(1)))
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "runShard", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt"} {
+		Set(n("version"), n("version").Plus(expression.Value(1))).
+		Set(n("lastExecId"), expression.Value(f.Fence.ExecutionID)).
+		Set(n("lastFinishId"), expression.Value(token))
+	if f.GaveUp {
+		upd = upd.Set(n("lastGaveUp"), expression.Value(true))
+	} else {
+		upd = upd.Remove(n("lastGaveUp"))
+	}
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt"} {
 		upd = upd.Remove(n(a))
 	}
 	if f.Error != "" {
@@ -121,8 +124,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish) (expression.Expressi
 	if !f.KeepNextRun && !f.NextRun.IsZero() {
 		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))
 	}
-	if f.Active && !f.NextRun.IsZero() {
-		upd = s.placement(upd, key, "dueShard")
+	switch {
+	case !f.Active || f.NextRun.IsZero():
+		upd = upd.Remove(n("dueShard")).Remove(n("dueAt")) // out of the due index
+	case f.NextRun.After(sentUpTo):
+		upd = s.placement(upd, key, "dueShard").Set(n("dueAt"), expression.Value(ms(f.NextRun)))
 	}
 	if f.PendingAttempt > 0 {
 		upd = upd.Set(n("pendingScheduledAt"), expression.Value(ms(f.PendingScheduledAt))).

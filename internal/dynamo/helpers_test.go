@@ -53,6 +53,7 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 			return err
 		},
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
+			drainLog(t)
 			return s.Logs(ctx, dynamo.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
 		},
 		shards: shards,
@@ -222,9 +223,10 @@ func fixedNext(at time.Time) timer.NextFunc {
 // now is the current instant as the engine sees it: UTC, millisecond precision.
 func now() time.Time { return timer.SystemClock{}.Now() }
 
-// finish ends the execution observed holds with dec and logs it, as the engine's finisher does.
+// finish ends the execution observed holds with dec, as the engine's finisher does when it
+// has read no watermark (the next run is keyed for the fetch).
 func finish(ctx context.Context, s engine.Store, observed timer.Instance, dec timer.Finish) (timer.Instance, error) {
-	return s.Finish(ctx, observed, dec, timer.NewExecution(observed, dec))
+	return s.Finish(ctx, observed, dec, timer.NewExecution(observed, dec), time.Time{})
 }
 
 // logged returns the log entries of one instance, oldest first.

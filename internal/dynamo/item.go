@@ -12,10 +12,13 @@ import (
 
 // Attribute and index names shared with template.yaml.
 const (
-	indexDue     = "due"     // dueShard (S) + nextRun (N): present only while active, idle and scheduled
-	indexRunning = "running" // runShard (S) + leaseExpiresAt (N): present only while running
-	indexByDay   = "byDay"
-	indexErrors  = "errorsByDay"
+	// indexDue is keyed dueShard (S) + dueAt (N) and projects the keys only. An instance is
+	// in it while active and scheduled, and while running; dueAt is the instant the fetch must
+	// find it at, or an earlier one when the writer of its next run sent that firing itself
+	// (see Store.Finish). The fetch and recovery read the items they find (BatchGetItem).
+	indexDue    = "due"
+	indexByDay  = "byDay"
+	indexErrors = "errorsByDay"
 
 	instancePrefix = "I#"
 )
@@ -48,7 +51,7 @@ type instanceItem struct {
 	Shard        int               `dynamodbav:"shard"`
 	ShardKey     string            `dynamodbav:"shardKey"`
 	DueShard     string            `dynamodbav:"dueShard,omitempty"`
-	RunShard     string            `dynamodbav:"runShard,omitempty"`
+	DueAt        int64             `dynamodbav:"dueAt,omitempty"`
 
 	NextRun            int64  `dynamodbav:"nextRun,omitempty"`
 	LastRun            int64  `dynamodbav:"lastRun,omitempty"`
@@ -68,6 +71,13 @@ type instanceItem struct {
 	Version            int64  `dynamodbav:"version"`
 	LastOutcome        string `dynamodbav:"lastOutcome,omitempty"`
 	LastError          string `dynamodbav:"lastError,omitempty"`
+	// LastExecID and LastGaveUp are written by the finish that ends an execution: with the
+	// running attributes of the item before it (the stream's old image) they make that
+	// execution's log entry (ExecutionFromImages).
+	LastExecID string `dynamodbav:"lastExecId,omitempty"`
+	LastGaveUp bool   `dynamodbav:"lastGaveUp,omitempty"`
+	// LastFinishID is the token of that finish's request (see Store.finishFailed).
+	LastFinishID string `dynamodbav:"lastFinishId,omitempty"`
 }
 
 func pk(timerName string) string { return "T#" + timerName }
@@ -110,11 +120,15 @@ func toItem(in timer.Instance) instanceItem {
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError,
 	}
-	if in.Active && !in.Running() && !in.NextRun.IsZero() {
-		it.DueShard = it.ShardKey
-	}
-	if in.Running() {
-		it.RunShard = it.ShardKey
+	switch {
+	case in.Running():
+		// A running instance stays in the due index, where recovery finds an expired lease.
+		it.DueShard, it.DueAt = it.ShardKey, ms(in.ClaimedNextRun)
+		if it.DueAt == 0 {
+			it.DueAt = ms(in.IsRunningSince)
+		}
+	case in.Active && !in.NextRun.IsZero():
+		it.DueShard, it.DueAt = it.ShardKey, ms(in.NextRun)
 	}
 	return it
 }
@@ -163,8 +177,6 @@ type logItem struct {
 	GaveUp          bool   `dynamodbav:"gaveUp,omitempty"`
 	Version         int64  `dynamodbav:"version,omitempty"`
 	ExpiresAt       int64  `dynamodbav:"expiresAt"`
-	// FinishID is the token of the write that ended the execution (see Store.Finish).
-	FinishID string `dynamodbav:"finishId,omitempty"`
 }
 
 const logSortLayout = "2006-01-02T15:04:05.000Z"

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,7 +15,7 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Changing DueShards. Every write that puts an instance on the due or running index places
+// Changing DueShards. Every write that puts an instance on the due index places
 // it under this deployment's shard count (SetShards), so instances move to the new shards as
 // they run. The fetch and recovery read every shard up to the largest count ever used
 // (maxShards on the fetch's meta item), so an instance left above a lowered count — one that
@@ -27,8 +28,8 @@ import (
 // DueShards); 0 keeps each instance on the shard it was created on.
 func (s *Store) SetShards(shards int) { s.shards = shards }
 
-// placement is the update that puts an instance's index attribute (dueShard or runShard) on
-// its shard under the deployment's count, keeping shardKey in step.
+// placement is the update that puts an instance's index attribute (dueShard) on its shard
+// under the deployment's count, keeping shardKey in step.
 func (s *Store) placement(upd expression.UpdateBuilder, key timer.Key, attr string) expression.UpdateBuilder {
 	if s.shards <= 0 {
 		return upd.Set(expression.Name(attr), expression.Name("shardKey"))
@@ -80,9 +81,9 @@ func (s *Store) ShardSpan(ctx context.Context, shards int) (int, error) {
 	return shards, nil
 }
 
-// DrainShard implements engine.Store with one Query of the due index (moving what it finds
-// with one conditional write each: only while the instance is still idle on that shard) and,
-// when that shard is empty, one of the running index.
+// DrainShard implements engine.Store with one Query of the due index, moving what it finds
+// (idle or running: a running instance keeps its entry) with one conditional write each,
+// only while the instance is still on that shard.
 func (s *Store) DrainShard(ctx context.Context, from, shards, limit int) (bool, error) {
 	kc := expression.Key("dueShard").Equal(expression.Value(shardKey(from)))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
@@ -96,14 +97,10 @@ func (s *Store) DrainShard(ctx context.Context, from, shards, limit int) (bool, 
 		return false, fmt.Errorf("drain shard %d: %w", from, err)
 	}
 	for _, item := range page.Items {
-		var it struct {
-			Timer  string `dynamodbav:"timer"`
-			Tenant string `dynamodbav:"tenant"`
+		key, err := keyOfItem(item)
+		if err != nil {
+			return false, fmt.Errorf("drain shard %d: %w", from, err)
 		}
-		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-			return false, fmt.Errorf("drain shard %d: decode: %w", from, err)
-		}
-		key := timer.Key{Timer: it.Timer, Tenant: it.Tenant}
 		to := expression.Value(shardKey(ShardOf(key, shards)))
 		cond := expression.Name("dueShard").Equal(expression.Value(shardKey(from)))
 		upd := expression.Set(expression.Name("dueShard"), to).Set(expression.Name("shardKey"), to)
@@ -111,20 +108,25 @@ func (s *Store) DrainShard(ctx context.Context, from, shards, limit int) (bool, 
 			return false, fmt.Errorf("drain shard %d: move %s: %w", from, key, err)
 		}
 	}
-	if len(page.Items) > 0 || page.LastEvaluatedKey != nil {
-		return true, nil
+	return len(page.Items) > 0 || page.LastEvaluatedKey != nil, nil
+}
+
+// keyOfItem reads an instance's key from its table key (pk "T#<timer>", sk "I#<tenant>"), as
+// the keys-only due index returns it.
+func keyOfItem(item map[string]types.AttributeValue) (timer.Key, error) {
+	var k struct {
+		PK string `dynamodbav:"pk"`
+		SK string `dynamodbav:"sk"`
 	}
-	kc = expression.Key("runShard").Equal(expression.Value(shardKey(from)))
-	if expr, err = expression.NewBuilder().WithKeyCondition(kc).Build(); err != nil {
-		return false, err
+	if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+		return timer.Key{}, fmt.Errorf("decode key: %w", err)
 	}
-	running, err := s.api.Query(ctx, &dynamodb.QueryInput{TableName: &s.timers, IndexName: aws.String(indexRunning),
-		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		Limit: aws.Int32(1), Select: types.SelectCount})
-	if err != nil {
-		return false, fmt.Errorf("drain shard %d: running: %w", from, err)
+	name, okT := strings.CutPrefix(k.PK, "T#")
+	tenant, okI := strings.CutPrefix(k.SK, instancePrefix)
+	if !okT || !okI || name == "" {
+		return timer.Key{}, fmt.Errorf("item %q/%q is not a timer instance", k.PK, k.SK)
 	}
-	return running.Count > 0 || running.LastEvaluatedKey != nil, nil
+	return timer.Key{Timer: name, Tenant: tenant}, nil
 }
 
 // RetireShards implements engine.Store.

@@ -29,7 +29,8 @@ type API interface {
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
 // Store implements engine.Store (and the operator's operations in admin.go) on two tables.
@@ -122,57 +123,131 @@ func (s *Store) Watermark(ctx context.Context) (time.Time, error) {
 	return fromMs(m.Watermark), nil
 }
 
-// QueryDue implements engine.Store with one Query on the sparse due index.
+// QueryDue implements engine.Store: one Query of the due index for the keys in the window,
+// then the items (BatchGetItem, strongly consistent). An index key can be earlier than the
+// instance's next run (Store.Finish), and items change between the two reads, so what is
+// returned is checked against the item itself.
 func (s *Store) QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
 	if !after.IsZero() && !after.Before(upTo) {
 		return nil, nil // an empty window (DynamoDB refuses BETWEEN with bounds reversed)
 	}
-	kc := expression.Key("dueShard").Equal(expression.Value(shardKey(shard)))
-	if after.IsZero() {
-		kc = kc.And(expression.Key("nextRun").LessThanEqual(expression.Value(ms(upTo))))
-	} else {
-		kc = kc.And(expression.Key("nextRun").Between(expression.Value(ms(after)+1), expression.Value(ms(upTo))))
-	}
-	return s.queryInstances(ctx, indexDue, kc)
-}
-
-// QueryExpired implements engine.Store with one Query on the sparse running index.
-func (s *Store) QueryExpired(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error) {
-	kc := expression.Key("runShard").Equal(expression.Value(shardKey(shard))).
-		And(expression.Key("leaseExpiresAt").LessThanEqual(expression.Value(ms(now))))
-	return s.queryInstances(ctx, indexRunning, kc)
-}
-
-func (s *Store) queryInstances(ctx context.Context, index string, kc expression.KeyConditionBuilder) ([]timer.Instance, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	ins, err := s.queryDueIndex(ctx, shard, after, upTo)
 	if err != nil {
-		return nil, fmt.Errorf("build query: %w", err)
+		return nil, err
 	}
-	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
-		TableName: &s.timers, IndexName: aws.String(index),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	var out []timer.Instance
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query %s index: %w", index, err)
-		}
-		var items []instanceItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode %s index: %w", index, err)
-		}
-		for _, it := range items {
-			out = append(out, it.instance())
+	out := ins[:0]
+	for _, in := range ins {
+		if in.Active && !in.Running() && !in.NextRun.IsZero() &&
+			(after.IsZero() || in.NextRun.After(after)) && !in.NextRun.After(upTo) {
+			out = append(out, in)
 		}
 	}
 	return out, nil
 }
 
+// QueryExpired implements engine.Store from the same index: running instances keep their
+// entry, keyed at or before the instant they were claimed for, hence before their lease's end.
+func (s *Store) QueryExpired(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error) {
+	ins, err := s.queryDueIndex(ctx, shard, time.Time{}, now)
+	if err != nil {
+		return nil, err
+	}
+	out := ins[:0]
+	for _, in := range ins {
+		if in.Running() && !in.LeaseExpiresAt.After(now) {
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}
+
+// queryDueIndex reads the instances whose due index key in `shard` lies in (after, upTo].
+func (s *Store) queryDueIndex(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
+	kc := expression.Key("dueShard").Equal(expression.Value(shardKey(shard)))
+	if after.IsZero() {
+		kc = kc.And(expression.Key("dueAt").LessThanEqual(expression.Value(ms(upTo))))
+	} else {
+		kc = kc.And(expression.Key("dueAt").Between(expression.Value(ms(after)+1), expression.Value(ms(upTo))))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
+		TableName: &s.timers, IndexName: aws.String(indexDue),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	var keys []map[string]types.AttributeValue
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query due index: %w", err)
+		}
+		for _, it := range page.Items {
+			keys = append(keys, map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]})
+		}
+	}
+	items, err := s.batchGet(ctx, s.timers, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]timer.Instance, 0, len(items))
+	for _, item := range items {
+		in, err := decodeInstance(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// batchGet reads items by key, strongly consistent, 100 keys a request, until DynamoDB has
+// answered every key (UnprocessedKeys are asked again after a pause). Items that are not
+// there are left out.
+func (s *Store) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for len(keys) > 0 {
+		n := min(len(keys), 100)
+		req := map[string]types.KeysAndAttributes{table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		keys = keys[n:]
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 {
+				if err := pause(ctx, attempt); err != nil {
+					return nil, fmt.Errorf("read %s items: %w", table, err)
+				}
+			}
+			res, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, fmt.Errorf("read %s items: %w", table, err)
+			}
+			out = append(out, res.Responses[table]...)
+			req = res.UnprocessedKeys
+		}
+	}
+	return out, nil
+}
+
+// pause waits before retrying the unprocessed part of a batch request: 50 ms doubling, at
+// most 2 s, as DynamoDB asks (exponential backoff).
+func pause(ctx context.Context, attempt int) error {
+	d := min(50*time.Millisecond<<min(attempt-1, 6), 2*time.Second)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // Claim implements engine.Store: one conditional UpdateItem that takes the lease, moves
-// nextRun aside and bumps the version, returning the whole instance.
+// nextRun aside and bumps the version, returning the whole instance. It changes no key of the
+// due index (the instance stays there, where recovery looks for expired leases), so it
+// writes the item only: one write unit for an item up to 1 KB.
 func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error) {
 	n := expression.Name
 	cond := n("active").Equal(expression.Value(true)).
@@ -187,9 +262,8 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 		Set(n("runScheduledAt"), expression.Value(ms(c.ScheduledAt))).
 		Set(n("runAttempt"), expression.Value(c.Attempt)).
 		Set(n("version"), n("version").Plus(expression.Value(1))).
-		Remove(n("nextRun")).Remove(n("dueShard")).
+		Remove(n("nextRun")).
 		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt"))
-	upd = s.placement(upd, key, "runShard")
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
 		old, ok := conditionOld(err)

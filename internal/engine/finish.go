@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/message"
@@ -19,16 +20,26 @@ type finisher struct {
 	clock     timer.Clock
 	log       *slog.Logger
 	schedules schedules
+
+	mu     sync.Mutex
+	wm     time.Time // the highest fetch watermark read (it only moves forward)
+	wmRead time.Time // when it was read
 }
 
-// finish applies the outcome of `running` and logs it, in one atomic write. It returns
-// timer.ErrFenceLost when the execution no longer owns the instance (a zombie): then nothing
-// is written at all.
+// watermarkFresh is how long a watermark read serves the finishes that follow. An older value
+// is still a valid promise (the watermark only grows, and the finisher sends whatever is at
+// or before the value it finished under), it only makes more finishes move the due index key.
+const watermarkFresh = 5 * time.Second
+
+// finish applies the outcome of `running` in one fenced write, from which its log entry
+// follows. It returns timer.ErrFenceLost when the execution no longer owns the instance (a
+// zombie): then nothing is written at all.
 func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer.RunResult) (timer.Instance, timer.Execution, error) {
 	next, serr := f.schedules.next(running)
 	if serr != nil {
 		res.Error = joinErr(res.Error, serr.Error())
 	}
+	sentUpTo := f.watermark(ctx)
 	observed := running
 	var (
 		after timer.Instance
@@ -38,7 +49,7 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 	for range 4 {
 		dec := timer.Decide(observed, res, next)
 		exec = timer.NewExecution(running, dec)
-		after, err = f.store.Finish(ctx, observed, dec, exec)
+		after, err = f.store.Finish(ctx, observed, dec, exec, sentUpTo)
 		if !errors.Is(err, timer.ErrChanged) {
 			break
 		}
@@ -59,6 +70,8 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 
 // followUps sends the next firing of instances whose next run falls inside the window the
 // fetch has already covered: the fetch will not see them again, so the writer sends them.
+// Those at or before the watermark the finish was written under (Store.Finish's sentUpTo) are
+// sent whatever happens; for a later one the watermark is read again, after the write.
 func (f *finisher) followUps(ctx context.Context, ins []timer.Instance, reason func(timer.Instance) message.Reason) error {
 	var candidates []timer.Instance
 	for _, in := range ins {
@@ -69,9 +82,16 @@ func (f *finisher) followUps(ctx context.Context, ins []timer.Instance, reason f
 	if len(candidates) == 0 {
 		return nil
 	}
-	wm, err := f.store.Watermark(ctx)
-	if err != nil {
-		return fmt.Errorf("read watermark: %w", err)
+	wm := f.watermark(ctx)
+	for _, in := range candidates {
+		if in.NextRun.After(wm) {
+			fresh, err := f.readWatermark(ctx)
+			if err != nil {
+				return fmt.Errorf("read watermark: %w", err)
+			}
+			wm = fresh
+			break
+		}
 	}
 	now := f.clock.Now()
 	var msgs []Outgoing
@@ -87,6 +107,39 @@ func (f *finisher) followUps(ctx context.Context, ins []timer.Instance, reason f
 		return fmt.Errorf("send follow-up firings: %w", err)
 	}
 	return nil
+}
+
+// watermark returns the highest watermark read, reading it again when the last read is older
+// than watermarkFresh. A failed read returns what is known (zero at worst: every finish then
+// keys its next run for the fetch, which is correct, only dearer).
+func (f *finisher) watermark(ctx context.Context) time.Time {
+	f.mu.Lock()
+	wm, at := f.wm, f.wmRead
+	f.mu.Unlock()
+	if !at.IsZero() && f.clock.Now().Sub(at) < watermarkFresh {
+		return wm
+	}
+	got, err := f.readWatermark(ctx)
+	if err != nil {
+		f.log.Warn("read watermark", "error", err)
+		return wm
+	}
+	return got
+}
+
+// readWatermark reads the watermark from the store and remembers the highest value seen.
+func (f *finisher) readWatermark(ctx context.Context) (time.Time, error) {
+	got, err := f.store.Watermark(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.wmRead = f.clock.Now()
+	if got.After(f.wm) {
+		f.wm = got
+	}
+	return f.wm, nil
 }
 
 func followUpReason(in timer.Instance) message.Reason {

@@ -30,11 +30,14 @@ type Store interface {
 	// Claim runs timer.Instance.Claim atomically: timer.ErrClaimLost or timer.ErrNotFound.
 	Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error)
 	// Finish ends the execution that `observed` (the instance as last read) holds: it runs
-	// timer.Instance.Apply and writes the execution's log entry e, atomically — both or
-	// neither, so no execution ends unlogged. timer.ErrFenceLost (someone else ended it) or
-	// timer.ErrChanged (the instance changed under the decision). It returns the instance
-	// after the change.
-	Finish(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution) (timer.Instance, error)
+	// timer.Instance.Apply in one fenced write, and the execution's log entry e follows from
+	// that write, exactly once (the DynamoDB adapter derives it from the table's stream; the
+	// in-memory store writes it with the change). timer.ErrFenceLost (someone else ended it)
+	// or timer.ErrChanged (the instance changed under the decision). It returns the instance
+	// after the change. sentUpTo is a watermark the caller read before the call: the caller
+	// sends a next run at or before it itself (followUps), so the store need not make the
+	// fetch find it.
+	Finish(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution, sentUpTo time.Time) (timer.Instance, error)
 	// ExtendLease moves the lease expiry of the execution holding the fence to `until`;
 	// timer.ErrFenceLost if it no longer holds the instance.
 	ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error

@@ -131,7 +131,7 @@ func (s *Store) Claim(_ context.Context, key timer.Key, c timer.Claim) (timer.In
 }
 
 // Finish implements engine.Store.
-func (s *Store) Finish(_ context.Context, observed timer.Instance, f timer.Finish, e timer.Execution) (timer.Instance, error) {
+func (s *Store) Finish(_ context.Context, observed timer.Instance, f timer.Finish, e timer.Execution, _ time.Time) (timer.Instance, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.instances[observed.Key]

@@ -1,0 +1,145 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The execution log is derived from the timers table's stream (template.yaml,
+// LogWriterFunction). An execution ends with exactly one successful write, the fenced finish
+// (Store.Finish), whose record carries the item before it (holding execId and the run's
+// attributes) and after it (no execId; lastExecId naming the execution, and the results).
+// Nothing else removes execId from an item. So the records that end executions are exactly
+// those ExecutionFromImages accepts, each names its execution, and the log item's key is the
+// execution's (instance, start time, execution id): a record delivered twice writes the same
+// item twice, and the log holds one entry per execution.
+
+// ErrNotAFinish is a record that removed an execution without the finish that ends one: no
+// writer of Sundial's does that, so it is reported, not logged as an execution.
+var ErrNotAFinish = errors.New("an execution removed by a write that is not its finish")
+
+// ExecutionFromImages returns the execution that a stream record of the timers table ended,
+// and false for every other record (claims, edits, lease extensions, other items).
+func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (timer.Execution, bool, error) {
+	if len(oldImage) == 0 || len(newImage) == 0 {
+		return timer.Execution{}, false, nil
+	}
+	if _, running := oldImage["execId"]; !running {
+		return timer.Execution{}, false, nil
+	}
+	if _, running := newImage["execId"]; running {
+		return timer.Execution{}, false, nil
+	}
+	var before, after instanceItem
+	if err := attributevalue.UnmarshalMap(oldImage, &before); err != nil {
+		return timer.Execution{}, false, fmt.Errorf("decode old image: %w", err)
+	}
+	if err := attributevalue.UnmarshalMap(newImage, &after); err != nil {
+		return timer.Execution{}, false, fmt.Errorf("decode new image: %w", err)
+	}
+	if after.LastExecID != before.ExecID {
+		return timer.Execution{}, false, fmt.Errorf("%w: the record of %s removes execution %s but names %q as the last",
+			ErrNotAFinish, timer.Key{Timer: before.Timer, Tenant: before.Tenant}, before.ExecID, after.LastExecID)
+	}
+	running, ended := before.instance(), after.instance()
+	return timer.NewExecution(running, timer.Finish{
+		LastDuration: ended.LastDuration, Outcome: ended.LastOutcome, Error: ended.LastError,
+		NextRun: ended.NextRun, GaveUp: after.LastGaveUp,
+	}), true, nil
+}
+
+// PutExecutions writes log entries, 25 a request (BatchWriteItem), until DynamoDB has taken
+// every one (UnprocessedItems are sent again after a pause). A put replaces the item of the
+// same execution, so writing an entry again changes nothing.
+func (s *Store) PutExecutions(ctx context.Context, es []timer.Execution) error {
+	for len(es) > 0 {
+		n := min(len(es), 25)
+		reqs := make([]types.WriteRequest, 0, n)
+		for _, e := range es[:n] {
+			item, err := attributevalue.MarshalMap(toLogItem(e, s.retention))
+			if err != nil {
+				return fmt.Errorf("encode log entry for %s: %w", e.Key, err)
+			}
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+		es = es[n:]
+		req := map[string][]types.WriteRequest{s.logs: reqs}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 {
+				if err := pause(ctx, attempt); err != nil {
+					return fmt.Errorf("write log entries: %w", err)
+				}
+			}
+			out, err := s.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
+			if err != nil {
+				return fmt.Errorf("write log entries: %w", err)
+			}
+			req = out.UnprocessedItems
+		}
+	}
+	return nil
+}
+
+// FromStreamImage converts an image of a stream record as Lambda delivers it to the SDK's
+// attribute values.
+func FromStreamImage(img map[string]events.DynamoDBAttributeValue) (map[string]types.AttributeValue, error) {
+	if img == nil {
+		return nil, nil
+	}
+	out := make(map[string]types.AttributeValue, len(img))
+	for k, v := range img {
+		av, err := fromStreamValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", k, err)
+		}
+		out[k] = av
+	}
+	return out, nil
+}
+
+func fromStreamValue(v events.DynamoDBAttributeValue) (types.AttributeValue, error) {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return &types.AttributeValueMemberS{Value: v.String()}, nil
+	case events.DataTypeNumber:
+		return &types.AttributeValueMemberN{Value: v.Number()}, nil
+	case events.DataTypeBoolean:
+		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}, nil
+	case events.DataTypeNull:
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case events.DataTypeBinary:
+		return &types.AttributeValueMemberB{Value: v.Binary()}, nil
+	case events.DataTypeStringSet:
+		return &types.AttributeValueMemberSS{Value: v.StringSet()}, nil
+	case events.DataTypeNumberSet:
+		return &types.AttributeValueMemberNS{Value: v.NumberSet()}, nil
+	case events.DataTypeBinarySet:
+		return &types.AttributeValueMemberBS{Value: v.BinarySet()}, nil
+	case events.DataTypeList:
+		l := v.List()
+		out := make([]types.AttributeValue, len(l))
+		for i, e := range l {
+			av, err := fromStreamValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = av
+		}
+		return &types.AttributeValueMemberL{Value: out}, nil
+	case events.DataTypeMap:
+		m, err := FromStreamImage(v.Map())
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberM{Value: m}, nil
+	}
+	return nil, fmt.Errorf("unknown attribute type %v", v.DataType())
+}
