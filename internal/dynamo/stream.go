@@ -32,7 +32,7 @@ func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (ti
 	if len(oldImage) == 0 || len(newImage) == 0 {
 		return timer.Execution{}, false, nil
 	}
-	if _, running := oldImage["execId"]; !running {
+	if id, running := oldImage["execId"].(*types.AttributeValueMemberS); !running || id.Value == "" {
 		return timer.Execution{}, false, nil
 	}
 	if _, running := newImage["execId"]; running {

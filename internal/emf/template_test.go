@@ -189,4 +189,10 @@ func TestTemplateUsesEmittedMetrics(t *testing.T) {
 		require.Equal(t, metric, node(a, "MetricName").Value)
 		require.Equal(t, map[string]string{"FunctionName": "ProcessorFunction"}, dimsOf(node(a, "Dimensions")))
 	}
+	// The log follows the timers table's stream: an alarm when the log writer falls behind it.
+	behind := alarms["LogBehindAlarm"]
+	require.NotNil(t, behind)
+	require.Equal(t, "AWS/Lambda", node(behind, "Namespace").Value)
+	require.Equal(t, "IteratorAge", node(behind, "MetricName").Value)
+	require.Equal(t, map[string]string{"FunctionName": "LogWriterFunction"}, dimsOf(node(behind, "Dimensions")))
 }
