@@ -29,10 +29,12 @@ func TestSampleEvent(t *testing.T) {
   - {name: `+name+`, schedule: "every 1m", timeout: 10s, action: {http: {url: "http://127.0.0.1:9/x"}}}
 `)
 	key := timer.Key{Timer: name}
-	in, err := a.Store.Get(ctx, key)
+	// The firing was due an hour ago and claimed then by a processor that died.
+	hourAgo := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	in, err := a.Store.SetNextRun(ctx, key, hourAgo, false)
 	require.NoError(t, err)
 	claimed, err := a.Store.Claim(ctx, key, timer.Claim{Due: in.NextRun, ScheduledAt: in.NextRun, Attempt: 1,
-		ExecutionID: "dead-execution", By: "a processor that died", Now: time.Now().Add(-time.Hour)})
+		ExecutionID: "dead-execution", By: "a processor that died", Now: hourAgo})
 	require.NoError(t, err)
 	require.True(t, claimed.LeaseExpiresAt.Before(time.Now()), "the lease has expired")
 
