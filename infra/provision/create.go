@@ -94,6 +94,10 @@ func (c *creator) create(ctx context.Context, res *Resource) error {
 	case "AWS::Lambda::Permission":
 		res.Ref = s.Name + "-" + res.LogicalID
 		return nil // who may invoke a function: the local platform invokes them itself
+	case "AWS::ApplicationAutoScaling::ScalableTarget":
+		return s.scalableTarget(res)
+	case "AWS::ApplicationAutoScaling::ScalingPolicy":
+		return s.scalingPolicy(res)
 	}
 	// Anything else gets a name and an ARN so that references resolve; it does not run here.
 	res.Ref = s.Name + "-" + res.LogicalID
@@ -165,7 +169,10 @@ func (c *creator) table(ctx context.Context, res *Resource) error {
 			return fmt.Errorf("describe table %s: %w", name, err)
 		}
 		if diff := schemaDiff(in, cur.Table); diff != "" {
-			return fmt.Errorf("table %s exists with another schema than the template's (%s): it was made by an earlier template; start from a fresh state (sundial up --fresh) to recreate it", name, diff)
+			return fmt.Errorf("table %s exists with another schema than the template's (%s): it was made by an earlier template or with other parameters; start from a fresh state (sundial up --fresh) to recreate it", name, diff)
+		}
+		if err := updateThroughput(ctx, db, in, cur.Table); err != nil {
+			return err
 		}
 	}
 	var props tableProps
@@ -242,7 +249,8 @@ func numbers(v any) any {
 	return v
 }
 
-// schemaDiff compares what cannot change in place: keys and indexes.
+// schemaDiff compares what a kept table does not change to: keys, indexes and the billing mode
+// (which AWS switches in place; a kept table is not switched here, the mismatch is reported).
 func schemaDiff(want *dynamodb.CreateTableInput, have *ddbtypes.TableDescription) string {
 	keys := func(ks []ddbtypes.KeySchemaElement) string {
 		var parts []string
@@ -276,7 +284,59 @@ func schemaDiff(want *dynamodb.CreateTableInput, have *ddbtypes.TableDescription
 	if !slices.Equal(w, h) {
 		return "indexes " + strings.Join(h, " ") + ", template " + strings.Join(w, " ")
 	}
+	if w, h := wantBillingMode(want), billingMode(have); w != h {
+		return "billing mode " + string(h) + ", template " + string(w)
+	}
 	return ""
+}
+
+// wantBillingMode is the billing mode CreateTable gives the table: PROVISIONED unless it says
+// otherwise.
+func wantBillingMode(in *dynamodb.CreateTableInput) ddbtypes.BillingMode {
+	if in.BillingMode == "" {
+		return ddbtypes.BillingModeProvisioned
+	}
+	return in.BillingMode
+}
+
+// billingMode is the table's billing mode as DescribeTable reports it: DynamoDB (and DynamoDB
+// Local) leaves BillingModeSummary out for a table created PROVISIONED.
+func billingMode(d *ddbtypes.TableDescription) ddbtypes.BillingMode {
+	if d.BillingModeSummary != nil && d.BillingModeSummary.BillingMode != "" {
+		return d.BillingModeSummary.BillingMode
+	}
+	return ddbtypes.BillingModeProvisioned
+}
+
+// updateThroughput gives a kept PROVISIONED table and its indexes the template's units where
+// they differ (a changed parameter), in place, as CloudFormation updates them on AWS.
+func updateThroughput(ctx context.Context, db *dynamodb.Client, want *dynamodb.CreateTableInput, have *ddbtypes.TableDescription) error {
+	if wantBillingMode(want) != ddbtypes.BillingModeProvisioned {
+		return nil
+	}
+	name := aws.ToString(have.TableName)
+	differs := func(w *ddbtypes.ProvisionedThroughput, h *ddbtypes.ProvisionedThroughputDescription) bool {
+		return w != nil && (h == nil || aws.ToInt64(w.ReadCapacityUnits) != aws.ToInt64(h.ReadCapacityUnits) ||
+			aws.ToInt64(w.WriteCapacityUnits) != aws.ToInt64(h.WriteCapacityUnits))
+	}
+	if differs(want.ProvisionedThroughput, have.ProvisionedThroughput) {
+		if _, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(name), ProvisionedThroughput: want.ProvisionedThroughput}); err != nil {
+			return fmt.Errorf("update the provisioned throughput of table %s: %w", name, err)
+		}
+	}
+	for _, g := range want.GlobalSecondaryIndexes {
+		for _, h := range have.GlobalSecondaryIndexes {
+			if aws.ToString(h.IndexName) != aws.ToString(g.IndexName) || !differs(g.ProvisionedThroughput, h.ProvisionedThroughput) {
+				continue
+			}
+			if _, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(name),
+				GlobalSecondaryIndexUpdates: []ddbtypes.GlobalSecondaryIndexUpdate{{Update: &ddbtypes.UpdateGlobalSecondaryIndexAction{
+					IndexName: g.IndexName, ProvisionedThroughput: g.ProvisionedThroughput}}}}); err != nil {
+				return fmt.Errorf("update the provisioned throughput of index %s of table %s: %w", aws.ToString(g.IndexName), name, err)
+			}
+		}
+	}
+	return nil
 }
 
 func remarshal(from, to any) error {

@@ -3,12 +3,13 @@
 // each from its resource's own properties; the roles, functions, schedules and event sources
 // as configuration for the local platform to run; and the outputs, evaluated as
 // CloudFormation would. Resources the local platform does not run (API Gateway, log groups,
-// alarms, custom resources) get names and ARNs so that references to them resolve, and are
-// listed in Stack.NotEmulated.
+// alarms, auto scaling, custom resources) get names and ARNs so that references to them
+// resolve, and are listed in Stack.NotEmulated.
 //
 // Creation is idempotent: a table or queue that exists (an on-disk database kept from an
-// earlier run) is kept as it is when its schema matches the template, so a restart keeps
-// every timer, edit and log entry.
+// earlier run) is kept as it is when its schema (keys, indexes, billing mode) matches the
+// template, so a restart keeps every timer, edit and log entry; only a PROVISIONED table's
+// units follow the template in place.
 package provision
 
 import (
