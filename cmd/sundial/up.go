@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/infra/local"
@@ -34,6 +37,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
+	fs.Var((*templateParams)(&o.Params), "param", "template parameter `NAME=VALUE`, repeatable (as sam deploy --parameter-overrides), e.g. --param Capacity=Provisioned")
 	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
 	actions := fs.String("actions", "", "also serve the example actions on this address (e.g. 127.0.0.1:9000)")
 	var co consoleOptions
@@ -97,7 +101,11 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "endpoint   %s\n", p.Endpoint)
 	}
-	fmt.Fprintf(stdout, "stack      %s (tables %s, %s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable)
+	params := ""
+	if len(o.Params) > 0 {
+		params = "; parameters " + (*templateParams)(&o.Params).String()
+	}
+	fmt.Fprintf(stdout, "stack      %s (tables %s, %s%s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable, params)
 	if o.Manifest != "" {
 		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d, operator changes kept %d, When Published woken %d\n", o.Manifest,
 			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated), len(p.Sync.Kept), len(p.Sync.Woken))
@@ -121,4 +129,30 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
 	stopConsole()
 	return p.Stop()
+}
+
+// templateParams is --param NAME=VALUE, repeatable: the template's parameters for the stack.
+type templateParams map[string]string
+
+func (p *templateParams) String() string {
+	if p == nil || len(*p) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(*p)) {
+		parts = append(parts, k+"="+(*p)[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (p *templateParams) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=VALUE", v)
+	}
+	if *p == nil {
+		*p = map[string]string{}
+	}
+	(*p)[name] = value
+	return nil
 }
