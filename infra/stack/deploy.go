@@ -37,7 +37,8 @@ var capabilities = []types.Capability{types.CapabilityCapabilityIam, types.Capab
 //
 // The template is sent as is, transform included (CAPABILITY_AUTO_EXPAND),
 // with CreateStack/UpdateStack rather than a change set: moto leaves a stack
-// made by a change set without outputs.
+// made by a change set without outputs. A template above CloudFormation's
+// inline limit is sent without its comments (compact).
 //
 // Emulators implement CloudFormation only in part; against one (cfg has a
 // BaseEndpoint) Deploy also applies the table settings the emulator's
@@ -57,7 +58,10 @@ func Deploy(ctx context.Context, cfg aws.Config, name, templatePath string, para
 		return Outputs{}, fmt.Errorf("deploy %q: %w", name, err)
 	}
 	if len(body) > maxTemplateBody {
-		return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes; CloudFormation takes at most %d inline (use sam deploy, which uploads it)",
+		body = compact(body) // its comments dropped
+	}
+	if len(body) > maxTemplateBody {
+		return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes without its comments; CloudFormation takes at most %d inline (use sam deploy, which uploads it)",
 			name, templatePath, len(body), maxTemplateBody)
 	}
 	if cfg.BaseEndpoint != nil && bytes.Contains(body, []byte("\n  PublishTimers:")) && params["PublishTimers"] == "" {
