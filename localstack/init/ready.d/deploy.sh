@@ -71,8 +71,10 @@ awslocal cloudformation package \
   --template-file "$template" \
   --s3-bucket "$bucket" \
   --output-template-file "$work/packaged.yaml"
+# --s3-bucket: templates above 51,200 bytes go to CloudFormation through S3.
 if ! awslocal cloudformation deploy \
   --template-file "$work/packaged.yaml" \
+  --s3-bucket "$bucket" \
   --stack-name "$stack" \
   --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND \
   --no-fail-on-empty-changeset \
