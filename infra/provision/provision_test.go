@@ -62,7 +62,7 @@ func TestProvision(t *testing.T) {
 		for _, g := range d.Table.GlobalSecondaryIndexes {
 			idx = append(idx, aws.ToString(g.IndexName))
 		}
-		require.ElementsMatch(t, []string{"due", "running"}, idx)
+		require.ElementsMatch(t, []string{"due"}, idx)
 		ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(st.Outputs["LogTableName"])})
 		require.NoError(t, err)
 		require.Equal(t, ddbtypes.TimeToLiveStatusEnabled, ttl.TimeToLiveDescription.TimeToLiveStatus)
