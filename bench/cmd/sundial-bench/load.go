@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sundialhq/sundial/bench/cost"
 	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/metrics"
 )

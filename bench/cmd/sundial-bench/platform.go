@@ -12,10 +12,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sundialhq/sundial/bench/cost"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/message"
 )

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sundialhq/sundial/bench/cost"
 	"github.com/sundialhq/sundial/bench/plot"
+	"github.com/sundialhq/sundial/internal/cost"
 )
 
 // plots writes the charts and returns their file names by role.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
 
@@ -173,12 +173,12 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 		r.Cost.Naive.Requests, r.USDPerMillionNaive, (r.Cost.Naive.SQSRequests+r.Cost.Naive.LambdaRequests)/math.Max(u.SQSRequests+u.LambdaRequests, 1e-9))
 	img("cost", "Dollars per million firings")
 	pr := r.Prices
-	w("**Price table** (`bench/cost/prices.go`, %s, taken %s — **check before quoting**: they were not read live from this machine, and AWS changes prices):\n\n", pr.Region, pr.AsOf)
+	w("**Price table** (`internal/cost/prices.go`, %s, taken %s — **check before quoting**: they were not read live from this machine, and AWS changes prices):\n\n", pr.Region, pr.AsOf)
 	w("| Item | Price |\n|---|---|\n")
 	w("| DynamoDB on-demand write request unit | $%.3f per million |\n| DynamoDB on-demand read request unit | $%.3f per million |\n| DynamoDB storage | $%.2f per GB-month |\n", pr.DynamoWriteRequestUnit*1e6, pr.DynamoReadRequestUnit*1e6, pr.DynamoStorageGBMonth)
 	w("| SQS standard request (per 64 KB chunk) | $%.2f per million |\n| Lambda request | $%.2f per million |\n| Lambda duration, arm64 | $%.10f per GB-second (%d MB: $%.10f per second) |\n", pr.SQSRequest*1e6, pr.LambdaRequest*1e6, pr.LambdaGBSecondARM64, lambdaMemoryMB, pr.LambdaGBSecondARM64*lambdaMemoryMB/1024)
 	w("| CloudWatch Logs ingestion | $%.2f per GB |\n| EventBridge Scheduler invocation | $%.2f per million |\n\n", pr.CloudWatchLogsIngestGB, pr.SchedulerInvocation*1e6)
-	w("Model assumptions (`bench/cost/model.go`): free tiers ignored; each SQS request is under 64 KB (largest request body counted: %s bytes); "+
+	w("Model assumptions (`internal/cost/model.go`): free tiers ignored; each SQS request is under 64 KB (largest request body counted: %s bytes); "+
 		"write units per KB of item: a claim %d, a transactional finish with its log item %d× each of its two writes plus %d + %d index writes (DynamoDB propagates a transaction to its indexes after it completes, as plain writes), a failed run's log item 1 more (errorsByDay), any other write 1; "+
 		"`GetItem` is strongly consistent (1 unit); a `Query` that finds nothing or little is %.1f unit; "+
 		"Lambda duration is the processor invocations' measured wall time on the local engines, rounded up per millisecond — **an upper bound**, since the engines queue calls DynamoDB would serve in parallel; log ingestion is the functions' JSON lines as measured plus ~%d bytes of Lambda's START/END/REPORT per invocation; "+

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
 

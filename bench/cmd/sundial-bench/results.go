@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 )
 
 // Targets from the issue. They are compared with what was measured, never substituted for it.

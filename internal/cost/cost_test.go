@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
 
