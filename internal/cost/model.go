@@ -13,6 +13,14 @@ type Window struct {
 	// log entry put. Failed counts those whose outcome was a failure (their log item also
 	// enters the sparse errorsByDay index).
 	Firings, Failed int64
+	// IndexMoves are the firings whose finish moved the due-index key, because their next
+	// run lay beyond what the fetch had covered (see MoveProbability): the fetch finds them
+	// again with a BatchGetItem. Zero for timers due more often than every look-ahead.
+	IndexMoves float64
+	// StaleKeyMinutes are instance-minutes in the window during which an instance's due
+	// key lay in the past (a frequent timer's always does): recovery reads each such
+	// instance RecoveryRereadsPerMinute times a minute.
+	StaleKeyMinutes float64
 	// Calls are the SDK requests counted by internal/metrics.
 	Calls metrics.Snapshot
 	// EmptyReceives are the ReceiveMessage calls (among Calls) that returned no message. They
@@ -20,7 +28,7 @@ type Window struct {
 	// fires (on AWS, Lambda's pollers long-poll for up to 20 s), so they are a cost per hour,
 	// priced with the idle cost, not a cost of firing.
 	EmptyReceives int64
-	// Lambda invocations by function ("processor", "fetch", "recovery").
+	// Lambda invocations by function ("processor", "fetch", "recovery", "logwriter").
 	Lambda map[string]Invocations
 	// LogBytes is the functions' own log output (JSON lines) in the window.
 	LogBytes int64
@@ -46,7 +54,11 @@ type ItemSizes struct {
 	Log   int `json:"log"`
 }
 
-// Usage is AWS usage per firing.
+// DefaultItems are the measured sizes the model assumes when it has none (TimerItemBytes,
+// LogItemBytes).
+func DefaultItems() ItemSizes { return ItemSizes{Timer: TimerItemBytes, Log: LogItemBytes} }
+
+// Usage is AWS usage: per firing (PerFiring, Naive) or over a period (Steady, Idle).
 type Usage struct {
 	// Requests are the billable API requests (DynamoDB and SQS), the issue's "requests per
 	// firing"; Lambda invocations are counted apart in LambdaRequests.
@@ -62,75 +74,67 @@ type Usage struct {
 	LambdaGBSeconds float64 `json:"lambdaGBSeconds"`
 	// LogIngestBytes go to CloudWatch Logs: the functions' lines plus Lambda's own.
 	LogIngestBytes float64 `json:"logIngestBytes"`
-	// StorageGBMonths is the log item kept for the retention period (table and byDay index).
+	// StorageGBMonths is DynamoDB storage: the log items kept for the retention period
+	// (table and indexes) and, in a period's usage (Steady), the timer items.
 	StorageGBMonths float64 `json:"storageGBMonths"`
 }
 
-// Model constants; each is an assumption the report repeats.
-const (
-	// Write units per call, in units of the item's size rounded up to 1 KB. A claim writes
-	// the item and moves it from the sparse due index to the running index (a delete there,
-	// a put here): 3 writes.
-	ClaimWrites = 3
-	// The finish and the log item are one TransactWriteItems: DynamoDB bills each of its two
-	// item writes at twice the units of a plain write (TxFactor), and the index changes they
-	// cause — the timer item back from the running to the due index (2), the log item into
-	// the byDay index (1), and errorsByDay for a failed run (1) — as plain writes, since
-	// DynamoDB propagates a transaction to its indexes after it completes.
-	TxFactor           = 2
-	TxTimerIndexWrites = 2
-	TxLogIndexWrites   = 1
-	FailedLogWrites    = 1
-	// Before finishes were transactional they were an UpdateItem (3 writes: table and both
-	// indexes) and a PutItem (2: table and byDay); the model still prices that path, so a
-	// window measured with either engine is priced right.
-	FinishWrites = 3
-	LogWrites    = 2
-	// LambdaPlatformLogBytes approximates the START, END and REPORT lines Lambda writes to
-	// CloudWatch Logs for every invocation.
-	LambdaPlatformLogBytes = 300
-	// StorageOverheadBytes is what DynamoDB adds to each stored item (table and index) for
-	// storage billing.
-	StorageOverheadBytes = 100
-	// QueryReadUnits is charged per Query: the fetch and recovery queries of a steady window
-	// return nothing or a few small items; an eventually consistent read of up to 4 KB is half
-	// a unit.
-	QueryReadUnits = 0.5
-)
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		Requests: u.Requests + o.Requests, DynamoRequests: u.DynamoRequests + o.DynamoRequests, SQSRequests: u.SQSRequests + o.SQSRequests,
+		WriteUnits: u.WriteUnits + o.WriteUnits, ReadUnits: u.ReadUnits + o.ReadUnits,
+		LambdaRequests: u.LambdaRequests + o.LambdaRequests, LambdaGBSeconds: u.LambdaGBSeconds + o.LambdaGBSeconds,
+		LogIngestBytes: u.LogIngestBytes + o.LogIngestBytes, StorageGBMonths: u.StorageGBMonths + o.StorageGBMonths,
+	}
+}
+
+// Scale multiplies every quantity by k.
+func (u Usage) Scale(k float64) Usage {
+	return Usage{
+		Requests: u.Requests * k, DynamoRequests: u.DynamoRequests * k, SQSRequests: u.SQSRequests * k,
+		WriteUnits: u.WriteUnits * k, ReadUnits: u.ReadUnits * k,
+		LambdaRequests: u.LambdaRequests * k, LambdaGBSeconds: u.LambdaGBSeconds * k,
+		LogIngestBytes: u.LogIngestBytes * k, StorageGBMonths: u.StorageGBMonths * k,
+	}
+}
 
 // ErrNoFirings is returned for a window in which nothing fired.
 var ErrNoFirings = errors.New("cost: no firings in the window")
 
-// PerFiring is Sundial's usage per firing in the window.
+// PerFiring is Sundial's usage per firing in the window, as the layout's model (layout.go)
+// prices the requests counted.
 //
-// DynamoDB write units: per firing, one UpdateItem is its claim (ClaimWrites per KB of timer
-// item) and one TransactWriteItems its finish and log entry (see TxFactor); a window measured
-// before finishes were transactional has instead a second UpdateItem (FinishWrites) and a
-// PutItem (LogWrites per KB of log item). Every other write — the fetch watermark, lost
-// claims, finishes retried after a concurrent change, recovery marks — is charged one unit
-// per KB of timer item (two for a transaction). Reads: GetItem is strongly consistent (1 unit
-// per 4 KB); Query and Scan QueryReadUnits each.
+// DynamoDB write units, per KB of the item written: every firing's claim and finish are one
+// UpdateItem each (ClaimWrites, FinishWrites per KB of timer item); the window's IndexMoves
+// cost DueIndexMoveWrites each; every firing's log entry is put by the log writer into the
+// log table and byDay (LogWrites + LogByDayWrites per KB of log item), and a failed one's
+// into errorsByDay too, whatever requests wrote them (BatchWriteItem calls are taken as the
+// log writer's and not charged again). Every other write — UpdateItems beyond two per
+// firing (the fetch watermark, lost claims, finishes retried after a concurrent change,
+// recovery marks), PutItem, DeleteItem, TransactWriteItems — is charged one unit per KB of
+// timer item. Reads: GetItem reads a small meta item (the watermark, the shard count),
+// strongly consistent; the BatchGetItem reads are the model's (the fetch reads each moved
+// instance once, recovery each stale key RecoveryRereadsPerMinute times a minute,
+// BatchGetReadUnits per 4 KB of timer item); Query and Scan QueryReadUnits each.
 func PerFiring(w Window) (Usage, error) {
 	if w.Firings <= 0 {
 		return Usage{}, ErrNoFirings
 	}
 	f := float64(w.Firings)
-	timerKB, logKB := kb(w.Items.Timer, 1024), kb(w.Items.Log, 1024)
-	failed := float64(w.Failed)
+	timerKB, logKB, timer4KB := kb(w.Items.Timer, 1024), kb(w.Items.Log, 1024), kb(w.Items.Timer, 4096)
 	calls := func(op string) float64 { return float64(w.Calls.Calls("DynamoDB", op)) }
 	var u Usage
 
 	// The firings' own writes, then whatever else was written.
-	updates, puts, txs := calls("UpdateItem"), calls("PutItem"), calls("TransactWriteItems")
-	claims := math.Min(updates, f)
-	txFinishes := math.Min(txs, f)
-	plainFinishes := math.Min(updates-claims, f-txFinishes)
-	plainLogs := math.Min(puts, f-txFinishes)
-	u.WriteUnits += claims * ClaimWrites * timerKB
-	u.WriteUnits += txFinishes * (TxFactor*(timerKB+logKB) + TxTimerIndexWrites*timerKB + TxLogIndexWrites*logKB)
-	u.WriteUnits += plainFinishes*FinishWrites*timerKB + plainLogs*LogWrites*logKB
-	u.WriteUnits += failed * FailedLogWrites * logKB
-	u.WriteUnits += (updates-claims-plainFinishes)*timerKB + (puts-plainLogs)*timerKB + (txs-txFinishes)*TxFactor*timerKB
+	updates := calls("UpdateItem")
+	claims := min(updates, f)
+	finishes := min(updates-claims, f)
+	u.WriteUnits += claims*ClaimWrites*timerKB + finishes*FinishWrites*timerKB
+	u.WriteUnits += w.IndexMoves * DueIndexMoveWrites
+	u.WriteUnits += f*(LogWrites+LogByDayWrites)*logKB + float64(w.Failed)*LogErrorsWrites*logKB
+	u.WriteUnits += (updates - claims - finishes + calls("PutItem") + calls("DeleteItem") + calls("TransactWriteItems")) * timerKB
+	u.ReadUnits += (w.IndexMoves + w.StaleKeyMinutes*RecoveryRereadsPerMinute) * BatchGetReadUnits * timer4KB
 
 	for op, st := range w.Calls {
 		n := float64(st.Calls)
@@ -138,10 +142,8 @@ func PerFiring(w Window) (Usage, error) {
 		case "DynamoDB":
 			u.DynamoRequests += n
 			switch op.Operation {
-			case "DeleteItem", "BatchWriteItem":
-				u.WriteUnits += n
-			case "GetItem", "BatchGetItem":
-				u.ReadUnits += n * kb(w.Items.Timer, 4096)
+			case "GetItem":
+				u.ReadUnits += n * StrongReadUnits
 			case "Query", "Scan":
 				u.ReadUnits += n * QueryReadUnits
 			}
@@ -159,16 +161,17 @@ func PerFiring(w Window) (Usage, error) {
 	u.LambdaRequests = float64(inv.Count)
 	u.LambdaGBSeconds = float64(inv.BilledMs) / 1000 * float64(w.MemoryMB) / 1024
 	u.LogIngestBytes = float64(w.LogBytes) + float64(inv.Count)*LambdaPlatformLogBytes
-	u.StorageGBMonths = logStorage(w) * f
-	return u.div(f), nil
+	u.StorageGBMonths = logStorage(f, float64(w.Failed), w.Items.Log, w.LogRetentionDays)
+	return u.Scale(1 / f), nil
 }
 
 // Naive is the same engine with every batch of one: each firing is its own SQS message, sent,
 // received and deleted alone, and its own processor invocation, which does the processor's
-// per-batch reads (the watermark GetItem) for that one firing. The per-firing writes and the
-// fetch and recovery ticks are Sundial's as measured; empty polls are left out, as in PerFiring. An invocation of one
-// firing is assumed to last as long as Sundial's average invocation of a batch (the firings of
-// a batch run concurrently, so a batch takes about as long as its slowest firing).
+// per-batch read (the watermark GetItem) for that one firing. The per-firing writes and the
+// fetch and recovery ticks are Sundial's as measured; empty polls are left out, as in
+// PerFiring. An invocation of one firing is assumed to last as long as Sundial's average
+// invocation of a batch (the firings of a batch run concurrently, so a batch takes about as
+// long as its slowest firing).
 func Naive(w Window) (Usage, error) {
 	u, err := PerFiring(w)
 	if err != nil {
@@ -178,7 +181,7 @@ func Naive(w Window) (Usage, error) {
 	proc := w.Lambda["processor"]
 	gets := float64(w.Calls.Calls("DynamoDB", "GetItem")) / f
 	u.DynamoRequests += 1 - gets
-	u.ReadUnits += (1 - gets) * kb(w.Items.Timer, 4096)
+	u.ReadUnits += (1 - gets) * WatermarkReadUnits
 	u.SQSRequests = 3
 	u.Requests = u.DynamoRequests + u.SQSRequests
 	perInv := 0.0
@@ -199,10 +202,13 @@ func Naive(w Window) (Usage, error) {
 	return u, nil
 }
 
-func logStorage(w Window) float64 {
-	bytes := 2 * float64(w.Items.Log+StorageOverheadBytes) // table and byDay index
-	months := float64(w.LogRetentionDays) / (365.25 / 12)
-	return bytes / (1 << 30) * months
+// logStorage is the GB-months of DynamoDB storage that `executions` log items (`failed` of
+// them failures) occupy over the retention: each in the log table and byDay, a failure's
+// also in errorsByDay.
+func logStorage(executions, failed float64, logBytes, retentionDays int) float64 {
+	item := float64(logBytes + StorageOverheadBytes)
+	bytes := (executions*2 + failed) * item
+	return bytes / (1 << 30) * float64(retentionDays) / MonthDays
 }
 
 // kb is the size in units of `unit` bytes, rounded up, at least 1 (DynamoDB's rounding).
@@ -210,14 +216,8 @@ func kb(size, unit int) float64 {
 	return math.Max(1, math.Ceil(float64(size)/float64(unit)))
 }
 
-func (u Usage) div(f float64) Usage {
-	return Usage{
-		Requests: u.Requests / f, DynamoRequests: u.DynamoRequests / f, SQSRequests: u.SQSRequests / f,
-		WriteUnits: u.WriteUnits / f, ReadUnits: u.ReadUnits / f,
-		LambdaRequests: u.LambdaRequests / f, LambdaGBSeconds: u.LambdaGBSeconds / f,
-		LogIngestBytes: u.LogIngestBytes / f, StorageGBMonths: u.StorageGBMonths / f,
-	}
-}
+// ceilEps rounds up, forgiving float error (33.000000000000004 is 33).
+func ceilEps(x float64) float64 { return math.Ceil(x - 1e-9) }
 
 // Line is one item of a bill.
 type Line struct {
@@ -242,10 +242,58 @@ func (p Prices) Bill(u Usage) Bill {
 		{"Lambda requests", u.LambdaRequests, "invocations", u.LambdaRequests * p.LambdaRequest},
 		{"Lambda duration (arm64)", u.LambdaGBSeconds, "GB-s", u.LambdaGBSeconds * p.LambdaGBSecondARM64},
 		{"CloudWatch Logs ingestion", u.LogIngestBytes / (1 << 30), "GB", u.LogIngestBytes / (1 << 30) * p.CloudWatchLogsIngestGB},
-		{"DynamoDB storage of the log item", u.StorageGBMonths, "GB-month", u.StorageGBMonths * p.DynamoStorageGBMonth},
+		{"DynamoDB storage", u.StorageGBMonths, "GB-month", u.StorageGBMonths * p.DynamoStorageGBMonth},
 	}
 	b := Bill{Lines: lines}
 	for _, l := range lines {
+		b.Total += l.USD
+	}
+	return b
+}
+
+// Provisioned is DynamoDB capacity provisioned for a steady usage, with auto scaling
+// keeping utilization at a target.
+type Provisioned struct {
+	// WCU and RCU are the capacity units provisioned on average (all tables and indexes).
+	WCU float64 `json:"wcu"`
+	RCU float64 `json:"rcu"`
+	// WCUHours and RCUHours are what is billed.
+	WCUHours float64 `json:"wcuHours"`
+	RCUHours float64 `json:"rcuHours"`
+}
+
+// ProvisionedFor sizes provisioned capacity for usage spread evenly over `seconds`, auto
+// scaling holding utilization at `target` (DefaultTargetUtilization when out of (0, 1]):
+// units a second ÷ target, rounded up, at least 1 WCU and 1 RCU on each of CapacityTargets
+// tables and indexes (summed: the split between them is not modelled). With seconds = 0 (usage per firing) there is no period, hence no minimum: the
+// capacity-hours are the units ÷ 3,600 ÷ target, linear in the usage.
+//
+// Auto scaling follows a load over minutes, not seconds: a second above the provisioned
+// rate draws on burst capacity (up to BurstSeconds of unused capacity), and beyond it is
+// throttled.
+func ProvisionedFor(u Usage, seconds, target float64) Provisioned {
+	if target <= 0 || target > 1 {
+		target = DefaultTargetUtilization
+	}
+	p := Provisioned{WCUHours: u.WriteUnits / 3600 / target, RCUHours: u.ReadUnits / 3600 / target}
+	if seconds > 0 {
+		hours := seconds / 3600
+		p.WCU = max(ceilEps(u.WriteUnits/seconds/target), CapacityTargets)
+		p.RCU = max(ceilEps(u.ReadUnits/seconds/target), CapacityTargets)
+		p.WCUHours, p.RCUHours = p.WCU*hours, p.RCU*hours
+	}
+	return p
+}
+
+// BillProvisioned prices usage with DynamoDB on provisioned capacity (ProvisionedFor): the
+// same lines as Bill, the request units' two replaced by capacity-hours.
+func (p Prices) BillProvisioned(u Usage, seconds, target float64) Bill {
+	c := ProvisionedFor(u, seconds, target)
+	b := p.Bill(u)
+	b.Lines[0] = Line{"DynamoDB provisioned write capacity", c.WCUHours, "WCU-hours", c.WCUHours * p.DynamoWCUHour}
+	b.Lines[1] = Line{"DynamoDB provisioned read capacity", c.RCUHours, "RCU-hours", c.RCUHours * p.DynamoRCUHour}
+	b.Total = 0
+	for _, l := range b.Lines {
 		b.Total += l.USD
 	}
 	return b
