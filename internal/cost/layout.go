@@ -162,16 +162,16 @@ const (
 // Stack are the template parameters the model depends on.
 type Stack struct {
 	// FetchTick is the fetch's interval (FetchTickMinutes).
-	FetchTick time.Duration `json:"fetchTickSeconds"`
+	FetchTick time.Duration
 	// DueShards (DueShards): the fetch and recovery query each shard every run.
-	DueShards int `json:"dueShards"`
+	DueShards int
 	// LogRetentionDays (LogRetentionDays): how long log items are stored.
-	LogRetentionDays int `json:"logRetentionDays"`
+	LogRetentionDays int
 	// MemoryMB is every function's memory (Globals.Function.MemorySize).
-	MemoryMB int `json:"memoryMB"`
+	MemoryMB int
 	// Concurrency is P1Concurrency..P4Concurrency: the pollers of each queue, whose empty
 	// receives are part of the idle cost.
-	Concurrency [4]int `json:"concurrency"`
+	Concurrency [4]int
 }
 
 // DefaultStack is template.yaml's defaults.
