@@ -72,7 +72,7 @@ func TestFiringsPerDay(t *testing.T) {
 		"Every5sOnA23HourDay": {one("every 5s", "America/New_York"), time.Date(2026, 3, 8, 5, 0, 0, 0, time.UTC), 1, 16560 + 720,
 			[]int{16560}, []string{"2026-03-08"}, 0},
 		// The 25-hour fall-back day: the repeated hour's wall-clock slots fire once, so one next
-		// run (01:59:55 EDT → 01:00:00 EST) is an hour away: that finish moves the due key.
+		// run (01:59:55 EDT → 02:00:00 EST) is an hour away: that finish moves the due key.
 		"Every5sOnA25HourDay": {one("every 5s", "America/New_York"), time.Date(2026, 11, 1, 4, 0, 0, 0, time.UTC), 2, 17280 + 17280 - 720,
 			[]int{17280}, []string{"2026-11-01"}, 1.0 / 33840},
 		// Every 90 s: the watermark lies 1 to 2 minutes ahead, so half the finishes move the key.
