@@ -134,15 +134,15 @@ type StackInfo struct {
 
 // Assumptions are the model's inputs besides the schedules.
 type Assumptions struct {
-	FailureRate          float64 `json:"failureRate"`
-	PerFiringMs          float64 `json:"perFiringMs"`
-	RecordsPerInvocation float64 `json:"recordsPerInvocation"`
-	TimerItemBytes       int     `json:"timerItemBytes"`
-	LogItemBytes         int     `json:"logItemBytes"`
-	TargetUtilization    float64 `json:"targetUtilization"`
-	LatenessBudgetSecond float64 `json:"latenessBudgetSeconds"`
-	Region               string  `json:"region"`
-	PricesAsOf           string  `json:"pricesAsOf"`
+	FailureRate           float64 `json:"failureRate"`
+	PerFiringMs           float64 `json:"perFiringMs"`
+	RecordsPerInvocation  float64 `json:"recordsPerInvocation"`
+	TimerItemBytes        int     `json:"timerItemBytes"`
+	LogItemBytes          int     `json:"logItemBytes"`
+	TargetUtilization     float64 `json:"targetUtilization"`
+	LatenessBudgetSeconds float64 `json:"latenessBudgetSeconds"`
+	Region                string  `json:"region"`
+	PricesAsOf            string  `json:"pricesAsOf"`
 }
 
 // InstancePlan is one instance's firings.
@@ -219,8 +219,11 @@ type Month struct {
 	// Capacity is the provisioned capacity the month needs on average.
 	Capacity cost.Provisioned `json:"capacity"`
 	// PeakWriteUnitsPerSecond is the busiest second's write units: above Capacity.WCU it
-	// draws on burst capacity (up to cost.BurstSeconds of unused capacity).
+	// draws on burst capacity (up to cost.BurstSeconds of unused capacity);
+	// PeakExceedsBurst says it needs more than that (provisioned, those writes would be
+	// throttled and retried, and the firings late).
 	PeakWriteUnitsPerSecond float64 `json:"peakWriteUnitsPerSecond"`
+	PeakExceedsBurst        bool    `json:"peakExceedsBurst"`
 }
 
 // Priced is a month's bill.
@@ -252,7 +255,7 @@ func Compute(in Input) (Plan, error) {
 			DueShards: in.Stack.DueShards, LogRetentionDays: in.Stack.LogRetentionDays, MemoryMB: in.Stack.MemoryMB, Concurrency: in.Stack.Concurrency},
 		Assumptions: Assumptions{FailureRate: in.FailureRate, PerFiringMs: in.PerFiringMs, RecordsPerInvocation: cost.RecordsPerInvocation,
 			TimerItemBytes: in.Items.Timer, LogItemBytes: in.Items.Log, TargetUtilization: in.TargetUtilization,
-			LatenessBudgetSecond: cost.LatenessBudgetSeconds, Region: in.Prices.Region, PricesAsOf: in.Prices.AsOf},
+			LatenessBudgetSeconds: cost.LatenessBudgetSeconds, Region: in.Prices.Region, PricesAsOf: in.Prices.AsOf},
 		Warnings: append([]string{}, in.Warnings...),
 	}
 
@@ -412,6 +415,7 @@ func Compute(in Input) (Plan, error) {
 	m.Capacity = cost.ProvisionedFor(m.TotalUsage, cost.MonthSeconds, in.TargetUtilization)
 	if load.Executions > 0 {
 		m.PeakWriteUnitsPerSecond = float64(peakAll) * m.FiringsUsage.WriteUnits / load.Executions
+		m.PeakExceedsBurst = m.PeakWriteUnitsPerSecond-m.Capacity.WCU > cost.BurstSeconds*m.Capacity.WCU
 	}
 	p.Month = m
 	return p, nil
