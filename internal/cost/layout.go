@@ -97,6 +97,9 @@ const (
 	LogWriterBatch = 100
 	// BatchWriteItems: the log writer writes its records with BatchWriteItem, 25 a request.
 	BatchWriteItems = 25
+	// BatchGetKeys: the fetch and recovery read the items they find with BatchGetItem, 100
+	// keys a request.
+	BatchGetKeys = 100
 )
 
 // Lambda and CloudWatch Logs.

@@ -72,8 +72,8 @@ func Steady(l Load) Usage {
 	}
 	u.SQSRequests = l.FetchSends + l.ProcessorInvocations*(2+followed)
 	// Claims and finishes, the watermark reads, the log writer's writes, and the
-	// BatchGetItems of the fetch and recovery (up to 100 keys each: at least this many).
-	u.DynamoRequests = 2*l.Executions + l.ProcessorInvocations + l.LogWriterRequests + ceilEps((l.IndexMoves+rereads)/100)
+	// BatchGetItems of the fetch and recovery (BatchGetKeys each: at least this many).
+	u.DynamoRequests = 2*l.Executions + l.ProcessorInvocations + l.LogWriterRequests + ceilEps((l.IndexMoves+rereads)/BatchGetKeys)
 	u.Requests = u.DynamoRequests + u.SQSRequests
 
 	mem := float64(memoryMB(l.Stack)) / 1024

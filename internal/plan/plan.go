@@ -104,7 +104,7 @@ var ErrInput = errors.New("plan")
 //
 //   - from, days, horizonSeconds: the horizon the firings were counted over;
 //   - stack: the template parameters used; assumptions: the model's inputs;
-//   - instances: per timer instance (omitted in a summary);
+//   - instances: per timer instance (null in a summary);
 //   - priorities: per priority queue, P1..P4;
 //   - month: a month's (cost.MonthDays) usage and dollars, firings and idle;
 //   - warnings: what the plan could not count (multi-tenant timers without tenants, …).
@@ -114,7 +114,7 @@ type Plan struct {
 	HorizonSeconds float64        `json:"horizonSeconds"`
 	Stack          StackInfo      `json:"stack"`
 	Assumptions    Assumptions    `json:"assumptions"`
-	Instances      []InstancePlan `json:"instances,omitempty"`
+	Instances      []InstancePlan `json:"instances"`
 	Priorities     []PriorityPlan `json:"priorities"`
 	Month          Month          `json:"month"`
 	Warnings       []string       `json:"warnings"`

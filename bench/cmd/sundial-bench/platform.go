@@ -190,4 +190,4 @@ func (c *countingSQS) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessage
 
 // defaultConcurrency is the template's default P1..P4Concurrency: the pollers an idle stack
 // has (the idle cost), and the queues' concurrency where a run does not set it.
-var defaultConcurrency = [4]int{4, 3, 2, 2}
+var defaultConcurrency = cost.DefaultStack().Concurrency
