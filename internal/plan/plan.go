@@ -304,13 +304,13 @@ func Compute(in Input) (Plan, error) {
 				fetched[pr] = make([]float64, ticks)
 			}
 		}
-		r, err := enumerate(g, in.From, end, in.Stack.FetchTick, &budget, func(at time.Time, move, prevMove float64) {
+		r, err := enumerate(g, in.From, end, in.Stack.FetchTick, &budget, func(at time.Time, sentByFetch float64) {
 			sec := int(at.Sub(in.From) / time.Second)
 			tick := int(at.Sub(in.From).Seconds() / tickSecs)
 			for pr, c := range counts {
 				if c > 0 {
 					hist[pr][sec] += c
-					fetched[pr][tick] += float64(c) * prevMove
+					fetched[pr][tick] += float64(c) * sentByFetch
 				}
 			}
 		})
@@ -494,9 +494,10 @@ type result struct {
 }
 
 // enumerate walks a schedule's firings in [from, end) with schedule.Next, calling fire with
-// each and its finish's chance of moving the due key (and the previous finish's: whether the
-// fetch sent this one). It counts the firings of each whole local day of the horizon.
-func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, fire func(at time.Time, move, prevMove float64)) (result, error) {
+// each and the chance that the fetch sends it (that the finish before it moved the due key).
+// It counts the firings of each whole local day of the horizon, the finishes' expected
+// moves, and the minutes the due key spends in the past.
+func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, fire func(at time.Time, sentByFetch float64)) (result, error) {
 	loc, err := schedule.LoadLocation(g.timezone)
 	if err != nil {
 		return result{}, fmt.Errorf("timezone: %w", err)
@@ -539,7 +540,7 @@ func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, f
 		if prevMove < 0 {
 			prevMove = move // the firing before the horizon: assume it was like this one
 		}
-		fire(at, move, prevMove)
+		fire(at, prevMove)
 		r.firings++
 		r.moves += move
 		if ok {
