@@ -138,8 +138,11 @@ const (
 // Items and storage.
 const (
 	// TimerItemBytes and LogItemBytes are a timer item's and a log item's sizes as DynamoDB
-	// bills them (ItemSize), measured by make bench (500 and 295 bytes with an HTTP action
-	// and no properties). Both are under 1 KB, so each write is one unit.
+	// bills them (ItemSize), measured by make bench (500 and 295 bytes) for its timers: name
+	// "L0000", no tenant, schedule "every 5s", no time zone, HTTP action
+	// "http://127.0.0.1:9/bench", no properties. Both are under 1 KB, so each write is one
+	// unit. `sundial plan` sizes each instance's item from this one and what it stores beyond
+	// it (plan.ItemBytes); a failing timer's item also holds its last error (up to ~600 bytes).
 	TimerItemBytes = 500
 	LogItemBytes   = 295
 	// StorageOverheadBytes is what DynamoDB adds to each stored item (table and index) for

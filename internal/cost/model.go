@@ -211,6 +211,11 @@ func logStorage(executions, failed float64, logBytes, retentionDays int) float64
 	return bytes / (1 << 30) * float64(retentionDays) / MonthDays
 }
 
+// WriteKB and ReadKB are the units a write or a strongly consistent read of an item of that
+// many bytes costs: per KB and per 4 KB, rounded up, at least 1.
+func WriteKB(bytes int) float64 { return kb(bytes, 1024) }
+func ReadKB(bytes int) float64  { return kb(bytes, 4096) }
+
 // kb is the size in units of `unit` bytes, rounded up, at least 1 (DynamoDB's rounding).
 func kb(size, unit int) float64 {
 	return math.Max(1, math.Ceil(float64(size)/float64(unit)))

@@ -27,8 +27,12 @@ type Load struct {
 	// LogWriterInvocations and LogWriterRequests (BatchWriteItem): per second, its finishes
 	// in batches of LogWriterBatch and BatchWriteItems.
 	LogWriterInvocations, LogWriterRequests float64
-	// Items are the item sizes (DefaultItems when zero).
+	// Items are the item sizes (DefaultItems when zero); Items.Timer is the mean timer item,
+	// stored once per instance.
 	Items ItemSizes
+	// TimerKB and TimerReadKB are the executions' mean timer-item size in write units (1 KB)
+	// and read units (4 KB), each instance's rounded up (zero: Items.Timer's).
+	TimerKB, TimerReadKB float64
 	// PerFiringMs is the processor time a firing occupies (PerFiringMs when zero).
 	PerFiringMs float64
 	Stack       Stack
@@ -60,6 +64,12 @@ func Steady(l Load) Usage {
 		perFiring = PerFiringMs
 	}
 	timerKB, logKB, timer4KB := kb(items.Timer, 1024), kb(items.Log, 1024), kb(items.Timer, 4096)
+	if l.TimerKB > 0 {
+		timerKB = l.TimerKB
+	}
+	if l.TimerReadKB > 0 {
+		timer4KB = l.TimerReadKB
+	}
 	var u Usage
 	u.WriteUnits = l.Executions*(ClaimWrites+FinishWrites)*timerKB + l.IndexMoves*DueIndexMoveWrites +
 		l.Executions*(LogWrites+LogByDayWrites)*logKB + l.Failed*LogErrorsWrites*logKB

@@ -30,6 +30,48 @@ type Instance struct {
 	// MaxRetries bounds the retries a failed run gets (Input.FailureRate).
 	MaxRetries int
 	Active     bool
+	// ItemBytes is its timer item's size (ItemBytes; 0: cost.TimerItemBytes).
+	ItemBytes int
+}
+
+// ItemBytes estimates a timer item's size as DynamoDB bills it: the benchmark's measured
+// item (cost.TimerItemBytes) and what this one stores beyond it — the name twice (key and
+// attribute) and the tenant likewise, the schedule, time zone and DST policy, the action and
+// its headers, the properties (a shard's tt_index and tt_total included). A failing timer's
+// item also holds its last error, which is not counted.
+func ItemBytes(name, tenant string, st timer.Settings) int {
+	const (
+		benchName     = len("L0000")
+		benchSchedule = len("every 5s")
+		benchURL      = len("http://127.0.0.1:9/bench")
+	)
+	n := cost.TimerItemBytes + 2*(len(name)-benchName) + len(st.Schedule) - benchSchedule
+	if tenant != "" {
+		n += 2*len(tenant) + len("tenant")
+	}
+	if st.Timezone != "" {
+		n += len("timezone") + len(st.Timezone)
+	}
+	if st.DST != "" {
+		n += len("dst") + len(st.DST)
+	}
+	mapBytes := func(name string, m map[string]string) int {
+		if len(m) == 0 {
+			return 0
+		}
+		b := len(name) + 3
+		for k, v := range m {
+			b += 1 + len(k) + len(v)
+		}
+		return b
+	}
+	switch a := st.Action; {
+	case a.HTTP != nil:
+		n += len(a.HTTP.URL) - benchURL + mapBytes("headers", a.HTTP.Headers)
+	case a.Lambda != nil:
+		n += len("lambda") - len("http") + len("function") - len("url") + len(a.Lambda.Function) - benchURL
+	}
+	return max(n+mapBytes("properties", st.Properties), 1)
 }
 
 // FromManifest expands a manifest's entries into their instances: shards, and one per tenant
@@ -48,7 +90,7 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 		for _, in := range t.Expand(tenants, d) {
 			out = append(out, Instance{Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
 				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
-				MaxRetries: in.Settings.MaxRetries, Active: in.Active})
+				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings)})
 		}
 	}
 	return out, warnings
@@ -60,7 +102,7 @@ func FromStored(ins []timer.Instance) []Instance {
 	out := make([]Instance, 0, len(ins))
 	for _, in := range ins {
 		out = append(out, Instance{Timer: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: in.Timezone,
-			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active})
+			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Timer, in.Tenant, in.Settings)})
 	}
 	return out
 }
@@ -165,8 +207,9 @@ type InstancePlan struct {
 	// IndexMoveShare is the share of finishes that move the due-index key (the next run lies
 	// beyond the fetch's look-ahead): 0 for a frequent timer, 1 for a rare one.
 	IndexMoveShare float64 `json:"indexMoveShare"`
-	// WriteUnitsPerFiring are a successful firing's DynamoDB write units (4 frequent, 6 rare,
-	// with items under 1 KB).
+	// ItemBytes is the timer item's estimated size (ItemBytes); WriteUnitsPerFiring a
+	// successful firing's DynamoDB write units (4 frequent, 6 rare, with items under 1 KB).
+	ItemBytes           int     `json:"itemBytes"`
 	WriteUnitsPerFiring float64 `json:"writeUnitsPerFiring"`
 }
 
@@ -285,13 +328,15 @@ func Compute(in Input) (Plan, error) {
 		retries   float64 // extra executions
 		failed    float64 // failed executions
 		scheduled float64 // scheduled firings
+		writeKB   float64 // Σ executions × the instance's timer item in write units
+		readKB    float64 // … and in read units
 		budget    = MaxFirings
 		tickSecs  = in.Stack.FetchTick.Seconds()
 		ticks     = int(math.Ceil(horizon.Seconds()/tickSecs)) + 1
 	)
 	for i, inst := range in.Instances {
 		perInst[i] = InstancePlan{Timer: inst.Timer, Tenant: inst.Tenant, Priority: inst.Priority, Schedule: inst.Schedule,
-			Timezone: zoneName(inst.Timezone), DST: dstName(inst.DST), Active: inst.Active, PerDay: []DayCount{}}
+			Timezone: zoneName(inst.Timezone), DST: dstName(inst.DST), Active: inst.Active, PerDay: []DayCount{}, ItemBytes: inst.ItemBytes}
 	}
 	for _, g := range groups {
 		counts := [4]int32{}
@@ -324,8 +369,13 @@ func Compute(in Input) (Plan, error) {
 			if r.firings > 0 {
 				ip.IndexMoveShare = r.moves / float64(r.firings)
 			}
-			ip.WriteUnitsPerFiring = cost.FiringWriteUnits(false) + ip.IndexMoveShare*cost.DueIndexMoveWrites
+			timerKB := cost.WriteKB(ip.ItemBytes)
+			ip.WriteUnitsPerFiring = (cost.ClaimWrites+cost.FinishWrites)*timerKB + (cost.LogWrites+cost.LogByDayWrites)*cost.WriteKB(in.Items.Log) +
+				ip.IndexMoveShare*cost.DueIndexMoveWrites
 			ex, fl := retryFactors(in.FailureRate, in.Instances[m].MaxRetries)
+			executions := float64(r.firings) * ex
+			writeKB += executions * timerKB
+			readKB += executions * cost.ReadKB(ip.ItemBytes)
 			scheduled += float64(r.firings)
 			retries += float64(r.firings) * (ex - 1)
 			failed += float64(r.firings) * fl
@@ -386,14 +436,30 @@ func Compute(in Input) (Plan, error) {
 		invocations, logInvocations, logRequests = invocations*k, logInvocations*k, logRequests*k
 	}
 
-	// A month of it, and of the idle stack.
+	// A month of it, and of the idle stack. The timer item's size: its mean over the active
+	// instances (stored once each), and in units the mean over the executions.
 	k := cost.MonthSeconds / horizon.Seconds()
+	items, active := in.Items, 0
+	sumBytes := 0
+	for _, inst := range in.Instances {
+		if inst.Active {
+			sumBytes += inst.ItemBytes
+			active++
+		}
+	}
+	if active > 0 {
+		items.Timer = (sumBytes + active - 1) / active
+	}
+	var timerKB, timerReadKB float64
+	if ex := scheduled + retries; ex > 0 {
+		timerKB, timerReadKB = writeKB/ex, readKB/ex
+	}
 	load := cost.Load{
 		Seconds: cost.MonthSeconds, Instances: countActive(in.Instances),
 		Executions: (scheduled + retries) * k, Failed: failed * k, IndexMoves: moves * k, StaleKeyMinutes: stale * k,
 		ProcessorInvocations: invocations * k, FetchSends: fetchSends * k,
 		LogWriterInvocations: logInvocations * k, LogWriterRequests: logRequests * k,
-		Items: in.Items, PerFiringMs: in.PerFiringMs, Stack: in.Stack,
+		Items: items, TimerKB: timerKB, TimerReadKB: timerReadKB, PerFiringMs: in.PerFiringMs, Stack: in.Stack,
 	}
 	idleStack := in.Stack
 	for i, pp := range p.Priorities {
@@ -474,6 +540,9 @@ func (in *Input) defaults() error {
 	for i, inst := range in.Instances {
 		if inst.Priority == 0 {
 			inst.Priority = timer.DefaultPriority
+		}
+		if inst.ItemBytes <= 0 {
+			inst.ItemBytes = in.Items.Timer
 		}
 		if inst.Priority < 1 || inst.Priority > 4 {
 			return fmt.Errorf("%w: timer %q: priority %d is out of range 1..4", ErrInput, inst.Timer, inst.Priority)

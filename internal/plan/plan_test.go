@@ -7,9 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/plan"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // A Saturday; Lisbon and New York are on standard time.
@@ -342,4 +344,45 @@ func requireUsage(t *testing.T, want, got cost.Usage) {
 	} {
 		require.InDelta(t, f.want, f.got, 1e-6*max(1, f.want), f.name)
 	}
+}
+
+func TestItemBytes(t *testing.T) {
+	t.Parallel()
+	bench := timer.Settings{Schedule: "every 5s", Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}}
+	with := func(f func(*timer.Settings)) timer.Settings {
+		s := bench
+		f(&s)
+		return s
+	}
+	for name, c := range map[string]struct {
+		name, tenant string
+		st           timer.Settings
+		want         int
+	}{
+		"TheBenchmarksTimer": {"L0000", "", bench, cost.TimerItemBytes},
+		"ALongerName":        {"NightlyArchive", "", bench, 500 + 2*9},
+		"ATenant":            {"L0000", "acme", bench, 500 + 2*4 + 6},
+		"AZoneAndSkip":       {"L0000", "", with(func(s *timer.Settings) { s.Timezone, s.DST = "Europe/Lisbon", "skip" }), 500 + 8 + 13 + 3 + 4},
+		"ASchedule":          {"L0000", "", with(func(s *timer.Settings) { s.Schedule = "02:00 10:00 18:00" }), 500 + 17 - 8},
+		"Properties":         {"L0000", "", with(func(s *timer.Settings) { s.Properties = map[string]string{"batch": "100"} }), 500 + 10 + 3 + 1 + 5 + 3},
+		"Headers": {"L0000", "", with(func(s *timer.Settings) {
+			s.Action = action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench", Headers: map[string]string{"X-A": "b"}}}
+		}), 500 + 7 + 3 + 1 + 3 + 1},
+		"Lambda": {"L0000", "", with(func(s *timer.Settings) {
+			s.Action = action.Spec{Lambda: &action.LambdaSpec{Function: "sundial-example-orderpush"}}
+		}), 500 + 2 + 5 + 25 - 24},
+	} {
+		require.Equal(t, c.want, plan.ItemBytes(c.name, c.tenant, c.st), name)
+	}
+
+	t.Run("ALargeItemWritesMore", func(t *testing.T) {
+		t.Parallel()
+		big := one("every 1m", "")
+		big.ItemBytes = 1500 // 2 KB: the claim and the finish write 2 units each
+		p := compute(t, plan.Input{Instances: []plan.Instance{big, one("every 1m", "")}, From: from, Days: 1})
+		require.Equal(t, 6.0, p.Instances[0].WriteUnitsPerFiring)
+		require.Equal(t, 4.0, p.Instances[1].WriteUnitsPerFiring)
+		require.Equal(t, 500, p.Instances[1].ItemBytes, "the measured default")
+		require.InDelta(t, 2*43200*1.5*2+2*43200*2, p.Month.FiringsUsage.WriteUnits, 1e-6, "claim and finish at 1.5 KB on average, the log 2")
+	})
 }
