@@ -39,7 +39,7 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	tenants := fs.String("tenants", "", "tenants of the multi-tenant timers: a count N or names a,b,c (default: the manifest's tenants:)")
 	failure := fs.Float64("failure-rate", 0, "share of executions that fail, 0..1 (each failure is retried up to the timer's retries)")
 	perFiring := fs.Float64("per-firing-ms", cost.PerFiringMs, "processor time a firing occupies, ms (measured by make bench with an action that answers at once; add your action's duration ÷ 3)")
-	target := fs.Float64("target-utilization", cost.DefaultTargetUtilization, "provisioned capacity's auto scaling target, 0.2..0.9")
+	target := fs.Int("target-utilization", int(100*cost.DefaultTargetUtilization), "template TargetUtilization: percent of provisioned capacity auto scaling keeps in use, 20..90")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -53,7 +53,10 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	if *perFiring <= 0 {
 		return usageErr("plan: --per-firing-ms %v: the per-firing time must be positive", *perFiring)
 	}
-	in := plan.Input{Days: *days, FailureRate: *failure, PerFiringMs: *perFiring, TargetUtilization: *target}
+	if *target < 20 || *target > 90 {
+		return usageErr("plan: --target-utilization %d is out of range 20..90 (percent)", *target)
+	}
+	in := plan.Input{Days: *days, FailureRate: *failure, PerFiringMs: *perFiring, TargetUtilization: float64(*target) / 100}
 	if *fromFlag != "" {
 		if in.From, err = time.Parse(time.RFC3339, *fromFlag); err != nil {
 			return usageErr("plan: --from %q is not RFC 3339", *fromFlag)
@@ -201,8 +204,8 @@ func printPlan(w io.Writer, path string, p plan.Plan) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	printf(w, "IDLE is the stack with nothing due (fetch and recovery ticks, the queues' empty polls). Provisioned: auto scaling at %s utilization,\n%s WCU and %s RCU on average (at least 1 each on the %d tables and indexes); the busiest second writes %s units.\n",
-		pct(a.TargetUtilization), num(m.Capacity.WCU), num(m.Capacity.RCU), cost.CapacityTargets, num(m.PeakWriteUnitsPerSecond))
+	printf(w, "IDLE is the stack with nothing due (fetch and recovery ticks, the queues' empty polls). Provisioned: auto scaling at %s utilization,\n%s WCU and %s RCU on average (at least the template's minimums, %d and %d over the tables and indexes); the busiest second writes %s units.\n",
+		pct(a.TargetUtilization), num(m.Capacity.WCU), num(m.Capacity.RCU), cost.MinWCU, cost.MinRCU, num(m.PeakWriteUnitsPerSecond))
 	if m.PeakExceedsBurst {
 		printf(w, "warning: the busiest second writes %s units: more than %s WCU and the burst capacity DynamoDB keeps (%d s of it) absorb; provisioned, those writes are throttled.\n",
 			num(m.PeakWriteUnitsPerSecond), num(m.Capacity.WCU), cost.BurstSeconds)

@@ -113,7 +113,7 @@ func TestPlan(t *testing.T) {
 	t.Run("StackFlags", func(t *testing.T) {
 		t.Parallel()
 		code, out, errOut := runPlan(t, path, "--json", "--from", from, "--tenants", "3", "--fetch-tick-minutes", "5", "--due-shards", "8",
-			"--log-retention-days", "90", "--failure-rate", "0.1", "--per-firing-ms", "1000", "--concurrency", "2,2,2,2", "--target-utilization", "0.5")
+			"--log-retention-days", "90", "--failure-rate", "0.1", "--per-firing-ms", "1000", "--concurrency", "2,2,2,2", "--target-utilization", "50")
 		require.Equal(t, 0, code, errOut)
 		var p plan.Plan
 		require.NoError(t, json.Unmarshal([]byte(out), &p))
@@ -150,7 +150,8 @@ func TestPlanBadInput(t *testing.T) {
 		"Concurrency":      {[]string{good, "--concurrency", "1,2,2,2"}, "at least 2"},
 		"ConcurrencyShape": {[]string{good, "--concurrency", "4,4"}, "want four numbers"},
 		"PerFiring":        {[]string{good, "--per-firing-ms", "-1"}, "per-firing time"},
-		"Target":           {[]string{good, "--target-utilization", "1"}, "target utilization"},
+		"Target":           {[]string{good, "--target-utilization", "95"}, "--target-utilization 95 is out of range 20..90"},
+		"TargetFraction":   {[]string{good, "--target-utilization", "0.7"}, "invalid value"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -156,11 +156,15 @@ const (
 
 // Provisioned capacity.
 const (
-	// DefaultTargetUtilization is the auto scaling target (DynamoDB's default is 70%).
+	// DefaultTargetUtilization is the auto scaling target (template.yaml TargetUtilization,
+	// 70 percent, DynamoDB's default too).
 	DefaultTargetUtilization = 0.70
-	// CapacityTargets are the tables and indexes that each need at least 1 WCU and 1 RCU:
-	// the timers table and its due index, the log table and its byDay and errorsByDay.
-	CapacityTargets = 5
+	// MinWCU and MinRCU are the capacity auto scaling never goes below, summed over the
+	// tables and indexes: template.yaml's Capacity=Provisioned defaults,
+	// Timers{Write,Read}CapacityMin 5 on the timers table and on its due index,
+	// Log{Write,Read}CapacityMin 1 on the log table and on each of byDay and errorsByDay.
+	MinWCU = 5 + 5 + 1 + 1 + 1
+	MinRCU = 5 + 5 + 1 + 1 + 1
 	// BurstSeconds: DynamoDB keeps up to 300 s of unused provisioned capacity for bursts.
 	BurstSeconds = 300
 )

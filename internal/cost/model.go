@@ -269,8 +269,9 @@ type Provisioned struct {
 
 // ProvisionedFor sizes provisioned capacity for usage spread evenly over `seconds`, auto
 // scaling holding utilization at `target` (DefaultTargetUtilization when out of (0, 1]):
-// units a second ÷ target, rounded up, at least 1 WCU and 1 RCU on each of CapacityTargets
-// tables and indexes (summed: the split between them is not modelled). With seconds = 0 (usage per firing) there is no period, hence no minimum: the
+// units a second ÷ target, rounded up, at least MinWCU and MinRCU. Auto scaling works per
+// table and index, each between its own minimum and maximum; the model sums them, so with a
+// busy table next to an idle index at its minimum it can fall short by that minimum. With seconds = 0 (usage per firing) there is no period, hence no minimum: the
 // capacity-hours are the units ÷ 3,600 ÷ target, linear in the usage.
 //
 // Auto scaling follows a load over minutes, not seconds: a second above the provisioned
@@ -283,8 +284,8 @@ func ProvisionedFor(u Usage, seconds, target float64) Provisioned {
 	p := Provisioned{WCUHours: u.WriteUnits / 3600 / target, RCUHours: u.ReadUnits / 3600 / target}
 	if seconds > 0 {
 		hours := seconds / 3600
-		p.WCU = max(ceilEps(u.WriteUnits/seconds/target), CapacityTargets)
-		p.RCU = max(ceilEps(u.ReadUnits/seconds/target), CapacityTargets)
+		p.WCU = max(ceilEps(u.WriteUnits/seconds/target), MinWCU)
+		p.RCU = max(ceilEps(u.ReadUnits/seconds/target), MinRCU)
 		p.WCUHours, p.RCUHours = p.WCU*hours, p.RCU*hours
 	}
 	return p

@@ -151,7 +151,7 @@ func TestProvisioned(t *testing.T) {
 	t.Run("AnHourAt70PerSecond", func(t *testing.T) {
 		t.Parallel()
 		c := cost.ProvisionedFor(cost.Usage{WriteUnits: 70 * 3600, ReadUnits: 1}, 3600, 0.7)
-		require.Equal(t, cost.Provisioned{WCU: 100, RCU: 5, WCUHours: 100, RCUHours: 5}, c, "reads: the minimum of 1 RCU on 5 tables and indexes")
+		require.Equal(t, cost.Provisioned{WCU: 100, RCU: 13, WCUHours: 100, RCUHours: 13}, c, "reads: the template's minimums, 5 + 5 + 1 + 1 + 1")
 	})
 	t.Run("RoundsUpAndDefaultsTheTarget", func(t *testing.T) {
 		t.Parallel()
@@ -162,7 +162,7 @@ func TestProvisioned(t *testing.T) {
 		t.Parallel()
 		p := cost.Prices{DynamoWriteRequestUnit: 1e9, DynamoReadRequestUnit: 1e9, DynamoWCUHour: 1, DynamoRCUHour: 10, SQSRequest: 1000}
 		b := p.BillProvisioned(cost.Usage{WriteUnits: 70 * 3600, ReadUnits: 1, SQSRequests: 2}, 3600, 0.7)
-		require.InDelta(t, 100+50+2000, b.Total, 1e-9, "no request-unit price is charged")
+		require.InDelta(t, 100+130+2000, b.Total, 1e-9, "no request-unit price is charged")
 		require.Equal(t, "DynamoDB provisioned write capacity", b.Lines[0].Item)
 		require.Equal(t, 100.0, b.Line("DynamoDB provisioned write capacity").Quantity)
 		require.Equal(t, 2000.0, b.Line("SQS requests").USD)

@@ -238,8 +238,8 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, cost.USEast1.Bill(m.TotalUsage).Total, m.OnDemand.USD, 1e-12)
 		require.InDelta(t, cost.USEast1.Bill(m.IdleUsage).Total, m.OnDemand.IdleUSD, 1e-12)
 		require.InDelta(t, cost.USEast1.BillProvisioned(m.TotalUsage, cost.MonthSeconds, 0.7).Total, m.Provisioned.USD, 1e-12)
-		// 216,000 write units a month are 0.083 a second: the 5-unit minimum holds.
-		require.Equal(t, cost.Provisioned{WCU: 5, RCU: 5, WCUHours: 3600, RCUHours: 3600}, m.Capacity)
+		// 216,000 write units a month are 0.083 a second: the template's minimums hold.
+		require.Equal(t, cost.Provisioned{WCU: 13, RCU: 13, WCUHours: 13 * 720, RCUHours: 13 * 720}, m.Capacity)
 		require.InDelta(t, 4, m.PeakWriteUnitsPerSecond, 1e-9)
 	})
 	t.Run("Rare", func(t *testing.T) {

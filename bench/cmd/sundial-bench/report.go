@@ -160,9 +160,9 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 		"Requests alone (DynamoDB units + SQS + Lambda requests) come to $%.2f per million; Lambda duration, log ingestion and storage make up the rest.\n\n",
 		p.Items.Timer, p.Items.Log, r.USDPerMillionRequestsOnly)
 	w("**Provisioned capacity.** The same usage with DynamoDB provisioned (auto scaling holding utilization at %.0f%%, so each unit a second costs its capacity-hour ÷ 3,600 ÷ %.2f): **$%.2f per million firings** against $%.2f on-demand; the write units cost $%.2f instead of $%.2f. "+
-		"A steady load pays at least 1 WCU and 1 RCU on each of the %d tables and indexes, and a second above the provisioned rate draws on burst capacity (up to %d s of unused capacity) before it is throttled.\n\n",
+		"Per million firings this is the marginal price; a stack pays at least the template's minimum capacity (%d WCU over the tables and indexes), and a second above the provisioned rate draws on burst capacity (up to %d s of unused capacity) before it is throttled.\n\n",
 		100*cost.DefaultTargetUtilization, cost.DefaultTargetUtilization, r.USDPerMillionProvisioned, r.USDPerMillion,
-		r.Cost.SundialProvisionedBill.Lines[0].USD, wr.USD, cost.CapacityTargets, cost.BurstSeconds)
+		r.Cost.SundialProvisionedBill.Lines[0].USD, wr.USD, cost.MinWCU, cost.BurstSeconds)
 	if r.USDPerMillion > r.USDPerMillionScheduler {
 		w("**So Sundial costs more per firing than EventBridge Scheduler's list price** ($%.2f vs $%.2f per million). What it buys is the OutSystems timer model: second precision, at most one execution at a time, timeout, retries, priority, Run Now, and a log entry for every run's end. "+
 			"The levers, if the per-firing cost matters more than some of that: the `byDay` index costs a unit per firing; a rare timer's index move two; provisioned capacity prices a steady load lower.\n\n",
@@ -237,9 +237,9 @@ func (r *results) reportIdle(w func(string, ...any), img func(string, string)) {
 	w("\n%s The fetch reads only the `due` index from the watermark onward, one query per shard, so idle timers cost no requests.\n\n",
 		map[bool]string{true: "**Equal, as targeted.**", false: "**Not equal — target missed.**"}[r.Targets["idle_requests_10 == _10000"]])
 	w("Idle cost per month (%d days) at the prices above: **$%.2f** — fetch and recovery every minute (their requests as counted, their durations as measured here, an upper bound), plus the SQS event sources' empty polls, assumed to be the template's %d pollers each long-polling %d s on AWS (Lambda's own poller count for an idle queue is AWS's choice; at five per queue it would be %.0f%% more). "+
-		"On provisioned capacity the idle month costs $%.2f: the minimum 1 WCU and 1 RCU on each of the %d tables and indexes outweighs the few units the ticks use.\n\n",
+		"On provisioned capacity the idle month costs $%.2f: the template's minimum capacity (%d WCU and %d RCU over the tables and indexes) outweighs the few units the ticks use.\n\n",
 		cost.MonthDays, r.IdleUSDPerMonth, sum(defaultConcurrency[:]), awsPollerWaitSeconds, 100*(20.0/float64(sum(defaultConcurrency[:]))-1),
-		r.IdleUSDPerMonthProvisioned, cost.CapacityTargets)
+		r.IdleUSDPerMonthProvisioned, cost.MinWCU, cost.MinRCU)
 	w("| Item | Per month | $ |\n|---|---|---|\n")
 	for _, l := range r.Cost.IdleBill.Lines {
 		if l.USD > 0 {
