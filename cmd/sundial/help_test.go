@@ -14,7 +14,7 @@ import (
 func TestHelpFlags(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"up"}, {"timers", "list"}, {"timers", "edit"}, {"logs"}, {"health"}, {"run-now"}, {"sync"}, {"check"},
+		{"up"}, {"timers", "list"}, {"timers", "edit"}, {"logs"}, {"health"}, {"run-now"}, {"sync"}, {"check"}, {"plan"},
 		{"tenants", "list"}, {"schedule", "next"}, {"invoke"}, {"dlq", "list"}, {"engines"},
 	} {
 		for _, h := range []string{"-h", "--help"} {

@@ -35,6 +35,10 @@ Usage:
   sundial sync MANIFEST       publish a manifest, as a deploy does: create/update/deactivate
                               timers, keep operators' changes, run When Published timers once
   sundial check MANIFEST      validate a manifest offline (what a deploy would reject)
+  sundial plan MANIFEST [--json] [--from RFC3339] [--days N] [--tenants N|a,b] [--failure-rate F] [--fetch-tick-minutes M] [--due-shards N] ...
+                              what the timers will do and cost per month, offline: firings per
+                              instance, peak seconds and concurrency per priority, on-demand and
+                              provisioned dollars (sundial plan -h lists every flag)
   sundial tenants list|add NAME|remove NAME [--json]
                               tenants of multi-tenant timers: add creates their instances,
                               remove deactivates them (history kept)
@@ -81,6 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdTenants(ctx, rest, stdout)
 	case "check":
 		err = cmdCheck(rest, stdout)
+	case "plan":
+		err = cmdPlan(rest, stdout)
 	case "schedule":
 		err = cmdSchedule(rest, stdout)
 	case "invoke":

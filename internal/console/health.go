@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -31,6 +32,8 @@ type healthInputs struct {
 	queues    []queue.Depth
 	queuesErr error
 	recent    []timer.Execution // newest first
+	// stack are the template parameters the cost estimate uses (zero FetchTick: no estimate).
+	stack cost.Stack
 }
 
 // buildHealth computes Environment Health; it does no I/O.
@@ -45,6 +48,9 @@ func buildHealth(in healthInputs) Health {
 	}
 	h.Fetcher = fetcherHealth(in.now, in.tick, in.fetch)
 	h.LastHour = lastHour(in.now, in.recent, recentForHealth)
+	if in.stack.FetchTick > 0 {
+		h.Estimate = estimate(in.now, in.stack, in.instances, in.recent, recentForHealth)
+	}
 	h.Processors.Capacity = in.capacity
 
 	last := map[timer.Key]timer.Execution{}

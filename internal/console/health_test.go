@@ -1,13 +1,17 @@
 package console
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/plan"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -128,5 +132,97 @@ func TestBuildHealth(t *testing.T) {
 		h := buildHealth(healthInputs{now: now, queues: []queue.Depth{{Name: "P1", Priority: 1}}, queuesErr: errors.New("access denied")})
 		require.Equal(t, "access denied", h.QueuesError)
 		require.Len(t, h.Queues, 1)
+	})
+}
+
+func TestHealthEstimate(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 18, 30, 0, 0, time.UTC)
+	every := func(name, sched string, active bool) timer.Instance {
+		return timer.Instance{Key: timer.Key{Timer: name}, Settings: timer.Settings{Schedule: sched, Priority: 3, MaxRetries: 3}, Active: active}
+	}
+	instances := []timer.Instance{every("A", "every 1m", true), every("B", "every 1m", true), every("Off", "every 1s", false)}
+	ran := func(ago time.Duration) timer.Execution {
+		return timer.Execution{Key: timer.Key{Timer: "A"}, StartedAt: now.Add(-ago), Outcome: timer.OutcomeSuccess}
+	}
+
+	t.Run("NoStackNoEstimate", func(t *testing.T) {
+		t.Parallel()
+		require.Nil(t, buildHealth(healthInputs{now: now, instances: instances}).Estimate)
+	})
+
+	t.Run("PlanOfTheStoredTimersAndTheLogsDay", func(t *testing.T) {
+		t.Parallel()
+		recent := []timer.Execution{ran(time.Minute), ran(2 * time.Hour), ran(23 * time.Hour), ran(25 * time.Hour)}
+		h := buildHealth(healthInputs{now: now, tick: time.Minute, instances: instances, recent: recent, stack: cost.DefaultStack()})
+		e := h.Estimate
+		require.NotNil(t, e)
+		require.Empty(t, e.Error)
+		require.Equal(t, 2, e.Instances, "the inactive one is not counted")
+		require.InDelta(t, 2*1440, e.FiringsPerDay, 1e-9)
+		require.Equal(t, 3, e.Measured24h, "the one 25 hours ago is older")
+		require.False(t, e.Truncated)
+		require.InDelta(t, 3, e.MeasuredPerDay, 1e-9)
+
+		// The same numbers as `sundial plan` over the next day.
+		p, err := plan.Compute(plan.Input{Instances: plan.FromStored(instances), From: now, Days: 1})
+		require.NoError(t, err)
+		require.InDelta(t, p.Month.OnDemand.USD, e.OnDemandUSD, 1e-12)
+		require.InDelta(t, p.Month.Provisioned.USD, e.ProvisionedUSD, 1e-12)
+		require.InDelta(t, p.Month.OnDemand.IdleUSD, e.IdleUSD, 1e-12)
+		require.Greater(t, e.OnDemandUSD, e.IdleUSD)
+		require.Positive(t, e.IdleUSD)
+		require.Equal(t, "us-east-1", e.Region)
+		require.Equal(t, cost.USEast1.AsOf, e.PricesAsOf)
+	})
+
+	t.Run("TheStacksParameters", func(t *testing.T) {
+		t.Parallel()
+		// Two finishes a minute never move the due key with a one-minute tick; with a 5-minute
+		// tick nothing changes for them, but the idle stack ticks less: the estimate is lower.
+		slow := cost.DefaultStack()
+		slow.FetchTick = 5 * time.Minute
+		fast := buildHealth(healthInputs{now: now, tick: time.Minute, instances: instances, stack: cost.DefaultStack()}).Estimate
+		lazy := buildHealth(healthInputs{now: now, tick: 5 * time.Minute, instances: instances, stack: slow}).Estimate
+		require.Less(t, lazy.IdleUSD, fast.IdleUSD)
+	})
+
+	t.Run("ALogLongerThanTheReadIsExtrapolated", func(t *testing.T) {
+		t.Parallel()
+		// The 200 entries read span two hours: 2,400 a day at that rate.
+		var recent []timer.Execution
+		for i := range recentForHealth {
+			recent = append(recent, ran(time.Duration(i+1)*36*time.Second))
+		}
+		e := buildHealth(healthInputs{now: now, tick: time.Minute, instances: instances, recent: recent, stack: cost.DefaultStack()}).Estimate
+		require.Equal(t, recentForHealth, e.Measured24h)
+		require.True(t, e.Truncated)
+		require.InDelta(t, 2400, e.MeasuredPerDay, 1e-9)
+	})
+
+	t.Run("ThePageShowsIt", func(t *testing.T) {
+		t.Parallel()
+		pages, err := parsePages()
+		require.NoError(t, err)
+		render := func(h Health) string {
+			var buf bytes.Buffer
+			require.NoError(t, pages["health"].ExecuteTemplate(&buf, "layout", pageData{Data: h}))
+			return buf.String()
+		}
+		h := buildHealth(healthInputs{now: now, tick: time.Minute, instances: instances, recent: []timer.Execution{ran(time.Minute)}, stack: cost.DefaultStack()})
+		page := render(h)
+		require.Contains(t, page, `id="estimate"`)
+		require.Contains(t, page, fmt.Sprintf("≈ $%.2f on-demand, $%.2f with DynamoDB provisioned", h.Estimate.OnDemandUSD, h.Estimate.ProvisionedUSD))
+		require.Contains(t, page, "2 active instances, 2880 firings scheduled in the next 24 hours")
+		require.Contains(t, page, "measured: 1 executions in the last 24 hours")
+		require.NotContains(t, render(buildHealth(healthInputs{now: now})), `id="estimate"`)
+	})
+
+	t.Run("AScheduleThatDoesNotParseIsShown", func(t *testing.T) {
+		t.Parallel()
+		bad := append([]timer.Instance{every("Broken", "25:00", true)}, instances...)
+		e := buildHealth(healthInputs{now: now, tick: time.Minute, instances: bad, stack: cost.DefaultStack()}).Estimate
+		require.Contains(t, e.Error, `timer "Broken"`)
+		require.Zero(t, e.OnDemandUSD)
 	})
 }

@@ -68,6 +68,9 @@ type Health struct {
 	Processors Processors  `json:"processors"`
 	Counts     Counts      `json:"counts"`
 	LastHour   LastHour    `json:"lastHour"`
+	// Estimate is the stack's cost per month and the last 24 hours' executions (absent
+	// when the stack's parameters are unknown).
+	Estimate *Estimate `json:"estimate,omitempty"`
 }
 
 // FetcherHealth is the fetch tick's state.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -29,12 +30,20 @@ type Service struct {
 	Tick   time.Duration // the fetch interval
 	// Capacity is the processors' maximum concurrency per priority queue (0: unknown).
 	Capacity [4]int
+	// Stack are the template parameters Health's cost estimate uses (zero: no estimate).
+	Stack cost.Stack
 }
 
 // NewService builds the service on an app's wiring; sqs reads queue depths.
 func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
+	stack := cost.DefaultStack()
+	stack.FetchTick, stack.DueShards = a.Config.Tick, a.Config.DueShards
+	stack.LogRetentionDays = int(a.Config.LogRetention / (24 * time.Hour))
+	if capacity != ([4]int{}) {
+		stack.Concurrency = capacity
+	}
 	return &Service{
-		Store: a.Store, Admin: a.Admin, Clock: a.Admin.Clock, Tick: a.Config.Tick, Capacity: capacity,
+		Store: a.Store, Admin: a.Admin, Clock: a.Admin.Clock, Tick: a.Config.Tick, Capacity: capacity, Stack: stack,
 		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
 	}
 }
@@ -46,7 +55,7 @@ const recentForHealth = 200
 // Health reads Environment Health. A queue-depth failure is reported in the result, not as
 // an error, so the rest of the page still shows.
 func (s *Service) Health(ctx context.Context) (Health, error) {
-	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity}
+	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
 	var err error
 	if in.instances, err = s.Store.List(ctx); err != nil {
 		return Health{}, err

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sundialhq/sundial/bench/cost"
 	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
@@ -76,11 +76,19 @@ type loadResult struct {
 	WindowEnd   time.Time `json:"-"`
 }
 
-// window returns the cost model's view of the run's window.
+// window returns the cost model's view of the run's window. Every timer of a run has the
+// same period: the share of finishes that move the due-index key, and the time each
+// instance's key spends in the past (recovery rereads it), follow from it and the tick
+// (cost.MoveProbability).
 func (r loadResult) window() cost.Window {
+	move := cost.MoveProbability(r.Spec.Period, benchTick)
 	return cost.Window{Firings: r.Recorded, Failed: r.Failed, Calls: r.Calls, EmptyReceives: r.EmptyReceives,
+		IndexMoves: float64(r.Recorded) * move, StaleKeyMinutes: float64(r.Spec.Timers) * (1 - move) * r.WindowSeconds / 60,
 		Lambda: r.Lambda, LogBytes: r.LogBytes, Items: r.Items, MemoryMB: lambdaMemoryMB, LogRetentionDays: logRetentionDays}
 }
+
+// benchTick is the fetch tick of the load runs' stacks (runLoad).
+const benchTick = time.Minute
 
 // template.yaml: Globals.Function.MemorySize and the LogRetentionDays default.
 const (
@@ -91,7 +99,7 @@ const (
 // runLoad deploys a stack, syncs the timers, runs the platform for warmup + window and
 // measures the window.
 func (e *env) runLoad(ctx context.Context, s loadSpec) (loadResult, error) {
-	d, err := e.deploy(ctx, "bench-"+s.Name, time.Minute, s.Params)
+	d, err := e.deploy(ctx, "bench-"+s.Name, benchTick, s.Params)
 	if err != nil {
 		return loadResult{}, err
 	}

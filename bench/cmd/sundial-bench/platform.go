@@ -12,10 +12,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sundialhq/sundial/bench/cost"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/message"
 )
@@ -190,4 +190,4 @@ func (c *countingSQS) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessage
 
 // defaultConcurrency is the template's default P1..P4Concurrency: the pollers an idle stack
 // has (the idle cost), and the queues' concurrency where a run does not set it.
-var defaultConcurrency = [4]int{4, 3, 2, 2}
+var defaultConcurrency = cost.DefaultStack().Concurrency

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sundialhq/sundial/bench/cost"
 	"github.com/sundialhq/sundial/bench/plot"
+	"github.com/sundialhq/sundial/internal/cost"
 )
 
 // plots writes the charts and returns their file names by role.
@@ -112,7 +112,7 @@ func (r *results) plots(dir string) (map[string]string, error) {
 		return nil, err
 	}
 
-	usd := plot.NewBars("Dollars per million firings, us-east-1 on-demand (prices as of "+r.Prices.AsOf+")", "USD per million firings")
+	usd := plot.NewBars("Dollars per million firings, us-east-1 (prices as of "+r.Prices.AsOf+")", "USD per million firings")
 	billBar := func(label string, b cost.Bill) {
 		var parts []any
 		for _, l := range b.Lines {
@@ -122,6 +122,7 @@ func (r *results) plots(dir string) (map[string]string, error) {
 		usd.Note(fmt.Sprintf("$%.2f", b.Total))
 	}
 	billBar("Sundial", r.Cost.SundialBill)
+	billBar("Sundial, DynamoDB\nprovisioned", r.Cost.SundialProvisionedBill)
 	billBar("naive: one message\nper firing", r.Cost.NaiveBill)
 	billBar("EventBridge\nScheduler", r.Cost.SchedulerBill)
 	if err := write("cost", "cost_per_million.svg", usd.SVG()); err != nil {

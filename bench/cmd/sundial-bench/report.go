@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
 
@@ -43,7 +43,7 @@ func (r *results) report(plots map[string]string) string {
 		w("| DynamoDB write units per firing, from DynamoDB's `ConsumedCapacity` | — | **%.2f** measured (model %.2f) | |\n", r.MeasuredWriteUnitsPerFiring, r.Cost.Sundial.WriteUnits)
 	}
 	w("| Billable AWS requests per firing (DynamoDB + SQS) | ≤ 3.5 | **%.2f** (%.2f counting the event sources' empty polls) | %s |\n", r.RequestsPerFiring, r.RequestsPerFiringWithPolls, met(r.RequestsPerFiring <= targetRequestsPerFire))
-	w("| Dollars per million firings, us-east-1 on-demand | — | **$%.2f** (naive design $%.2f; EventBridge Scheduler $%.2f) | %s |\n", r.USDPerMillion, r.USDPerMillionNaive, r.USDPerMillionScheduler, cheaper(r.USDPerMillion, r.USDPerMillionScheduler))
+	w("| Dollars per million firings, us-east-1 on-demand | — | **$%.2f** (DynamoDB provisioned at %.0f%% utilization $%.2f; naive design $%.2f; EventBridge Scheduler $%.2f) | %s |\n", r.USDPerMillion, 100*cost.DefaultTargetUtilization, r.USDPerMillionProvisioned, r.USDPerMillionNaive, r.USDPerMillionScheduler, cheaper(r.USDPerMillion, r.USDPerMillionScheduler))
 	w("| Sustained firings/s ÷ the engines' ceiling (same run) | ≥ 0.7 | **%.2f** (%.1f ÷ %.1f firings/s) | %s |\n", r.CeilingRatio, r.SustainedFiringsPerS, r.CeilingFiringsPerS, met(r.CeilingRatio >= targetCeilingRatio))
 	w("| Engine only (in-memory adapters), this machine | — | **%s firings/s** | |\n", thousands(r.EngineFiringsPerS))
 	w("| Fetch requests per tick, 10 vs %s idle timers | equal | **%.0f vs %.0f** (recovery sweep: %.0f vs %.0f) | %s |\n", thousandsStr(r.Options["idleTimers"]), r.IdleRequests10, r.IdleRequests10000, r.IdleRequests10Recovery, r.IdleRequests10000Recovery, met(r.Targets["idle_requests_10 == _10000"]))
@@ -152,38 +152,39 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 			r.MeasuredWriteUnitsPerFiring, r.MeasuredReadUnitsPerFiring, u.WriteUnits, u.ReadUnits)
 	}
 	wr := r.Cost.SundialBill.Line("DynamoDB write request units")
-	w("Where the money goes: DynamoDB write units are $%.2f of Sundial's $%.2f (%.0f%%). A firing writes %.1f units for its two requests. ", wr.USD, r.Cost.SundialBill.Total, 100*wr.USD/r.Cost.SundialBill.Total, u.WriteUnits)
-	if p.Calls.Calls("DynamoDB", "TransactWriteItems") > 0 {
-		w("The claim (one `UpdateItem`) writes the item and moves it from the sparse `due` index to the `running` index: %d units. "+
-			"The finish and the log item (one `TransactWriteItems`) are two transactional writes, billed at %d× a plain write, plus the index changes they cause — the item back from `running` to `due` (%d), the log item into `byDay` (%d): %d units. ",
-			cost.ClaimWrites, cost.TxFactor, cost.TxTimerIndexWrites, cost.TxLogIndexWrites, 2*cost.TxFactor+cost.TxTimerIndexWrites+cost.TxLogIndexWrites)
-	} else {
-		w("The claim moves the item from the sparse `due` index to the `running` index (%d writes: table and both indexes), the finish moves it back (%d), and the log item is written to its table and the `byDay` index (%d). ",
-			cost.ClaimWrites, cost.FinishWrites, cost.LogWrites)
-	}
+	w("Where the money goes: DynamoDB write units are $%.2f of Sundial's $%.2f (%.0f%%). The model says a firing writes %.2f units (%.2f index moves per firing in this window). ", wr.USD, r.Cost.SundialBill.Total, 100*wr.USD/r.Cost.SundialBill.Total, u.WriteUnits, p.window().IndexMoves/float64(max(p.Recorded, 1)))
+	w("The claim (one conditional `UpdateItem` that changes no index key) writes the item: %d unit per KB. The finish (one fenced `UpdateItem`) writes it again (%d), and moves its keys-only `due` entry (%d units: a delete and a put) only when the next run lies beyond what the fetch has covered (the look-ahead, %d ticks); otherwise the finisher sends the next firing itself. "+
+		"The log entry is put from the timers table's stream by the log writer (reading the stream is free): the log table and its `byDay` index (%d + %d per KB), and `errorsByDay` for a failed run (%d). So a frequent timer's successful firing writes %.0f units, a rare one's %.0f. ",
+		cost.ClaimWrites, cost.FinishWrites, cost.DueIndexMoveWrites, cost.LookAheadTicks, cost.LogWrites, cost.LogByDayWrites, cost.LogErrorsWrites, cost.FiringWriteUnits(false), cost.FiringWriteUnits(true))
 	w("Index writes are billed like table writes. Timer items are %d bytes while running and log items %d bytes as DynamoDB sizes them, so each write is one unit per KB. "+
 		"Requests alone (DynamoDB units + SQS + Lambda requests) come to $%.2f per million; Lambda duration, log ingestion and storage make up the rest.\n\n",
 		p.Items.Timer, p.Items.Log, r.USDPerMillionRequestsOnly)
+	w("**Provisioned capacity.** The same usage with DynamoDB provisioned (auto scaling holding utilization at %.0f%%, so each unit a second costs its capacity-hour ÷ 3,600 ÷ %.2f): **$%.2f per million firings** against $%.2f on-demand; the write units cost $%.2f instead of $%.2f. "+
+		"Per million firings this is the marginal price; a stack pays at least the template's minimum capacity (%d WCU over the tables and indexes), and a second above the provisioned rate draws on burst capacity (up to %d s of unused capacity) before it is throttled.\n\n",
+		100*cost.DefaultTargetUtilization, cost.DefaultTargetUtilization, r.USDPerMillionProvisioned, r.USDPerMillion,
+		r.Cost.SundialProvisionedBill.Lines[0].USD, wr.USD, cost.MinWCU, cost.BurstSeconds)
 	if r.USDPerMillion > r.USDPerMillionScheduler {
-		w("**So Sundial costs more per firing than EventBridge Scheduler's list price** ($%.2f vs $%.2f per million). What it buys is the OutSystems timer model: second precision, at most one execution at a time, timeout, retries, priority, Run Now, and a log entry written atomically with every run's end. "+
-			"The levers, if the per-firing cost matters more than some of that: the transaction doubles its two writes to make \"finished\" and \"logged\" one event; the `byDay` index costs a unit; the `running` index two (recovery would have to scan instead); provisioned capacity prices a steady load lower.\n\n",
+		w("**So Sundial costs more per firing than EventBridge Scheduler's list price** ($%.2f vs $%.2f per million). What it buys is the OutSystems timer model: second precision, at most one execution at a time, timeout, retries, priority, Run Now, and a log entry for every run's end. "+
+			"The levers, if the per-firing cost matters more than some of that: the `byDay` index costs a unit per firing; a rare timer's index move two; provisioned capacity prices a steady load lower.\n\n",
 			r.USDPerMillion, r.USDPerMillionScheduler)
 	}
 	w("Batching is what the naive design lacks: it needs %.2f requests and $%.2f per million firings, %.1f× Sundial's SQS and Lambda requests.\n\n",
 		r.Cost.Naive.Requests, r.USDPerMillionNaive, (r.Cost.Naive.SQSRequests+r.Cost.Naive.LambdaRequests)/math.Max(u.SQSRequests+u.LambdaRequests, 1e-9))
 	img("cost", "Dollars per million firings")
 	pr := r.Prices
-	w("**Price table** (`bench/cost/prices.go`, %s, taken %s — **check before quoting**: they were not read live from this machine, and AWS changes prices):\n\n", pr.Region, pr.AsOf)
+	w("**Price table** (`internal/cost/prices.go`, %s, taken %s — **check before quoting**: they were not read live from this machine, and AWS changes prices):\n\n", pr.Region, pr.AsOf)
 	w("| Item | Price |\n|---|---|\n")
 	w("| DynamoDB on-demand write request unit | $%.3f per million |\n| DynamoDB on-demand read request unit | $%.3f per million |\n| DynamoDB storage | $%.2f per GB-month |\n", pr.DynamoWriteRequestUnit*1e6, pr.DynamoReadRequestUnit*1e6, pr.DynamoStorageGBMonth)
 	w("| SQS standard request (per 64 KB chunk) | $%.2f per million |\n| Lambda request | $%.2f per million |\n| Lambda duration, arm64 | $%.10f per GB-second (%d MB: $%.10f per second) |\n", pr.SQSRequest*1e6, pr.LambdaRequest*1e6, pr.LambdaGBSecondARM64, lambdaMemoryMB, pr.LambdaGBSecondARM64*lambdaMemoryMB/1024)
-	w("| CloudWatch Logs ingestion | $%.2f per GB |\n| EventBridge Scheduler invocation | $%.2f per million |\n\n", pr.CloudWatchLogsIngestGB, pr.SchedulerInvocation*1e6)
-	w("Model assumptions (`bench/cost/model.go`): free tiers ignored; each SQS request is under 64 KB (largest request body counted: %s bytes); "+
-		"write units per KB of item: a claim %d, a transactional finish with its log item %d× each of its two writes plus %d + %d index writes (DynamoDB propagates a transaction to its indexes after it completes, as plain writes), a failed run's log item 1 more (errorsByDay), any other write 1; "+
-		"`GetItem` is strongly consistent (1 unit); a `Query` that finds nothing or little is %.1f unit; "+
-		"Lambda duration is the processor invocations' measured wall time on the local engines, rounded up per millisecond — **an upper bound**, since the engines queue calls DynamoDB would serve in parallel; log ingestion is the functions' JSON lines as measured plus ~%d bytes of Lambda's START/END/REPORT per invocation; "+
-		"the log item and its index entry are stored for %d days.\n\n",
-		thousands(float64(maxBytes(p.Calls, "SQS"))), cost.ClaimWrites, cost.TxFactor, cost.TxTimerIndexWrites, cost.TxLogIndexWrites, cost.QueryReadUnits, cost.LambdaPlatformLogBytes, logRetentionDays)
+	w("| CloudWatch Logs ingestion | $%.2f per GB |\n| EventBridge Scheduler invocation | $%.2f per million |\n", pr.CloudWatchLogsIngestGB, pr.SchedulerInvocation*1e6)
+	w("| DynamoDB provisioned write capacity | $%.5f per WCU-hour |\n| DynamoDB provisioned read capacity | $%.5f per RCU-hour |\n\n", pr.DynamoWCUHour, pr.DynamoRCUHour)
+	w("Model assumptions (`internal/cost/layout.go`, the constants `sundial plan` prices with too): free tiers ignored; each SQS request is under 64 KB (largest request body counted: %s bytes); "+
+		"write units per KB of item: a claim %d, a finish %d plus %d for a due-index move (keys-only entries, whatever the item's size), the log item %d + %d (table, byDay) and %d more for a failure (errorsByDay), any other write 1; "+
+		"`GetItem` reads a small meta item, strongly consistent (1 unit); the fetch reads each moved firing and recovery each instance whose due key lies in the past (%d× a minute) with `BatchGetItem`, %.1f unit per 4 KB; a `Query` that finds nothing or little is %.1f unit; "+
+		"Lambda duration is the invocations' measured wall time on the local engines, rounded up per millisecond — **an upper bound**, since the engines queue calls DynamoDB would serve in parallel; log ingestion is the functions' JSON lines as measured plus ~%d bytes of Lambda's START/END/REPORT per invocation; "+
+		"the log item and its index entries are stored for %d days; a month is %d days.\n\n",
+		thousands(float64(maxBytes(p.Calls, "SQS"))), cost.ClaimWrites, cost.FinishWrites, cost.DueIndexMoveWrites, cost.LogWrites, cost.LogByDayWrites, cost.LogErrorsWrites,
+		cost.RecoveryRereadsPerMinute, cost.BatchGetReadUnits, cost.QueryReadUnits, cost.LambdaPlatformLogBytes, logRetentionDays, cost.MonthDays)
 }
 
 func (r *results) reportThroughput(w func(string, ...any), img func(string, string)) {
@@ -235,8 +236,10 @@ func (r *results) reportIdle(w func(string, ...any), img func(string, string)) {
 	}
 	w("\n%s The fetch reads only the `due` index from the watermark onward, one query per shard, so idle timers cost no requests.\n\n",
 		map[bool]string{true: "**Equal, as targeted.**", false: "**Not equal — target missed.**"}[r.Targets["idle_requests_10 == _10000"]])
-	w("Idle cost per month at the prices above: **$%.2f** — fetch and recovery every minute (their requests as counted, their durations as measured here, an upper bound), plus the SQS event sources' empty polls, assumed to be the template's %d pollers each long-polling %d s on AWS (Lambda's own poller count for an idle queue is AWS's choice; at five per queue it would be %.0f%% more):\n\n",
-		r.IdleUSDPerMonth, sum(defaultConcurrency[:]), awsPollerWaitSeconds, 100*(20.0/float64(sum(defaultConcurrency[:]))-1))
+	w("Idle cost per month (%d days) at the prices above: **$%.2f** — fetch and recovery every minute (their requests as counted, their durations as measured here, an upper bound), plus the SQS event sources' empty polls, assumed to be the template's %d pollers each long-polling %d s on AWS (Lambda's own poller count for an idle queue is AWS's choice; at five per queue it would be %.0f%% more). "+
+		"On provisioned capacity the idle month costs $%.2f: the template's minimum capacity (%d WCU and %d RCU over the tables and indexes) outweighs the few units the ticks use.\n\n",
+		cost.MonthDays, r.IdleUSDPerMonth, sum(defaultConcurrency[:]), awsPollerWaitSeconds, 100*(20.0/float64(sum(defaultConcurrency[:]))-1),
+		r.IdleUSDPerMonthProvisioned, cost.MinWCU, cost.MinRCU)
 	w("| Item | Per month | $ |\n|---|---|---|\n")
 	for _, l := range r.Cost.IdleBill.Lines {
 		if l.USD > 0 {
@@ -283,15 +286,19 @@ func (r *results) reportLimits(w func(string, ...any)) {
 func opNote(op metrics.Op) string {
 	switch op.String() {
 	case "DynamoDB.UpdateItem":
-		return "the claim, per firing; fetch watermark, per tick"
+		return "the claim and the fenced finish, per firing; fetch watermark, per tick"
 	case "DynamoDB.TransactWriteItems":
-		return "fenced finish and log item, one transaction per execution"
+		return "fenced finish and log item, one transaction per execution (the layout before issue 14)"
 	case "DynamoDB.PutItem":
 		return "the log item (engines before the transactional finish)"
+	case "DynamoDB.BatchWriteItem":
+		return "the log writer's log items, from the timers table's stream"
+	case "DynamoDB.BatchGetItem":
+		return "the items the fetch and recovery find in the keys-only due index"
 	case "DynamoDB.GetItem":
-		return "watermark read per processed batch (which follow-ups to send)"
+		return "watermark read per processed batch (which follow-ups to send); shard count per tick"
 	case "DynamoDB.Query":
-		return "fetch (due index, per shard) and recovery (running and due indexes, per shard), per tick"
+		return "fetch (due index, per shard) and recovery (due index, per shard), per tick"
 	case "SQS.SendMessageBatch":
 		return "next firings (follow-ups), up to 10 per call; fetch sends"
 	case "SQS.ReceiveMessage":

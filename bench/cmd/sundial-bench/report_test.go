@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
 
@@ -51,12 +51,12 @@ func TestReportRenders(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC)
 	calls := metrics.Snapshot{
-		{Service: "DynamoDB", Operation: "UpdateItem"}:         {Calls: 101, Time: time.Second},
-		{Service: "DynamoDB", Operation: "TransactWriteItems"}: {Calls: 100, Time: time.Second},
-		{Service: "DynamoDB", Operation: "GetItem"}:            {Calls: 10},
-		{Service: "SQS", Operation: "ReceiveMessage"}:          {Calls: 30},
-		{Service: "SQS", Operation: "SendMessageBatch"}:        {Calls: 10, MaxBytes: 2700},
-		{Service: "SQS", Operation: "DeleteMessageBatch"}:      {Calls: 10},
+		{Service: "DynamoDB", Operation: "UpdateItem"}:     {Calls: 201, Time: time.Second},
+		{Service: "DynamoDB", Operation: "BatchWriteItem"}: {Calls: 10, Time: time.Second},
+		{Service: "DynamoDB", Operation: "GetItem"}:        {Calls: 10},
+		{Service: "SQS", Operation: "ReceiveMessage"}:      {Calls: 30},
+		{Service: "SQS", Operation: "SendMessageBatch"}:    {Calls: 10, MaxBytes: 2700},
+		{Service: "SQS", Operation: "DeleteMessageBatch"}:  {Calls: 10},
 	}
 	load := func(name string, timers int) *loadResult {
 		l := &loadResult{Spec: loadSpec{Name: name, Label: name + " load", Timers: timers, Period: 5 * time.Second},
@@ -90,8 +90,10 @@ func TestReportRenders(t *testing.T) {
 	}
 	r.Ceiling.summarize()
 	r.finish(5 * time.Minute)
-	require.InDelta(t, 2.41, r.RequestsPerFiring, 1e-9, "261 calls less 20 empty polls, over 100 firings")
-	require.InDelta(t, 2.61, r.RequestsPerFiringWithPolls, 1e-9)
+	require.InDelta(t, 2.51, r.RequestsPerFiring, 1e-9, "271 calls less 20 empty polls, over 100 firings")
+	require.InDelta(t, 2.71, r.RequestsPerFiringWithPolls, 1e-9)
+	require.InDelta(t, 4.01, r.Cost.Sundial.WriteUnits, 1e-9, "every 5 s: a frequent timer's 4 units, and the watermark")
+	require.Less(t, r.USDPerMillionProvisioned, r.USDPerMillion)
 	require.InDelta(t, 20_000, r.EngineFiringsPerS, 1e-9, "the better median")
 	require.InDelta(t, 10.0/7, r.CeilingRatio, 1e-9, "sustained over the mean of the best before and after")
 	require.True(t, r.Targets["idle_requests_10 == _10000"])

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 )
 
 // Targets from the issue. They are compared with what was measured, never substituted for it.
@@ -18,9 +18,8 @@ const (
 	targetLatenessP99      = 1.0 // seconds
 	targetRequestsPerFire  = 3.5
 	targetCeilingRatio     = 0.7
-	minutesPerMonth        = 365.25 * 24 * 60 / 12
-	awsPollerWaitSeconds   = 20 // Lambda's SQS pollers long-poll for up to 20 s
-	localPollerWaitSeconds = 1  // infra/lambdarun's pollers: WaitTimeSeconds 1
+	awsPollerWaitSeconds   = cost.PollWaitSeconds // Lambda's SQS pollers long-poll for up to 20 s
+	localPollerWaitSeconds = 1                    // infra/lambdarun's pollers: WaitTimeSeconds 1
 )
 
 // results is results.json; the first block holds the keys the issue asks for.
@@ -48,7 +47,9 @@ type results struct {
 	USDPerMillionNaive         float64           `json:"usd_per_million_firings_naive"`
 	USDPerMillionScheduler     float64           `json:"usd_per_million_firings_eventbridge_scheduler"`
 	USDPerMillionRequestsOnly  float64           `json:"usd_per_million_firings_requests_only"`
+	USDPerMillionProvisioned   float64           `json:"usd_per_million_firings_provisioned"`
 	IdleUSDPerMonth            float64           `json:"idle_usd_per_month"`
+	IdleUSDPerMonthProvisioned float64           `json:"idle_usd_per_month_provisioned"`
 	Targets                    map[string]bool   `json:"targets_met"`
 	TotalSeconds               float64           `json:"total_seconds"`
 	Date                       string            `json:"date"`
@@ -91,6 +92,10 @@ type costs struct {
 	NaiveBill     cost.Bill  `json:"naivePerMillion"`
 	SchedulerBill cost.Bill  `json:"eventBridgeSchedulerPerMillion"`
 	IdleBill      cost.Bill  `json:"idlePerMonth"`
+	// The same with DynamoDB on provisioned capacity (auto scaling at
+	// cost.DefaultTargetUtilization).
+	SundialProvisionedBill cost.Bill `json:"sundialPerMillionProvisioned"`
+	IdleProvisionedBill    cost.Bill `json:"idlePerMonthProvisioned"`
 }
 
 // ceilings are the emulator's rates before and after the precision run.
@@ -174,6 +179,8 @@ func (r *results) finish(took time.Duration) {
 		bill := r.Prices.Bill(u)
 		r.Cost.SundialBill = bill.Scale(1e6)
 		r.USDPerMillion = r.Cost.SundialBill.Total
+		r.Cost.SundialProvisionedBill = r.Prices.BillProvisioned(u, 0, cost.DefaultTargetUtilization).Scale(1e6)
+		r.USDPerMillionProvisioned = r.Cost.SundialProvisionedBill.Total
 		for _, item := range []string{"DynamoDB write request units", "DynamoDB read request units", "SQS requests", "Lambda requests"} {
 			r.USDPerMillionRequestsOnly += r.Cost.SundialBill.Line(item).USD
 		}
@@ -232,8 +239,11 @@ func (r *results) finish(took time.Duration) {
 		}
 	}
 	if len(r.Idle) > 0 {
-		r.Cost.IdleBill = r.idleMonth()
+		u := r.idleMonth()
+		r.Cost.IdleBill = r.Prices.Bill(u)
 		r.IdleUSDPerMonth = r.Cost.IdleBill.Total
+		r.Cost.IdleProvisionedBill = r.Prices.BillProvisioned(u, cost.MonthSeconds, cost.DefaultTargetUtilization)
+		r.IdleUSDPerMonthProvisioned = r.Cost.IdleProvisionedBill.Total
 	}
 	if r.Memory != nil {
 		r.ProcessorPeakRSS = r.Memory.PeakRSSMB
@@ -247,35 +257,24 @@ func (r *results) finish(took time.Duration) {
 	}
 }
 
-// idleMonth prices a month of ticks with idle timers: fetch and recovery every minute (their
-// requests as measured, their durations as measured here), plus the SQS event sources' empty
-// polls at AWS's long-poll interval. The pollers per queue are assumed to be the template's
-// maximum concurrency (Lambda may run more for an idle queue; see the report).
-func (r *results) idleMonth() cost.Bill {
+// idleMonth is a month (cost.MonthDays) of ticks with idle timers, priced by cost.Idle (the
+// model `sundial plan` uses) from what was measured here: fetch and recovery every minute,
+// their requests as counted and their durations as measured, plus the SQS event sources'
+// empty polls at AWS's long-poll interval. The pollers per queue are assumed to be the
+// template's maximum concurrency (Lambda may run more for an idle queue; see the report).
+func (r *results) idleMonth() cost.Usage {
 	i := r.Idle[0]
-	polls := 0.0
-	for _, c := range defaultConcurrency {
-		polls += float64(c) * 60 / awsPollerWaitSeconds
-	}
-	perTick := map[string]int64{}
-	for k, v := range i.FetchByOp {
-		perTick[k] += v
-	}
-	for k, v := range i.RecoveryByOp {
-		perTick[k] += v
-	}
 	ticks := float64(i.Ticks)
-	u := cost.Usage{
-		SQSRequests:     polls * minutesPerMonth,
-		ReadUnits:       (float64(perTick["DynamoDB.Query"])*cost.QueryReadUnits + float64(perTick["DynamoDB.GetItem"])) / ticks * minutesPerMonth,
-		WriteUnits:      float64(perTick["DynamoDB.UpdateItem"]) / ticks * minutesPerMonth, // the watermark
-		LambdaRequests:  2 * minutesPerMonth,
-		LambdaGBSeconds: (i.FetchSeconds + i.RecoverySeconds) * lambdaMemoryMB / 1024 * minutesPerMonth,
-		LogIngestBytes:  2 * cost.LambdaPlatformLogBytes * minutesPerMonth,
+	per := func(ops map[string]int64, op string) float64 { return float64(ops[op]) / ticks }
+	w := cost.IdleWork{
+		Fetch: cost.Sweep{Writes: per(i.FetchByOp, "DynamoDB.UpdateItem"), Gets: per(i.FetchByOp, "DynamoDB.GetItem"),
+			Queries: per(i.FetchByOp, "DynamoDB.Query"), Seconds: i.FetchSeconds},
+		Recovery: cost.Sweep{Writes: per(i.RecoveryByOp, "DynamoDB.UpdateItem"), Gets: per(i.RecoveryByOp, "DynamoDB.GetItem"),
+			Queries: per(i.RecoveryByOp, "DynamoDB.Query"), Seconds: i.RecoverySeconds},
 	}
-	u.DynamoRequests = (i.FetchRequests + i.RecoveryRequests) * minutesPerMonth
-	u.Requests = u.DynamoRequests + u.SQSRequests
-	return r.Prices.Bill(u)
+	st := cost.DefaultStack()
+	st.Concurrency = defaultConcurrency
+	return cost.Idle(w, st, cost.MonthSeconds)
 }
 
 func (r *results) summaryLines() string {
@@ -284,8 +283,8 @@ func (r *results) summaryLines() string {
 	if r.Lower != nil {
 		fmt.Fprintf(&b, "lower load: lateness p50 %.3f s, p99 %.3f s (%s)\n", r.Lower.Lateness.P50, r.Lower.Lateness.P99, r.Lower.Spec.Label)
 	}
-	fmt.Fprintf(&b, "requests per firing %.2f (%.2f with empty polls); $%.2f per million firings (naive $%.2f, EventBridge Scheduler $%.2f)\n",
-		r.RequestsPerFiring, r.RequestsPerFiringWithPolls, r.USDPerMillion, r.USDPerMillionNaive, r.USDPerMillionScheduler)
+	fmt.Fprintf(&b, "requests per firing %.2f (%.2f with empty polls); $%.2f per million firings (provisioned $%.2f, naive $%.2f, EventBridge Scheduler $%.2f)\n",
+		r.RequestsPerFiring, r.RequestsPerFiringWithPolls, r.USDPerMillion, r.USDPerMillionProvisioned, r.USDPerMillionNaive, r.USDPerMillionScheduler)
 	fmt.Fprintf(&b, "sustained %.1f firings/s, ceiling %.1f firings/s, ratio %.2f\n", r.SustainedFiringsPerS, r.CeilingFiringsPerS, r.CeilingRatio)
 	fmt.Fprintf(&b, "engine only %.0f firings/s\n", r.EngineFiringsPerS)
 	fmt.Fprintf(&b, "idle fetch requests per tick: %.0f with 10 timers, %.0f with %s\n", r.IdleRequests10, r.IdleRequests10000, r.Options["idleTimers"])

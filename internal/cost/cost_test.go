@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/bench/cost"
+	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/metrics"
 )
 
@@ -19,14 +19,16 @@ func calls(kv ...any) metrics.Snapshot {
 	return s
 }
 
-// steady is ten firings processed as one batch: claim, finish and log each, one watermark
-// read, one receive, one follow-up send, one delete, one processor invocation of 200 ms.
+// steady is ten firings processed as one batch in the layout of issue 14: a claim and a finish
+// (UpdateItem) each, one BatchWriteItem of their log entries by the log writer, one watermark
+// read, one receive, one follow-up send, one delete; a processor invocation of 200 ms and a
+// log writer invocation of 50 ms.
 func steady() cost.Window {
 	return cost.Window{
 		Firings: 10,
-		Calls: calls("DynamoDB", "UpdateItem", 20, "DynamoDB", "PutItem", 10, "DynamoDB", "GetItem", 1,
+		Calls: calls("DynamoDB", "UpdateItem", 20, "DynamoDB", "BatchWriteItem", 1, "DynamoDB", "GetItem", 1,
 			"SQS", "ReceiveMessage", 1, "SQS", "SendMessageBatch", 1, "SQS", "DeleteMessageBatch", 1),
-		Lambda:           map[string]cost.Invocations{"processor": {Count: 1, BilledMs: 200}},
+		Lambda:           map[string]cost.Invocations{"processor": {Count: 1, BilledMs: 200}, "logwriter": {Count: 1, BilledMs: 50}},
 		LogBytes:         5000,
 		Items:            cost.ItemSizes{Timer: 700, Log: 400},
 		MemoryMB:         128,
@@ -36,65 +38,88 @@ func steady() cost.Window {
 
 func TestPerFiring(t *testing.T) {
 	t.Parallel()
+	const gbs = 0.25 * 0.125 / 10 // 250 ms of invocations at 128 MB, over ten firings
 	cases := map[string]struct {
 		w    func() cost.Window
 		want cost.Usage
 	}{
 		"ABatchOfTen": {steady, cost.Usage{
-			Requests: 3.4, DynamoRequests: 3.1, SQSRequests: 0.3,
-			WriteUnits: 3 + 3 + 2, ReadUnits: 0.1,
-			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
-			LogIngestBytes: 500 + 30,
+			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
+			// Claim 1 + finish 1 + log item 1 + byDay 1: the frequent timer's 4.
+			WriteUnits: 4, ReadUnits: 0.1,
+			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
+			LogIngestBytes: 500 + 60,
 		}},
-		"TransactionalFinish": {func() cost.Window {
-			// The finish and the log item in one TransactWriteItems per firing.
+		"RareTimersMoveTheirDueKey": {func() cost.Window {
 			w := steady()
-			w.Calls = calls("DynamoDB", "UpdateItem", 10, "DynamoDB", "TransactWriteItems", 10, "DynamoDB", "GetItem", 1,
-				"SQS", "ReceiveMessage", 1, "SQS", "SendMessageBatch", 1, "SQS", "DeleteMessageBatch", 1)
+			w.IndexMoves = 10 // every finish: 2 more writes, and the fetch reads each again
 			return w
 		}, cost.Usage{
-			Requests: 2.4, DynamoRequests: 2.1, SQSRequests: 0.3,
-			// Claim 3; transaction: 2 × (timer + log) + timer item back to the due index (2) + byDay (1).
-			WriteUnits: 3 + 2*2 + 2 + 1, ReadUnits: 0.1,
-			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
-			LogIngestBytes: 530,
+			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
+			WriteUnits: 6, ReadUnits: 0.1 + 0.5,
+			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
+			LogIngestBytes: 560,
 		}},
-		"TransactionalFinishOfLargeItemsAndAFailure": {func() cost.Window {
+		"RecoveryRereadsStaleKeys": {func() cost.Window {
 			w := steady()
-			w.Calls = calls("DynamoDB", "UpdateItem", 11, "DynamoDB", "TransactWriteItems", 10)
+			w.StaleKeyMinutes = 20 // e.g. 10 frequent instances over 2 minutes: 20 reads of 0.5
+			return w
+		}, cost.Usage{
+			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
+			WriteUnits: 4, ReadUnits: 0.1 + 1,
+			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
+			LogIngestBytes: 560,
+		}},
+		"LargeItemsAndFailures": {func() cost.Window {
+			w := steady()
+			w.Calls = calls("DynamoDB", "UpdateItem", 21, "DynamoDB", "BatchWriteItem", 1)
 			w.Items = cost.ItemSizes{Timer: 1500, Log: 900} // 2 KB and 1 KB
 			w.Failed = 2
 			return w
 		}, cost.Usage{
-			Requests: 2.1, DynamoRequests: 2.1,
-			// Claim 3×2; transaction 2×(2+1) + 2×2 + 1; errorsByDay 2 of 10 firings; one other update 2.
-			WriteUnits:     6 + 6 + 4 + 1 + 0.2 + 0.2,
-			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
-			LogIngestBytes: 530,
+			Requests: 2.2, DynamoRequests: 2.2,
+			// Claims 10×2, finishes 10×2, one other update 2; logs 10×(1+1); errorsByDay 2×1.
+			WriteUnits:     (20 + 20 + 2 + 20 + 2) / 10.0,
+			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
+			LogIngestBytes: 560,
 		}},
 		"LargeItemsCostMoreUnits": {func() cost.Window {
 			w := steady()
 			w.Items = cost.ItemSizes{Timer: 1025, Log: 2048} // 2 KB each: every write doubles
 			return w
 		}, cost.Usage{
-			Requests: 3.4, DynamoRequests: 3.1, SQSRequests: 0.3,
-			WriteUnits: 2 * (3 + 3 + 2), ReadUnits: 0.1,
-			LambdaRequests: 0.1, LambdaGBSeconds: 0.2 * 0.125 / 10,
-			LogIngestBytes: 530,
+			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
+			WriteUnits: 8, ReadUnits: 0.1,
+			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
+			LogIngestBytes: 560,
 		}},
 		"OtherCallsAreChargedApart": {func() cost.Window {
 			w := steady()
-			// A fetch tick (watermark UpdateItem, 4 queries), two lost claims, one failure.
-			w.Calls = calls("DynamoDB", "UpdateItem", 23, "DynamoDB", "PutItem", 10, "DynamoDB", "GetItem", 1,
-				"DynamoDB", "Query", 4, "SQS", "ReceiveMessage", 1, "SQS", "SendMessageBatch", 1, "SQS", "DeleteMessageBatch", 1)
+			// A fetch tick (watermark UpdateItem, 4 queries), two lost claims, a PutItem and a
+			// DeleteItem, one failure.
+			w.Calls = calls("DynamoDB", "UpdateItem", 23, "DynamoDB", "BatchWriteItem", 1, "DynamoDB", "GetItem", 1,
+				"DynamoDB", "PutItem", 1, "DynamoDB", "DeleteItem", 1, "DynamoDB", "Query", 4,
+				"SQS", "ReceiveMessage", 1, "SQS", "SendMessageBatch", 1, "SQS", "DeleteMessageBatch", 1)
 			w.Failed = 1
 			w.Lambda["fetch"] = cost.Invocations{Count: 1, BilledMs: 50}
 			return w
 		}, cost.Usage{
-			Requests: 4.1, DynamoRequests: 3.8, SQSRequests: 0.3,
-			WriteUnits: 8 + 0.3 + 0.1, ReadUnits: 0.1 + 0.2,
-			LambdaRequests: 0.2, LambdaGBSeconds: 0.25 * 0.125 / 10,
-			LogIngestBytes: 500 + 60,
+			// 23 + 1 + 1 + 1 + 1 + 4 DynamoDB requests, 3 SQS.
+			Requests: 3.4, DynamoRequests: 3.1, SQSRequests: 0.3,
+			// The firings' 4, three more updates, a put, a delete, errorsByDay for the failure.
+			WriteUnits: 4 + 0.3 + 0.1 + 0.1 + 0.1, ReadUnits: 0.1 + 0.2,
+			LambdaRequests: 0.3, LambdaGBSeconds: 0.3 * 0.125 / 10,
+			LogIngestBytes: 500 + 90,
+		}},
+		"ATransactionIsAnotherWrite": {func() cost.Window {
+			w := steady()
+			w.Calls[metrics.Op{Service: "DynamoDB", Operation: "TransactWriteItems"}] = metrics.Stat{Calls: 10}
+			return w
+		}, cost.Usage{
+			Requests: 3.5, DynamoRequests: 3.2, SQSRequests: 0.3,
+			WriteUnits: 5, ReadUnits: 0.1,
+			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
+			LogIngestBytes: 560,
 		}},
 	}
 	for name, c := range cases {
@@ -115,7 +140,7 @@ func TestPerFiring(t *testing.T) {
 		w.EmptyReceives = 20
 		got, err := cost.PerFiring(w)
 		require.NoError(t, err)
-		require.InDelta(t, 3.4, got.Requests, 1e-9)
+		require.InDelta(t, 2.5, got.Requests, 1e-9)
 		require.InDelta(t, 0.3, got.SQSRequests, 1e-9)
 	})
 
@@ -128,11 +153,15 @@ func TestPerFiring(t *testing.T) {
 	t.Run("StorageKeepsTheLogItemTwiceForTheRetention", func(t *testing.T) {
 		t.Parallel()
 		w := steady()
-		w.Items.Log = 1<<30/2 - cost.StorageOverheadBytes // half a GB, twice (table + index)
+		w.Items.Log = 1<<30/2 - cost.StorageOverheadBytes // half a GB, twice (table + byDay)
 		w.LogRetentionDays = 365
 		got, err := cost.PerFiring(w)
 		require.NoError(t, err)
-		require.InDelta(t, 365/(365.25/12), got.StorageGBMonths, 1e-9, "1 GB for a year")
+		require.InDelta(t, 365.0/30, got.StorageGBMonths, 1e-9, "1 GB for a year of 30-day months")
+		w.Failed = 5 // half the firings: their items also in errorsByDay, half a GB more each
+		got, err = cost.PerFiring(w)
+		require.NoError(t, err)
+		require.InDelta(t, 1.25*365/30, got.StorageGBMonths, 1e-9)
 	})
 }
 
@@ -144,12 +173,13 @@ func TestNaive(t *testing.T) {
 	require.NoError(t, err)
 	got.StorageGBMonths = 0
 	requireUsage(t, cost.Usage{
-		// Claim, finish, log and a watermark read per firing; send, receive, delete per firing.
-		Requests: 4 + 3, DynamoRequests: 4, SQSRequests: 3,
-		WriteUnits: 8, ReadUnits: 1,
-		// One invocation per firing, each as long as a batch was.
-		LambdaRequests: 1, LambdaGBSeconds: 0.2 * 0.125,
-		LogIngestBytes: 500 + 300,
+		// Sundial's requests plus a watermark read per firing; send, receive, delete per firing.
+		Requests: 3.1 + 3, DynamoRequests: 2.2 + 0.9, SQSRequests: 3,
+		WriteUnits: 4, ReadUnits: 1,
+		// One processor invocation per firing, each as long as a batch was (200 ms), and the
+		// log writer's as measured (one of 50 ms over ten firings).
+		LambdaRequests: 1.1, LambdaGBSeconds: 0.205 * 0.125,
+		LogIngestBytes: 500 + 1.1*300,
 	}, got)
 }
 

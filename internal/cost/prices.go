@@ -3,7 +3,8 @@
 // the alternatives the report compares Sundial with.
 package cost
 
-// Prices are AWS on-demand list prices in USD for one region, without free tiers.
+// Prices are AWS list prices in USD for one region, without free tiers: on-demand, and
+// DynamoDB's provisioned capacity.
 //
 // CHECK THESE BEFORE QUOTING THEM. They were taken on AsOf from AWS's public pricing pages as
 // known to us and cross-checked against secondary sources; this machine cannot reach
@@ -18,6 +19,12 @@ type Prices struct {
 	DynamoWriteRequestUnit float64 // per write request unit (1 KB of item, per table or index write)
 	DynamoReadRequestUnit  float64 // per read request unit (4 KB strongly consistent; half for eventually consistent)
 	DynamoStorageGBMonth   float64 // per GB-month, table and index storage
+
+	// DynamoDB provisioned capacity, Standard table class: per write capacity unit-hour (one
+	// 1 KB write a second for an hour) and read capacity unit-hour (one strongly consistent
+	// 4 KB read a second, or two eventually consistent, for an hour).
+	DynamoWCUHour float64
+	DynamoRCUHour float64
 
 	// SQS standard queues; each 64 KB chunk of a request's payload is billed as one request.
 	SQSRequest float64
@@ -35,11 +42,13 @@ type Prices struct {
 var USEast1 = Prices{
 	Region: "us-east-1",
 	AsOf:   "2026-11-21",
-	Source: "aws.amazon.com/{dynamodb,sqs,lambda,cloudwatch,eventbridge}/pricing (on-demand, no free tier)",
+	Source: "aws.amazon.com/{dynamodb,sqs,lambda,cloudwatch,eventbridge}/pricing (on-demand and DynamoDB provisioned, Standard table class, no free tier)",
 
 	DynamoWriteRequestUnit: 0.625 / 1e6,
 	DynamoReadRequestUnit:  0.125 / 1e6,
 	DynamoStorageGBMonth:   0.25,
+	DynamoWCUHour:          0.00065,
+	DynamoRCUHour:          0.00013,
 
 	SQSRequest: 0.40 / 1e6,
 

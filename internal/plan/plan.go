@@ -1,0 +1,682 @@
+// Package plan works out, without touching AWS, what a set of timers will do and cost: the
+// firings each instance's schedule makes over the coming days (schedule.Next itself, so
+// time zones and daylight saving are the timers' own), how they bunch up per priority queue,
+// the processor concurrency that keeps lateness within a second, and the month's usage and
+// dollars with the benchmark's cost model (internal/cost). `sundial plan` prints it; the
+// console's Environment Health shows the stack's estimate.
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/cost"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Instance is one runtime timer instance (a shard, a tenant's copy) as the plan needs it.
+type Instance struct {
+	Timer    string
+	Tenant   string
+	Schedule string
+	Timezone string
+	DST      string // "", "shift" or "skip"
+	Priority int    // 1..4 (0: timer.DefaultPriority)
+	// MaxRetries bounds the retries a failed run gets (Input.FailureRate).
+	MaxRetries int
+	Active     bool
+	// ItemBytes is its timer item's size (ItemBytes; 0: cost.TimerItemBytes).
+	ItemBytes int
+}
+
+// ItemBytes estimates a timer item's size as DynamoDB bills it: the benchmark's measured
+// item (cost.TimerItemBytes) and what this one stores beyond it — the name twice (key and
+// attribute) and the tenant likewise, the schedule, time zone and DST policy, the action and
+// its headers, the properties (a shard's tt_index and tt_total included). A failing timer's
+// item also holds its last error, which is not counted.
+func ItemBytes(name, tenant string, st timer.Settings) int {
+	const (
+		benchName     = len("L0000")
+		benchSchedule = len("every 5s")
+		benchURL      = len("http://127.0.0.1:9/bench")
+	)
+	n := cost.TimerItemBytes + 2*(len(name)-benchName) + len(st.Schedule) - benchSchedule
+	if tenant != "" {
+		n += 2*len(tenant) + len("tenant")
+	}
+	if st.Timezone != "" {
+		n += len("timezone") + len(st.Timezone)
+	}
+	if st.DST != "" {
+		n += len("dst") + len(st.DST)
+	}
+	mapBytes := func(name string, m map[string]string) int {
+		if len(m) == 0 {
+			return 0
+		}
+		b := len(name) + 3
+		for k, v := range m {
+			b += 1 + len(k) + len(v)
+		}
+		return b
+	}
+	switch a := st.Action; {
+	case a.HTTP != nil:
+		n += len(a.HTTP.URL) - benchURL + mapBytes("headers", a.HTTP.Headers)
+	case a.Lambda != nil:
+		n += len("lambda") - len("http") + len("function") - len("url") + len(a.Lambda.Function) - benchURL
+	}
+	return max(n+mapBytes("properties", st.Properties), 1)
+}
+
+// FromManifest expands a manifest's entries into their instances: shards, and one per tenant
+// for multi-tenant entries (tenants: the manifest's when nil). The warnings name the
+// multi-tenant entries that make no instance for want of tenants.
+func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([]Instance, []string) {
+	if tenants == nil {
+		tenants = m.Tenants
+	}
+	var out []Instance
+	var warnings []string
+	for _, t := range m.Timers {
+		if t.MultiTenant && len(tenants) == 0 {
+			warnings = append(warnings, fmt.Sprintf("%s is multi-tenant and no tenant is named: not counted (give the tenants)", t.Name))
+		}
+		for _, in := range t.Expand(tenants, d) {
+			out = append(out, Instance{Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
+				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
+				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings)})
+		}
+	}
+	return out, warnings
+}
+
+// FromStored converts the stack's stored instances (their effective settings, an operator's
+// edits included).
+func FromStored(ins []timer.Instance) []Instance {
+	out := make([]Instance, 0, len(ins))
+	for _, in := range ins {
+		out = append(out, Instance{Timer: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: in.Timezone,
+			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Timer, in.Tenant, in.Settings)})
+	}
+	return out
+}
+
+// Input is what a plan is computed from.
+type Input struct {
+	Instances []Instance
+	// Stack are the template parameters (cost.DefaultStack when zero).
+	Stack cost.Stack
+	// From starts the horizon; Days is its length (1..MaxDays).
+	From time.Time
+	Days int
+	// FailureRate is the share of executions that fail (0..1); a failed run is retried up to
+	// its MaxRetries, each retry failing at the same rate.
+	FailureRate float64
+	// PerFiringMs is the processor time a firing occupies (cost.PerFiringMs when zero).
+	PerFiringMs float64
+	// TargetUtilization is provisioned capacity's auto scaling target (cost.DefaultTargetUtilization when zero).
+	TargetUtilization float64
+	// Items are the item sizes (cost.DefaultItems when zero).
+	Items cost.ItemSizes
+	// Prices (cost.USEast1 when zero).
+	Prices cost.Prices
+	// Summary leaves the per-instance detail (Plan.Instances) out.
+	Summary bool
+	// Warnings are passed on to Plan.Warnings (FromManifest's).
+	Warnings []string
+}
+
+// MaxDays bounds the horizon (the per-second histogram is kept for all of it).
+const MaxDays = 31
+
+// MaxFirings bounds the firings enumerated (schedule.Next calls): a manifest of many distinct
+// sub-minute schedules over a long horizon is refused rather than left running.
+const MaxFirings = 200_000_000
+
+// ErrInput is wrapped by the errors a bad Input gets.
+var ErrInput = errors.New("plan")
+
+// Plan is the result. Its JSON field names are stable (sundial plan --json):
+//
+//   - from, days, horizonSeconds: the horizon the firings were counted over;
+//   - stack: the template parameters used; assumptions: the model's inputs;
+//   - instances: per timer instance (null in a summary);
+//   - priorities: per priority queue, P1..P4;
+//   - month: a month's (cost.MonthDays) usage and dollars, firings and idle;
+//   - warnings: what the plan could not count (multi-tenant timers without tenants, …).
+type Plan struct {
+	From           time.Time      `json:"from"`
+	Days           int            `json:"days"`
+	HorizonSeconds float64        `json:"horizonSeconds"`
+	Stack          StackInfo      `json:"stack"`
+	Assumptions    Assumptions    `json:"assumptions"`
+	Instances      []InstancePlan `json:"instances"`
+	Priorities     []PriorityPlan `json:"priorities"`
+	Month          Month          `json:"month"`
+	Warnings       []string       `json:"warnings"`
+}
+
+// StackInfo are the template parameters the plan used.
+type StackInfo struct {
+	FetchTickMinutes float64 `json:"fetchTickMinutes"`
+	// LookAheadSeconds is how far ahead a fetch tick covers (2 ticks).
+	LookAheadSeconds float64 `json:"lookAheadSeconds"`
+	DueShards        int     `json:"dueShards"`
+	LogRetentionDays int     `json:"logRetentionDays"`
+	MemoryMB         int     `json:"memoryMB"`
+	// Concurrency is P1Concurrency..P4Concurrency as given (the template's defaults).
+	Concurrency [4]int `json:"concurrency"`
+}
+
+// Assumptions are the model's inputs besides the schedules.
+type Assumptions struct {
+	FailureRate           float64 `json:"failureRate"`
+	PerFiringMs           float64 `json:"perFiringMs"`
+	RecordsPerInvocation  float64 `json:"recordsPerInvocation"`
+	TimerItemBytes        int     `json:"timerItemBytes"`
+	LogItemBytes          int     `json:"logItemBytes"`
+	TargetUtilization     float64 `json:"targetUtilization"`
+	LatenessBudgetSeconds float64 `json:"latenessBudgetSeconds"`
+	Region                string  `json:"region"`
+	PricesAsOf            string  `json:"pricesAsOf"`
+}
+
+// InstancePlan is one instance's firings.
+type InstancePlan struct {
+	Timer    string `json:"timer"`
+	Tenant   string `json:"tenant"`
+	Priority int    `json:"priority"`
+	Schedule string `json:"schedule"`
+	Timezone string `json:"timezone"`
+	DST      string `json:"dst"`
+	Active   bool   `json:"active"`
+	// Firings in the horizon, and per day on average (Firings ÷ Days).
+	Firings       int     `json:"firings"`
+	FiringsPerDay float64 `json:"firingsPerDay"`
+	// PerDay are the firings of each whole calendar day of the horizon in the timer's zone
+	// (a daylight-saving day is 23 or 25 hours long); MinPerDay and MaxPerDay their range.
+	PerDay    []DayCount `json:"perDay"`
+	MinPerDay int        `json:"minPerDay"`
+	MaxPerDay int        `json:"maxPerDay"`
+	// IndexMoveShare is the share of finishes that move the due-index key (the next run lies
+	// beyond the fetch's look-ahead): 0 for a frequent timer, 1 for a rare one.
+	IndexMoveShare float64 `json:"indexMoveShare"`
+	// ItemBytes is the timer item's estimated size (ItemBytes); WriteUnitsPerFiring a
+	// successful firing's DynamoDB write units (4 frequent, 6 rare, with items under 1 KB).
+	ItemBytes           int     `json:"itemBytes"`
+	WriteUnitsPerFiring float64 `json:"writeUnitsPerFiring"`
+}
+
+// DayCount is one local day's firings.
+type DayCount struct {
+	Date    string `json:"date"` // YYYY-MM-DD in the timer's zone
+	Firings int    `json:"firings"`
+}
+
+// PriorityPlan is one priority queue's load.
+type PriorityPlan struct {
+	Priority  int `json:"priority"`
+	Instances int `json:"instances"` // active instances
+	// FiringsPerDay and AvgFiringsPerSecond average the horizon's scheduled firings.
+	FiringsPerDay       float64 `json:"firingsPerDay"`
+	AvgFiringsPerSecond float64 `json:"avgFiringsPerSecond"`
+	// PeakFiringsPerSecond are the most firings due in the same second, first at PeakAt.
+	PeakFiringsPerSecond int        `json:"peakFiringsPerSecond"`
+	PeakAt               *time.Time `json:"peakAt"`
+	// Concurrency keeps the peak second's p99 lateness within the budget (cost.Concurrency:
+	// ceil(peak × perFiringMs / 1000 / 1 s), at least 2); TemplateConcurrency is the stack's
+	// PnConcurrency it would replace.
+	Concurrency         int `json:"concurrency"`
+	TemplateConcurrency int `json:"templateConcurrency"`
+}
+
+// Month is a month's (cost.MonthDays) usage and dollars.
+type Month struct {
+	Days int `json:"days"`
+	// Executions are the scheduled firings and their Retries; Failed executions fail.
+	Executions float64 `json:"executions"`
+	Retries    float64 `json:"retries"`
+	Failed     float64 `json:"failed"`
+	// IndexMoves are the finishes that move a due-index key (the fetch then sends the
+	// firing); the rest of the firings are sent by the finisher.
+	IndexMoves           float64 `json:"indexMoves"`
+	ProcessorInvocations float64 `json:"processorInvocations"`
+	LogWriterInvocations float64 `json:"logWriterInvocations"`
+	// FiringsUsage is what the firings use, IdleUsage what the stack uses with nothing due
+	// (fetch and recovery ticks, the pollers' empty receives), TotalUsage both (cost.Usage:
+	// requests, writeUnits, readUnits, sqsRequests, lambdaRequests, lambdaGBSeconds,
+	// logIngestBytes, storageGBMonths).
+	FiringsUsage cost.Usage `json:"firingsUsage"`
+	IdleUsage    cost.Usage `json:"idleUsage"`
+	TotalUsage   cost.Usage `json:"totalUsage"`
+	// OnDemand and Provisioned price TotalUsage with DynamoDB on-demand and on provisioned
+	// capacity (auto scaling at the target utilization).
+	OnDemand    Priced `json:"onDemand"`
+	Provisioned Priced `json:"provisioned"`
+	// Capacity is the provisioned capacity the month needs on average.
+	Capacity cost.Provisioned `json:"capacity"`
+	// PeakWriteUnitsPerSecond is the busiest second's write units: above Capacity.WCU it
+	// draws on burst capacity (up to cost.BurstSeconds of unused capacity);
+	// PeakExceedsBurst says it needs more than that (provisioned, those writes would be
+	// throttled and retried, and the firings late).
+	PeakWriteUnitsPerSecond float64 `json:"peakWriteUnitsPerSecond"`
+	PeakExceedsBurst        bool    `json:"peakExceedsBurst"`
+}
+
+// Priced is a month's bill.
+type Priced struct {
+	// USD is the month's total; IdleUSD what the stack would cost with nothing due.
+	USD     float64     `json:"usd"`
+	IdleUSD float64     `json:"idleUsd"`
+	Lines   []cost.Line `json:"lines"`
+}
+
+// group is the instances that share a schedule: their firings are enumerated once.
+type group struct {
+	schedule, timezone, dst string
+	members                 []int // indexes into Input.Instances
+}
+
+// Compute works the plan out. It fails only on bad input: a schedule or time zone that does
+// not parse (an invalid manifest is refused before), or parameters out of range.
+func Compute(in Input) (Plan, error) {
+	if err := in.defaults(); err != nil {
+		return Plan{}, err
+	}
+	horizon := time.Duration(in.Days) * 24 * time.Hour
+	end := in.From.Add(horizon)
+	seconds := int(horizon / time.Second)
+	p := Plan{
+		From: in.From, Days: in.Days, HorizonSeconds: horizon.Seconds(),
+		Stack: StackInfo{FetchTickMinutes: in.Stack.FetchTick.Minutes(), LookAheadSeconds: in.Stack.LookAhead().Seconds(),
+			DueShards: in.Stack.DueShards, LogRetentionDays: in.Stack.LogRetentionDays, MemoryMB: in.Stack.MemoryMB, Concurrency: in.Stack.Concurrency},
+		Assumptions: Assumptions{FailureRate: in.FailureRate, PerFiringMs: in.PerFiringMs, RecordsPerInvocation: cost.RecordsPerInvocation,
+			TimerItemBytes: in.Items.Timer, LogItemBytes: in.Items.Log, TargetUtilization: in.TargetUtilization,
+			LatenessBudgetSeconds: cost.LatenessBudgetSeconds, Region: in.Prices.Region, PricesAsOf: in.Prices.AsOf},
+		Warnings: append([]string{}, in.Warnings...),
+	}
+
+	// Instances with the same schedule fire together: enumerate each schedule once.
+	var groups []*group
+	byKey := map[[3]string]*group{}
+	for i, inst := range in.Instances {
+		if !inst.Active {
+			continue
+		}
+		k := [3]string{inst.Schedule, inst.Timezone, inst.DST}
+		g := byKey[k]
+		if g == nil {
+			g = &group{schedule: inst.Schedule, timezone: inst.Timezone, dst: inst.DST}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.members = append(g.members, i)
+	}
+
+	var (
+		hist      [4][]int32   // firings due per priority and second of the horizon
+		fetched   [4][]float64 // firings the fetch sends per priority and tick
+		perInst   = make([]InstancePlan, len(in.Instances))
+		moves     float64 // finishes that move a due key
+		stale     float64 // instance-minutes with the due key in the past
+		retries   float64 // extra executions
+		failed    float64 // failed executions
+		scheduled float64 // scheduled firings
+		writeKB   float64 // Σ executions × the instance's timer item in write units
+		readKB    float64 // … and in read units
+		budget    = MaxFirings
+		tickSecs  = in.Stack.FetchTick.Seconds()
+		ticks     = int(math.Ceil(horizon.Seconds()/tickSecs)) + 1
+	)
+	for i, inst := range in.Instances {
+		perInst[i] = InstancePlan{Timer: inst.Timer, Tenant: inst.Tenant, Priority: inst.Priority, Schedule: inst.Schedule,
+			Timezone: zoneName(inst.Timezone), DST: dstName(inst.DST), Active: inst.Active, PerDay: []DayCount{}, ItemBytes: inst.ItemBytes}
+	}
+	for _, g := range groups {
+		counts := [4]int32{}
+		for _, m := range g.members {
+			counts[in.Instances[m].Priority-1]++
+		}
+		for pr, c := range counts {
+			if c > 0 && hist[pr] == nil {
+				hist[pr] = make([]int32, seconds)
+				fetched[pr] = make([]float64, ticks)
+			}
+		}
+		r, err := enumerate(g, in.From, end, in.Stack.FetchTick, &budget, func(at time.Time, sentByFetch float64) {
+			sec := int(at.Sub(in.From) / time.Second)
+			tick := int(at.Sub(in.From).Seconds() / tickSecs)
+			for pr, c := range counts {
+				if c > 0 {
+					hist[pr][sec] += c
+					fetched[pr][tick] += float64(c) * sentByFetch
+				}
+			}
+		})
+		if err != nil {
+			return Plan{}, fmt.Errorf("%w: timer %q: %w", ErrInput, in.Instances[g.members[0]].Timer, err)
+		}
+		for _, m := range g.members {
+			ip := &perInst[m]
+			ip.Firings, ip.PerDay, ip.MinPerDay, ip.MaxPerDay = r.firings, r.perDay, r.minDay, r.maxDay
+			ip.FiringsPerDay = float64(r.firings) / float64(in.Days)
+			if r.firings > 0 {
+				ip.IndexMoveShare = r.moves / float64(r.firings)
+			}
+			timerKB := cost.WriteKB(ip.ItemBytes)
+			ip.WriteUnitsPerFiring = (cost.ClaimWrites+cost.FinishWrites)*timerKB + (cost.LogWrites+cost.LogByDayWrites)*cost.WriteKB(in.Items.Log) +
+				ip.IndexMoveShare*cost.DueIndexMoveWrites
+			ex, fl := retryFactors(in.FailureRate, in.Instances[m].MaxRetries)
+			executions := float64(r.firings) * ex
+			writeKB += executions * timerKB
+			readKB += executions * cost.ReadKB(ip.ItemBytes)
+			scheduled += float64(r.firings)
+			retries += float64(r.firings) * (ex - 1)
+			failed += float64(r.firings) * fl
+			moves += r.moves
+			stale += r.staleMinutes
+		}
+	}
+	if !in.Summary {
+		p.Instances = perInst
+	}
+	p.warn(in)
+
+	// Per priority: averages, the peak second, the concurrency it needs; and the batching
+	// of the whole horizon (processor invocations, the fetch's sends, the log writer's).
+	var invocations, fetchSends float64
+	total := make([]int32, seconds)
+	for pr := range 4 {
+		pp := PriorityPlan{Priority: pr + 1, TemplateConcurrency: in.Stack.Concurrency[pr]}
+		for _, inst := range in.Instances {
+			if inst.Active && inst.Priority == pr+1 {
+				pp.Instances++
+			}
+		}
+		var sum int64
+		for s, n := range hist[pr] {
+			if n == 0 {
+				continue
+			}
+			sum += int64(n)
+			total[s] += n
+			invocations += math.Ceil(float64(n) / cost.RecordsPerInvocation)
+			if int(n) > pp.PeakFiringsPerSecond {
+				pp.PeakFiringsPerSecond = int(n)
+				at := in.From.Add(time.Duration(s) * time.Second).UTC()
+				pp.PeakAt = &at
+			}
+		}
+		for _, x := range fetched[pr] {
+			fetchSends += math.Ceil(x/cost.SQSBatch - 1e-9)
+		}
+		pp.FiringsPerDay = float64(sum) / float64(in.Days)
+		pp.AvgFiringsPerSecond = float64(sum) / horizon.Seconds()
+		pp.Concurrency = cost.Concurrency(float64(pp.PeakFiringsPerSecond), in.PerFiringMs)
+		p.Priorities = append(p.Priorities, pp)
+	}
+	var logInvocations, logRequests float64
+	peakAll := int32(0)
+	for _, n := range total {
+		if n > 0 {
+			logInvocations += math.Ceil(float64(n) / cost.LogWriterBatch)
+			logRequests += math.Ceil(float64(n) / cost.BatchWriteItems)
+			peakAll = max(peakAll, n)
+		}
+	}
+	// Retries batch like the firings they retry.
+	if scheduled > 0 {
+		k := 1 + retries/scheduled
+		invocations, logInvocations, logRequests = invocations*k, logInvocations*k, logRequests*k
+	}
+
+	// A month of it, and of the idle stack. The timer item's size: its mean over the active
+	// instances (stored once each), and in units the mean over the executions.
+	k := cost.MonthSeconds / horizon.Seconds()
+	items, active := in.Items, 0
+	sumBytes := 0
+	for _, inst := range in.Instances {
+		if inst.Active {
+			sumBytes += inst.ItemBytes
+			active++
+		}
+	}
+	if active > 0 {
+		items.Timer = (sumBytes + active - 1) / active
+	}
+	var timerKB, timerReadKB float64
+	if ex := scheduled + retries; ex > 0 {
+		timerKB, timerReadKB = writeKB/ex, readKB/ex
+	}
+	load := cost.Load{
+		Seconds: cost.MonthSeconds, Instances: countActive(in.Instances),
+		Executions: (scheduled + retries) * k, Failed: failed * k, IndexMoves: moves * k, StaleKeyMinutes: stale * k,
+		ProcessorInvocations: invocations * k, FetchSends: fetchSends * k,
+		LogWriterInvocations: logInvocations * k, LogWriterRequests: logRequests * k,
+		Items: items, TimerKB: timerKB, TimerReadKB: timerReadKB, PerFiringMs: in.PerFiringMs, Stack: in.Stack,
+	}
+	idleStack := in.Stack
+	for i, pp := range p.Priorities {
+		// The pollers: the stack's concurrency, raised to what the load needs.
+		if pp.Instances > 0 {
+			idleStack.Concurrency[i] = max(idleStack.Concurrency[i], pp.Concurrency)
+		}
+	}
+	m := Month{Days: cost.MonthDays, Executions: load.Executions, Retries: retries * k, Failed: load.Failed,
+		IndexMoves: load.IndexMoves, ProcessorInvocations: load.ProcessorInvocations, LogWriterInvocations: load.LogWriterInvocations}
+	m.FiringsUsage = cost.Steady(load)
+	m.IdleUsage = cost.Idle(cost.ModelIdle(idleStack), idleStack, cost.MonthSeconds)
+	m.TotalUsage = m.FiringsUsage.Add(m.IdleUsage)
+	od, idleOD := in.Prices.Bill(m.TotalUsage), in.Prices.Bill(m.IdleUsage)
+	m.OnDemand = Priced{USD: od.Total, IdleUSD: idleOD.Total, Lines: od.Lines}
+	pv := in.Prices.BillProvisioned(m.TotalUsage, cost.MonthSeconds, in.TargetUtilization)
+	idlePV := in.Prices.BillProvisioned(m.IdleUsage, cost.MonthSeconds, in.TargetUtilization)
+	m.Provisioned = Priced{USD: pv.Total, IdleUSD: idlePV.Total, Lines: pv.Lines}
+	m.Capacity = cost.ProvisionedFor(m.TotalUsage, cost.MonthSeconds, in.TargetUtilization)
+	if load.Executions > 0 {
+		m.PeakWriteUnitsPerSecond = float64(peakAll) * m.FiringsUsage.WriteUnits / load.Executions
+		m.PeakExceedsBurst = m.PeakWriteUnitsPerSecond-m.Capacity.WCU > cost.BurstSeconds*m.Capacity.WCU
+	}
+	p.Month = m
+	return p, nil
+}
+
+func (in *Input) defaults() error {
+	if in.Stack == (cost.Stack{}) {
+		in.Stack = cost.DefaultStack()
+	}
+	def := cost.DefaultStack()
+	if in.Stack.FetchTick <= 0 {
+		in.Stack.FetchTick = def.FetchTick
+	}
+	if in.Stack.DueShards <= 0 {
+		in.Stack.DueShards = def.DueShards
+	}
+	if in.Stack.LogRetentionDays <= 0 {
+		in.Stack.LogRetentionDays = def.LogRetentionDays
+	}
+	if in.Stack.MemoryMB <= 0 {
+		in.Stack.MemoryMB = def.MemoryMB
+	}
+	if in.Stack.Concurrency == ([4]int{}) {
+		in.Stack.Concurrency = def.Concurrency
+	}
+	if in.Days == 0 {
+		in.Days = 7
+	}
+	if in.PerFiringMs == 0 {
+		in.PerFiringMs = cost.PerFiringMs
+	}
+	if in.TargetUtilization == 0 {
+		in.TargetUtilization = cost.DefaultTargetUtilization
+	}
+	if in.Items == (cost.ItemSizes{}) {
+		in.Items = cost.DefaultItems()
+	}
+	if in.Prices == (cost.Prices{}) {
+		in.Prices = cost.USEast1
+	}
+	if in.From.IsZero() {
+		in.From = time.Now()
+	}
+	in.From = in.From.Truncate(time.Second)
+	switch {
+	case in.Days < 1 || in.Days > MaxDays:
+		return fmt.Errorf("%w: days %d is out of range 1..%d", ErrInput, in.Days, MaxDays)
+	case in.FailureRate < 0 || in.FailureRate > 1 || math.IsNaN(in.FailureRate):
+		return fmt.Errorf("%w: failure rate %v is out of range 0..1", ErrInput, in.FailureRate)
+	case in.PerFiringMs < 0 || in.PerFiringMs > 900_000 || math.IsNaN(in.PerFiringMs):
+		return fmt.Errorf("%w: per-firing time %v ms is out of range 0..900000", ErrInput, in.PerFiringMs)
+	case in.TargetUtilization < 0.2 || in.TargetUtilization > 0.9 || math.IsNaN(in.TargetUtilization):
+		return fmt.Errorf("%w: target utilization %v is out of range 0.2..0.9 (DynamoDB auto scaling's 20%%..90%%)", ErrInput, in.TargetUtilization)
+	}
+	ins := make([]Instance, len(in.Instances))
+	for i, inst := range in.Instances {
+		if inst.Priority == 0 {
+			inst.Priority = timer.DefaultPriority
+		}
+		if inst.ItemBytes <= 0 {
+			inst.ItemBytes = in.Items.Timer
+		}
+		if inst.Priority < 1 || inst.Priority > 4 {
+			return fmt.Errorf("%w: timer %q: priority %d is out of range 1..4", ErrInput, inst.Timer, inst.Priority)
+		}
+		ins[i] = inst
+	}
+	in.Instances = ins
+	return nil
+}
+
+// result is one schedule's firings over the horizon.
+type result struct {
+	firings        int
+	perDay         []DayCount
+	minDay, maxDay int
+	moves          float64 // finishes expected to move the due key
+	staleMinutes   float64 // minutes the due key lies in the past
+}
+
+// enumerate walks a schedule's firings in [from, end) with schedule.Next, calling fire with
+// each and the chance that the fetch sends it (that the finish before it moved the due key).
+// It counts the firings of each whole local day of the horizon, the finishes' expected
+// moves, and the minutes the due key spends in the past.
+func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, fire func(at time.Time, sentByFetch float64)) (result, error) {
+	loc, err := schedule.LoadLocation(g.timezone)
+	if err != nil {
+		return result{}, fmt.Errorf("timezone: %w", err)
+	}
+	dst, err := schedule.ParseDST(g.dst)
+	if err != nil {
+		return result{}, err
+	}
+	sch, err := schedule.Parse(g.schedule, loc, schedule.WithDST(dst))
+	if err != nil {
+		return result{}, err
+	}
+	// Whole local days: from the first local midnight at or after `from`.
+	lf := from.In(loc)
+	day := time.Date(lf.Year(), lf.Month(), lf.Day(), 0, 0, 0, 0, loc)
+	if day.Before(from) {
+		day = time.Date(lf.Year(), lf.Month(), lf.Day()+1, 0, 0, 0, 0, loc)
+	}
+	var days []time.Time // day starts; the last is the end of the last whole day
+	for d := day; !d.After(end); d = time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc) {
+		days = append(days, d)
+	}
+	r := result{perDay: []DayCount{}}
+	counts := make([]int, max(len(days)-1, 0))
+
+	next, ok := sch.Next(from.Add(-time.Nanosecond))
+	prevMove := -1.0
+	di := 0
+	for ok && next.Before(end) {
+		if *budget--; *budget < 0 {
+			return result{}, fmt.Errorf("more than %d firings to enumerate: plan fewer days", MaxFirings)
+		}
+		at := next
+		next, ok = sch.Next(at)
+		gap := time.Duration(0)
+		if ok {
+			gap = next.Sub(at)
+		}
+		move := cost.MoveProbability(gap, tick)
+		if prevMove < 0 {
+			prevMove = move // the firing before the horizon: assume it was like this one
+		}
+		fire(at, prevMove)
+		r.firings++
+		r.moves += move
+		if ok {
+			r.staleMinutes += (1 - move) * min(gap, end.Sub(at)).Minutes()
+		}
+		prevMove = move
+		for di < len(counts) && !at.Before(days[di+1]) {
+			di++
+		}
+		if di < len(counts) && !at.Before(days[di]) {
+			counts[di]++
+		}
+	}
+	for i, c := range counts {
+		r.perDay = append(r.perDay, DayCount{Date: days[i].Format(time.DateOnly), Firings: c})
+	}
+	if len(counts) > 0 {
+		r.minDay, r.maxDay = slices.Min(counts), slices.Max(counts)
+	}
+	return r, nil
+}
+
+// retryFactors are, per scheduled firing, the executions (the run and its retries: each
+// retry happens when all before it failed) and the failed executions, for a failure rate f
+// and up to n retries: Σ f^k for k = 0..n, and Σ f^k for k = 1..n+1.
+func retryFactors(f float64, n int) (executions, failed float64) {
+	pow := 1.0
+	for range n + 1 {
+		executions += pow
+		pow *= f
+		failed += pow
+	}
+	return executions, failed
+}
+
+func (p *Plan) warn(in Input) {
+	inactive := 0
+	for _, inst := range in.Instances {
+		if !inst.Active {
+			inactive++
+		}
+	}
+	if inactive > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d inactive instances are not counted", inactive))
+	}
+}
+
+func countActive(ins []Instance) int {
+	n := 0
+	for _, in := range ins {
+		if in.Active {
+			n++
+		}
+	}
+	return n
+}
+
+func zoneName(tz string) string {
+	if tz == "" {
+		return "UTC"
+	}
+	return tz
+}
+
+func dstName(d string) string {
+	if d == "" {
+		return string(schedule.DSTShift)
+	}
+	return d
+}
