@@ -56,7 +56,8 @@ const (
 	// due index with BatchGetItem, eventually consistent, per item (per 4 KB of it).
 	BatchGetReadUnits = EventualReadUnits
 	// WatermarkReadUnits: the processor reads the fetch watermark (a strongly consistent
-	// GetItem of the small meta item) once per batch.
+	// GetItem of the small meta item) once per batch at most (the finisher keeps a read for
+	// 5 s, so under load far less: an upper bound).
 	WatermarkReadUnits = StrongReadUnits
 	// QueryReadUnits: a Query of the due index by the fetch or recovery finds nothing or a
 	// few keys-only entries: half a unit (eventually consistent, under 4 KB).
@@ -66,10 +67,9 @@ const (
 	// the past (its finishes never move it), so each frequent instance is read this many
 	// times a minute: BatchGetReadUnits each.
 	RecoveryRereadsPerMinute = 1
-	// RecoveryQueriesPerShard: a sweep queries the due index per shard, once for expired
-	// leases and once for firings never claimed (measured: 9 requests per sweep with 4
-	// shards, one of them the shard-count read).
-	RecoveryQueriesPerShard = 2
+	// RecoveryQueriesPerShard: a sweep queries the due index once per shard (engine.Store
+	// QueryPast) and takes expired leases and firings never claimed from what it read.
+	RecoveryQueriesPerShard = 1
 	// ShardCountReads: the fetch and recovery each read the shard count (a strongly
 	// consistent GetItem) per run.
 	ShardCountReads = 1

@@ -108,16 +108,16 @@ func TestIdle(t *testing.T) {
 	w := cost.ModelIdle(cost.DefaultStack())
 	require.Equal(t, cost.IdleWork{
 		Fetch:    cost.Sweep{Writes: 1, Gets: 1, Queries: 4, Seconds: cost.FetchSeconds},
-		Recovery: cost.Sweep{Gets: 1, Queries: 8, Seconds: cost.RecoverySeconds},
+		Recovery: cost.Sweep{Gets: 1, Queries: 4, Seconds: cost.RecoverySeconds},
 	}, w)
 
 	got := cost.Idle(w, cost.DefaultStack(), 3600) // an hour: 60 ticks and 60 sweeps
 	requireUsage(t, cost.Usage{
 		WriteUnits:      60,
-		ReadUnits:       120 + (240+480)*0.5,
-		DynamoRequests:  60*6 + 60*9,
+		ReadUnits:       120 + (240+240)*0.5,
+		DynamoRequests:  60*6 + 60*5,
 		SQSRequests:     11 * 3600 / 20, // 4+3+2+2 pollers, a receive every 20 s each
-		Requests:        900 + 1980,
+		Requests:        660 + 1980,
 		LambdaRequests:  120,
 		LambdaGBSeconds: (60*cost.FetchSeconds + 60*cost.RecoverySeconds) * 0.125,
 		LogIngestBytes:  120 * 300,

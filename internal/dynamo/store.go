@@ -124,14 +124,15 @@ func (s *Store) Watermark(ctx context.Context) (time.Time, error) {
 }
 
 // QueryDue implements engine.Store: one Query of the due index for the keys in the window,
-// then the items (BatchGetItem, strongly consistent). An index key can be earlier than the
+// then the items (BatchGetItem, eventually consistent: the index itself is, and the finish
+// that keyed a next run for the fetch wrote it at least a tick before the fetch reads it). An index key can be earlier than the
 // instance's next run (Store.Finish), and items change between the two reads, so what is
 // returned is checked against the item itself.
 func (s *Store) QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
 	if !after.IsZero() && !after.Before(upTo) {
 		return nil, nil // an empty window (DynamoDB refuses BETWEEN with bounds reversed)
 	}
-	ins, err := s.queryDueIndex(ctx, shard, after, upTo)
+	ins, err := s.readDueIndex(ctx, shard, after, upTo)
 	if err != nil {
 		return nil, err
 	}
@@ -145,24 +146,17 @@ func (s *Store) QueryDue(ctx context.Context, shard int, after, upTo time.Time) 
 	return out, nil
 }
 
-// QueryExpired implements engine.Store from the same index: running instances keep their
-// entry, keyed at or before the instant they were claimed for, hence before their lease's end.
-func (s *Store) QueryExpired(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error) {
-	ins, err := s.queryDueIndex(ctx, shard, time.Time{}, now)
-	if err != nil {
-		return nil, err
-	}
-	out := ins[:0]
-	for _, in := range ins {
-		if in.Running() && !in.LeaseExpiresAt.After(now) {
-			out = append(out, in)
-		}
-	}
-	return out, nil
+// QueryPast implements engine.Store from the same index: every instance keyed at or before
+// now, running ones included (a running instance keeps its entry, keyed at or before the
+// instant it was claimed for, hence before its lease's end). The items are read eventually
+// consistent: recovery's writes are conditional on what they expect, so a stale read only
+// defers a decision to the next sweep.
+func (s *Store) QueryPast(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error) {
+	return s.readDueIndex(ctx, shard, time.Time{}, now)
 }
 
-// queryDueIndex reads the instances whose due index key in `shard` lies in (after, upTo].
-func (s *Store) queryDueIndex(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
+// readDueIndex reads the instances whose due index key in `shard` lies in (after, upTo].
+func (s *Store) readDueIndex(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
 	kc := expression.Key("dueShard").Equal(expression.Value(shardKey(shard)))
 	if after.IsZero() {
 		kc = kc.And(expression.Key("dueAt").LessThanEqual(expression.Value(ms(upTo))))
@@ -204,14 +198,14 @@ func (s *Store) queryDueIndex(ctx context.Context, shard int, after, upTo time.T
 	return out, nil
 }
 
-// batchGet reads items by key, strongly consistent, 100 keys a request, until DynamoDB has
+// batchGet reads items by key, eventually consistent, 100 keys a request, until DynamoDB has
 // answered every key (UnprocessedKeys are asked again after a pause). Items that are not
 // there are left out.
 func (s *Store) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	for len(keys) > 0 {
 		n := min(len(keys), 100)
-		req := map[string]types.KeysAndAttributes{table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		req := map[string]types.KeysAndAttributes{table: {Keys: keys[:n]}}
 		keys = keys[n:]
 		for attempt := 0; len(req) > 0; attempt++ {
 			if attempt > 0 {

@@ -25,8 +25,11 @@ type Store interface {
 	// QueryDue returns the active, idle instances of one shard with after < NextRun <= upTo
 	// (no lower bound when after is zero).
 	QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error)
-	// QueryExpired returns the running instances of one shard whose lease expired at or before now.
-	QueryExpired(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error)
+	// QueryPast returns the instances of one shard that recovery must look at: every running
+	// instance whose claimed firing was due at or before now, and every idle, active one whose
+	// next run is at or before now; it may return others (an index key can lag its instance:
+	// see dynamo.Store.Finish), so callers check each. Recovery reads them once per sweep.
+	QueryPast(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error)
 	// Claim runs timer.Instance.Claim atomically: timer.ErrClaimLost or timer.ErrNotFound.
 	Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error)
 	// Finish ends the execution that `observed` (the instance as last read) holds: it runs

@@ -48,10 +48,16 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 		return st, fmt.Errorf("recovery: %w", err)
 	}
 	for shard := range span {
-		n, err := r.recoverShard(ctx, shard)
+		now := r.Clock.Now()
+		past, err := r.Store.QueryPast(ctx, shard, now)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recovery: query shard %d: %w", shard, err))
+			continue
+		}
+		n, err := r.recoverShard(ctx, past, now)
 		st.Recovered += n
 		errs = append(errs, err)
-		n, err = r.requeueShard(ctx, shard)
+		n, err = r.requeueShard(ctx, past, now)
 		st.Requeued += n
 		errs = append(errs, err)
 	}
@@ -62,15 +68,14 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 	return st, errors.Join(errs...)
 }
 
-func (r *Recoverer) recoverShard(ctx context.Context, shard int) (int, error) {
-	now := r.Clock.Now()
-	expired, err := r.Store.QueryExpired(ctx, shard, now)
-	if err != nil {
-		return 0, fmt.Errorf("recovery: query expired leases in shard %d: %w", shard, err)
-	}
+// recoverShard takes back the expired leases among the instances read.
+func (r *Recoverer) recoverShard(ctx context.Context, past []timer.Instance, now time.Time) (int, error) {
 	var finished []timer.Instance
 	var errs []error
-	for _, in := range expired {
+	for _, in := range past {
+		if !in.Running() || in.LeaseExpiresAt.After(now) {
+			continue
+		}
 		res := timer.RunResult{
 			Outcome:  timer.OutcomeRecovered,
 			Finished: now,
@@ -96,14 +101,14 @@ func (r *Recoverer) recoverShard(ctx context.Context, shard int) (int, error) {
 	return len(finished), errors.Join(errs...)
 }
 
-func (r *Recoverer) requeueShard(ctx context.Context, shard int) (int, error) {
-	now := r.Clock.Now()
-	due, err := r.Store.QueryDue(ctx, shard, time.Time{}, now.Add(-r.LostAfter))
-	if err != nil {
-		return 0, fmt.Errorf("recovery: query overdue firings in shard %d: %w", shard, err)
-	}
+// requeueShard re-sends the firings among the instances read that are overdue by LostAfter
+// and were never claimed.
+func (r *Recoverer) requeueShard(ctx context.Context, past []timer.Instance, now time.Time) (int, error) {
 	var msgs []Outgoing
-	for _, in := range due {
+	for _, in := range past {
+		if !in.Active || in.Running() || in.NextRun.IsZero() || in.NextRun.After(now.Add(-r.LostAfter)) {
+			continue
+		}
 		if !in.RequeuedAt.IsZero() && now.Sub(in.RequeuedAt) < r.LostAfter {
 			continue // re-sent recently; give that message its chance
 		}

@@ -95,10 +95,20 @@ func (s *Store) QueryDue(_ context.Context, shard int, after, upTo time.Time) ([
 	}), nil
 }
 
-// QueryExpired implements engine.Store.
-func (s *Store) QueryExpired(_ context.Context, shard int, now time.Time) ([]timer.Instance, error) {
+// QueryPast implements engine.Store.
+func (s *Store) QueryPast(_ context.Context, shard int, now time.Time) ([]timer.Instance, error) {
 	return s.query(func(in timer.Instance) bool {
-		return in.Shard == shard && in.Running() && !in.LeaseExpiresAt.After(now)
+		if in.Shard != shard {
+			return false
+		}
+		if in.Running() {
+			due := in.ClaimedNextRun
+			if due.IsZero() {
+				due = in.IsRunningSince
+			}
+			return !due.After(now)
+		}
+		return in.Active && !in.NextRun.IsZero() && !in.NextRun.After(now)
 	}), nil
 }
 

@@ -230,8 +230,8 @@ func TestMonth(t *testing.T) {
 		}, m.FiringsUsage)
 		// A month of idle ticks: 43,200 fetches and sweeps, 11 pollers.
 		requireUsage(t, cost.Usage{
-			WriteUnits: 43200, ReadUnits: 86400 + (43200*4+43200*8)*0.5,
-			DynamoRequests: 43200*6 + 43200*9, SQSRequests: 11 * 2592000 / 20, Requests: 43200*15 + 1425600,
+			WriteUnits: 43200, ReadUnits: 86400 + (43200*4+43200*4)*0.5,
+			DynamoRequests: 43200*6 + 43200*5, SQSRequests: 11 * 2592000 / 20, Requests: 43200*11 + 1425600,
 			LambdaRequests: 86400, LambdaGBSeconds: 43200 * (0.011 + 0.018) * 0.125, LogIngestBytes: 86400 * 300,
 		}, m.IdleUsage)
 		requireUsage(t, m.FiringsUsage.Add(m.IdleUsage), m.TotalUsage)
