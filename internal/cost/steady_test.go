@@ -135,7 +135,7 @@ func TestIdle(t *testing.T) {
 		t.Parallel()
 		s := cost.DefaultStack()
 		s.DueShards = 10
-		require.Equal(t, cost.Sweep{Gets: 1, Queries: 20, Seconds: cost.RecoverySeconds}, cost.ModelIdle(s).Recovery)
+		require.Equal(t, cost.Sweep{Gets: 1, Queries: 10, Seconds: cost.RecoverySeconds}, cost.ModelIdle(s).Recovery)
 	})
 }
 
