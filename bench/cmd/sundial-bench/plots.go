@@ -226,9 +226,13 @@ func sortedKeys(m map[string]float64) []string {
 func category(op string) string {
 	switch op {
 	case "DynamoDB.UpdateItem":
-		return "DynamoDB UpdateItem (claim)"
+		return "DynamoDB UpdateItem (claim, finish)"
+	case "DynamoDB.BatchWriteItem":
+		return "DynamoDB BatchWriteItem (log items)"
+	case "DynamoDB.BatchGetItem":
+		return "DynamoDB BatchGetItem (fetch, recovery)"
 	case "DynamoDB.TransactWriteItems":
-		return "DynamoDB TransactWriteItems (finish + log)"
+		return "DynamoDB TransactWriteItems (finish + log, before issue 14)"
 	case "DynamoDB.PutItem":
 		return "DynamoDB PutItem (log item)"
 	case "DynamoDB.GetItem":
