@@ -1,10 +1,10 @@
 // Package gateway is the local platform's AWS endpoint: one URL that every local client
 // (the functions, the CLI, tests) is pointed at, as LocalStack's edge port is. It sends each
 // request to the engine that serves its service — DynamoDB and DynamoDB Streams to DynamoDB
-// Local (its ARNs translated to the stack's region, streams.go), SQS to the SQS engine, Lambda's Invoke to the emulated Invoke API — after checking it against the
-// caller's IAM role (infra/iam) as AWS would, and answers CloudFormation's DescribeStacks
-// for the stacks the platform provisioned, so that tools find a stack's outputs the way
-// they do on AWS.
+// Local (its ARNs translated to the stack's region, streams.go), SQS to the SQS engine,
+// Lambda's Invoke to the emulated Invoke API — after checking it against the caller's IAM
+// role (infra/iam) as AWS would, and answers CloudFormation's DescribeStacks for the stacks
+// the platform provisioned, so that tools find a stack's outputs the way they do on AWS.
 //
 // The caller is known by the access key ID of its request's signature (functions are given
 // their role's key, as Lambda gives a function its role's credentials); signatures are not
