@@ -733,10 +733,10 @@ func (s *StreamSource) drainedLocked(w *drainWaiter) bool {
 
 // behindLocked says what a Drained call still waits for.
 func (s *StreamSource) behindLocked(w *drainWaiter) string {
-	if w.shards == nil {
-		return "the shards have not been listed since the call"
-	}
 	var parts []string
+	if w.shards == nil {
+		parts = append(parts, "the shards have not been listed since the call")
+	}
 	for _, id := range sortedKeys(w.shards) {
 		st := s.shards[id]
 		if st == nil || st.done {
