@@ -156,9 +156,15 @@ type Platform struct {
 	tempDir    string
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
-	stopOnce   sync.Once
-	stopErr    error
-	state      string
+	// The stream event sources stop last: what the other functions wrote while stopping is
+	// logged first (StopFunctions).
+	cancelStreams context.CancelFunc
+	streamsWG     sync.WaitGroup
+	log           *slog.Logger
+	stopOnce      sync.Once
+	drainOnce     sync.Once
+	stopErr       error
+	state         string
 }
 
 // function is one of the engine's functions as the platform runs it.
@@ -522,6 +528,8 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	streamCtx, cancelStreams := context.WithCancel(context.Background())
+	p.cancelStreams, p.log = cancelStreams, log
 	slots := lambdarun.NewSlots(nslots)
 	for _, name := range []string{FnFetch, FnRecovery} {
 		f := p.funcs[name]
@@ -549,7 +557,7 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 				BisectBatchOnFunctionError: ss.BisectBatchOnFunctionError, MaximumRetryAttempts: ss.MaximumRetryAttempts,
 				ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters, Log: log.With("function", name)}
 			p.streams = append(p.streams, src)
-			p.run(func() { src.Run(runCtx) })
+			p.streamsWG.Go(func() { src.Run(streamCtx) })
 		}
 	}
 	return nil
@@ -606,14 +614,31 @@ func (p *Platform) run(fn func()) {
 
 // StopFunctions stops the functions (in-flight invocations finish, then the function
 // processes end) and leaves the engines running, e.g. for a test to read what they left.
+// The schedules and queue event sources stop first; the stream event sources then deliver
+// what was written meanwhile (for at most drainOnStop: the log has the executions that
+// ended while stopping), and stop last.
 func (p *Platform) StopFunctions() error {
 	if p.cancel != nil {
 		p.cancel()
 	}
 	p.wg.Wait()
+	if p.cancelStreams != nil {
+		p.drainOnce.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), drainOnStop)
+			defer cancel()
+			if err := p.Drained(ctx); err != nil {
+				p.log.Warn("stopping: the stream event sources did not deliver every record", "error", err)
+			}
+		})
+		p.cancelStreams()
+	}
+	p.streamsWG.Wait()
 	p.stopOnce.Do(func() { p.stopErr = p.stopProcesses() })
 	return p.stopErr
 }
+
+// drainOnStop bounds how long StopFunctions waits for the stream event sources.
+const drainOnStop = 15 * time.Second
 
 // Stop stops the functions, then the engines Up started.
 func (p *Platform) Stop() error {
