@@ -68,7 +68,7 @@ func TestLocalAWS(t *testing.T) {
 		c.MeasureCapacity(&cfg)
 		db := dynamodb.NewFromConfig(cfg)
 		item := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "cap"}, "sk": &ddbtypes.AttributeValueMemberS{Value: "x"},
-			"dueShard": &ddbtypes.AttributeValueMemberS{Value: "s#0"}, "nextRun": &ddbtypes.AttributeValueMemberN{Value: "1"}}
+			"dueShard": &ddbtypes.AttributeValueMemberS{Value: "s#0"}, "dueAt": &ddbtypes.AttributeValueMemberN{Value: "1"}}
 		_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(outs.TimersTable), Item: item})
 		require.NoError(t, err)
 		w, _ := c.Snapshot().Units()
@@ -76,7 +76,7 @@ func TestLocalAWS(t *testing.T) {
 		before := c.Snapshot()
 		_, err = db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(outs.TimersTable),
 			Key:              map[string]ddbtypes.AttributeValue{"pk": item["pk"], "sk": item["sk"]},
-			UpdateExpression: aws.String("SET nextRun = :n"), ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":n": &ddbtypes.AttributeValueMemberN{Value: "2"}}})
+			UpdateExpression: aws.String("SET dueAt = :n"), ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":n": &ddbtypes.AttributeValueMemberN{Value: "2"}}})
 		require.NoError(t, err)
 		w, _ = c.Snapshot().Sub(before).Units()
 		require.InDelta(t, 3, w, 0.001, "the table, and the due index's old entry deleted and new one put")

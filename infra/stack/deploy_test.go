@@ -71,12 +71,13 @@ func TestDeploy(t *testing.T) {
 		require.Equal(t, ddbtypes.BillingModePayPerRequest, tbl.BillingModeSummary.BillingMode)
 		require.Equal(t, keys{"pk", "sk"}, keysOf(tbl.KeySchema))
 		gsis := indexes(tbl.GlobalSecondaryIndexes)
-		require.Equal(t, map[string]keys{"due": {"dueShard", "nextRun"}, "running": {"runShard", "leaseExpiresAt"}}, gsis)
+		require.Equal(t, map[string]keys{"due": {"dueShard", "dueAt"}}, gsis)
 		for _, g := range tbl.GlobalSecondaryIndexes {
-			require.Equal(t, ddbtypes.ProjectionTypeAll, g.Projection.ProjectionType, *g.IndexName)
+			require.Equal(t, ddbtypes.ProjectionTypeKeysOnly, g.Projection.ProjectionType, *g.IndexName)
 		}
-		require.Equal(t, ddbtypes.ScalarAttributeTypeN, attrType(tbl.AttributeDefinitions, "nextRun"))
-		require.Equal(t, ddbtypes.ScalarAttributeTypeN, attrType(tbl.AttributeDefinitions, "leaseExpiresAt"))
+		require.Equal(t, ddbtypes.ScalarAttributeTypeN, attrType(tbl.AttributeDefinitions, "dueAt"))
+		require.NotNil(t, tbl.StreamSpecification, "the log writer reads the table's stream")
+		require.Equal(t, ddbtypes.StreamViewTypeNewAndOldImages, tbl.StreamSpecification.StreamViewType)
 
 		backups, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: aws.String(out.TimersTable)})
 		require.NoError(t, err)
