@@ -20,7 +20,7 @@ func (r *Report) Print(w io.Writer) {
 	row := func(name string, v any, note string) { fmt.Fprintf(tw, "%s\t%v\t  %s\n", name, v, note) }
 	fmt.Fprintln(tw, "INJECTED\t\t")
 	row("processor invocations killed", r.Kills.Processor, "mid-invocation: holding, claiming, running the action or writing")
-	row("fetch / recovery invocations killed", fmt.Sprintf("%d / %d", r.Kills.Fetch, r.Kills.Recovery), "")
+	row("fetch / recovery / log writer invocations killed", fmt.Sprintf("%d / %d / %d", r.Kills.Fetch, r.Kills.Recovery, r.Kills.LogWriter), "")
 	row("idle processor instances killed", r.Kills.Idle, "")
 	row("processor freezes", fmt.Sprintf("%d (%d processes)", r.Freezes.Events, r.Freezes.Processes), "every busy processor SIGSTOPped 17–20 s, longer than a lease")
 	row("DynamoDB faults", r.faults("DynamoDB"), r.faultKinds("DynamoDB"))
@@ -39,6 +39,10 @@ func (r *Report) Print(w io.Writer) {
 	row("results not written", r.NotRecorded, "the processor's write failed after the SDK's retries: recovery ended it")
 	row("firings re-sent by recovery", r.Requeued, "never claimed: their message went down with a killed or frozen batch, or a lost reply")
 	row("processor batches failed", r.FailedBatches, "killed invocations: their messages redelivered")
+	for _, st := range r.Streams {
+		row("log writer batches failed", st.FunctionErrors+st.PartialFailures, fmt.Sprintf("of %d; retried from the stream: %d records read, %d delivered, %d filtered out, %d discarded",
+			st.Invocations, st.Read, st.Delivered, st.Filtered, st.Discarded))
+	}
 	row("cold starts", r.Processes.ColdStarts, fmt.Sprintf("processes started; %d ended mid-invocation, %d timed out", r.Processes.Exits, r.Processes.Timeouts))
 	row("action calls", res.ActionCalls, "")
 	row("lateness p50 / p95 / max", fmt.Sprintf("%s / %s / %s", ms(res.LatenessP50), ms(res.LatenessP95), ms(res.LatenessMax)), "first attempts, claim − due, clocks corrected")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/infra/iam"
+	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/dynamo"
@@ -92,7 +93,7 @@ type Report struct {
 	// ChaosEnd is when the kills stopped; CaughtUp when every firing due before it had been
 	// claimed (zero if the catch-up wait ran out).
 	ChaosEnd, CaughtUp time.Time
-	Kills              struct{ Processor, Fetch, Recovery, Idle int64 }
+	Kills              struct{ Processor, Fetch, Recovery, LogWriter, Idle int64 }
 	Freezes            struct{ Events, Processes int64 }
 	Processes          struct{ ColdStarts, Exits, Timeouts int64 }
 	Faults             map[string]int // "service operation fault" -> injected
@@ -101,7 +102,9 @@ type Report struct {
 	NotRecorded        int            // results a processor could not write (recovered later)
 	FailedBatches      int            // processor invocations that failed (killed): batch redelivered
 	Offsets            []time.Duration
-	WorkDir            string
+	// Streams are the stream event sources' counts at the end (the log writer's).
+	Streams []lambdarun.StreamStats
+	WorkDir string
 }
 
 // Run performs a chaos run and checks it. The error is about the run itself (it could not
@@ -174,6 +177,12 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	for deadline := time.Now().Add(30 * time.Second); rec.InFlight() > 0 && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The log comes from the timers table's stream: wait until the log writer has delivered
+	// every record written so far (it retries through the chaos), so that the log is complete.
+	progress("waiting until the log writer has read the timers table's stream to its end…")
+	drainCtx, cancel := context.WithTimeout(ctx, c.CatchUp)
+	drainErr := p.Drained(drainCtx)
+	cancel()
 	for _, fn := range p.Functions {
 		st := fn.Stats()
 		rep.Processes.ColdStarts += st.ColdStarts
@@ -183,6 +192,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if err := p.StopFunctions(); err != nil {
 		return nil, fmt.Errorf("stop the functions: %w", err)
 	}
+	rep.Streams = p.Streams()
 	ev, err := evidence(ctx, p.App.Store, rec, obs.snapshot(), c)
 	if err != nil {
 		return nil, err
@@ -195,6 +205,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	if rep.CaughtUp.IsZero() {
 		rep.Result.problem("the run did not catch up within %s after the chaos ended", c.CatchUp)
+	}
+	if drainErr != nil {
+		rep.Result.problem("the log writer did not catch up with the timers table's stream: %v", drainErr)
 	}
 	rep.count(kill, obs.snapshot())
 	return rep, nil
@@ -225,6 +238,7 @@ func evidence(ctx context.Context, s *dynamo.Store, rec *Recorder, seen snapshot
 // count fills in what the chaos did and what the functions logged about it.
 func (rep *Report) count(kill *killer, seen snapshot) {
 	rep.Kills.Processor, rep.Kills.Fetch, rep.Kills.Recovery = kill.killsOf(local.FnProcessor), kill.killsOf(local.FnFetch), kill.killsOf(local.FnRecovery)
+	rep.Kills.LogWriter = kill.killsOf(local.FnLogWriter)
 	rep.Kills.Idle = kill.idle.Load()
 	rep.Freezes.Events, rep.Freezes.Processes = kill.freezes.Load(), kill.frozen.Load()
 	rep.Faults = seen.faults

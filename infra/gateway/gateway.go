@@ -1,10 +1,10 @@
 // Package gateway is the local platform's AWS endpoint: one URL that every local client
 // (the functions, the CLI, tests) is pointed at, as LocalStack's edge port is. It sends each
-// request to the engine that serves its service — DynamoDB to DynamoDB Local, SQS to the SQS
-// engine, Lambda's Invoke to the emulated Invoke API — after checking it against the
-// caller's IAM role (infra/iam) as AWS would, and answers CloudFormation's DescribeStacks
-// for the stacks the platform provisioned, so that tools find a stack's outputs the way
-// they do on AWS.
+// request to the engine that serves its service — DynamoDB and DynamoDB Streams to DynamoDB
+// Local (its ARNs translated to the stack's region, streams.go), SQS to the SQS engine,
+// Lambda's Invoke to the emulated Invoke API — after checking it against the caller's IAM
+// role (infra/iam) as AWS would, and answers CloudFormation's DescribeStacks for the stacks
+// the platform provisioned, so that tools find a stack's outputs the way they do on AWS.
 //
 // The caller is known by the access key ID of its request's signature (functions are given
 // their role's key, as Lambda gives a function its role's credentials); signatures are not
@@ -41,11 +41,15 @@ type Gateway struct {
 	// Auth decides requests; nil allows everything.
 	Auth *iam.Authorizer
 	Log  *slog.Logger
+	// Region and Account are the stack's: DynamoDB Local's own ARNs are translated to them
+	// and back (see streams.go). Empty: those of Auth's environment; no translation without.
+	Region, Account string
 
 	mu     sync.RWMutex
 	lambda string
 	stacks map[string]StackInfo
 
+	arns   *arnTranslator
 	client *http.Client
 	srv    *http.Server
 	ln     net.Listener
@@ -66,6 +70,13 @@ func (g *Gateway) Start(addr string) (string, error) {
 	if g.Log == nil {
 		g.Log = slog.New(slog.DiscardHandler)
 	}
+	if g.Region == "" && g.Auth != nil {
+		g.Region = g.Auth.Env.Region
+	}
+	if g.Account == "" && g.Auth != nil {
+		g.Account = g.Auth.Env.Account
+	}
+	g.arns = newARNTranslator(g.Region, g.Account)
 	g.client = &http.Client{Transport: &http.Transport{
 		Proxy:               nil,
 		MaxIdleConns:        256,
@@ -165,6 +176,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.cloudFormation(w, req)
 		return
 	}
+	if req.Service == iam.DynamoDB {
+		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
+	}
 	g.forward(w, r, req.Service, upstream, body)
 }
 
@@ -248,7 +262,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, svc iam.Servic
 	for _, h := range hopHeaders {
 		w.Header().Del(h)
 	}
-	if svc == iam.DynamoDB && w.Header().Get("X-Amz-Crc32") == "" {
+	rewritten := false
+	if svc == iam.DynamoDB {
+		rb, rewritten = g.arns.response(rb)
+	}
+	if svc == iam.DynamoDB && (rewritten || w.Header().Get("X-Amz-Crc32") == "") {
 		// DynamoDB sends the body's CRC32 on every answer, DynamoDB Local not on errors, and
 		// the Go SDK then logs a checksum warning for every failed condition
 		// (aws-sdk-go-v2 #3545).

@@ -75,6 +75,7 @@ func TestCalls(t *testing.T) {
 	t.Parallel()
 	e := Env{Region: "us-east-1", Account: "000000000000"}
 	tbl := func(n string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + n }
+	stream := tbl("T") + "/stream/2026-11-23T21:38:35.962"
 	for _, c := range []struct {
 		name string
 		req  Request
@@ -95,6 +96,14 @@ func TestCalls(t *testing.T) {
 			[]Call{{"sqs:DeleteMessage", "arn:aws:sqs:us-east-1:000000000000:q2"}}},
 		{"LambdaInvoke", Request{Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-example-orderpush/invocations"},
 			[]Call{{"lambda:InvokeFunction", "arn:aws:lambda:us-east-1:000000000000:function:sundial-example-orderpush"}}},
+		{"DescribeStreamOnTheStream", Request{Service: DynamoDB, Operation: "DescribeStream", Body: []byte(`{"StreamArn":"` + stream + `"}`)},
+			[]Call{{"dynamodb:DescribeStream", stream}}},
+		{"GetShardIteratorOnTheStream", Request{Service: DynamoDB, Operation: "GetShardIterator", Body: []byte(`{"StreamArn":"` + stream + `","ShardId":"s","ShardIteratorType":"TRIM_HORIZON"}`)},
+			[]Call{{"dynamodb:GetShardIterator", stream}}},
+		{"GetRecordsOnTheIteratorsStream", Request{Service: DynamoDB, Operation: "GetRecords", Body: []byte(`{"ShardIterator":"` + stream + `|001|c2hhcmQ=","Limit":100}`)},
+			[]Call{{"dynamodb:GetRecords", stream}}},
+		{"ListStreamsOnAll", Request{Service: DynamoDB, Operation: "ListStreams", Body: []byte(`{"TableName":"T"}`)},
+			[]Call{{"dynamodb:ListStreams", "*"}}},
 	} {
 		got, err := e.Calls(c.req)
 		require.NoError(t, err, c.name)
@@ -106,6 +115,9 @@ func TestCalls(t *testing.T) {
 		"empty transaction":   {Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(`{"TransactItems":[]}`)},
 		"unknown item kind":   {Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(`{"TransactItems":[{"Frob":{"TableName":"T"}}]}`)},
 		"unknown lambda path": {Service: Lambda, Operation: "Invoke", Path: "/2099/functions"},
+		"no StreamArn":        {Service: DynamoDB, Operation: "DescribeStream", Body: []byte(`{}`)},
+		"table ARN as stream": {Service: DynamoDB, Operation: "GetShardIterator", Body: []byte(`{"StreamArn":"` + tbl("T") + `"}`)},
+		"opaque iterator":     {Service: DynamoDB, Operation: "GetRecords", Body: []byte(`{"ShardIterator":"AAAA"}`)},
 	} {
 		_, err := e.Calls(bad)
 		require.Error(t, err, name)
@@ -139,4 +151,44 @@ func TestAuthorizerReport(t *testing.T) {
 		"the unused grant is listed; managed policies are not the template's and are not")
 	require.Equal(t, 3, rep.Calls["Fn"])
 	require.Contains(t, rep.String(), "Fn may not sqs:SendMessage on "+q+"q2")
+}
+
+// A function's role reads a stream when it has the managed policy SAM attaches for a DynamoDB
+// event (AWSLambdaDynamoDBExecutionRole: the stream actions on "*"), or grants naming the
+// stream; a role without them is refused each stream call.
+func TestStreamGrants(t *testing.T) {
+	t.Parallel()
+	e := Env{Region: "us-east-1", Account: "000000000000"}
+	stream := "arn:aws:dynamodb:us-east-1:000000000000:table/T/stream/2026-11-23T21:38:35.962"
+	calls := func() []Call {
+		var out []Call
+		for _, r := range []Request{
+			{Service: DynamoDB, Operation: "DescribeStream", Body: []byte(`{"StreamArn":"` + stream + `"}`)},
+			{Service: DynamoDB, Operation: "GetShardIterator", Body: []byte(`{"StreamArn":"` + stream + `"}`)},
+			{Service: DynamoDB, Operation: "GetRecords", Body: []byte(`{"ShardIterator":"` + stream + `|001|x"}`)},
+			{Service: DynamoDB, Operation: "ListStreams", Body: []byte(`{}`)},
+		} {
+			c, err := e.Calls(r)
+			require.NoError(t, err)
+			out = append(out, c...)
+		}
+		return out
+	}()
+	managed := &Role{Name: "LogWriter", Policies: []Policy{Managed["arn:aws:iam::aws:policy/service-role/AWSLambdaDynamoDBExecutionRole"]}}
+	basic := &Role{Name: "Fetch", Policies: []Policy{Managed["arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"],
+		{Name: "P", Statements: []Statement{{Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{"arn:aws:dynamodb:us-east-1:000000000000:table/T"}}}}}}
+	scoped := &Role{Name: "Scoped", Policies: []Policy{{Name: "P", Statements: []Statement{{Effect: "Allow",
+		Actions:   []string{"dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:DescribeStream", "dynamodb:ListStreams"},
+		Resources: []string{"arn:aws:dynamodb:us-east-1:000000000000:table/T/stream/*"}}}}}}
+	for _, c := range calls {
+		ok, _ := managed.Decide(c)
+		require.True(t, ok, "the managed policy allows %s", c)
+		ok, _ = basic.Decide(c)
+		require.False(t, ok, "a role without stream grants may not %s", c)
+		ok, _ = scoped.Decide(c)
+		require.Equal(t, c.Resource != "*", ok, "a grant on the table's streams covers %s (ListStreams needs \"*\")", c)
+	}
+	require.Equal(t, []Statement{{Effect: "Allow", Actions: []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
+		"dynamodb:ListStreams", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"}, Resources: []string{"*"}}},
+		managed.Policies[0].Statements, "AWSLambdaDynamoDBExecutionRole as AWS publishes it (v1)")
 }

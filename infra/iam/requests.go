@@ -64,6 +64,8 @@ func (e Env) table(name string) string {
 type dynamoBody struct {
 	TableName     string
 	IndexName     string
+	StreamArn     string // DynamoDB Streams: DescribeStream, GetShardIterator
+	ShardIterator string // DynamoDB Streams: GetRecords
 	RequestItems  map[string]json.RawMessage
 	TransactItems []map[string]struct{ TableName string }
 }
@@ -71,7 +73,11 @@ type dynamoBody struct {
 // dynamoCalls: most operations act on the table named by TableName (on the index named by
 // IndexName for Query and Scan); batches on each table they name; a transaction is
 // authorized item by item, with the action of each item's own operation (ConditionCheck is
-// dynamodb:ConditionCheckItem), as the DynamoDB documentation describes.
+// dynamodb:ConditionCheckItem), as the DynamoDB documentation describes. DynamoDB Streams'
+// operations are dynamodb: actions too, on the stream's ARN
+// (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL): DescribeStream and
+// GetShardIterator name it, GetRecords carries it at the head of its shard iterator (as
+// AWS's iterators do: "ARN|…"), and ListStreams acts on "*".
 func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
 	var b dynamoBody
 	if len(body) > 0 {
@@ -80,8 +86,19 @@ func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
 		}
 	}
 	switch op {
-	case "ListTables", "DescribeLimits", "DescribeEndpoints":
+	case "ListTables", "DescribeLimits", "DescribeEndpoints", "ListStreams":
 		return []Call{{Action: "dynamodb:" + op, Resource: "*"}}, nil
+	case "DescribeStream", "GetShardIterator":
+		if !isStreamARN(b.StreamArn) {
+			return nil, fmt.Errorf("dynamodb %s: StreamArn %q is not a stream's ARN", op, b.StreamArn)
+		}
+		return []Call{{Action: "dynamodb:" + op, Resource: b.StreamArn}}, nil
+	case "GetRecords":
+		arn, _, _ := strings.Cut(b.ShardIterator, "|")
+		if !isStreamARN(arn) {
+			return nil, fmt.Errorf("dynamodb %s: the shard iterator does not begin with a stream's ARN", op)
+		}
+		return []Call{{Action: "dynamodb:" + op, Resource: arn}}, nil
 	case "BatchGetItem", "BatchWriteItem":
 		var out []Call
 		for _, t := range slices.Sorted(maps.Keys(b.RequestItems)) {
@@ -118,6 +135,20 @@ func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
 		res += "/index/" + b.IndexName
 	}
 	return []Call{{Action: "dynamodb:" + op, Resource: res}}, nil
+}
+
+// isStreamARN: arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL.
+func isStreamARN(arn string) bool {
+	rest, ok := strings.CutPrefix(arn, "arn:aws:dynamodb:")
+	if !ok {
+		return false
+	}
+	parts := strings.SplitN(rest, ":", 3)
+	if len(parts) != 3 {
+		return false
+	}
+	table, label, ok := strings.Cut(parts[2], "/stream/")
+	return ok && strings.HasPrefix(table, "table/") && len(table) > len("table/") && label != "" && !strings.Contains(label, "/")
 }
 
 // sqsActions maps SQS operations to their IAM action where the two differ (the batch

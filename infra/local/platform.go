@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial"
@@ -105,9 +107,13 @@ const (
 	FnFetch     = "fetch"
 	FnProcessor = "processor"
 	FnRecovery  = "recovery"
+	// FnLogWriter writes the execution log from the timers table's stream (its DynamoDB
+	// event source: lambdarun.StreamSource).
+	FnLogWriter = "logwriter"
 )
 
-var logicalIDs = map[string]string{FnFetch: "FetchFunction", FnProcessor: "ProcessorFunction", FnRecovery: "RecoveryFunction"}
+var logicalIDs = map[string]string{FnFetch: "FetchFunction", FnProcessor: "ProcessorFunction", FnRecovery: "RecoveryFunction",
+	FnLogWriter: "LogWriterFunction"}
 
 // The functions the platform runs in its own process for the operator's side: Service
 // Center's API (the console) and the publish custom resource.
@@ -131,8 +137,8 @@ type Platform struct {
 	APIAWS aws.Config
 	Sync   admin.SyncReport
 
-	// Functions are the function processes by name (FnFetch, FnProcessor, FnRecovery) when
-	// Options.Processes is set; nil otherwise.
+	// Functions are the function processes by name (FnFetch, FnProcessor, FnRecovery,
+	// FnLogWriter) when Options.Processes is set; nil otherwise.
 	Functions map[string]*lambdarun.ProcessFunction
 	// Outputs are the stack's outputs.
 	Outputs stack.Outputs
@@ -141,17 +147,24 @@ type Platform struct {
 	Stack *provision.Stack
 
 	actions *lambdarun.InvokeAPI // serves Options.Actions, when there are any
+	streams []*lambdarun.StreamSource
 
-	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery
+	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery, FnLogWriter
 	bootstraps map[string]string    // by function, when Processes
 	lines      *lineHandler
 	metrics    io.Writer // where in-process functions write their metric lines (Options.Log)
 	tempDir    string
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
-	stopOnce   sync.Once
-	stopErr    error
-	state      string
+	// The stream event sources stop last: what the other functions wrote while stopping is
+	// logged first (StopFunctions).
+	cancelStreams context.CancelFunc
+	streamsWG     sync.WaitGroup
+	log           *slog.Logger
+	stopOnce      sync.Once
+	drainOnce     sync.Once
+	stopErr       error
+	state         string
 }
 
 // function is one of the engine's functions as the platform runs it.
@@ -162,10 +175,11 @@ type function struct {
 	aws      aws.Config        // signed with the function's role
 	timeout  time.Duration
 	memoryMB int
-	every    time.Duration           // schedule (fetch, recovery)
-	sources  []provision.EventSource // event sources (processor)
-	app      *app.App                // in-process handlers
-	invoker  lambdarun.Invoker       // in process or a process function
+	every    time.Duration            // schedule (fetch, recovery)
+	sources  []provision.EventSource  // event sources (processor)
+	streams  []provision.StreamSource // stream event sources (log writer)
+	app      *app.App                 // in-process handlers
+	invoker  lambdarun.Invoker        // in process or a process function
 }
 
 // Up provisions and starts everything; Stop undoes it.
@@ -321,7 +335,7 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		if fn == nil {
 			return fmt.Errorf("the template has no function %s", id)
 		}
-		f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, sources: fn.EventSources,
+		f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, sources: fn.EventSources, streams: fn.StreamSources,
 			env: withLocalSettings(fn.Env, o, local)}
 		for _, s := range fn.Schedules {
 			if s.Enabled && s.Every > 0 {
@@ -344,6 +358,11 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 	}
 	if len(p.funcs[FnProcessor].sources) == 0 {
 		return errors.New("the template's processor function has no SQS event source")
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.Stack.Functions)) {
+		if fn := p.Stack.Functions[id]; len(fn.StreamSources) > 0 && !slices.Contains(slices.Collect(maps.Values(logicalIDs)), id) {
+			return fmt.Errorf("the template gives %s a DynamoDB stream event source, but the local platform runs only %v", id, slices.Sorted(maps.Values(logicalIDs)))
+		}
 	}
 	p.APIAWS = p.AWS // the template may leave Service Center out (ServiceCenter=false)
 	if p.Stack.Functions[apiFunction] != nil {
@@ -421,6 +440,18 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 			provision.EventSource{QueueURL: url, BatchSize: 10, ReportBatchItemFailures: true, Enabled: true,
 				MaximumConcurrency: paramInt(outs.Parameters, fmt.Sprintf("P%dConcurrency", i+1))})
 	}
+	// The log writer reads the timers table's stream as its event source mapping does (no
+	// filter here: it skips the records that end no execution itself).
+	d, err := dynamodb.NewFromConfig(p.AWS).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(outs.TimersTable)})
+	if err != nil {
+		return fmt.Errorf("timers table %s at %s: %w", outs.TimersTable, o.Endpoint, err)
+	}
+	if arn := aws.ToString(d.Table.LatestStreamArn); arn != "" {
+		f := &function{name: FnLogWriter, timeout: time.Minute, memoryMB: 128, aws: p.AWS, cfg: p.funcs[FnFetch].cfg, env: p.funcs[FnFetch].env,
+			streams: []provision.StreamSource{{StreamArn: arn, Table: outs.TimersTable, StartingPosition: "TRIM_HORIZON", BatchSize: 100,
+				BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: -1, ReportBatchItemFailures: true, Enabled: true}}}
+		p.funcs[FnLogWriter] = f
+	}
 	return nil
 }
 
@@ -485,6 +516,9 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 		f[FnFetch].invoker = lambdarun.NewFunction("sundial-fetch", f[FnFetch].app.FetchHandler, f[FnFetch].timeout)
 		f[FnRecovery].invoker = lambdarun.NewFunction("sundial-recovery", f[FnRecovery].app.RecoverHandler, f[FnRecovery].timeout)
 		f[FnProcessor].invoker = lambdarun.NewFunction("sundial-processor", f[FnProcessor].app.ProcessHandler, proc.timeout)
+		if lw := f[FnLogWriter]; lw != nil {
+			lw.invoker = lambdarun.NewFunction("sundial-logwriter", lw.app.LogWriterHandler, lw.timeout)
+		}
 	}
 	// The event source mappings poll with the processor's role, as Lambda's do.
 	var sqsClient lambdarun.SQSAPI = sqs.NewFromConfig(proc.aws)
@@ -494,6 +528,8 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	streamCtx, cancelStreams := context.WithCancel(context.Background())
+	p.cancelStreams, p.log = cancelStreams, log
 	slots := lambdarun.NewSlots(nslots)
 	for _, name := range []string{FnFetch, FnRecovery} {
 		f := p.funcs[name]
@@ -509,13 +545,55 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 			ReportBatchItemFailures: es.ReportBatchItemFailures}
 		p.run(func() { src.Run(runCtx) })
 	}
+	// The stream event source mappings poll with their function's role, as Lambda's do.
+	for _, name := range slices.Sorted(maps.Keys(p.funcs)) {
+		f := p.funcs[name]
+		for _, ss := range f.streams {
+			if !ss.Enabled {
+				continue
+			}
+			src := &lambdarun.StreamSource{Streams: dynamodbstreams.NewFromConfig(f.aws), StreamArn: ss.StreamArn, Function: f.invoker,
+				StartingPosition: ss.StartingPosition, BatchSize: ss.BatchSize, BatchingWindow: ss.BatchingWindow,
+				BisectBatchOnFunctionError: ss.BisectBatchOnFunctionError, MaximumRetryAttempts: ss.MaximumRetryAttempts,
+				ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters, Log: log.With("function", name)}
+			p.streams = append(p.streams, src)
+			p.streamsWG.Go(func() { src.Run(streamCtx) })
+		}
+	}
 	return nil
+}
+
+// Drained returns once every stream event source has delivered every record written to its
+// stream before the call — the log writer has then logged every execution that ended
+// before it — or with an error saying what it still waits for when ctx ends first. Without
+// stream event sources it returns at once.
+func (p *Platform) Drained(ctx context.Context) error {
+	for _, s := range p.streams {
+		if err := s.Drained(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Streams reports each stream event source's progress: records read, filtered, delivered,
+// pending, failures and Lambda's IteratorAge.
+func (p *Platform) Streams() []lambdarun.StreamStats {
+	var out []lambdarun.StreamStats
+	for _, s := range p.streams {
+		out = append(out, s.Stats())
+	}
+	return out
 }
 
 // Schedules describes what runs when, for `sundial up`'s banner.
 func (p *Platform) Schedules() string {
 	f := p.funcs
-	return fmt.Sprintf("fetch every %s, recovery every %s, processor on %d queues", f[FnFetch].every, f[FnRecovery].every, len(f[FnProcessor].sources))
+	s := fmt.Sprintf("fetch every %s, recovery every %s, processor on %d queues", f[FnFetch].every, f[FnRecovery].every, len(f[FnProcessor].sources))
+	if lw := f[FnLogWriter]; lw != nil && len(lw.streams) > 0 {
+		s += ", logwriter on the timers table's stream"
+	}
+	return s
 }
 
 // NotEmulated lists the stack's resources that only have names locally.
@@ -536,14 +614,31 @@ func (p *Platform) run(fn func()) {
 
 // StopFunctions stops the functions (in-flight invocations finish, then the function
 // processes end) and leaves the engines running, e.g. for a test to read what they left.
+// The schedules and queue event sources stop first; the stream event sources then deliver
+// what was written meanwhile (for at most drainOnStop: the log has the executions that
+// ended while stopping), and stop last.
 func (p *Platform) StopFunctions() error {
 	if p.cancel != nil {
 		p.cancel()
 	}
 	p.wg.Wait()
+	if p.cancelStreams != nil {
+		p.drainOnce.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), drainOnStop)
+			defer cancel()
+			if err := p.Drained(ctx); err != nil {
+				p.log.Warn("stopping: the stream event sources did not deliver every record", "error", err)
+			}
+		})
+		p.cancelStreams()
+	}
+	p.streamsWG.Wait()
 	p.stopOnce.Do(func() { p.stopErr = p.stopProcesses() })
 	return p.stopErr
 }
+
+// drainOnStop bounds how long StopFunctions waits for the stream event sources.
+const drainOnStop = 15 * time.Second
 
 // Stop stops the functions, then the engines Up started.
 func (p *Platform) Stop() error {

@@ -18,7 +18,7 @@ import (
 	"github.com/sundialhq/sundial/internal/chaos"
 )
 
-// buildProcesses builds the three bootstraps, before anything starts: a build takes seconds,
+// buildProcesses builds the functions' bootstraps, before anything starts: a build takes seconds,
 // and timers synced before it would start late.
 func (p *Platform) buildProcesses(ctx context.Context, o Options) error {
 	src := o.SourceDir
@@ -37,7 +37,7 @@ func (p *Platform) buildProcesses(ctx context.Context, o Options) error {
 		dir, p.tempDir = tmp, tmp
 	}
 	var err error
-	p.bootstraps, err = BuildBootstraps(ctx, src, dir, FnFetch, FnProcessor, FnRecovery)
+	p.bootstraps, err = BuildBootstraps(ctx, src, dir, FnFetch, FnProcessor, FnRecovery, FnLogWriter)
 	return err
 }
 
@@ -63,8 +63,11 @@ func (p *Platform) startProcesses(ctx context.Context, o Options, processors int
 			env[chaos.EnvVar] = o.Chaos
 		}
 		concurrency := 1
-		if name == FnProcessor {
+		switch name {
+		case FnProcessor:
 			concurrency = processors
+		case FnLogWriter:
+			concurrency = 4 // one invocation at a time per shard; instances start only when used
 		}
 		var onInvoke func(int, string)
 		if o.OnInvoke != nil {

@@ -93,6 +93,7 @@ func TestProcesses(t *testing.T) {
 	require.Positive(t, pl.Functions[local.FnProcessor].Stats().Invocations)
 	require.Positive(t, invoked.Load(), "OnInvoke sees the processor's invocations")
 	require.Positive(t, pl.Functions[local.FnFetch].Stats().Invocations)
+	require.Positive(t, pl.Functions[local.FnLogWriter].Stats().Invocations, "the log comes from the log writer's processes")
 
 	require.Eventually(t, killed.Load, 30*time.Second, 100*time.Millisecond)
 	require.Eventually(t, func() bool { return pl.Functions[local.FnProcessor].Stats().Exits >= 1 }, 10*time.Second, 50*time.Millisecond)

@@ -114,7 +114,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	}
 	e.Auth = iam.NewAuthorizer(iam.Env{Region: Region, Account: sam.Account})
 	e.engines = ep
-	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth,
+	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account,
 		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
 	listen := o.Listen
 	if listen == "" {

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sundialhq/sundial/infra/eventfilter"
 	"github.com/sundialhq/sundial/infra/iam"
 )
 
@@ -194,9 +196,15 @@ func (c *creator) table(ctx context.Context, res *Resource) error {
 	if props.StreamSpecification != nil {
 		d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 		if err != nil {
-			return err
+			return fmt.Errorf("describe table %s: %w", name, err)
 		}
-		res.Attrs["StreamArn"] = aws.ToString(d.Table.LatestStreamArn)
+		label := aws.ToString(d.Table.LatestStreamLabel)
+		if label == "" {
+			return fmt.Errorf("table %s has no stream although the template gives it one", name)
+		}
+		// DynamoDB Local names the stream in its own region (ddblocal); the stack names it in
+		// its region, as AWS would, and the gateway translates (infra/gateway).
+		res.Attrs["StreamArn"] = s.arn("dynamodb", "table/"+name+"/stream/"+label)
 	}
 	return nil
 }
@@ -286,6 +294,28 @@ func schemaDiff(want *dynamodb.CreateTableInput, have *ddbtypes.TableDescription
 	}
 	if w, h := wantBillingMode(want), billingMode(have); w != h {
 		return "billing mode " + string(h) + ", template " + string(w)
+	}
+	// A stream is recreated with a new ARN when it changes (and its records are lost): the
+	// event source mapping's position would not survive it.
+	stream := func(enabled *bool, view ddbtypes.StreamViewType) string {
+		if enabled == nil || !*enabled {
+			return "no stream"
+		}
+		return "stream " + string(view)
+	}
+	var ws, hs string
+	if want.StreamSpecification != nil {
+		ws = stream(want.StreamSpecification.StreamEnabled, want.StreamSpecification.StreamViewType)
+	} else {
+		ws = stream(nil, "")
+	}
+	if have.StreamSpecification != nil {
+		hs = stream(have.StreamSpecification.StreamEnabled, have.StreamSpecification.StreamViewType)
+	} else {
+		hs = stream(nil, "")
+	}
+	if ws != hs {
+		return hs + ", template " + ws
 	}
 	return ""
 }
@@ -484,5 +514,92 @@ func (s *Stack) eventSource(res *Resource) (EventSource, error) {
 			es.ReportBatchItemFailures = es.ReportBatchItemFailures || fmt.Sprint(t) == "ReportBatchItemFailures"
 		}
 	}
+	if _, ok := p["FilterCriteria"]; ok {
+		return es, errors.New("FilterCriteria on an SQS event source is not emulated by the local platform")
+	}
 	return es, nil
+}
+
+// streamSource reads a DynamoDB stream event source mapping, with Lambda's defaults and
+// ranges. What the local platform does not emulate is refused by name rather than ignored.
+func (s *Stack) streamSource(res *Resource) (StreamSource, error) {
+	p := res.Properties
+	ss := StreamSource{LogicalID: res.LogicalID, StreamArn: fmt.Sprint(p["EventSourceArn"]), BatchSize: 100,
+		MaximumRetryAttempts: -1, Enabled: fmt.Sprint(p["Enabled"]) != "false"}
+	for _, r := range s.Resources {
+		if r.Type == "AWS::DynamoDB::Table" && r.Attrs["StreamArn"] == ss.StreamArn {
+			ss.Table = r.Ref
+		}
+	}
+	if ss.Table == "" {
+		return ss, fmt.Errorf("EventSourceArn %s is not the stream of a table of the stack", ss.StreamArn)
+	}
+	switch pos := fmt.Sprint(p["StartingPosition"]); pos {
+	case "TRIM_HORIZON", "LATEST":
+		ss.StartingPosition = pos
+	default:
+		return ss, fmt.Errorf("StartingPosition %q: a DynamoDB stream starts at TRIM_HORIZON or LATEST", pos)
+	}
+	num := func(name string, lo, hi int, into *int) error {
+		v, ok := p[name]
+		if !ok {
+			return nil
+		}
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("%s %v: want %d..%d", name, v, lo, hi)
+		}
+		*into = n
+		return nil
+	}
+	var window, age, parallel, tumbling int
+	age, parallel = -1, 1
+	for _, err := range []error{
+		num("BatchSize", 1, 10000, &ss.BatchSize),
+		num("MaximumBatchingWindowInSeconds", 0, 300, &window),
+		num("MaximumRetryAttempts", -1, 10000, &ss.MaximumRetryAttempts),
+		num("MaximumRecordAgeInSeconds", -1, 604800, &age),
+		num("ParallelizationFactor", 1, 10, &parallel),
+		num("TumblingWindowInSeconds", 0, 900, &tumbling),
+	} {
+		if err != nil {
+			return ss, err
+		}
+	}
+	ss.BatchingWindow = time.Duration(window) * time.Second
+	for _, o := range []struct {
+		name string
+		set  bool
+	}{
+		{"MaximumRecordAgeInSeconds", age != -1}, {"ParallelizationFactor", parallel != 1}, {"TumblingWindowInSeconds", tumbling != 0},
+		{"DestinationConfig", p["DestinationConfig"] != nil}, {"StartingPositionTimestamp", p["StartingPositionTimestamp"] != nil},
+	} {
+		if o.set {
+			return ss, fmt.Errorf("%s is not emulated by the local platform's stream event sources", o.name)
+		}
+	}
+	ss.BisectBatchOnFunctionError = fmt.Sprint(p["BisectBatchOnFunctionError"]) == "true"
+	if types, ok := p["FunctionResponseTypes"].([]any); ok {
+		for _, t := range types {
+			ss.ReportBatchItemFailures = ss.ReportBatchItemFailures || fmt.Sprint(t) == "ReportBatchItemFailures"
+		}
+	}
+	if fc, ok := p["FilterCriteria"].(map[string]any); ok {
+		filters, _ := fc["Filters"].([]any)
+		var patterns []string
+		for i, f := range filters {
+			fm, _ := f.(map[string]any)
+			pat, ok := fm["Pattern"].(string)
+			if !ok {
+				return ss, fmt.Errorf("FilterCriteria.Filters[%d]: no Pattern", i)
+			}
+			patterns = append(patterns, pat)
+		}
+		c, err := eventfilter.Parse(patterns)
+		if err != nil {
+			return ss, fmt.Errorf("FilterCriteria: %w", err)
+		}
+		ss.Filters = c
+	}
+	return ss, nil
 }

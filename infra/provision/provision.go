@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sundialhq/sundial/infra/eventfilter"
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/sam"
 	"github.com/sundialhq/sundial/internal/config"
@@ -74,6 +75,7 @@ type Function struct {
 	Role                 *iam.Role
 	Schedules            []Schedule
 	EventSources         []EventSource
+	StreamSources        []StreamSource
 }
 
 // Schedule is an EventBridge rule that invokes a function.
@@ -94,6 +96,27 @@ type EventSource struct {
 	BatchingWindow          time.Duration
 	ReportBatchItemFailures bool
 	Enabled                 bool
+}
+
+// StreamSource is a DynamoDB stream event source mapping of a function, with Lambda's
+// defaults for what the mapping leaves out.
+type StreamSource struct {
+	LogicalID string
+	// StreamArn is the stream's ARN in the stack's region (see Resource.Attrs["StreamArn"]),
+	// Table the table whose stream it is.
+	StreamArn, Table string
+	// StartingPosition is TRIM_HORIZON or LATEST.
+	StartingPosition string
+	BatchSize        int // default 100
+	BatchingWindow   time.Duration
+	// BisectBatchOnFunctionError splits a failed batch in two and retries the halves.
+	BisectBatchOnFunctionError bool
+	// MaximumRetryAttempts: -1 (the default) retries until the record leaves the stream.
+	MaximumRetryAttempts    int
+	ReportBatchItemFailures bool
+	// Filters are the mapping's FilterCriteria (nil: every record).
+	Filters *eventfilter.Criteria
+	Enabled bool
 }
 
 // Provision evaluates the translated template for the stack and creates its resources.
@@ -230,12 +253,17 @@ func (s *Stack) wireFunctions() error {
 				}
 			}
 		case "AWS::Lambda::EventSourceMapping":
-			if strings.Contains(fmt.Sprint(res.Properties["EventSourceArn"]), "/stream/") {
-				break // stream sources: infra/lambdarun (branch issue-14-streams) — placeholder until merged
-			}
 			fn := find(fmt.Sprint(res.Properties["FunctionName"]))
 			if fn == nil {
 				return fmt.Errorf("event source mapping %s: function %v is not in the stack", id, res.Properties["FunctionName"])
+			}
+			if strings.HasPrefix(fmt.Sprint(res.Properties["EventSourceArn"]), "arn:aws:dynamodb:") {
+				ss, err := s.streamSource(res)
+				if err != nil {
+					return fmt.Errorf("event source mapping %s: %w", id, err)
+				}
+				fn.StreamSources = append(fn.StreamSources, ss)
+				continue
 			}
 			es, err := s.eventSource(res)
 			if err != nil {

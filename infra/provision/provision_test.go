@@ -63,6 +63,9 @@ func TestProvision(t *testing.T) {
 			idx = append(idx, aws.ToString(g.IndexName))
 		}
 		require.ElementsMatch(t, []string{"due"}, idx)
+		require.Equal(t, ddbtypes.StreamViewTypeNewAndOldImages, d.Table.StreamSpecification.StreamViewType, "the stream the template gives the table")
+		require.Equal(t, "arn:aws:dynamodb:us-east-1:000000000000:table/prov-TimersTable/stream/"+aws.ToString(d.Table.LatestStreamLabel),
+			st.Resources["TimersTable"].Attrs["StreamArn"], "GetAtt StreamArn names the stream in the stack's region, not DynamoDB Local's")
 		ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(st.Outputs["LogTableName"])})
 		require.NoError(t, err)
 		require.Equal(t, ddbtypes.TimeToLiveStatusEnabled, ttl.TimeToLiveDescription.TimeToLiveStatus)
@@ -93,6 +96,24 @@ func TestProvision(t *testing.T) {
 				require.Equal(t, 7, es.MaximumConcurrency)
 			}
 		}
+		lw := st.Functions["LogWriterFunction"]
+		require.NotNil(t, lw)
+		require.Empty(t, lw.EventSources)
+		require.Len(t, lw.StreamSources, 1)
+		ss := lw.StreamSources[0]
+		require.Equal(t, st.Resources["TimersTable"].Attrs["StreamArn"], ss.StreamArn)
+		require.Equal(t, "prov-TimersTable", ss.Table)
+		require.Equal(t, "TRIM_HORIZON", ss.StartingPosition)
+		require.Equal(t, 100, ss.BatchSize)
+		require.Equal(t, time.Second, ss.BatchingWindow)
+		require.True(t, ss.BisectBatchOnFunctionError)
+		require.True(t, ss.ReportBatchItemFailures)
+		require.Equal(t, -1, ss.MaximumRetryAttempts, "Lambda's default: retry until the record leaves the stream")
+		require.True(t, ss.Enabled)
+		require.Len(t, ss.Filters.Patterns(), 1)
+		finish := map[string]any{"eventName": "MODIFY", "dynamodb": map[string]any{
+			"OldImage": map[string]any{"execId": map[string]any{"S": "e"}}, "NewImage": map[string]any{"lastExecId": map[string]any{"S": "e"}}}}
+		require.True(t, ss.Filters.Match(finish))
 		fetch := st.Functions["FetchFunction"]
 		require.Len(t, fetch.Schedules, 1)
 		require.Equal(t, time.Minute, fetch.Schedules[0].Every)
@@ -148,4 +169,63 @@ func TestProvisionKeepsAnOnDiskDatabase(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
+}
+
+// A table kept on disk from a template without a stream is not silently used without one:
+// the error says to start fresh, as for any schema change.
+func TestProvisionRefusesATableWithoutItsStream(t *testing.T) {
+	ctx := context.Background()
+	tpl := translated(t)
+	db, q := engines(t, "")
+	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("old-TimersTable"), BillingMode: ddbtypes.BillingModePayPerRequest,
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{
+			{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}, {AttributeName: aws.String("sk"), AttributeType: ddbtypes.ScalarAttributeTypeS},
+			{AttributeName: aws.String("dueShard"), AttributeType: ddbtypes.ScalarAttributeTypeS}, {AttributeName: aws.String("dueAt"), AttributeType: ddbtypes.ScalarAttributeTypeN}},
+		KeySchema: []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}, {AttributeName: aws.String("sk"), KeyType: ddbtypes.KeyTypeRange}},
+		GlobalSecondaryIndexes: []ddbtypes.GlobalSecondaryIndex{{IndexName: aws.String("due"),
+			KeySchema:  []ddbtypes.KeySchemaElement{{AttributeName: aws.String("dueShard"), KeyType: ddbtypes.KeyTypeHash}, {AttributeName: aws.String("dueAt"), KeyType: ddbtypes.KeyTypeRange}},
+			Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeKeysOnly}}},
+	})
+	require.NoError(t, err)
+	_, err = Provision(ctx, tpl, Options{StackName: "old", Region: "us-east-1", DynamoDB: db, SQS: q})
+	require.ErrorContains(t, err, "table old-TimersTable exists with another schema than the template's (no stream, template stream NEW_AND_OLD_IMAGES)")
+	require.ErrorContains(t, err, "sundial up --fresh")
+}
+
+func TestStreamSourceProperties(t *testing.T) {
+	t.Parallel()
+	arn := "arn:aws:dynamodb:us-east-1:000000000000:table/s-T/stream/label"
+	s := &Stack{Resources: map[string]*Resource{"T": {Type: "AWS::DynamoDB::Table", Ref: "s-T", Attrs: map[string]string{"StreamArn": arn}}}}
+	source := func(props map[string]any) (StreamSource, error) {
+		p := map[string]any{"EventSourceArn": arn, "StartingPosition": "LATEST", "FunctionName": "f"}
+		for k, v := range props {
+			p[k] = v
+		}
+		return s.streamSource(&Resource{LogicalID: "M", Properties: p})
+	}
+	ss, err := source(nil)
+	require.NoError(t, err)
+	require.Equal(t, StreamSource{LogicalID: "M", StreamArn: arn, Table: "s-T", StartingPosition: "LATEST", BatchSize: 100,
+		MaximumRetryAttempts: -1, Enabled: true}, ss, "Lambda's defaults")
+	ss, err = source(map[string]any{"Enabled": false, "MaximumRetryAttempts": "3", "BatchSize": 10000.0, "MaximumRecordAgeInSeconds": -1.0, "ParallelizationFactor": 1.0})
+	require.NoError(t, err)
+	require.False(t, ss.Enabled)
+	require.Equal(t, 3, ss.MaximumRetryAttempts)
+	require.Equal(t, 10000, ss.BatchSize)
+	for msg, props := range map[string]map[string]any{
+		`filter operator "prefix" is not emulated`:  {"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": `{"eventName":[{"prefix":"MOD"}]}`}}}},
+		"FilterCriteria.Filters[0]: no Pattern":     {"FilterCriteria": map[string]any{"Filters": []any{map[string]any{}}}},
+		"StartingPosition \"AT_TIMESTAMP\"":         {"StartingPosition": "AT_TIMESTAMP"},
+		"BatchSize 0: want 1..10000":                {"BatchSize": 0.0},
+		"MaximumRetryAttempts -2":                   {"MaximumRetryAttempts": -2.0},
+		"MaximumBatchingWindowInSeconds 301":        {"MaximumBatchingWindowInSeconds": 301.0},
+		"ParallelizationFactor is not emulated":     {"ParallelizationFactor": 2.0},
+		"TumblingWindowInSeconds is not emulated":   {"TumblingWindowInSeconds": 60.0},
+		"MaximumRecordAgeInSeconds is not emulated": {"MaximumRecordAgeInSeconds": 3600.0},
+		"DestinationConfig is not emulated":         {"DestinationConfig": map[string]any{"OnFailure": map[string]any{"Destination": "arn:aws:sqs:x"}}},
+		"is not the stream of a table of the stack": {"EventSourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/other/stream/x"},
+	} {
+		_, err := source(props)
+		require.ErrorContains(t, err, msg)
+	}
 }
