@@ -53,7 +53,7 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 			return err
 		},
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
-			drainLog(t)
+			testenv.DrainLog(t)
 			return s.Logs(ctx, dynamo.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
 		},
 		shards: shards,

@@ -1,27 +1,27 @@
-package dynamo_test
+package testenv
 
 import (
 	"context"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
-	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
-	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// The execution log follows the timers table's stream (dynamo.ExecutionFromImages). In this
-// package's tests the log writer is this drainer: it reads every shard of the stream from its
-// start, once, in order, and writes the entries the records yield, as the LogWriterFunction
-// does on Lambda (whose event source is tested in infra/lambdarun).
+// The execution log follows the timers table's stream (dynamo.ExecutionFromImages). Tests that
+// run the functions' handlers directly, without the local platform's log writer, call DrainLog
+// instead: it reads every shard of the shared stack's stream from its start, once, in order,
+// and writes the entries the records yield, as the LogWriterFunction does on Lambda (whose
+// event source is tested in infra/lambdarun).
 type streamDrainer struct {
 	mu    sync.Mutex
 	api   *dynamodbstreams.Client
@@ -36,11 +36,11 @@ var (
 	drainerErr  error
 )
 
-// drainLog writes the log entries of every execution ended so far.
-func drainLog(t testing.TB) {
+// DrainLog writes the log entries of every execution ended so far on the shared stack.
+func DrainLog(t testing.TB) {
 	t.Helper()
 	drainerOnce.Do(func() {
-		cfg, out := testenv.Stack(t)
+		cfg, out := Stack(t)
 		ddb := dynamodb.NewFromConfig(cfg)
 		d, err := ddb.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &out.TimersTable})
 		if err != nil {
@@ -52,10 +52,14 @@ func drainLog(t testing.TB) {
 			return
 		}
 		drainer = &streamDrainer{api: dynamodbstreams.NewFromConfig(cfg), arn: *d.Table.LatestStreamArn,
-			store: dynamo.New(ddb, out.TimersTable, out.LogTable, logRetention), iters: map[string]*string{}}
+			store: dynamo.New(ddb, out.TimersTable, out.LogTable, 30*24*time.Hour), iters: map[string]*string{}}
 	})
-	require.NoError(t, drainerErr)
-	require.NoError(t, drainer.drain(context.Background()))
+	if drainerErr != nil {
+		t.Fatalf("testenv: read the timers table's stream: %v", drainerErr)
+	}
+	if err := drainer.drain(context.Background()); err != nil {
+		t.Fatalf("testenv: write the log from the stream: %v", err)
+	}
 }
 
 func (d *streamDrainer) drain(ctx context.Context) error {
