@@ -67,8 +67,15 @@ func TestTerminalSafety(t *testing.T) {
 	}
 	require.Contains(t, evilLine, `\u001b]0;pwned\u0007\u000d\u001b[32m✓ all timers succeeded`, "escaped, and still readable")
 
-	out, stderr, code := cli(t, dir, "logs", "--timer", "Evil", "--limit", "3", "--endpoint", endpoint)
-	require.Equal(t, 0, code, stderr)
+	// The log writer writes the entry from the stream a moment after the run ends.
+	var out string
+	require.Eventually(t, func() bool {
+		var stderr string
+		var code int
+		out, stderr, code = cli(t, dir, "logs", "--timer", "Evil", "--limit", "3", "--endpoint", endpoint)
+		require.Equal(t, 0, code, stderr)
+		return strings.Contains(out, "db down")
+	}, 15*time.Second, 200*time.Millisecond, "the failed execution reaches the log")
 	require.Contains(t, out, `db down\u001b]0;pwned\u0007\u000d`)
 	for _, bad := range []string{"\x1b", "\a", "\r", "\u009b"} {
 		require.NotContains(t, out, bad, "sundial logs printed a control character raw")

@@ -96,10 +96,12 @@ func TestBrowser(t *testing.T) {
 		require.Contains(t, bt.text(t, "#next-run"), "not scheduled")
 		time.Sleep(1500 * time.Millisecond) // an execution claimed before the click may finish
 		calls := bt.inv.Calls(ticker)
+		require.NoError(t, bt.p.Drained(bt.ctx), "the log writer has written what ended so far")
 		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
 		newest := bt.text(t, "#log tbody tr td")
 		time.Sleep(3 * time.Second)
 		require.Equal(t, calls, bt.inv.Calls(ticker), "a deactivated timer is not fetched")
+		require.NoError(t, bt.p.Drained(bt.ctx))
 		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
 		require.Equal(t, newest, bt.text(t, "#log tbody tr td"), "no new log entry")
 		bt.navigate(t, bt.ts.URL+"/timers")
@@ -163,6 +165,7 @@ const hostileProperty = `<script>window.__xss=1</script><img src=x onerror="wind
 // browserTest is a local platform, a console on it and a Chromium tab.
 type browserTest struct {
 	ctx    context.Context
+	p      *local.Platform
 	ts     *httptest.Server
 	srv    *console.Server
 	inv    *testenv.Invoker
@@ -191,6 +194,7 @@ func startBrowserTest(t *testing.T, chromium string) *browserTest {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })
+	bt.p = p
 
 	bt.srv, err = console.New(console.Options{Service: console.NewService(p.App, sqs.NewFromConfig(p.AWS), [4]int{4, 3, 2, 2}),
 		Token: console.NewToken(), Log: quiet})
