@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sundialhq/sundial/infra/localaws"
+	"github.com/sundialhq/sundial/infra/provision"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
@@ -56,6 +57,8 @@ type deployed struct {
 	// concurrency is each priority queue's event source maximum concurrency (P1..P4), from
 	// the template's translation with the stack's parameters.
 	concurrency [4]int
+	// logWriter is the log writer's stream event source mapping, from the translation.
+	logWriter []provision.StreamSource
 }
 
 // deploy creates a stack from template.yaml; each phase gets its own tables and queues.
@@ -71,7 +74,7 @@ func (e *env) deploy(ctx context.Context, name string, tick time.Duration, param
 	if err != nil {
 		return deployed{}, err
 	}
-	d := deployed{name: name, cfg: cfg, env: vars}
+	d := deployed{name: name, cfg: cfg, env: vars, logWriter: st.Functions["LogWriterFunction"].StreamSources}
 	for _, es := range st.Functions["ProcessorFunction"].EventSources {
 		for i, url := range cfg.Queues {
 			if es.QueueURL == url {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
@@ -39,6 +40,11 @@ type platform struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// streams are the log writer's event sources; they stop after the other functions, once
+	// they have delivered what those wrote.
+	streams       []*lambdarun.StreamSource
+	streamsCancel context.CancelFunc
+	streamsWG     sync.WaitGroup
 }
 
 // invocation is one Lambda invocation as the benchmark saw it.
@@ -79,6 +85,26 @@ func (e *env) startPlatform(d deployed) (*platform, error) {
 	slots := lambdarun.NewSlots(conc[0] + conc[1] + conc[2] + conc[3])
 	p.run(func() { lambdarun.Every(ctx, fetch, d.cfg.Tick, log) })
 	p.run(func() { lambdarun.Every(ctx, recovery, d.cfg.Tick, log) })
+	// The log writer, from the timers table's stream, as its event source mapping says.
+	logWriter := lambdarun.NewFunction("sundial-logwriter", func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		start := time.Now()
+		resp, err := a.LogWriterHandler(ctx, ev)
+		p.record(invocation{Function: "logwriter", End: time.Now(), Duration: time.Since(start), Records: len(ev.Records)})
+		return resp, err
+	}, time.Minute)
+	sctx, scancel := context.WithCancel(context.Background())
+	p.streamsCancel = scancel
+	for _, ss := range d.logWriter {
+		if !ss.Enabled {
+			continue
+		}
+		src := &lambdarun.StreamSource{Streams: dynamodbstreams.NewFromConfig(e.aws), StreamArn: ss.StreamArn, Function: logWriter,
+			StartingPosition: ss.StartingPosition, BatchSize: ss.BatchSize, BatchingWindow: ss.BatchingWindow,
+			BisectBatchOnFunctionError: ss.BisectBatchOnFunctionError, MaximumRetryAttempts: ss.MaximumRetryAttempts,
+			ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters, Log: log}
+		p.streams = append(p.streams, src)
+		p.streamsWG.Go(func() { src.Run(sctx) })
+	}
 	for i, url := range d.cfg.Queues {
 		es := &lambdarun.EventSource{SQS: p.sqs, QueueURL: url, Priority: i + 1, Function: processor,
 			BatchSize: 10, Concurrency: conc[i], Slots: slots, Log: log, ReportBatchItemFailures: true}
@@ -110,10 +136,18 @@ func (p *platform) record(i invocation) {
 	p.mu.Unlock()
 }
 
-// stop ends polling and schedules; invocations in flight finish first.
+// stop ends polling and schedules; invocations in flight finish first. The log writer then
+// delivers what they wrote before it stops too.
 func (p *platform) stop() {
 	p.cancel()
 	p.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, s := range p.streams {
+		_ = s.Drained(ctx) // a log writer that cannot keep up shows in the log's size, not here
+	}
+	p.streamsCancel()
+	p.streamsWG.Wait()
 }
 
 // lambdaIn sums the invocations that ended in [from, to), by function.
