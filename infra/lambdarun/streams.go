@@ -314,7 +314,9 @@ func (s *StreamSource) readShard(ctx context.Context, st *shardState) {
 		if len(r.pending) > 0 {
 			wait = min(wait, time.Until(r.firstAt.Add(s.BatchingWindow)))
 		}
-		sleep(ctx, wait, wake)
+		if sleep(ctx, wait, wake) {
+			nextRead = time.Time{} // woken (Drained): read now rather than at the next poll
+		}
 	}
 }
 
@@ -824,12 +826,18 @@ func (s *StreamSource) updateCounts() {
 	}
 }
 
+// fail records a failure, and logs it unless it repeats the last one (a stream the role may
+// not read is refused every second).
 func (s *StreamSource) fail(what string, err error) {
+	msg := what + ": " + err.Error()
 	s.mu.Lock()
-	s.lastErr = what + ": " + err.Error()
-	s.stats.LastError = s.lastErr
+	repeat := msg == s.lastErr
+	s.lastErr = msg
+	s.stats.LastError = msg
 	s.mu.Unlock()
-	s.Log.Warn("stream event source: "+what+" failed", "stream", s.StreamArn, "error", err)
+	if !repeat {
+		s.Log.Warn("stream event source: "+what+" failed", "stream", s.StreamArn, "error", err)
+	}
 }
 
 func (s *StreamSource) wakeChan() <-chan struct{} {
@@ -846,10 +854,10 @@ func (s *StreamSource) nudge() {
 	s.mu.Unlock()
 }
 
-// sleep pauses for d, or until ctx ends or wake is closed.
-func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
+// sleep pauses for d, or until ctx ends or wake is closed (then it reports true).
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	if d <= 0 {
-		return
+		return false
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -857,7 +865,9 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
 	case <-ctx.Done():
 	case <-t.C:
 	case <-wake:
+		return true
 	}
+	return false
 }
 
 // seqLess compares sequence numbers (decimal strings, of any length and leading zeros).
