@@ -56,8 +56,9 @@ type StreamSource struct {
 	BatchSize                  int // default 100
 	BatchingWindow             time.Duration
 	BisectBatchOnFunctionError bool
-	// MaximumRetryAttempts: retries of a failed batch before its records are discarded;
-	// -1 (and the zero value's default, see NoRetryLimit) never discards.
+	// MaximumRetryAttempts: retries of a failed batch before its records are discarded (0:
+	// none). NoRetryLimit (-1, Lambda's default, which provision.StreamSource carries when
+	// the template says nothing) never discards.
 	MaximumRetryAttempts    int
 	ReportBatchItemFailures bool
 	// Filter is the mapping's FilterCriteria: records that do not pass are dropped (and
