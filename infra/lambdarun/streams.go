@@ -56,14 +56,19 @@ type StreamSource struct {
 	BatchSize                  int // default 100
 	BatchingWindow             time.Duration
 	BisectBatchOnFunctionError bool
-	// MaximumRetryAttempts: retries of a failed batch before its records are discarded;
-	// -1 (and the zero value's default, see NoRetryLimit) never discards.
+	// MaximumRetryAttempts: retries of a failed batch before its records are discarded (0:
+	// none). NoRetryLimit (-1, Lambda's default, which provision.StreamSource carries when
+	// the template says nothing) never discards.
 	MaximumRetryAttempts    int
 	ReportBatchItemFailures bool
 	// Filter is the mapping's FilterCriteria: records that do not pass are dropped (and
 	// count as processed). Nil passes every record.
 	Filter *eventfilter.Criteria
 	Log    *slog.Logger
+	// Positions, when set, keeps the source's position across restarts, as Lambda keeps an
+	// event source mapping's: a shard is read on after its last record done, a shard done is
+	// not read again. Nil starts from StartingPosition each time.
+	Positions Positions
 
 	// PollInterval is how long a shard that had nothing new waits before reading again
 	// (Lambda reads each shard four times a second; default 250ms). DiscoverInterval is how
@@ -114,7 +119,8 @@ type StreamStats struct {
 
 type shardState struct {
 	id, parent string
-	closed     bool // DescribeStream gives the shard an ending sequence number
+	resume     string // read after this sequence number (a kept position)
+	closed     bool   // DescribeStream gives the shard an ending sequence number
 	started    bool
 	done       bool // read to its end and every record delivered (or never to be read)
 	latest     bool // start at LATEST rather than TRIM_HORIZON
@@ -136,6 +142,7 @@ type drainWaiter struct {
 // record is a stream record as Lambda delivers it, encoded once.
 type record struct {
 	seq     string
+	prev    string // the record read before it (delivered or not): done up to there when it is first
 	json    []byte
 	created time.Time
 }
@@ -195,7 +202,11 @@ func (s *StreamSource) Run(ctx context.Context) {
 			if st == nil {
 				st = &shardState{id: id, parent: aws.ToString(sh.ParentShardId)}
 				s.shards[id] = st
-				if first && s.StartingPosition == string(types.ShardIteratorTypeLatest) {
+				if s.Positions != nil {
+					st.resume, st.done = s.Positions.Position(s.StreamArn, id)
+					st.lastRead = st.resume
+				}
+				if st.resume == "" && !st.done && first && s.StartingPosition == string(types.ShardIteratorTypeLatest) {
 					// LATEST: what the stream holds when the mapping starts is not read.
 					st.latest = true
 					st.done = closed
@@ -257,18 +268,23 @@ type shardReader struct {
 	iter     *string
 	pending  []record
 	firstAt  time.Time // when the first pending record was read (the batching window)
+	lastRead string    // the last record read
+	saved    string    // the position last kept (Positions)
 	plan     []int     // sizes of the next batches after a bisection
 	attempts int       // failed invocations at the current first pending record
 	n        int
 }
 
 func (s *StreamSource) readShard(ctx context.Context, st *shardState) {
-	r := &shardReader{s: s, st: st}
-	typ := types.ShardIteratorTypeTrimHorizon
-	if st.latest {
+	r := &shardReader{s: s, st: st, lastRead: st.resume, saved: st.resume}
+	typ, after := types.ShardIteratorTypeTrimHorizon, ""
+	switch {
+	case st.resume != "":
+		typ, after = types.ShardIteratorTypeAfterSequenceNumber, st.resume
+	case st.latest:
 		typ = types.ShardIteratorTypeLatest
 	}
-	if !r.open(ctx, typ, "") {
+	if !r.open(ctx, typ, after) {
 		return
 	}
 	nextRead := time.Time{}
@@ -284,6 +300,7 @@ func (s *StreamSource) readShard(ctx context.Context, st *shardState) {
 			continue
 		}
 		if r.iter == nil && len(r.pending) == 0 {
+			s.keep(st.id, r.lastRead, true)
 			s.mu.Lock()
 			st.done = true
 			s.updateCounts()
@@ -298,7 +315,9 @@ func (s *StreamSource) readShard(ctx context.Context, st *shardState) {
 		if len(r.pending) > 0 {
 			wait = min(wait, time.Until(r.firstAt.Add(s.BatchingWindow)))
 		}
-		sleep(ctx, wait, wake)
+		if sleep(ctx, wait, wake) {
+			nextRead = time.Time{} // woken (Drained): read now rather than at the next poll
+		}
 	}
 }
 
@@ -362,7 +381,10 @@ func (r *shardReader) read(ctx context.Context) time.Time {
 	}
 	var passed []record
 	var filtered int64
+	prev := r.lastRead
 	for _, rec := range out.Records {
+		before := prev
+		prev = aws.ToString(rec.Dynamodb.SequenceNumber)
 		er := s.eventRecord(rec)
 		b, err := json.Marshal(er)
 		if err != nil {
@@ -378,7 +400,10 @@ func (r *shardReader) read(ctx context.Context) time.Time {
 			filtered++
 			continue
 		}
-		passed = append(passed, record{seq: er.Change.SequenceNumber, json: b, created: er.Change.ApproximateCreationDateTime.Time})
+		passed = append(passed, record{seq: er.Change.SequenceNumber, prev: before, json: b, created: er.Change.ApproximateCreationDateTime.Time})
+	}
+	if n := len(out.Records); n > 0 {
+		r.lastRead = aws.ToString(out.Records[n-1].Dynamodb.SequenceNumber)
 	}
 	if len(r.pending) == 0 && len(passed) > 0 {
 		r.firstAt = time.Now()
@@ -404,6 +429,7 @@ func (r *shardReader) read(ctx context.Context) time.Time {
 		}
 	}
 	s.mu.Unlock()
+	r.keep()
 	if !short {
 		return time.Time{} // more to read at once
 	}
@@ -521,6 +547,31 @@ func (r *shardReader) done(n int, discarded bool) {
 	}
 	r.publish()
 	s.mu.Unlock()
+	r.keep()
+}
+
+// keep records the shard's position when it moved: everything up to the record before the
+// first pending one is done (delivered, filtered out or discarded).
+func (r *shardReader) keep() {
+	at := r.lastRead
+	if len(r.pending) > 0 {
+		at = r.pending[0].prev
+	}
+	if at == r.saved || at == "" {
+		return
+	}
+	r.saved = at
+	r.s.keep(r.st.id, at, false)
+}
+
+// keep stores a shard's position (Positions).
+func (s *StreamSource) keep(shard, seq string, done bool) {
+	if s.Positions == nil {
+		return
+	}
+	if err := s.Positions.SetPosition(s.StreamArn, shard, seq, done); err != nil {
+		s.fail("keep the stream position", err)
+	}
 }
 
 // failed handles a failed attempt at the first n pending records: give them up past the
@@ -776,12 +827,18 @@ func (s *StreamSource) updateCounts() {
 	}
 }
 
+// fail records a failure, and logs it unless it repeats the last one (a stream the role may
+// not read is refused every second).
 func (s *StreamSource) fail(what string, err error) {
+	msg := what + ": " + err.Error()
 	s.mu.Lock()
-	s.lastErr = what + ": " + err.Error()
-	s.stats.LastError = s.lastErr
+	repeat := msg == s.lastErr
+	s.lastErr = msg
+	s.stats.LastError = msg
 	s.mu.Unlock()
-	s.Log.Warn("stream event source: "+what+" failed", "stream", s.StreamArn, "error", err)
+	if !repeat {
+		s.Log.Warn("stream event source: "+what+" failed", "stream", s.StreamArn, "error", err)
+	}
 }
 
 func (s *StreamSource) wakeChan() <-chan struct{} {
@@ -798,10 +855,10 @@ func (s *StreamSource) nudge() {
 	s.mu.Unlock()
 }
 
-// sleep pauses for d, or until ctx ends or wake is closed.
-func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
+// sleep pauses for d, or until ctx ends or wake is closed (then it reports true).
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	if d <= 0 {
-		return
+		return false
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -809,7 +866,9 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
 	case <-ctx.Done():
 	case <-t.C:
 	case <-wake:
+		return true
 	}
+	return false
 }
 
 // seqLess compares sequence numbers (decimal strings, of any length and leading zeros).

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -538,4 +540,70 @@ func keys(m map[string]any) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// With Positions, a restarted source reads on where the last one stopped: a record is not
+// delivered again once done (filtered ones included), a shard done is not read again, and a
+// record that was failing when the source stopped is the first one delivered after.
+func TestStreamSourcePositionsSurviveARestart(t *testing.T) {
+	t.Parallel()
+	f := newFakeStream()
+	f.shard("A", "")
+	a := f.put("A", 3)
+	f.close("A")
+	f.shard("B", "A")
+	b := f.put("B", 4)
+	path := filepath.Join(t.TempDir(), "positions.json")
+	crit, err := eventfilter.Parse([]string{`{"dynamodb":{"NewImage":{"n":{"N":[{"exists":true}]}}}}`})
+	require.NoError(t, err)
+	start := func(fail func(int, []string) ([]string, error)) (*recorder, context.CancelFunc, chan struct{}) {
+		pos, err := lambdarun.OpenPositions(path)
+		require.NoError(t, err)
+		rec := &recorder{fail: fail}
+		s := fastSource(f, lambdarun.NewFunction("positions", rec.handle, time.Second))
+		s.Positions, s.Filter, s.BatchSize = pos, crit, 2
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.Run(ctx)
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+		drainedOr := func() {
+			dctx, dcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer dcancel()
+			_ = s.Drained(dctx)
+		}
+		drainedOr()
+		return rec, cancel, done
+	}
+	// First run: B's third record keeps failing.
+	rec, stop, done := start(func(_ int, batch []string) ([]string, error) {
+		if slices.Contains(batch, b[2]) {
+			return nil, errors.New("failing")
+		}
+		return nil, nil
+	})
+	stop()
+	<-done
+	got := rec.snapshot()
+	require.GreaterOrEqual(t, len(got), 4, "%v", got)
+	require.Equal(t, [][]string{a[:2], a[2:], b[:2]}, got[:3])
+	for _, batch := range got[3:] {
+		require.Equal(t, b[2:], batch, "the batch still failing when the source stopped")
+	}
+	// Second run: from the failing record on, nothing before it again; A is done.
+	more := f.put("B", 1)
+	rec, stop, done = start(nil)
+	require.Equal(t, slices.Concat(b[2:], more), rec.delivered())
+	stop()
+	<-done
+	// Third run: nothing new, nothing delivered.
+	rec, stop, done = start(nil)
+	require.Empty(t, rec.snapshot())
+	stop()
+	<-done
+	kept, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(kept), `"done": true`, "A is kept as done:\n%s", kept)
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -545,7 +546,16 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 			ReportBatchItemFailures: es.ReportBatchItemFailures}
 		p.run(func() { src.Run(runCtx) })
 	}
-	// The stream event source mappings poll with their function's role, as Lambda's do.
+	// The stream event source mappings poll with their function's role, as Lambda's do, and
+	// keep their position with the kept database, as Lambda keeps a mapping's across deploys.
+	var positions lambdarun.Positions
+	if p.Local != nil && o.DataDir != "" {
+		pf, err := lambdarun.OpenPositions(filepath.Join(o.DataDir, StreamPositionsFile))
+		if err != nil {
+			return err
+		}
+		positions = pf
+	}
 	for _, name := range slices.Sorted(maps.Keys(p.funcs)) {
 		f := p.funcs[name]
 		for _, ss := range f.streams {
@@ -555,7 +565,7 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 			src := &lambdarun.StreamSource{Streams: dynamodbstreams.NewFromConfig(f.aws), StreamArn: ss.StreamArn, Function: f.invoker,
 				StartingPosition: ss.StartingPosition, BatchSize: ss.BatchSize, BatchingWindow: ss.BatchingWindow,
 				BisectBatchOnFunctionError: ss.BisectBatchOnFunctionError, MaximumRetryAttempts: ss.MaximumRetryAttempts,
-				ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters, Log: log.With("function", name)}
+				ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters, Positions: positions, Log: log.With("function", name)}
 			p.streams = append(p.streams, src)
 			p.streamsWG.Go(func() { src.Run(streamCtx) })
 		}
@@ -636,6 +646,9 @@ func (p *Platform) StopFunctions() error {
 	p.stopOnce.Do(func() { p.stopErr = p.stopProcesses() })
 	return p.stopErr
 }
+
+// StreamPositionsFile, in Options.DataDir, keeps the stream event sources' positions.
+const StreamPositionsFile = "stream-positions.json"
 
 // drainOnStop bounds how long StopFunctions waits for the stream event sources.
 const drainOnStop = 15 * time.Second

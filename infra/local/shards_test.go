@@ -46,13 +46,33 @@ func TestDueShardsChangesStrandNoTimer(t *testing.T) {
 		t.Logf("DueShards=%d: up in %s", shards, time.Since(began).Round(time.Millisecond))
 		before := inv.Snapshot()
 		time.Sleep(10 * time.Second)
-		after := inv.Snapshot()
-		for _, name := range names {
-			// A stranded timer runs 0 times; a loaded machine may delay the first runs after a
-			// restart (the overdue ones run once, then every second).
-			require.GreaterOrEqual(t, after[name]-before[name], 2, "DueShards=%d: %s ran %d times in 10 s", shards, name, after[name]-before[name])
+		// A stranded timer runs 0 times (at most once, overdue, right after the restart); a
+		// loaded machine (the test binaries of `make test` run side by side on few CPUs) may
+		// delay the first runs after a restart: the slow get 10 s more.
+		slow := func() []string {
+			after := inv.Snapshot()
+			var out []string
+			for _, name := range names {
+				if after[name]-before[name] < 2 {
+					out = append(out, fmt.Sprintf("%s ran %d times", name, after[name]-before[name]))
+				}
+			}
+			return out
+		}
+		if len(slow()) > 0 {
+			t.Logf("DueShards=%d: after 10 s %v", shards, slow())
+			for deadline := time.Now().Add(10 * time.Second); len(slow()) > 0 && time.Now().Before(deadline); {
+				time.Sleep(200 * time.Millisecond)
+			}
+			require.Empty(t, slow(), "DueShards=%d, in 20 s", shards)
 		}
 		span := maxShards(t, p)
+		if shards == 2 && span != 2 {
+			// Retiring takes a few fetch ticks past the grace; a loaded machine's ticks are slow.
+			for deadline := time.Now().Add(15 * time.Second); span != 2 && time.Now().Before(deadline); span = maxShards(t, p) {
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
 		require.NoError(t, p.Stop())
 		if shards == 2 {
 			require.Equal(t, 2, span, "the shards above 2 were drained and retired")
