@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/client"
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
@@ -42,9 +42,9 @@ func TestClient(t *testing.T) {
 	require.NoError(t, err)
 
 	var mu sync.Mutex
-	var got []action.Payload
+	var got []actionspec.Payload
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p action.Payload
+		var p actionspec.Payload
 		require.NoError(t, json.NewDecoder(r.Body).Decode(&p))
 		mu.Lock()
 		got = append(got, p)

@@ -25,7 +25,7 @@ import (
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/stack"
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -37,12 +37,12 @@ type recorder struct {
 }
 
 type call struct {
-	p          action.Payload
+	p          actionspec.Payload
 	start, end time.Time
 }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var p action.Payload
+	var p actionspec.Payload
 	if err := json.NewDecoder(req.Body).Decode(&p); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/console"
@@ -64,7 +64,7 @@ func (f fixture) create(t *testing.T, name, sched string, edit func(*timer.Insta
 		Key: key,
 		Settings: timer.Settings{Schedule: sched, Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second,
 			MaxRetries: 1, RetryDelay: time.Second, Misfire: timer.MisfireRunOnce,
-			Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}},
+			Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}},
 		Active: true, Shard: dynamo.ShardOf(key, f.app.Config.DueShards),
 	}
 	sch, err := schedule.Parse(sched, time.UTC)

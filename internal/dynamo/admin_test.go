@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -66,7 +66,7 @@ func newSettings() timer.Settings {
 	return timer.Settings{
 		Schedule: "every 5m", Timezone: "UTC", Priority: 1, Timeout: 30 * time.Second,
 		MaxRetries: 0, RetryDelay: time.Minute,
-		Action: action.Spec{Lambda: &action.LambdaSpec{Function: "sundial-action-report"}},
+		Action: actionspec.Spec{Lambda: &actionspec.LambdaSpec{Function: "sundial-action-report"}},
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/inmem"
@@ -202,7 +202,7 @@ func instance(key timer.Key, shards int, nextRun time.Time) timer.Instance {
 			Timeout:    10 * time.Second,
 			MaxRetries: 2,
 			RetryDelay: 5 * time.Second,
-			Action: action.Spec{HTTP: &action.HTTPSpec{
+			Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{
 				URL: "https://example.com/hooks/" + key.Timer, Headers: map[string]string{"X-Token": "secret"},
 			}},
 			Properties: map[string]string{"region": "eu", "batch": "500"},

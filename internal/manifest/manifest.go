@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -37,7 +37,7 @@ type Timer struct {
 	MaxRetries *int              `yaml:"maxRetries"`
 	RetryDelay *Duration         `yaml:"retryDelay"`
 	Active     *bool             `yaml:"active"`
-	Action     action.Spec       `yaml:"action"`
+	Action     actionspec.Spec   `yaml:"action"`
 	Properties map[string]string `yaml:"properties"`
 	Misfire    string            `yaml:"misfire"`
 	// RetryBackoff: fixed (default) or exponential.

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 )
 
 // Defaults from the OutSystems reference (seed 003): 20-minute timeout, priority 3 "Normal", 3 retries.
@@ -73,7 +73,7 @@ type Settings struct {
 	Timeout    time.Duration     `json:"timeout"`
 	MaxRetries int               `json:"maxRetries"`
 	RetryDelay time.Duration     `json:"retryDelay"`
-	Action     action.Spec       `json:"action"`
+	Action     actionspec.Spec   `json:"action"`
 	Properties map[string]string `json:"properties"`
 	// Misfire is MisfireRunOnce ("" means the same) or MisfireSkip.
 	Misfire string `json:"misfire"`
