@@ -16,9 +16,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sundialhq/sundial/infra/stack"
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The errors a Client returns wrap one of these; test for them with errors.Is.
+var (
+	// ErrInvalid: a malformed timer name or execution token, or a value out of range.
+	ErrInvalid = errkind.Invalid
+	// ErrNotFound: the timer does not exist.
+	ErrNotFound = errkind.NotFound
+	// ErrConflict: the execution no longer owns its timer: it was recovered, it already
+	// ended, or it ran past its timeout × 1.2.
+	ErrConflict = errkind.Conflict
+	// ErrUnavailable: the stack is not there (New).
+	ErrUnavailable = errkind.Unavailable
 )
 
 // Client talks to one Sundial stack directly (DynamoDB and SQS); it needs no server.
@@ -78,7 +92,7 @@ func (c *Client) Fail(ctx context.Context, token, reason string) error {
 // Wake runs the timer as soon as possible (OutSystems Wake<Timer>; activates it if it was
 // deactivated). name is "Timer" or "Timer@tenant".
 func (c *Client) Wake(ctx context.Context, name string) error {
-	key, err := admin.ParseKey(name)
+	key, err := timer.ParseKey(name)
 	if err != nil {
 		return err
 	}
@@ -89,7 +103,7 @@ func (c *Client) Wake(ctx context.Context, name string) error {
 // SetNextRun sets when the timer runs next. If it is running, the new value stands when that
 // execution finishes (it is not overwritten by the schedule).
 func (c *Client) SetNextRun(ctx context.Context, name string, next time.Time) error {
-	key, err := admin.ParseKey(name)
+	key, err := timer.ParseKey(name)
 	if err != nil {
 		return err
 	}

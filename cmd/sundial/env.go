@@ -14,7 +14,6 @@ import (
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/stack"
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -143,7 +142,7 @@ func timerArg(fs *flag.FlagSet) (timer.Key, error) {
 	if err != nil {
 		return timer.Key{}, err
 	}
-	return admin.ParseKey(name)
+	return timer.ParseKey(name)
 }
 
 func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }

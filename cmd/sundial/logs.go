@@ -6,7 +6,6 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/termsafe"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -33,7 +32,7 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 		return usageErr("logs: --tenant %q must match [A-Za-z0-9_-]{1,128}", *tenant)
 	}
 	if *name != "" {
-		key, err := admin.ParseKey(*name)
+		key, err := timer.ParseKey(*name)
 		if err != nil {
 			return err
 		}

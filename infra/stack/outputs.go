@@ -7,7 +7,6 @@ package stack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -16,10 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // ErrNotFound is wrapped by Describe when the stack does not exist.
-var ErrNotFound = errors.New("stack not found")
+var ErrNotFound = errkind.New(errkind.Unavailable, "stack not found")
 
 // Outputs are the resources of a deployed stack, read from the template's
 // Outputs section.

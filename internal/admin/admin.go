@@ -4,7 +4,6 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -48,7 +48,7 @@ func (s *Service) RunNow(ctx context.Context, key timer.Key) (timer.Instance, er
 // is enqueued at once.
 func (s *Service) SetNextRun(ctx context.Context, key timer.Key, next time.Time) (timer.Instance, error) {
 	if next.IsZero() {
-		return timer.Instance{}, fmt.Errorf("%w: next run is required", ErrUsage)
+		return timer.Instance{}, fmt.Errorf("%w: next run is required", errkind.Invalid)
 	}
 	in, err := s.Store.SetNextRun(ctx, key, next.UTC().Truncate(time.Millisecond), false)
 	if err != nil {
@@ -106,22 +106,4 @@ func sameSettings(a, b timer.Settings) bool {
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
 		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties)
-}
-
-// ErrUsage marks an operator's mistake (bad name or value) as opposed to a system failure.
-var ErrUsage = errors.New("invalid input")
-
-// ParseKey reads "Timer" or "Timer@tenant".
-func ParseKey(s string) (timer.Key, error) {
-	k := timer.Key{Timer: s}
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '@' {
-			k = timer.Key{Timer: s[:i], Tenant: s[i+1:]}
-			break
-		}
-	}
-	if err := k.Validate(); err != nil {
-		return k, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	return k, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -35,7 +36,7 @@ const (
 // Edit validates the change against the timer's zone and saves it in one conditional write.
 // A changed schedule or DST policy reschedules the timer from now (a running execution is not stopped; its
 // timer then runs next at the new schedule's instant) and sends the firing when the fetch
-// has already passed it. Invalid values change nothing and wrap ErrUsage, naming each field.
+// has already passed it. Invalid values change nothing and wrap errkind.Invalid, naming each field.
 func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instance, error) {
 	cur, err := s.Store.Get(ctx, key)
 	if err != nil {
@@ -105,7 +106,7 @@ func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedu
 		errs = append(errs, fmt.Errorf("priority: %d is out of range 1 (highest) to 4 (lowest)", o.Priority))
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: %w", errkind.Invalid, errors.Join(errs...))
 	}
 	return sch, nil
 }
@@ -127,7 +128,7 @@ func firesUnderSkip(sch schedule.Schedule, o dynamo.Overridable, timezone string
 		return nil // it has no next run under either policy (an at() in the past, When Published)
 	}
 	return fmt.Errorf("%w: dst: with skip, %q would never fire again: every time it names falls in a spring-forward gap in %s; use dst shift",
-		ErrUsage, o.Schedule, zoneName(timezone))
+		errkind.Invalid, o.Schedule, zoneName(timezone))
 }
 
 func zoneName(tz string) string {
@@ -150,15 +151,15 @@ func parseSchedule(expr, timezone string, dst schedule.DST) (schedule.Schedule, 
 
 // Preview returns the next n instants of a schedule after `from`, in its zone and under its
 // DST policy ("", "shift" or "skip"); fewer when the schedule ends (an at() in the past, When
-// Published). A bad expression or policy wraps ErrUsage.
+// Published). A bad expression or policy wraps errkind.Invalid.
 func Preview(expr, timezone, dst string, from time.Time, n int) ([]time.Time, error) {
 	policy, err := schedule.ParseDST(dst)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	sch, err := parseSchedule(expr, timezone, policy)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	loc, _ := schedule.LoadLocation(timezone)
 	out := []time.Time{}

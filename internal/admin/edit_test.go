@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -53,7 +54,7 @@ func TestEdit(t *testing.T) {
 
 	t.Run("InvalidValuesChangeNothing", func(t *testing.T) {
 		_, err := s.Edit(ctx, key, admin.Edit{Schedule: ptr("25:00"), Timeout: ptr(time.Duration(0)), Priority: ptr(7)})
-		require.ErrorIs(t, err, admin.ErrUsage)
+		require.ErrorIs(t, err, errkind.Invalid)
 		for _, want := range []string{`schedule "25:00": hour 25 out of range`, "timeout: 0s is out of range 1s..24h", "priority: 7 is out of range"} {
 			require.ErrorContains(t, err, want)
 		}
@@ -131,10 +132,10 @@ func TestEditDST(t *testing.T) {
 	require.True(t, dayAfter.Equal(in.NextRun), "skip: 02:30 does not exist on the 8th; got %s", in.NextRun)
 
 	_, err = s.Edit(ctx, key, admin.Edit{Schedule: ptr("0 30 2 ? 3 1#2")})
-	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorIs(t, err, errkind.Invalid)
 	require.ErrorContains(t, err, `dst: with skip, "0 30 2 ? 3 1#2" would never fire again: every time it names falls in a spring-forward gap in America/New_York`)
 	_, err = s.Edit(ctx, key, admin.Edit{DST: ptr("sometimes")})
-	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorIs(t, err, errkind.Invalid)
 	require.ErrorContains(t, err, `dst "sometimes": expected "shift"`)
 
 	in, err = s.Edit(ctx, key, admin.Edit{DST: ptr("shift"), By: "tester"})
@@ -209,7 +210,7 @@ func TestSyncKeepsEdits(t *testing.T) {
 	bad := doc("every 1h")
 	bad.Timers = append(bad.Timers, manifest.Timer{Name: "bad name", Schedule: "every 1h"})
 	_, err = s.Sync(ctx, bad)
-	require.ErrorIs(t, err, timer.ErrInvalid)
+	require.ErrorIs(t, err, errkind.Invalid)
 	rec, _, err = s.Store.EditOf(ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, "every 2h", rec.Defaults.Schedule, "an invalid manifest changes nothing")
@@ -225,13 +226,13 @@ func TestPreview(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "2026-03-09T02:30:00-04:00", got[0].Format(time.RFC3339), "skip: not that day")
 	_, err = admin.Preview("02:30", "America/New_York", "never", from, 1)
-	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorIs(t, err, errkind.Invalid)
 	require.ErrorContains(t, err, `dst "never": expected "shift"`)
 	got, err = admin.Preview("at(2020-01-01T00:00:00)", "UTC", "", from, 10)
 	require.NoError(t, err)
 	require.Empty(t, got, "a past at() has no next run")
 	_, err = admin.Preview("every 7x", "UTC", "", from, 10)
-	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorIs(t, err, errkind.Invalid)
 	_, err = admin.Preview("every 1m", "Nowhere/Land", "", from, 10)
-	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorIs(t, err, errkind.Invalid)
 }

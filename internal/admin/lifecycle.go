@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -331,7 +332,7 @@ func (s *Service) Tenants(ctx context.Context) ([]dynamo.Tenant, error) {
 func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error) {
 	var rep SyncReport
 	if !timer.ValidName(name) {
-		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrUsage, name)
+		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
 	created, err := s.Store.PutTenant(ctx, name, dynamo.TenantCLI, s.Clock.Now())
 	if err != nil {
@@ -377,7 +378,7 @@ func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error
 func (s *Service) RemoveTenant(ctx context.Context, name string) (SyncReport, error) {
 	var rep SyncReport
 	if !timer.ValidName(name) {
-		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrUsage, name)
+		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
 	// Deactivate first, unregister last: a removal that fails half-way can be run again.
 	all, err := s.Store.List(ctx)

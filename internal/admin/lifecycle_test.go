@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -122,7 +123,7 @@ func TestSyncInvalidChangesNothing(t *testing.T) {
 		if perr == nil {
 			_, perr = s.Sync(ctx, m)
 		}
-		require.ErrorIs(t, perr, timer.ErrInvalid, tc.yaml)
+		require.ErrorIs(t, perr, errkind.Invalid, tc.yaml)
 		require.ErrorContains(t, perr, tc.want, tc.yaml)
 		require.Equal(t, before, get(t, s, timer.Key{Timer: a}), "nothing changed after %q", tc.yaml)
 		require.Empty(t, q.Drain())
@@ -191,7 +192,7 @@ func TestMultiTenant(t *testing.T) {
 	_, err = s.RemoveTenant(ctx, ta)
 	require.ErrorIs(t, err, timer.ErrNotFound, "removing an unknown tenant is an error")
 	_, err = s.AddTenant(ctx, "bad tenant")
-	require.ErrorIs(t, err, admin.ErrUsage)
+	require.ErrorIs(t, err, errkind.Invalid)
 
 	// The manifest drops tb: tb is removed (the manifest registered it); tc (the CLI's) stays.
 	// ta is not listed either and stays removed.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -27,22 +27,22 @@ const MaxLogLimit = 500
 func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 	q := dynamo.LogPageQuery{ErrorsOnly: f.ErrorsOnly, After: f.After, Limit: f.Limit, Tenant: f.Tenant}
 	if f.Tenant != "" && !timer.ValidName(f.Tenant) {
-		return LogPage{}, fmt.Errorf("%w: tenant %q must match [A-Za-z0-9_-]{1,128}", admin.ErrUsage, f.Tenant)
+		return LogPage{}, fmt.Errorf("%w: tenant %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, f.Tenant)
 	}
 	if q.Limit < 0 || q.Limit > MaxLogLimit {
-		return LogPage{}, fmt.Errorf("%w: limit must be in 1..%d", admin.ErrUsage, MaxLogLimit)
+		return LogPage{}, fmt.Errorf("%w: limit must be in 1..%d", errkind.Invalid, MaxLogLimit)
 	}
 	if f.After != "" && !validRef(f.After) {
-		return LogPage{}, fmt.Errorf("%w: cursor %q is not a log reference", admin.ErrUsage, f.After)
+		return LogPage{}, fmt.Errorf("%w: cursor %q is not a log reference", errkind.Invalid, f.After)
 	}
 	if f.Timer != "" {
-		key, err := admin.ParseKey(f.Timer)
+		key, err := timer.ParseKey(f.Timer)
 		if err != nil {
 			return LogPage{}, err
 		}
 		q.Key = &key
 		if f.Tenant != "" && key.Tenant != f.Tenant {
-			return LogPage{}, fmt.Errorf("%w: timer %s and tenant %s disagree", admin.ErrUsage, key, f.Tenant)
+			return LogPage{}, fmt.Errorf("%w: timer %s and tenant %s disagree", errkind.Invalid, key, f.Tenant)
 		}
 	}
 	execs, next, err := s.Store.LogPage(ctx, q)
@@ -59,7 +59,7 @@ func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 // Entry reads one log entry.
 func (s *Service) Entry(ctx context.Context, key timer.Key, ref string) (LogEntry, error) {
 	if !validRef(ref) {
-		return LogEntry{}, fmt.Errorf("%w: %q is not a log reference", admin.ErrUsage, ref)
+		return LogEntry{}, fmt.Errorf("%w: %q is not a log reference", errkind.Invalid, ref)
 	}
 	e, err := s.Store.Execution(ctx, key, ref)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -83,10 +84,10 @@ type Filter struct {
 // Validate rejects values no timer could match, with the reason.
 func (f Filter) Validate() error {
 	if f.Active != "" && f.Active != "yes" && f.Active != "no" {
-		return fmt.Errorf("%w: active must be yes or no, not %q", admin.ErrUsage, f.Active)
+		return fmt.Errorf("%w: active must be yes or no, not %q", errkind.Invalid, f.Active)
 	}
 	if len(f.Name) > 128 || len(f.Tenant) > 128 {
-		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", admin.ErrUsage)
+		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", errkind.Invalid)
 	}
 	return nil
 }
@@ -167,7 +168,7 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 // "shift" or "skip"), from now.
 func (s *Service) Preview(expr, timezone, dst string, n int) ([]time.Time, error) {
 	if n < 1 || n > 100 {
-		return nil, fmt.Errorf("%w: n must be in 1..100", admin.ErrUsage)
+		return nil, fmt.Errorf("%w: n must be in 1..100", errkind.Invalid)
 	}
 	return admin.Preview(expr, timezone, dst, s.Clock.Now(), n)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -72,7 +73,7 @@ func (s *Store) LogPage(ctx context.Context, q LogPageQuery) ([]timer.Execution,
 	}
 	day, err := time.Parse(time.DateOnly, before[:min(len(before), len(time.DateOnly))])
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: log cursor %q", timer.ErrInvalid, q.After)
+		return nil, "", fmt.Errorf("%w: log cursor %q", errkind.Invalid, q.After)
 	}
 	// One entry more than asked tells whether there is a next page.
 	want := q.Limit + 1
@@ -115,7 +116,7 @@ func (s *Store) LogPage(ctx context.Context, q LogPageQuery) ([]timer.Execution,
 // Execution reads one log entry by its instance and LogRef: timer.ErrNotFound if absent.
 func (s *Store) Execution(ctx context.Context, key timer.Key, ref string) (timer.Execution, error) {
 	if ref == "" || !strings.Contains(ref, "#") {
-		return timer.Execution{}, fmt.Errorf("%w: log entry reference %q", timer.ErrInvalid, ref)
+		return timer.Execution{}, fmt.Errorf("%w: log entry reference %q", errkind.Invalid, ref)
 	}
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.logs, Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: key.String()},

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -97,9 +98,9 @@ func TestLogPage(t *testing.T) {
 		_, err = s.Execution(ctx, key, "2090-01-01T00:00:00.000Z#missing")
 		require.ErrorIs(t, err, timer.ErrNotFound)
 		_, err = s.Execution(ctx, key, "no-ref")
-		require.ErrorIs(t, err, timer.ErrInvalid)
+		require.ErrorIs(t, err, errkind.Invalid)
 		_, _, err = s.LogPage(ctx, dynamo.LogPageQuery{After: "garbage"})
-		require.ErrorIs(t, err, timer.ErrInvalid)
+		require.ErrorIs(t, err, errkind.Invalid)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -179,7 +180,7 @@ func errKind(err error) string {
 		{timer.ErrClaimLost, "ErrClaimLost"},
 		{timer.ErrFenceLost, "ErrFenceLost"},
 		{timer.ErrChanged, "ErrChanged"},
-		{timer.ErrInvalid, "ErrInvalid"},
+		{errkind.Invalid, "ErrInvalid"},
 		{timer.ErrExists, "ErrExists"},
 		{timer.ErrPastDeadline, "ErrPastDeadline"},
 	} {

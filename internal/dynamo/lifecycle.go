@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -54,7 +55,7 @@ type tenantItem struct {
 // created reports whether it was new.
 func (s *Store) PutTenant(ctx context.Context, name, source string, now time.Time) (created bool, err error) {
 	if !timer.ValidName(name) {
-		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", timer.ErrInvalid, name)
+		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindTenant)).Set(n("name"), expression.Value(name)).

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -103,16 +104,16 @@ func Parse(r io.Reader) (Manifest, error) {
 		return Manifest{}, err
 	}
 	if len(data) > MaxFileBytes {
-		return Manifest{}, fmt.Errorf("%w: larger than %d bytes", timer.ErrInvalid, MaxFileBytes)
+		return Manifest{}, fmt.Errorf("%w: larger than %d bytes", errkind.Invalid, MaxFileBytes)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Manifest{}, fmt.Errorf("%w: empty manifest; expected a top-level \"timers:\" list", timer.ErrInvalid)
+			return Manifest{}, fmt.Errorf("%w: empty manifest; expected a top-level \"timers:\" list", errkind.Invalid)
 		}
-		return Manifest{}, fmt.Errorf("%w: %v", timer.ErrInvalid, err)
+		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	return m, m.Validate()
 }
@@ -123,9 +124,9 @@ func (m Manifest) Validate() error {
 	seenTenant := map[string]bool{}
 	for i, name := range m.Tenants {
 		if !timer.ValidName(name) {
-			errs = append(errs, fmt.Errorf("%w: tenants[%d]: %q must match [A-Za-z0-9_-]{1,128}", timer.ErrInvalid, i, name))
+			errs = append(errs, fmt.Errorf("%w: tenants[%d]: %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, i, name))
 		} else if seenTenant[name] {
-			errs = append(errs, fmt.Errorf("%w: tenants[%d]: duplicate tenant %q", timer.ErrInvalid, i, name))
+			errs = append(errs, fmt.Errorf("%w: tenants[%d]: duplicate tenant %q", errkind.Invalid, i, name))
 		}
 		seenTenant[name] = true
 	}
@@ -143,7 +144,7 @@ func (m Manifest) Validate() error {
 		where := fmt.Sprintf("timers[%d] %q", i, t.Name)
 		for _, name := range t.InstanceNames() {
 			if prev, dup := owner[name]; dup && (prev.sharded || t.Shards > 0) {
-				errs = append(errs, fmt.Errorf("%w: %s: name: runtime timer %q is also made by %s", timer.ErrInvalid, where, name, prev.where))
+				errs = append(errs, fmt.Errorf("%w: %s: name: runtime timer %q is also made by %s", errkind.Invalid, where, name, prev.where))
 			}
 			owner[name] = namer{where, t.Shards > 0}
 		}
@@ -155,10 +156,10 @@ func (m Manifest) Validate() error {
 			where += fmt.Sprintf(" %q", t.Name)
 		}
 		for _, err := range t.problems() {
-			errs = append(errs, fmt.Errorf("%w: %s: %v", timer.ErrInvalid, where, err))
+			errs = append(errs, fmt.Errorf("%w: %s: %v", errkind.Invalid, where, err))
 		}
 		if seen[t.Name] && t.Name != "" {
-			errs = append(errs, fmt.Errorf("%w: %s: name: duplicate timer name", timer.ErrInvalid, where))
+			errs = append(errs, fmt.Errorf("%w: %s: name: duplicate timer name", errkind.Invalid, where))
 		}
 		seen[t.Name] = true
 	}

@@ -157,7 +157,7 @@ timers:
 	require.Contains(t, res.Reason, `timers[1] "`+hourly+`": schedule`)
 	require.Contains(t, res.Reason, `timers[3] "Extra": priority: 9 is out of range`)
 	for k, in := range before {
-		key, err := admin.ParseKey(k)
+		key, err := timer.ParseKey(k)
 		require.NoError(t, err)
 		require.Equal(t, in, get(key), "an invalid manifest changed %s", k)
 	}
@@ -171,7 +171,7 @@ timers:
 	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
 	require.Equal(t, true, res.Data["AlreadyPublished"])
 	for k, in := range before {
-		key, err := admin.ParseKey(k)
+		key, err := timer.ParseKey(k)
 		require.NoError(t, err)
 		require.Equal(t, in, get(key), "the rollback changed %s", k)
 	}

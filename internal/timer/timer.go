@@ -7,9 +7,11 @@ import (
 	"hash/fnv"
 	"maps"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // Defaults from the OutSystems reference (seed 003): 20-minute timeout, priority 3 "Normal", 3 retries.
@@ -51,13 +53,22 @@ func (k Key) String() string {
 	return k.Timer + "@" + k.Tenant
 }
 
+// ParseKey reads a Key from its String form, "Timer" or "Timer@tenant", and validates it.
+func ParseKey(s string) (Key, error) {
+	k := Key{Timer: s}
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		k = Key{Timer: s[:i], Tenant: s[i+1:]}
+	}
+	return k, k.Validate()
+}
+
 // Validate checks both names.
 func (k Key) Validate() error {
 	if !ValidName(k.Timer) {
-		return fmt.Errorf("%w: timer name %q must match [A-Za-z0-9_-]{1,128}", ErrInvalid, k.Timer)
+		return fmt.Errorf("%w: timer name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, k.Timer)
 	}
 	if k.Tenant != "" && !ValidName(k.Tenant) {
-		return fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrInvalid, k.Tenant)
+		return fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, k.Tenant)
 	}
 	return nil
 }
