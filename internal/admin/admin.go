@@ -66,26 +66,10 @@ func (s *Service) SetActive(ctx context.Context, key timer.Key, active bool) (ti
 	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
 }
 
-// enqueueIfCovered sends the firings the fetch will not see: those due at or before its watermark.
+// enqueueIfCovered sends the firings the fetch will not see: those due at or before its
+// watermark (the engine's rule for follow-ups).
 func (s *Service) enqueueIfCovered(ctx context.Context, ins []timer.Instance, reason message.Reason) error {
-	if len(ins) == 0 {
-		return nil
-	}
-	wm, err := s.Store.Watermark(ctx)
-	if err != nil {
-		return err
-	}
-	now := s.Clock.Now()
-	var msgs []engine.Outgoing
-	for _, in := range ins {
-		if in.Active && !in.Running() && !in.NextRun.IsZero() && !in.NextRun.After(wm) {
-			msgs = append(msgs, engine.Outgoing{Firing: message.ForInstance(in, reason), Priority: in.Priority, Delay: min(max(in.NextRun.Sub(now), 0), engine.MaxDelay)})
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return s.Queue.Send(ctx, msgs)
+	return engine.SendFollowUps(ctx, s.Store, s.Queue, s.Clock, ins, reason)
 }
 
 func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
