@@ -17,7 +17,6 @@ import (
 	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -98,7 +97,7 @@ func TestClient(t *testing.T) {
 	require.False(t, done.Running())
 	require.Equal(t, next, done.NextRun, "the next run the action asked for")
 	testenv.DrainLog(t) // the log writer's part: this test runs the handlers without the platform
-	logs, err := a.Store.Logs(ctx, dynamo.LogQuery{Key: &key, Limit: 5})
+	logs, err := a.Store.Logs(ctx, timer.LogQuery{Key: &key, Limit: 5})
 	require.NoError(t, err)
 	require.Len(t, logs, 1)
 	require.Equal(t, timer.OutcomeSuccess, logs[0].Outcome)

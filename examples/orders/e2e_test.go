@@ -15,7 +15,6 @@ import (
 
 	"github.com/sundialhq/sundial/examples/orders"
 	"github.com/sundialhq/sundial/infra/local"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -144,7 +143,7 @@ func (e *e2e) requireThroughSundial(t *testing.T, timers ...string) {
 	t.Helper()
 	executions := map[string]string{}
 	for _, name := range timers {
-		logged, err := e.p.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: name}, Limit: 1000})
+		logged, err := e.p.App.Store.Logs(context.Background(), timer.LogQuery{Key: &timer.Key{Timer: name}, Limit: 1000})
 		require.NoError(t, err)
 		for _, x := range logged {
 			executions[x.ExecutionID] = name

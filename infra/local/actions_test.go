@@ -16,7 +16,6 @@ import (
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/actionspec"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -85,7 +84,7 @@ func testLambdaActions(t *testing.T, processes bool) {
 		}
 	}
 	logged := func(name string) []timer.Execution {
-		xs, err := p.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: name}, Limit: 20})
+		xs, err := p.App.Store.Logs(context.Background(), timer.LogQuery{Key: &timer.Key{Timer: name}, Limit: 20})
 		require.NoError(t, err)
 		return xs
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -83,7 +82,7 @@ func TestProcesses(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Count(out.String(), "Tick ") >= 3 }, 30*time.Second, 100*time.Millisecond,
 		"executions through the processor processes; out:\n%s\nlog:\n%s", out.String(), logs.String())
 	require.Regexp(t, `Tick\s+success\s+scheduled \d\d:\d\d:\d\d\.000 attempt 1`, out.String(), "the human line of a process's execution")
-	logged, err := pl.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: "Tick"}, Limit: 100})
+	logged, err := pl.App.Store.Logs(context.Background(), timer.LogQuery{Key: &timer.Key{Timer: "Tick"}, Limit: 100})
 	require.NoError(t, err)
 	require.NotEmpty(t, logged)
 	built, err := os.Stat(filepath.Join(dir, "bin", "processor", "bootstrap"))

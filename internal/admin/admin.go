@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
@@ -23,7 +22,7 @@ type Defaults = manifest.Defaults
 
 // Service performs operator actions.
 type Service struct {
-	Store    *dynamo.Store
+	Store    Store
 	Queue    engine.Queue
 	Clock    timer.Clock
 	Shards   int

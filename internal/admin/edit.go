@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -46,11 +45,11 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	if err != nil {
 		return cur, err
 	}
-	defaults := dynamo.OverridableOf(cur)
+	defaults := cur.Overridable()
 	if edited {
 		defaults = rec.Defaults
 	}
-	eff := dynamo.OverridableOf(cur)
+	eff := cur.Overridable()
 	if e.Reset {
 		eff = defaults
 	}
@@ -75,7 +74,7 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	if err := firesUnderSkip(sch, eff, cur.Timezone, now); err != nil {
 		return cur, err
 	}
-	de := dynamo.Edit{Effective: eff, Defaults: defaults, Expect: dynamo.OverridableOf(cur), At: now, By: e.By}
+	de := timer.Edit{Effective: eff, Defaults: defaults, Expect: cur.Overridable(), At: now, By: e.By}
 	if eff.Schedule != cur.Schedule || eff.DST != cur.DST {
 		de.Reschedule = true
 		de.NextRun, _ = sch.Next(now)
@@ -89,7 +88,7 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 
 // ValidateOverridable checks editable values the way the manifest does, reporting every bad
 // field; it returns the parsed schedule.
-func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedule, error) {
+func ValidateOverridable(o timer.Overridable, timezone string) (schedule.Schedule, error) {
 	var errs []error
 	dst, err := schedule.ParseDST(o.DST)
 	if err != nil {
@@ -113,7 +112,7 @@ func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedu
 
 // firesUnderSkip refuses a skip policy under which a schedule that has a next run would never
 // fire again: every time it names falls in a spring-forward gap ("0 30 2 ? 3 1#2" in New York).
-func firesUnderSkip(sch schedule.Schedule, o dynamo.Overridable, timezone string, now time.Time) error {
+func firesUnderSkip(sch schedule.Schedule, o timer.Overridable, timezone string, now time.Time) error {
 	if schedule.DST(o.DST) != schedule.DSTSkip {
 		return nil
 	}

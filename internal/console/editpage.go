@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -61,7 +60,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		Priority: r.PostForm.Get("priority"), DST: r.PostForm.Get("dst")}
 	e, err := f.edit(by(r))
 	if err == nil {
-		_, err = admin.ValidateOverridable(dynamo.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
+		_, err = admin.ValidateOverridable(timer.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
 	}
 	if err == nil && op == "save" {
 		if _, err = s.svc.Admin.Edit(r.Context(), key, e); err == nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/console"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -65,7 +64,7 @@ func (f fixture) create(t *testing.T, name, sched string, edit func(*timer.Insta
 		Settings: timer.Settings{Schedule: sched, Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second,
 			MaxRetries: 1, RetryDelay: time.Second, Misfire: timer.MisfireRunOnce,
 			Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}},
-		Active: true, Shard: dynamo.ShardOf(key, f.app.Config.DueShards),
+		Active: true, Shard: timer.ShardOf(key, f.app.Config.DueShards),
 	}
 	sch, err := schedule.Parse(sched, time.UTC)
 	require.NoError(t, err)

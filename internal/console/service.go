@@ -9,7 +9,6 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/cost"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -24,7 +23,7 @@ type DepthReader interface {
 
 // Service is Service Center's model: what the pages, the API and the CLI show and do.
 type Service struct {
-	Store  *dynamo.Store
+	Store  Store
 	Admin  *admin.Service
 	Queues DepthReader // nil: depths are not shown
 	Clock  timer.Clock
@@ -64,7 +63,7 @@ func (s *Service) Health(ctx context.Context) (Health, error) {
 	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
 		return Health{}, err
 	}
-	if in.recent, _, err = s.Store.LogPage(ctx, dynamo.LogPageQuery{Limit: recentForHealth, Days: 2}); err != nil {
+	if in.recent, _, err = s.Store.LogPage(ctx, timer.LogPageQuery{Limit: recentForHealth, Days: 2}); err != nil {
 		return Health{}, err
 	}
 	if s.Queues != nil {
@@ -135,7 +134,7 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	if err != nil {
 		return TimerDetail{}, nil, err
 	}
-	execs, _, err := s.Store.LogPage(ctx, dynamo.LogPageQuery{Key: &key, Limit: recentExecutions})
+	execs, _, err := s.Store.LogPage(ctx, timer.LogPageQuery{Key: &key, Limit: recentExecutions})
 	if err != nil {
 		return TimerDetail{}, nil, err
 	}

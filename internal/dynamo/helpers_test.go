@@ -55,7 +55,7 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 		},
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
 			testenv.DrainLog(t)
-			return s.Logs(ctx, dynamo.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
+			return s.Logs(ctx, timer.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
 		},
 		shards: shards,
 		prefix: prefix,
@@ -65,29 +65,12 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 func inmemHarness(shards int, prefix string) harness {
 	s := inmem.NewStore()
 	return harness{
-		Store: s,
-		create: func(_ context.Context, in timer.Instance) error {
-			s.Put(in)
-			return nil
-		},
-		// What dynamo.Store.RunNow does, as an operator's unfenced edit.
-		runNow: func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
-			s.Update(key, func(in *timer.Instance) {
-				in.NextRun = now
-				if !in.Active {
-					in.Active, in.ActiveBy = true, timer.ActiveByOperator
-				}
-				in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = time.Time{}, 0, time.Time{}
-			})
-			return s.Get(ctx, key)
-		},
-		setActive: func(_ context.Context, key timer.Key, active bool) error {
-			s.Update(key, func(in *timer.Instance) {
-				if in.Active != active {
-					in.Active, in.ActiveBy = active, timer.ActiveByOperator
-				}
-			})
-			return nil
+		Store:  s,
+		create: s.Create,
+		runNow: s.RunNow,
+		setActive: func(ctx context.Context, key timer.Key, active bool) error {
+			_, err := s.SetActive(ctx, key, active, timer.ActiveByOperator)
+			return err
 		},
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {
 			var out []timer.Execution
@@ -209,7 +192,7 @@ func instance(key timer.Key, shards int, nextRun time.Time) timer.Instance {
 			Properties: map[string]string{"region": "eu", "batch": "500"},
 		},
 		Active:       true,
-		Shard:        dynamo.ShardOf(key, shards),
+		Shard:        timer.ShardOf(key, shards),
 		NextRun:      nextRun,
 		LastRun:      nextRun.Add(-time.Hour),
 		LastDuration: 1500 * time.Millisecond,
