@@ -72,11 +72,7 @@ func (s *Service) enqueueIfCovered(ctx context.Context, ins []timer.Instance, re
 }
 
 func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
-	loc, err := schedule.LoadLocation(st.Timezone)
-	if err != nil {
-		return time.Time{}, err
-	}
-	sch, err := schedule.Parse(st.Schedule, loc, schedule.WithDST(schedule.DST(st.DST)))
+	sch, err := schedule.ParseIn(st.Schedule, st.Timezone, schedule.WithDST(schedule.DST(st.DST)))
 	if err != nil {
 		return time.Time{}, err
 	}

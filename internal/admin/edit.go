@@ -141,11 +141,7 @@ func parseSchedule(expr, timezone string, dst schedule.DST) (schedule.Schedule, 
 	if len(expr) > MaxScheduleLen {
 		return nil, fmt.Errorf("schedule: longer than %d characters", MaxScheduleLen)
 	}
-	loc, err := schedule.LoadLocation(timezone)
-	if err != nil {
-		return nil, fmt.Errorf("timezone: %v", err)
-	}
-	return schedule.Parse(expr, loc, schedule.WithDST(dst)) // its errors name the schedule and the bad token
+	return schedule.ParseIn(expr, timezone, schedule.WithDST(dst)) // its errors name the field and the bad token
 }
 
 // Preview returns the next n instants of a schedule after `from`, in its zone and under its

@@ -175,9 +175,9 @@ func (t Timer) problems() []error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if loc, err := schedule.LoadLocation(t.Timezone); err != nil {
-		errs = append(errs, fmt.Errorf("timezone: %v", err))
-	} else if _, err := schedule.Parse(t.Schedule, loc, schedule.WithDST(dst)); err != nil {
+	if _, err := schedule.ParseIn(t.Schedule, t.Timezone, schedule.WithDST(dst)); errors.Is(err, schedule.ErrUnknownZone) {
+		errs = append(errs, err) // "timezone: ..."
+	} else if err != nil {
 		errs = append(errs, fmt.Errorf("schedule: %v", err))
 	}
 	if t.Priority != nil && (*t.Priority < 1 || *t.Priority > 4) {
