@@ -17,7 +17,6 @@ import (
 
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -47,8 +46,7 @@ func New(ctx context.Context, awsCfg aws.Config, stackName string) (*Client, err
 	if err != nil {
 		return nil, err
 	}
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	cfg, err := outs.Config()
 	if err != nil {
 		return nil, err
 	}

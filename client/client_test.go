@@ -16,7 +16,6 @@ import (
 	"github.com/sundialhq/sundial/client"
 	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -32,8 +31,7 @@ func TestClient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	awsCfg, outs := testenv.Stack(t)
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	cfg, err := outs.Config()
 	require.NoError(t, err)
 	a, err := app.New(awsCfg, cfg, app.Options{Node: "test-processor"})
 	require.NoError(t, err)

@@ -15,7 +15,6 @@ import (
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -43,8 +42,7 @@ func (t *target) app(ctx context.Context) (*app.App, error) {
 
 // appOn wires the services on a stack connect found.
 func (t *target) appOn(awsCfg aws.Config, outs stack.Outputs) (*app.App, error) {
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	cfg, err := outs.Config()
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // lineHandler passes every record to the JSON handler and prints a human line for each
@@ -53,10 +55,7 @@ func (h *lineHandler) line(r slog.Record) string {
 		a[at.Key] = at.Value
 	}
 	r.Attrs(func(at slog.Attr) bool { a[at.Key] = at.Value; return true })
-	name := a["timer"].String()
-	if t := a["tenant"].String(); t != "" {
-		name += "@" + t
-	}
+	name := timer.Key{Timer: a["timer"].String(), Tenant: a["tenant"].String()}.String()
 	ts := r.Time.UTC().Format("15:04:05.000")
 	switch r.Message {
 	case "execution":

@@ -18,7 +18,6 @@ import (
 
 	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -40,8 +39,7 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	cfg, outs := testenv.Stack(t)
-	env := outs.Env(nil)
-	c, err := config.FromEnv(func(k string) string { return env[k] })
+	c, err := outs.Config()
 	require.NoError(t, err)
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	a, err := app.New(cfg, c, app.Options{Log: quiet, Node: "console-test"})

@@ -21,7 +21,6 @@ import (
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/publish"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -68,8 +67,7 @@ func (c *cloudFormation) response(t *testing.T, id string) cfn.Response {
 func TestPublishFunction(t *testing.T) {
 	ctx := context.Background()
 	awsCfg, outs := testenv.Stack(t)
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	cfg, err := outs.Config()
 	require.NoError(t, err)
 	a, err := app.New(awsCfg, cfg, app.Options{Node: "test-publish"})
 	require.NoError(t, err)
