@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
@@ -46,13 +47,10 @@ type harness struct {
 func dynamoHarness(t testing.TB, prefix string) harness {
 	s, shards := newStore(t)
 	return harness{
-		Store:  s,
-		create: s.Create,
-		runNow: s.RunNow,
-		setActive: func(ctx context.Context, key timer.Key, active bool) error {
-			_, err := s.SetActive(ctx, key, active, timer.ActiveByOperator)
-			return err
-		},
+		Store:     s,
+		create:    s.Create,
+		runNow:    s.RunNow,
+		setActive: byOperator(s),
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
 			testenv.DrainLog(t)
 			return s.Logs(ctx, timer.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
@@ -62,16 +60,21 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 	}
 }
 
+// byOperator is an operator's activate or deactivate, on either store.
+func byOperator(s admin.InstanceStore) func(ctx context.Context, key timer.Key, active bool) error {
+	return func(ctx context.Context, key timer.Key, active bool) error {
+		_, err := s.SetActive(ctx, key, active, timer.ActiveByOperator)
+		return err
+	}
+}
+
 func inmemHarness(shards int, prefix string) harness {
 	s := inmem.NewStore()
 	return harness{
-		Store:  s,
-		create: s.Create,
-		runNow: s.RunNow,
-		setActive: func(ctx context.Context, key timer.Key, active bool) error {
-			_, err := s.SetActive(ctx, key, active, timer.ActiveByOperator)
-			return err
-		},
+		Store:     s,
+		create:    s.Create,
+		runNow:    s.RunNow,
+		setActive: byOperator(s),
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {
 			var out []timer.Execution
 			for _, e := range s.Executions() {
