@@ -28,7 +28,7 @@ func TestLifecycleEndToEnd(t *testing.T) {
 	}
 	bin, err := sundialBinary()
 	require.NoError(t, err)
-	rec := &recorder{calls: map[string][]call{}}
+	rec := newRecorder()
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
