@@ -1,6 +1,6 @@
-// Command orderpush is the example order-push action (seed 001's scenarios) as a Lambda
-// function; it only wires (see examples/orders). template.yaml deploys it with Examples=true
-// as sundial-example-orderpush, its orders table in ORDERS_TABLE.
+// Command orderpush is the example order-push action (the order-push design note's
+// scenarios) as a Lambda function; it only wires (see examples/orders). template.yaml deploys
+// it with Examples=true as sundial-example-orderpush, its orders table in ORDERS_TABLE.
 package main
 
 import (

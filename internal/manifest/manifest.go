@@ -227,7 +227,7 @@ func (t Timer) problems() []error {
 	return errs
 }
 
-// Sharding: the properties a sharded instance gets (seed 001's tt_index and tt_total).
+// Sharding: the properties a sharded instance gets (the order-push design note's tt_index and tt_total).
 const (
 	PropShardIndex = "tt_index"
 	PropShardTotal = "tt_total"

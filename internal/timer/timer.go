@@ -14,13 +14,13 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 )
 
-// Defaults from the OutSystems reference (seed 003): 20-minute timeout, priority 3 "Normal", 3 retries.
+// Defaults from the OutSystems Timer reference: 20-minute timeout, priority 3 "Normal", 3 retries.
 const (
 	DefaultPriority   = 3
 	DefaultTimeout    = 20 * time.Minute
 	DefaultMaxRetries = 3
 	DefaultRetryDelay = 10 * time.Second
-	// LeaseFactor: a crashed execution is recovered after timeout + 20% (seed 003).
+	// LeaseFactor: a crashed execution is recovered after timeout + 20% (the OutSystems Timer reference).
 	LeaseFactor = 1.2
 	// MisfireThreshold: a scheduled firing claimed later than this after its due time has
 	// misfired (the platform was down or saturated); its timer's misfire policy applies.
