@@ -10,6 +10,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,14 +44,13 @@ type Client struct {
 // outputs) with the given AWS configuration (set BaseEndpoint for an emulator).
 func New(ctx context.Context, awsCfg aws.Config, stackName string) (*Client, error) {
 	outs, err := stack.Describe(ctx, awsCfg, stackName)
+	if errors.Is(err, stack.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := outs.Config()
-	if err != nil {
-		return nil, err
-	}
-	a, err := app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("client")})
+	a, err := app.ForStack(awsCfg, outs, app.Options{Node: app.DefaultNode("client")})
 	if err != nil {
 		return nil, err
 	}

@@ -42,11 +42,7 @@ func (t *target) app(ctx context.Context) (*app.App, error) {
 
 // appOn wires the services on a stack connect found.
 func (t *target) appOn(awsCfg aws.Config, outs stack.Outputs) (*app.App, error) {
-	cfg, err := outs.Config()
-	if err != nil {
-		return nil, err
-	}
-	return app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("cli")})
+	return app.ForStack(awsCfg, outs, app.Options{Node: app.DefaultNode("cli")})
 }
 
 // connect finds the endpoint and the stack's outputs.

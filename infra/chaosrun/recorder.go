@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/action"
 )
 
 // Call is one invocation of an action, as the action server saw it.
@@ -88,7 +88,7 @@ func (r *Recorder) InFlight() int {
 }
 
 func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var p actionspec.Payload
+	var p action.Payload
 	if req.Method != http.MethodPost || req.URL.Path != "/act" || json.NewDecoder(io.LimitReader(req.Body, 1<<16)).Decode(&p) != nil {
 		http.Error(w, "want POST /act with an action payload", http.StatusBadRequest)
 		return

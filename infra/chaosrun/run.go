@@ -222,7 +222,7 @@ func evidence(ctx context.Context, s *dynamo.Store, rec *Recorder, seen snapshot
 	}
 	logs := map[timer.Key][]timer.Execution{}
 	for k := range final {
-		if logs[k], err = s.Logs(ctx, timer.LogQuery{Key: &k, Before: time.Now().Add(24 * time.Hour), Limit: 1 << 30}); err != nil {
+		if logs[k], err = s.Logs(ctx, dynamo.LogQuery{Key: &k, Before: time.Now().Add(24 * time.Hour), Limit: 1 << 30}); err != nil {
 			return Evidence{}, err
 		}
 	}

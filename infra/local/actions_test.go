@@ -15,7 +15,8 @@ import (
 	"github.com/sundialhq/sundial/examples/orders"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/local"
-	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -25,17 +26,17 @@ import (
 // the emulated Invoke API at SUNDIAL_LAMBDA_ENDPOINT, as it would invoke Lambda on AWS.
 func testLambdaActions(t *testing.T, processes bool) {
 	testenv.Integration(t)
-	calls := make(chan actionspec.Payload, 100)
+	calls := make(chan action.Payload, 100)
 	var env local.ActionEnv
 	echo := func(_ context.Context, e local.ActionEnv) (lambdarun.Invoker, error) {
 		env = e
-		return lambdarun.NewFunction("sundial-action-echo", func(_ context.Context, p actionspec.Payload) (map[string]any, error) {
+		return lambdarun.NewFunction("sundial-action-echo", func(_ context.Context, p action.Payload) (map[string]any, error) {
 			calls <- p
 			return map[string]any{"ok": true}, nil
 		}, 5*time.Second), nil
 	}
 	fails := func(context.Context, local.ActionEnv) (lambdarun.Invoker, error) {
-		return lambdarun.NewFunction("sundial-action-fails", func(context.Context, actionspec.Payload) (string, error) {
+		return lambdarun.NewFunction("sundial-action-fails", func(context.Context, action.Payload) (string, error) {
 			return "", errors.New("the action refused")
 		}, 5*time.Second), nil
 	}
@@ -85,7 +86,7 @@ func testLambdaActions(t *testing.T, processes bool) {
 		}
 	}
 	logged := func(name string) []timer.Execution {
-		xs, err := p.App.Store.Logs(context.Background(), timer.LogQuery{Key: &timer.Key{Timer: name}, Limit: 20})
+		xs, err := p.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: name}, Limit: 20})
 		require.NoError(t, err)
 		return xs
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // lineHandler passes every record to the JSON handler and prints a human line for each
@@ -55,7 +53,10 @@ func (h *lineHandler) line(r slog.Record) string {
 		a[at.Key] = at.Value
 	}
 	r.Attrs(func(at slog.Attr) bool { a[at.Key] = at.Value; return true })
-	name := timer.Key{Timer: a["timer"].String(), Tenant: a["tenant"].String()}.String()
+	name := a["timer"].String()
+	if t := a["tenant"].String(); t != "" {
+		name += "@" + t
+	}
 	ts := r.Time.UTC().Format("15:04:05.000")
 	switch r.Message {
 	case "execution":

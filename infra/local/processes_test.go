@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -25,7 +26,6 @@ import (
 // timers fire through them, their execution lines reach Out as the in-process ones do, a
 // killed processor is recovered, and Stop leaves no process behind.
 func TestProcesses(t *testing.T) {
-	testenv.Integration(t)
 	t.Setenv("SUNDIAL_LOST_AFTER", "3s") // a firing of a killed batch that was never claimed is re-sent soon
 	var p atomic.Pointer[local.Platform]
 	var killed atomic.Bool
@@ -83,7 +83,7 @@ func TestProcesses(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Count(out.String(), "Tick ") >= 3 }, 30*time.Second, 100*time.Millisecond,
 		"executions through the processor processes; out:\n%s\nlog:\n%s", out.String(), logs.String())
 	require.Regexp(t, `Tick\s+success\s+scheduled \d\d:\d\d:\d\d\.000 attempt 1`, out.String(), "the human line of a process's execution")
-	logged, err := pl.App.Store.Logs(context.Background(), timer.LogQuery{Key: &timer.Key{Timer: "Tick"}, Limit: 100})
+	logged, err := pl.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: "Tick"}, Limit: 100})
 	require.NoError(t, err)
 	require.NotEmpty(t, logged)
 	built, err := os.Stat(filepath.Join(dir, "bin", "processor", "bootstrap"))

@@ -45,28 +45,21 @@ func TestDueShardsChangesStrandNoTimer(t *testing.T) {
 			Settings: map[string]string{"SUNDIAL_SHARD_GRACE": "2s"}})
 		require.NoError(t, err, "log:\n%s", logs.String())
 		t.Logf("DueShards=%d: up in %s", shards, time.Since(began).Round(time.Millisecond))
-		// Every timer runs twice more; a stranded one never does, and the wait times out. (A
-		// loaded machine may delay the first runs after a restart: the overdue ones run once,
-		// then every second.)
 		before := inv.Snapshot()
-		ranTwice := func() bool {
-			after := inv.Snapshot()
-			for _, name := range names {
-				if after[name]-before[name] < 2 {
-					return false
-				}
-			}
-			return true
+		time.Sleep(10 * time.Second)
+		after := inv.Snapshot()
+		for _, name := range names {
+			// A stranded timer runs 0 times; a loaded machine may delay the first runs after a
+			// restart (the overdue ones run once, then every second).
+			require.GreaterOrEqual(t, after[name]-before[name], 2, "DueShards=%d: %s ran %d times in 10 s", shards, name, after[name]-before[name])
 		}
-		for deadline := time.Now().Add(time.Minute); !ranTwice(); time.Sleep(100 * time.Millisecond) {
-			require.True(t, time.Now().Before(deadline), "DueShards=%d: a timer did not run twice in a minute; runs %v, before %v", shards, inv.Snapshot(), before)
-		}
-		// The fetch reads the shards in force; lowered from 16 to 2, it reads 16 until the shards
-		// above 2 are drained, then retired after the 2 s grace.
-		for deadline := time.Now().Add(time.Minute); maxShards(t, p) != shards; time.Sleep(200 * time.Millisecond) {
-			require.True(t, time.Now().Before(deadline), "DueShards=%d: the fetch reads %d shards", shards, maxShards(t, p))
-		}
+		span := maxShards(t, p)
 		require.NoError(t, p.Stop())
+		if shards == 2 {
+			require.Equal(t, 2, span, "the shards above 2 were drained and retired")
+		} else {
+			require.Equal(t, shards, span)
+		}
 		require.Empty(t, p.IAM().Denied, p.IAM().String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -68,7 +69,7 @@ func TestLogWriterDrained(t *testing.T) {
 	require.NoError(t, p.Drained(dctx))
 	t.Logf("drained in %s", time.Since(began).Round(time.Millisecond))
 	for _, n := range names {
-		logged, err := p.App.Store.Logs(ctx, timer.LogQuery{Key: &timer.Key{Timer: n}, Limit: 1000})
+		logged, err := p.App.Store.Logs(ctx, dynamo.LogQuery{Key: &timer.Key{Timer: n}, Limit: 1000})
 		require.NoError(t, err)
 		require.Len(t, logged, runs[n], "%s: one log entry per execution", n)
 		for _, e := range logged {

@@ -7,6 +7,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -15,13 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
-
-	"github.com/sundialhq/sundial/internal/config"
-	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // ErrNotFound is wrapped by Describe when the stack does not exist.
-var ErrNotFound = errkind.New(errkind.Unavailable, "stack not found")
+var ErrNotFound = errors.New("stack not found")
 
 // Outputs are the resources of a deployed stack, read from the template's
 // Outputs section.
@@ -80,14 +78,6 @@ func (o Outputs) Env(extra map[string]string) map[string]string {
 	}
 	maps.Copy(env, extra)
 	return env
-}
-
-// Config is the configuration a function of this stack runs with: Env, read as the function
-// reads its environment (config.FromEnv). The CLI and the client package wire themselves
-// with it.
-func (o Outputs) Config() (config.Config, error) {
-	env := o.Env(nil)
-	return config.FromEnv(func(k string) string { return env[k] })
 }
 
 // fetchSchedule is template.yaml's FetchTick mapping: the rate() of a tick of n minutes.

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
@@ -105,19 +104,6 @@ func TestOutputs(t *testing.T) {
 		require.Equal(t, "3", env["SUNDIAL_DEFAULT_MAX_RETRIES"])
 		require.Equal(t, "1s", env["SUNDIAL_TICK"])
 		require.Equal(t, "http://127.0.0.1:1", env["AWS_ENDPOINT_URL"])
-	})
-
-	t.Run("ConfigIsWhatTheFunctionsRead", func(t *testing.T) {
-		t.Parallel()
-		o := Outputs{TimersTable: "timers", LogTable: "log", DLQ: "dlq", Queues: [4]string{"q1", "q2", "q3", "q4"},
-			DueShards: 16, Parameters: map[string]string{"FetchTickMinutes": "5", "DefaultRetryDelaySeconds": "30"}}
-		cfg, err := o.Config()
-		require.NoError(t, err)
-		require.Equal(t, "timers", cfg.TimersTable)
-		require.Equal(t, [4]string{"q1", "q2", "q3", "q4"}, cfg.Queues)
-		require.Equal(t, 16, cfg.DueShards)
-		require.Equal(t, 5*time.Minute, cfg.Tick)
-		require.Equal(t, 30*time.Second, cfg.DefaultRetryDelay)
 	})
 
 	t.Run("MissingOutputsAreNamed", func(t *testing.T) {

@@ -39,10 +39,8 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	cfg, outs := testenv.Stack(t)
-	c, err := outs.Config()
-	require.NoError(t, err)
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	a, err := app.New(cfg, c, app.Options{Log: quiet, Node: "console-test"})
+	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "console-test"})
 	require.NoError(t, err)
 	f := fixture{app: a, token: console.NewToken(), prefix: testenv.Unique(t)}
 	f.svc = console.NewService(a, sqs.NewFromConfig(cfg), [4]int{4, 3, 2, 2})

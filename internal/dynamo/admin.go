@@ -20,6 +20,10 @@ import (
 
 var _ admin.Store = (*Store)(nil)
 
+// LogQuery is the domain's (timer.LogQuery); the name stays for callers under infra/ until
+// they say timer.LogQuery.
+type LogQuery = timer.LogQuery
+
 // Create writes a new instance; timer.ErrExists if it is already there.
 func (s *Store) Create(ctx context.Context, in timer.Instance) error {
 	item, err := attributevalue.MarshalMap(toItem(in))

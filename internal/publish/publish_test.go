@@ -67,9 +67,7 @@ func (c *cloudFormation) response(t *testing.T, id string) cfn.Response {
 func TestPublishFunction(t *testing.T) {
 	ctx := context.Background()
 	awsCfg, outs := testenv.Stack(t)
-	cfg, err := outs.Config()
-	require.NoError(t, err)
-	a, err := app.New(awsCfg, cfg, app.Options{Node: "test-publish"})
+	a, err := app.ForStack(awsCfg, outs, app.Options{Node: "test-publish"})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "timers.yaml")

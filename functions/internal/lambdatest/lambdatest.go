@@ -97,9 +97,7 @@ func Invoke(t *testing.T, function string, handler any, timeout time.Duration, p
 // timers, reading what the handler wrote).
 func App(t *testing.T, cfg aws.Config, outs stack.Outputs) *app.App {
 	t.Helper()
-	c, err := outs.Config()
-	require.NoError(t, err)
-	a, err := app.New(cfg, c, app.Options{Node: "lambdatest"})
+	a, err := app.ForStack(cfg, outs, app.Options{Node: "lambdatest"})
 	require.NoError(t, err)
 	return a
 }
