@@ -8,7 +8,7 @@ LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 MANIFEST ?= examples/timers.yaml
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test bench chaos lint deps deploy localstack-up localstack-down clean \
+.PHONY: all build run test test-unit bench chaos lint deps deploy localstack-up localstack-down clean \
 	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-LogWriterFunction build-ApiFunction build-PublishFunction \
 	build-OrderPushFunction run-orders
 
@@ -74,6 +74,12 @@ test: deps
 	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
 	for i in $$(seq 1 600); do [ -s $(TEST_ENGINES) ] && break; kill -0 $$pid 2>/dev/null || exit 1; sleep 0.1; done; \
 	SUNDIAL_TEST_ENGINES=$(CURDIR)/$(TEST_ENGINES) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## test-unit: the inner loop: every test that needs no emulator, browser or whole platform
+## (go test -short; the others call testenv.Integration or skip on testing.Short). About half a
+## minute with a warm build cache; `make test` runs everything.
+test-unit:
+	$(GO) test -short -count=1 ./...
 
 ## bench: benchmarks on fresh engines (bounded, ~15-20 min): bench/out/report.md, results.json, SVG plots
 BENCH_FLAGS ?=

@@ -10,15 +10,29 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sundialhq/sundial/infra/stack"
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The errors a Client returns wrap one of these; test for them with errors.Is.
+var (
+	// ErrInvalid: a malformed timer name or execution token, or a value out of range.
+	ErrInvalid = errkind.Invalid
+	// ErrNotFound: the timer does not exist.
+	ErrNotFound = errkind.NotFound
+	// ErrConflict: the execution no longer owns its timer: it was recovered, it already
+	// ended, or it ran past its timeout × 1.2.
+	ErrConflict = errkind.Conflict
+	// ErrUnavailable: the stack is not there (New).
+	ErrUnavailable = errkind.Unavailable
 )
 
 // Client talks to one Sundial stack directly (DynamoDB and SQS); it needs no server.
@@ -30,15 +44,13 @@ type Client struct {
 // outputs) with the given AWS configuration (set BaseEndpoint for an emulator).
 func New(ctx context.Context, awsCfg aws.Config, stackName string) (*Client, error) {
 	outs, err := stack.Describe(ctx, awsCfg, stackName)
+	if errors.Is(err, stack.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		return nil, err
-	}
-	a, err := app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("client")})
+	a, err := app.ForStack(awsCfg, outs, app.Options{Node: app.DefaultNode("client")})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +90,7 @@ func (c *Client) Fail(ctx context.Context, token, reason string) error {
 // Wake runs the timer as soon as possible (OutSystems Wake<Timer>; activates it if it was
 // deactivated). name is "Timer" or "Timer@tenant".
 func (c *Client) Wake(ctx context.Context, name string) error {
-	key, err := admin.ParseKey(name)
+	key, err := timer.ParseKey(name)
 	if err != nil {
 		return err
 	}
@@ -89,7 +101,7 @@ func (c *Client) Wake(ctx context.Context, name string) error {
 // SetNextRun sets when the timer runs next. If it is running, the new value stands when that
 // execution finishes (it is not overwritten by the schedule).
 func (c *Client) SetNextRun(ctx context.Context, name string, next time.Time) error {
-	key, err := admin.ParseKey(name)
+	key, err := timer.ParseKey(name)
 	if err != nil {
 		return err
 	}

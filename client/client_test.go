@@ -14,10 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/client"
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -33,18 +31,15 @@ func TestClient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	awsCfg, outs := testenv.Stack(t)
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	a, err := app.New(awsCfg, cfg, app.Options{Node: "test-processor"})
+	a, err := app.ForStack(awsCfg, outs, app.Options{Node: "test-processor"})
 	require.NoError(t, err)
 	c, err := client.New(ctx, awsCfg, testenv.StackName())
 	require.NoError(t, err)
 
 	var mu sync.Mutex
-	var got []action.Payload
+	var got []actionspec.Payload
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p action.Payload
+		var p actionspec.Payload
 		require.NoError(t, json.NewDecoder(r.Body).Decode(&p))
 		mu.Lock()
 		got = append(got, p)
@@ -98,7 +93,7 @@ func TestClient(t *testing.T) {
 	require.False(t, done.Running())
 	require.Equal(t, next, done.NextRun, "the next run the action asked for")
 	testenv.DrainLog(t) // the log writer's part: this test runs the handlers without the platform
-	logs, err := a.Store.Logs(ctx, dynamo.LogQuery{Key: &key, Limit: 5})
+	logs, err := a.Store.Logs(ctx, timer.LogQuery{Key: &key, Limit: 5})
 	require.NoError(t, err)
 	require.Len(t, logs, 1)
 	require.Equal(t, timer.OutcomeSuccess, logs[0].Outcome)

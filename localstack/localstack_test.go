@@ -1,6 +1,6 @@
 // Package localstack_test checks the LocalStack setup against LocalStack's documented
 // conventions and runs the ready hook with a stand-in awslocal. Nothing here starts LocalStack
-// (no Docker engine on the project's machines); README.md says what has and has not been run.
+// (no Docker engine on the project's machines); docs/local.md says what has and has not been run.
 package localstack_test
 
 import (

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -206,13 +205,5 @@ func TestConsoleCommands(t *testing.T) {
 		require.Equal(t, 2, code)
 	})
 
-	require.NoError(t, up.Process.Signal(syscall.SIGINT))
-	done := make(chan error, 1)
-	go func() { done <- up.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("sundial up did not stop within 30s of Ctrl-C")
-	}
+	interrupt(t, up)
 }

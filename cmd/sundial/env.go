@@ -14,9 +14,7 @@ import (
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/stack"
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -44,12 +42,7 @@ func (t *target) app(ctx context.Context) (*app.App, error) {
 
 // appOn wires the services on a stack connect found.
 func (t *target) appOn(awsCfg aws.Config, outs stack.Outputs) (*app.App, error) {
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		return nil, err
-	}
-	return app.New(awsCfg, cfg, app.Options{Node: app.DefaultNode("cli")})
+	return app.ForStack(awsCfg, outs, app.Options{Node: app.DefaultNode("cli")})
 }
 
 // connect finds the endpoint and the stack's outputs.
@@ -143,7 +136,7 @@ func timerArg(fs *flag.FlagSet) (timer.Key, error) {
 	if err != nil {
 		return timer.Key{}, err
 	}
-	return admin.ParseKey(name)
+	return timer.ParseKey(name)
 }
 
 func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
@@ -29,7 +28,7 @@ func TestLifecycleEndToEnd(t *testing.T) {
 	}
 	bin, err := sundialBinary()
 	require.NoError(t, err)
-	rec := &recorder{calls: map[string][]call{}}
+	rec := newRecorder()
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -148,7 +147,7 @@ timers:
 			return false
 		}, 20*time.Second, 200*time.Millisecond, "the new tenant's instance runs")
 
-		var tenants []dynamo.Tenant
+		var tenants []timer.Tenant
 		require.NoError(t, json.Unmarshal([]byte(run("tenants", "list", "--json")), &tenants))
 		got := map[string]string{}
 		for _, tn := range tenants {

@@ -6,8 +6,6 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/termsafe"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -28,12 +26,12 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	if *limit < 1 || *limit > 10000 {
 		return usageErr("logs: --limit must be in 1..10000")
 	}
-	q := dynamo.LogQuery{ErrorsOnly: *errorsOnly, Limit: *limit, Tenant: *tenant}
+	q := timer.LogQuery{ErrorsOnly: *errorsOnly, Limit: *limit, Tenant: *tenant}
 	if *tenant != "" && !timer.ValidName(*tenant) {
 		return usageErr("logs: --tenant %q must match [A-Za-z0-9_-]{1,128}", *tenant)
 	}
 	if *name != "" {
-		key, err := admin.ParseKey(*name)
+		key, err := timer.ParseKey(*name)
 		if err != nil {
 			return err
 		}

@@ -12,9 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/termsafe"
-	"github.com/sundialhq/sundial/internal/timer"
 )
 
 const usage = `sundial — OutSystems-style timers on AWS serverless
@@ -107,15 +106,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "sundial:", err)
-	switch {
-	case errors.Is(err, timer.ErrNotFound):
-		return 3
-	case errors.Is(err, admin.ErrUsage), errors.Is(err, timer.ErrInvalid):
-		return 2
-	}
-	return 1
+	return errkind.ExitCode(err)
 }
 
 func usageErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", admin.ErrUsage, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: %s", errkind.Invalid, fmt.Sprintf(format, a...))
 }

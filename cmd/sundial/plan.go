@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/cost"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/plan"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -91,8 +91,8 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	}
 	m, err := manifest.Load(path)
 	if err != nil {
-		if !errors.Is(err, timer.ErrInvalid) {
-			err = fmt.Errorf("%w: %w", admin.ErrUsage, err) // a file that cannot be read is bad input too
+		if !errors.Is(err, errkind.Invalid) {
+			err = fmt.Errorf("%w: %w", errkind.Invalid, err) // a file that cannot be read is bad input too
 		}
 		return err
 	}
@@ -101,7 +101,7 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	in.Instances, in.Warnings = plan.FromManifest(m, names, manifest.Defaults{MaxRetries: *maxRetries})
 	p, err := plan.Compute(in)
 	if err != nil {
-		return fmt.Errorf("%w: %w", admin.ErrUsage, err)
+		return fmt.Errorf("%w: %w", errkind.Invalid, err)
 	}
 	if *asJSON {
 		return writeJSON(stdout, p)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/schedule"
 )
 
@@ -34,27 +35,16 @@ func cmdSchedule(args []string, stdout io.Writer) error {
 			return usageErr("schedule next: --from %q is not RFC 3339", *from)
 		}
 	}
-	loc, err := schedule.LoadLocation(*tz)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	dst, err := schedule.ParseDST(*dstFlag)
-	if err != nil {
+	if _, err := schedule.ParseDST(*dstFlag); err != nil {
 		return usageErr("schedule next: --%v", err)
 	}
-	sch, err := schedule.Parse(expr, loc, schedule.WithDST(dst))
+	runs, err := admin.Preview(expr, *tz, *dstFlag, start, *n)
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	out := []string{}
-	t := start
-	for range *n {
-		next, ok := sch.Next(t)
-		if !ok {
-			break
-		}
-		out = append(out, next.In(loc).Format(time.RFC3339))
-		t = next
+	for _, at := range runs {
+		out = append(out, at.Format(time.RFC3339))
 	}
 	if *asJSON {
 		return writeJSON(stdout, out)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 func TestScheduleNext(t *testing.T) {
@@ -42,7 +42,7 @@ func TestScheduleNext(t *testing.T) {
 	t.Run("InvalidPolicy", func(t *testing.T) {
 		t.Parallel()
 		err := cmdSchedule([]string{"next", "02:30", "--dst", "later"}, &bytes.Buffer{})
-		require.ErrorIs(t, err, admin.ErrUsage, "exit 2")
+		require.ErrorIs(t, err, errkind.Invalid, "exit 2")
 		require.ErrorContains(t, err, `--dst "later": expected "shift"`)
 		require.True(t, strings.Contains(err.Error(), `or "skip"`))
 	})

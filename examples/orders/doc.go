@@ -1,9 +1,9 @@
-// Package orders is a worked example of Sundial: the five order-push scenarios of seed 001
-// ("Timer Programming Sharing"), where a timer pushes completed orders to a third-party system.
+// Package orders is a worked example of Sundial: the five scenarios of the order-push design
+// note ("Timer Programming Sharing"), where a timer pushes completed orders to a third-party system.
 //
 //  1. Push completed orders (order_state 100, order_push_state 0), each exactly once: the mark
 //     order_push_state = 100 is a conditional write (order_push_state = 0).
-//  2. A failed push delays that order's next attempt by retryDelay (10 minutes in the seed):
+//  2. A failed push delays that order's next attempt by retryDelay (10 minutes in the note):
 //     scheduled_push_time moves, and a run fetches only orders whose scheduled_push_time has come.
 //  3. At most maxAttempts attempts (3): then order_push_state = 90 (failed), retry_count kept.
 //  4. A run fetches up to batch orders (100) and pushes each.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/sundialhq/sundial/examples/orders"
 	"github.com/sundialhq/sundial/infra/local"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -37,6 +36,7 @@ type e2e struct {
 // URL); its timers must be inactive, so that orders are seeded before the first run.
 func upScenario(t *testing.T, manifest string) *e2e {
 	t.Helper()
+	testenv.Integration(t)
 	tp := orders.NewThirdParty(1)
 	_, err := tp.Start("127.0.0.1:0")
 	require.NoError(t, err)
@@ -91,13 +91,31 @@ func (e *e2e) activate(t *testing.T, names ...string) {
 	}
 }
 
-// settle waits for cond, lets the timers run on for a few more runs (which must change
+// settle waits for cond, lets every active timer run twice more (runs that must change
 // nothing), then stops the functions so that the state is final; the emulator stays up for
 // the checks (Cleanup stops it).
 func (e *e2e) settle(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	require.Eventually(t, cond, within, 100*time.Millisecond, "%s; third party: %+v", what, e.tp.Stats())
-	time.Sleep(3 * time.Second)
+	runs := map[timer.Key]map[time.Time]bool{} // the runs seen of each active instance
+	require.Eventually(t, func() bool {
+		ins, err := e.p.App.Store.List(context.Background())
+		if err != nil {
+			return false
+		}
+		more := true
+		for _, in := range ins {
+			if !in.Active {
+				continue
+			}
+			if runs[in.Key] == nil {
+				runs[in.Key] = map[time.Time]bool{}
+			}
+			runs[in.Key][in.LastRun] = true
+			more = more && len(runs[in.Key]) >= 3 // the one seen first, and two more
+		}
+		return more
+	}, 30*time.Second, 100*time.Millisecond, "the timers ran on twice")
 	require.NoError(t, e.p.StopFunctions())
 }
 
@@ -144,7 +162,7 @@ func (e *e2e) requireThroughSundial(t *testing.T, timers ...string) {
 	t.Helper()
 	executions := map[string]string{}
 	for _, name := range timers {
-		logged, err := e.p.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: name}, Limit: 1000})
+		logged, err := e.p.App.Store.Logs(context.Background(), timer.LogQuery{Key: &timer.Key{Timer: name}, Limit: 1000})
 		require.NoError(t, err)
 		for _, x := range logged {
 			executions[x.ExecutionID] = name

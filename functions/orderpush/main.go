@@ -1,6 +1,6 @@
-// Command orderpush is the example order-push action (seed 001's scenarios) as a Lambda
-// function; it only wires (see examples/orders). template.yaml deploys it with Examples=true
-// as sundial-example-orderpush, its orders table in ORDERS_TABLE.
+// Command orderpush is the example order-push action (the order-push design note's
+// scenarios) as a Lambda function; it only wires (see examples/orders). template.yaml deploys
+// it with Examples=true as sundial-example-orderpush, its orders table in ORDERS_TABLE.
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sundialhq/sundial/examples/orders"
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 )
 
 func main() {
@@ -29,7 +29,7 @@ func main() {
 
 // handler is the function's Lambda handler (the action payload Sundial's processor invokes it
 // with), wired from the environment as on Lambda; main_test.go invokes it with event.json.
-func handler(ctx context.Context, log *slog.Logger) (func(context.Context, action.Payload) (orders.Summary, error), error) {
+func handler(ctx context.Context, log *slog.Logger) (func(context.Context, actionspec.Payload) (orders.Summary, error), error) {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/functions/internal/lambdatest"
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -54,10 +54,10 @@ func TestSampleEvent(t *testing.T) {
 
 	// Digest exists, its next run is the firing's dueAt, and its action records each call.
 	var mu sync.Mutex
-	var calls []action.Payload
+	var calls []actionspec.Payload
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		var p action.Payload
+		var p actionspec.Payload
 		if json.Unmarshal(b, &p) != nil {
 			http.Error(w, "not an action payload", http.StatusBadRequest)
 			return

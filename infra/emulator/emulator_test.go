@@ -20,6 +20,9 @@ import (
 )
 
 func TestEngines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: installs and starts the engines; -short (make test-unit) skips it")
+	}
 	ctx := context.Background()
 	e, err := Install(ctx, nil)
 	require.NoError(t, err)

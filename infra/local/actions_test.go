@@ -25,6 +25,7 @@ import (
 // platform: the processor (in this process, or as bootstrap processes) invokes them through
 // the emulated Invoke API at SUNDIAL_LAMBDA_ENDPOINT, as it would invoke Lambda on AWS.
 func testLambdaActions(t *testing.T, processes bool) {
+	testenv.Integration(t)
 	calls := make(chan action.Payload, 100)
 	var env local.ActionEnv
 	echo := func(_ context.Context, e local.ActionEnv) (lambdarun.Invoker, error) {

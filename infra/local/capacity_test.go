@@ -22,6 +22,7 @@ import (
 // resources are listed as not emulated. A restart on the kept database with the default,
 // OnDemand, is refused with the billing-mode difference and --fresh.
 func TestUpWithProvisionedCapacity(t *testing.T) {
+	testenv.Integration(t)
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(`timers:

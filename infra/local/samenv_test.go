@@ -20,6 +20,7 @@ import (
 // bootstrap, given only that environment (plus the credentials and region SAM passes into
 // its container), runs a tick of the platform's stack from its sample event.
 func TestSamEnvFileRunsAFunctionAsSamLocalWould(t *testing.T) {
+	testenv.Integration(t)
 	dir := t.TempDir()
 	var logs testenv.SyncBuffer
 	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Log: &logs})

@@ -23,6 +23,7 @@ import (
 // local platform on the same kept database, never strands a timer: every timer keeps firing in
 // every phase, and the shards above a lowered count are drained and then no longer read.
 func TestDueShardsChangesStrandNoTimer(t *testing.T) {
+	testenv.Integration(t)
 	dir := t.TempDir()
 	var names []string
 	var b strings.Builder

@@ -22,6 +22,7 @@ import (
 // The execution log comes from the timers table's stream through the log writer function:
 // once the platform is drained it holds exactly one entry per execution that has ended.
 func TestLogWriterDrained(t *testing.T) {
+	testenv.Integration(t)
 	dir := t.TempDir()
 	names := []string{"LogA", "LogB", "LogC"}
 	manifest := filepath.Join(dir, "timers.yaml")

@@ -19,6 +19,9 @@ import (
 )
 
 func TestLocalAWS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts the engines; -short (make test-unit) skips it")
+	}
 	ctx := context.Background()
 	body, err := os.ReadFile(filepath.Join("..", "..", "template.yaml"))
 	require.NoError(t, err)
@@ -118,6 +121,9 @@ func requireCode(t *testing.T, err error, code string) {
 }
 
 func TestIAMReportEndpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts the engines; -short (make test-unit) skips it")
+	}
 	ctx := context.Background()
 	body, err := os.ReadFile(filepath.Join("..", "..", "template.yaml"))
 	require.NoError(t, err)

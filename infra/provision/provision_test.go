@@ -21,6 +21,9 @@ import (
 // engines starts DynamoDB Local (on disk in dbPath, or in memory) and fauxqs for one test.
 func engines(t *testing.T, dbPath string) (*dynamodb.Client, *sqs.Client) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: starts DynamoDB Local and fauxqs; -short (make test-unit) skips it")
+	}
 	ctx := context.Background()
 	e, err := emulator.Install(ctx, nil)
 	require.NoError(t, err)

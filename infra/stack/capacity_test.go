@@ -19,6 +19,9 @@ import (
 // checked: moto's stack update leaves an existing table's billing mode as it was; AWS's
 // switches it.)
 func TestDeployProvisionedCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: deploys on moto; -short (make test-unit) skips it")
+	}
 	if _, err := exec.LookPath("moto_server"); err != nil {
 		t.Skip(`moto_server is not installed (pip install "moto[server]"); skipping the deploy test against the emulator`)
 	}

@@ -23,6 +23,9 @@ import (
 // TestDeploy deploys the real template.yaml to a moto_server started for the
 // test and checks what the functions rely on.
 func TestDeploy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: deploys on moto; -short (make test-unit) skips it")
+	}
 	if _, err := exec.LookPath("moto_server"); err != nil {
 		t.Skip(`moto_server is not installed (pip install "moto[server]"); skipping the deploy test against the emulator`)
 	}

@@ -15,21 +15,6 @@ import (
 	"time"
 )
 
-// Payload is what the action receives. The JSON field names are a public contract.
-type Payload struct {
-	Timer       string            `json:"timer"`
-	Tenant      string            `json:"tenant"`
-	ScheduledAt time.Time         `json:"scheduledAt"`
-	Attempt     int               `json:"attempt"`
-	ExecutionID string            `json:"executionId"`
-	Properties  map[string]string `json:"properties"` // always an object, never null
-	// Async asks the action to start and report back later with Token (heartbeat, complete,
-	// fail) instead of finishing within the call; it answers 202 Accepted (HTTP) or is
-	// invoked with InvocationType Event (Lambda).
-	Async bool   `json:"async,omitempty"`
-	Token string `json:"token,omitempty"`
-}
-
 // Result of a successful call.
 type Result struct {
 	Status  int        // HTTP status, or 200 for Lambda

@@ -4,14 +4,13 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -23,7 +22,7 @@ type Defaults = manifest.Defaults
 
 // Service performs operator actions.
 type Service struct {
-	Store    *dynamo.Store
+	Store    Store
 	Queue    engine.Queue
 	Clock    timer.Clock
 	Shards   int
@@ -48,7 +47,7 @@ func (s *Service) RunNow(ctx context.Context, key timer.Key) (timer.Instance, er
 // is enqueued at once.
 func (s *Service) SetNextRun(ctx context.Context, key timer.Key, next time.Time) (timer.Instance, error) {
 	if next.IsZero() {
-		return timer.Instance{}, fmt.Errorf("%w: next run is required", ErrUsage)
+		return timer.Instance{}, fmt.Errorf("%w: next run is required", errkind.Invalid)
 	}
 	in, err := s.Store.SetNextRun(ctx, key, next.UTC().Truncate(time.Millisecond), false)
 	if err != nil {
@@ -66,34 +65,14 @@ func (s *Service) SetActive(ctx context.Context, key timer.Key, active bool) (ti
 	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
 }
 
-// enqueueIfCovered sends the firings the fetch will not see: those due at or before its watermark.
+// enqueueIfCovered sends the firings the fetch will not see: those due at or before its
+// watermark (the engine's rule for follow-ups).
 func (s *Service) enqueueIfCovered(ctx context.Context, ins []timer.Instance, reason message.Reason) error {
-	if len(ins) == 0 {
-		return nil
-	}
-	wm, err := s.Store.Watermark(ctx)
-	if err != nil {
-		return err
-	}
-	now := s.Clock.Now()
-	var msgs []engine.Outgoing
-	for _, in := range ins {
-		if in.Active && !in.Running() && !in.NextRun.IsZero() && !in.NextRun.After(wm) {
-			msgs = append(msgs, engine.Outgoing{Firing: message.ForInstance(in, reason), Priority: in.Priority, Delay: min(max(in.NextRun.Sub(now), 0), engine.MaxDelay)})
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return s.Queue.Send(ctx, msgs)
+	return engine.SendFollowUps(ctx, s.Store, s.Queue, s.Clock, ins, reason)
 }
 
 func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
-	loc, err := schedule.LoadLocation(st.Timezone)
-	if err != nil {
-		return time.Time{}, err
-	}
-	sch, err := schedule.Parse(st.Schedule, loc, schedule.WithDST(schedule.DST(st.DST)))
+	sch, err := schedule.ParseIn(st.Schedule, st.Timezone, schedule.WithDST(schedule.DST(st.DST)))
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -106,22 +85,4 @@ func sameSettings(a, b timer.Settings) bool {
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
 		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties)
-}
-
-// ErrUsage marks an operator's mistake (bad name or value) as opposed to a system failure.
-var ErrUsage = errors.New("invalid input")
-
-// ParseKey reads "Timer" or "Timer@tenant".
-func ParseKey(s string) (timer.Key, error) {
-	k := timer.Key{Timer: s}
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '@' {
-			k = timer.Key{Timer: s[:i], Tenant: s[i+1:]}
-			break
-		}
-	}
-	if err := k.Validate(); err != nil {
-		return k, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	return k, nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -35,7 +35,7 @@ const (
 // Edit validates the change against the timer's zone and saves it in one conditional write.
 // A changed schedule or DST policy reschedules the timer from now (a running execution is not stopped; its
 // timer then runs next at the new schedule's instant) and sends the firing when the fetch
-// has already passed it. Invalid values change nothing and wrap ErrUsage, naming each field.
+// has already passed it. Invalid values change nothing and wrap errkind.Invalid, naming each field.
 func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instance, error) {
 	cur, err := s.Store.Get(ctx, key)
 	if err != nil {
@@ -45,11 +45,11 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	if err != nil {
 		return cur, err
 	}
-	defaults := dynamo.OverridableOf(cur)
+	defaults := cur.Overridable()
 	if edited {
 		defaults = rec.Defaults
 	}
-	eff := dynamo.OverridableOf(cur)
+	eff := cur.Overridable()
 	if e.Reset {
 		eff = defaults
 	}
@@ -74,7 +74,7 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	if err := firesUnderSkip(sch, eff, cur.Timezone, now); err != nil {
 		return cur, err
 	}
-	de := dynamo.Edit{Effective: eff, Defaults: defaults, Expect: dynamo.OverridableOf(cur), At: now, By: e.By}
+	de := timer.Edit{Effective: eff, Defaults: defaults, Expect: cur.Overridable(), At: now, By: e.By}
 	if eff.Schedule != cur.Schedule || eff.DST != cur.DST {
 		de.Reschedule = true
 		de.NextRun, _ = sch.Next(now)
@@ -88,7 +88,7 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 
 // ValidateOverridable checks editable values the way the manifest does, reporting every bad
 // field; it returns the parsed schedule.
-func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedule, error) {
+func ValidateOverridable(o timer.Overridable, timezone string) (schedule.Schedule, error) {
 	var errs []error
 	dst, err := schedule.ParseDST(o.DST)
 	if err != nil {
@@ -105,14 +105,14 @@ func ValidateOverridable(o dynamo.Overridable, timezone string) (schedule.Schedu
 		errs = append(errs, fmt.Errorf("priority: %d is out of range 1 (highest) to 4 (lowest)", o.Priority))
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: %w", errkind.Invalid, errors.Join(errs...))
 	}
 	return sch, nil
 }
 
 // firesUnderSkip refuses a skip policy under which a schedule that has a next run would never
 // fire again: every time it names falls in a spring-forward gap ("0 30 2 ? 3 1#2" in New York).
-func firesUnderSkip(sch schedule.Schedule, o dynamo.Overridable, timezone string, now time.Time) error {
+func firesUnderSkip(sch schedule.Schedule, o timer.Overridable, timezone string, now time.Time) error {
 	if schedule.DST(o.DST) != schedule.DSTSkip {
 		return nil
 	}
@@ -127,7 +127,7 @@ func firesUnderSkip(sch schedule.Schedule, o dynamo.Overridable, timezone string
 		return nil // it has no next run under either policy (an at() in the past, When Published)
 	}
 	return fmt.Errorf("%w: dst: with skip, %q would never fire again: every time it names falls in a spring-forward gap in %s; use dst shift",
-		ErrUsage, o.Schedule, zoneName(timezone))
+		errkind.Invalid, o.Schedule, zoneName(timezone))
 }
 
 func zoneName(tz string) string {
@@ -141,24 +141,20 @@ func parseSchedule(expr, timezone string, dst schedule.DST) (schedule.Schedule, 
 	if len(expr) > MaxScheduleLen {
 		return nil, fmt.Errorf("schedule: longer than %d characters", MaxScheduleLen)
 	}
-	loc, err := schedule.LoadLocation(timezone)
-	if err != nil {
-		return nil, fmt.Errorf("timezone: %v", err)
-	}
-	return schedule.Parse(expr, loc, schedule.WithDST(dst)) // its errors name the schedule and the bad token
+	return schedule.ParseIn(expr, timezone, schedule.WithDST(dst)) // its errors name the field and the bad token
 }
 
 // Preview returns the next n instants of a schedule after `from`, in its zone and under its
 // DST policy ("", "shift" or "skip"); fewer when the schedule ends (an at() in the past, When
-// Published). A bad expression or policy wraps ErrUsage.
+// Published). A bad expression or policy wraps errkind.Invalid.
 func Preview(expr, timezone, dst string, from time.Time, n int) ([]time.Time, error) {
 	policy, err := schedule.ParseDST(dst)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	sch, err := parseSchedule(expr, timezone, policy)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	loc, _ := schedule.LoadLocation(timezone)
 	out := []time.Time{}

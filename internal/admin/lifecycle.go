@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -91,7 +91,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			if ok {
 				curp = &cur
 			}
-			var edit *dynamo.EditRecord
+			var edit *timer.EditRecord
 			if rec, ok := edits[d.Key]; ok {
 				edit = &rec
 			}
@@ -162,7 +162,7 @@ func NewDeployID(prefix string) string {
 // what it did in rep, and adds the instance to enqueue when it changed in a way that may make
 // it due. Its writes are conditional on what it read; if an operator changed the instance in
 // between, it reads it again and redoes the work, so that the operator's change is kept.
-func (s *Service) apply(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport, enqueue *[]timer.Instance) error {
+func (s *Service) apply(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *timer.EditRecord, rep *SyncReport, enqueue *[]timer.Instance) error {
 	for attempt := 1; ; attempt++ {
 		in, changed, err := s.applyOne(ctx, d, cur, edit, rep)
 		if errors.Is(err, timer.ErrChanged) && attempt < 5 {
@@ -187,9 +187,9 @@ func (s *Service) apply(ctx context.Context, d manifest.Desired, cur *timer.Inst
 	}
 }
 
-func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *dynamo.EditRecord, rep *SyncReport) (timer.Instance, bool, error) {
+func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.Instance, edit *timer.EditRecord, rep *SyncReport) (timer.Instance, bool, error) {
 	st := d.Settings
-	newDefaults := dynamo.OverridableOf(timer.Instance{Settings: st})
+	newDefaults := st.Overridable()
 	if cur != nil && edit != nil {
 		// Each field the operator overrode keeps its effective value; the others follow the
 		// manifest.
@@ -213,7 +213,7 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	}
 	if cur == nil {
 		in := timer.Instance{Key: d.Key, Settings: st, Active: d.Active, ActiveBy: timer.ActiveByManifest,
-			Shard: dynamo.ShardOf(d.Key, s.Shards), NextRun: next}
+			Shard: timer.ShardOf(d.Key, s.Shards), NextRun: next}
 		if err := s.Store.Create(ctx, in); err != nil {
 			return in, false, err
 		}
@@ -234,7 +234,7 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	settingsChanged := reschedule || !sameSettings(cur.Settings, st)
 	in := *cur
 	if settingsChanged {
-		if in, err = s.Store.UpdateSettingsIf(ctx, d.Key, st, reschedule, next, dynamo.OverridableOf(*cur)); err != nil {
+		if in, err = s.Store.UpdateSettingsIf(ctx, d.Key, st, reschedule, next, cur.Overridable()); err != nil {
 			return in, false, err
 		}
 	}
@@ -271,7 +271,7 @@ func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *Syn
 	listed := map[string]bool{}
 	for _, name := range m.Tenants {
 		listed[name] = true
-		created, err := s.Store.PutTenant(ctx, name, dynamo.TenantListed, s.Clock.Now())
+		created, err := s.Store.PutTenant(ctx, name, timer.TenantListed, s.Clock.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -281,7 +281,7 @@ func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *Syn
 	}
 	var out []string
 	for _, t := range registered {
-		if t.Source == dynamo.TenantListed && !listed[t.Name] {
+		if t.Source == timer.TenantListed && !listed[t.Name] {
 			if err := s.Store.DeleteTenant(ctx, t.Name); err != nil && !errors.Is(err, timer.ErrNotFound) {
 				return nil, err
 			}
@@ -322,7 +322,7 @@ func (s *Service) syncDefinitions(ctx context.Context, defs map[string]string) e
 }
 
 // Tenants lists the registered tenants.
-func (s *Service) Tenants(ctx context.Context) ([]dynamo.Tenant, error) {
+func (s *Service) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 	return s.Store.Tenants(ctx)
 }
 
@@ -331,9 +331,9 @@ func (s *Service) Tenants(ctx context.Context) ([]dynamo.Tenant, error) {
 func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error) {
 	var rep SyncReport
 	if !timer.ValidName(name) {
-		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrUsage, name)
+		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
-	created, err := s.Store.PutTenant(ctx, name, dynamo.TenantCLI, s.Clock.Now())
+	created, err := s.Store.PutTenant(ctx, name, timer.TenantCLI, s.Clock.Now())
 	if err != nil {
 		return rep, err
 	}
@@ -358,7 +358,7 @@ func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error
 			case !errors.Is(err, timer.ErrNotFound):
 				return rep, err
 			}
-			var edit *dynamo.EditRecord
+			var edit *timer.EditRecord
 			if rec, ok, err := s.Store.EditOf(ctx, d.Key); err != nil {
 				return rep, err
 			} else if ok && curp != nil {
@@ -377,7 +377,7 @@ func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error
 func (s *Service) RemoveTenant(ctx context.Context, name string) (SyncReport, error) {
 	var rep SyncReport
 	if !timer.ValidName(name) {
-		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrUsage, name)
+		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
 	// Deactivate first, unregister last: a removal that fails half-way can be run again.
 	all, err := s.Store.List(ctx)

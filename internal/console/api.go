@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -40,15 +42,16 @@ func (s *Server) APIRoutes() []APIRoute { return s.apiRoutes() }
 // api authenticates an API request and writes the handler's value as JSON.
 func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, status, msg := s.authenticateAPI(r)
-		if status == http.StatusTooManyRequests {
+		p, err := s.authenticateAPI(r)
+		if errors.Is(err, errThrottled) {
 			wait, _ := s.limiter.blocked(remote(r))
 			s.tooMany(w, r, wait, true)
 			return
 		}
-		if status != 0 {
-			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", msg, "remote", r.RemoteAddr)
-			s.writeAPIError(w, r, status, msg)
+		if err != nil {
+			status := errkind.HTTPStatus(err)
+			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
+			s.writeAPIError(w, r, status, err.Error())
 			return
 		}
 		v, err := h(r.WithContext(withPrincipal(r.Context(), p)))
@@ -64,36 +67,46 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 	})
 }
 
+// Why an API request is refused: its kind gives the status.
+var (
+	errNotIAM       = errkind.New(errkind.Unauthorized, "request not authorized by IAM")
+	errBadToken     = errkind.New(errkind.Unauthorized, "invalid token")
+	errNoCredential = errkind.New(errkind.Unauthorized, "authentication required: send Authorization: Bearer TOKEN")
+	errNoCSRF       = errkind.New(errkind.Forbidden, "missing or invalid X-CSRF-Token")
+	// errThrottled: too many failed attempts from the address (429, with Retry-After).
+	errThrottled = errors.New("too many failed attempts")
+)
+
 // authenticateAPI accepts, locally, the bearer token or a session cookie (with the CSRF
 // header on a change); behind API Gateway, the IAM caller the adapter passed on.
-func (s *Server) authenticateAPI(r *http.Request) (principal, int, string) {
+func (s *Server) authenticateAPI(r *http.Request) (principal, error) {
 	if s.mode == AuthIAM {
 		if p, ok := principalOf(r.Context()); ok && p.kind == "iam" {
-			return p, 0, ""
+			return p, nil
 		}
-		return principal{}, http.StatusUnauthorized, "request not authorized by IAM"
+		return principal{}, errNotIAM
 	}
 	if r.Header.Get("Authorization") != "" {
 		if _, throttled := s.limiter.blocked(remote(r)); throttled {
-			return principal{}, http.StatusTooManyRequests, ""
+			return principal{}, errThrottled
 		}
 	}
 	ok, present := s.auth.bearer(r)
 	switch {
 	case ok:
-		return principal{kind: "token", name: "api"}, 0, ""
+		return principal{kind: "token", name: "api"}, nil
 	case present:
 		s.limiter.fail(remote(r))
-		return principal{}, http.StatusUnauthorized, "invalid token"
+		return principal{}, errBadToken
 	}
 	sess, ok := s.auth.sessionOf(r)
 	if !ok {
-		return principal{}, http.StatusUnauthorized, "authentication required: send Authorization: Bearer TOKEN"
+		return principal{}, errNoCredential
 	}
 	if !safeMethod(r.Method) && !csrfOK(sess, r.Header.Get("X-CSRF-Token")) {
-		return principal{}, http.StatusForbidden, "missing or invalid X-CSRF-Token"
+		return principal{}, errNoCSRF
 	}
-	return principal{kind: "session", name: "console", session: sess}, 0, ""
+	return principal{kind: "session", name: "console", session: sess}, nil
 }
 
 func safeMethod(m string) bool {
@@ -113,7 +126,7 @@ func (s *Server) apiTimers(r *http.Request) (any, error) {
 }
 
 func (s *Server) apiTimer(r *http.Request) (any, error) {
-	key, err := admin.ParseKey(r.PathValue("name"))
+	key, err := timer.ParseKey(r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +144,7 @@ type editBody struct {
 }
 
 func (s *Server) apiEdit(r *http.Request) (any, error) {
-	key, err := admin.ParseKey(r.PathValue("name"))
+	key, err := timer.ParseKey(r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +174,7 @@ type OperationResult struct {
 }
 
 func (s *Server) apiOperate(r *http.Request) (any, error) {
-	key, err := admin.ParseKey(r.PathValue("name"))
+	key, err := timer.ParseKey(r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
@@ -181,14 +194,14 @@ func (s *Server) apiLogs(r *http.Request) (any, error) {
 	}
 	if v := q.Get("limit"); v != "" {
 		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 {
-			return nil, fmt.Errorf("%w: limit must be a number in 1..%d", admin.ErrUsage, MaxLogLimit)
+			return nil, fmt.Errorf("%w: limit must be a number in 1..%d", errkind.Invalid, MaxLogLimit)
 		}
 	}
 	return s.svc.Logs(r.Context(), f)
 }
 
 func (s *Server) apiEntry(r *http.Request) (any, error) {
-	key, err := admin.ParseKey(r.URL.Query().Get("timer"))
+	key, err := timer.ParseKey(r.URL.Query().Get("timer"))
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +224,7 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 	if v := q.Get("n"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil {
-			return nil, fmt.Errorf("%w: n must be a number in 1..100", admin.ErrUsage)
+			return nil, fmt.Errorf("%w: n must be a number in 1..100", errkind.Invalid)
 		}
 	}
 	next, err := s.svc.Preview(q.Get("schedule"), q.Get("timezone"), q.Get("dst"), n)
@@ -234,7 +247,7 @@ type LoginLinkResult struct {
 
 func (s *Server) apiLoginLink(r *http.Request) (any, error) {
 	if p, _ := principalOf(r.Context()); p.kind != "token" {
-		return nil, fmt.Errorf("%w: login links are minted with the bearer token only", admin.ErrUsage)
+		return nil, fmt.Errorf("%w: login links are minted with the bearer token only", errkind.Invalid)
 	}
 	return LoginLinkResult{URL: s.LoginLink(s.baseFor(r)), Expires: time.Now().Add(LoginLinkTTL).UTC()}, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // TestBrowser drives the console in headless Chromium against a running local platform
@@ -94,12 +95,16 @@ func TestBrowser(t *testing.T) {
 		require.Contains(t, bt.text(t, "#flash"), "deactivated")
 		require.Equal(t, "inactive", bt.text(t, "#state"))
 		require.Contains(t, bt.text(t, "#next-run"), "not scheduled")
-		time.Sleep(1500 * time.Millisecond) // an execution claimed before the click may finish
+		// An execution claimed before the click may still run; once the Ticker is idle, none can
+		// start.
+		bt.eventually(t, 20*time.Second, func() bool { return bt.idle(t, ticker) }, "the Ticker is idle")
 		calls := bt.inv.Calls(ticker)
 		require.NoError(t, bt.p.Drained(bt.ctx), "the log writer has written what ended so far")
 		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
 		newest := bt.text(t, "#log tbody tr td")
-		time.Sleep(3 * time.Second)
+		// The platform fires on: the Pulse (every 1 s) runs three more times, the Ticker not.
+		pulse := bt.inv.Calls(bt.name("Pulse"))
+		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.Calls(bt.name("Pulse")) >= pulse+3 }, "the Pulse runs on")
 		require.Equal(t, calls, bt.inv.Calls(ticker), "a deactivated timer is not fetched")
 		require.NoError(t, bt.p.Drained(bt.ctx))
 		bt.navigate(t, bt.ts.URL+"/logs?timer="+ticker)
@@ -179,6 +184,7 @@ func startBrowserTest(t *testing.T, chromium string) *browserTest {
 	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`timers:
   - {name: %[1]s-Manual, schedule: "When Published", action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Ticker, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: %[1]s-Pulse, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Editable, schedule: "every 15m", action: {http: {url: "http://127.0.0.1:9/x"}}}
   - name: %[1]s-Hostile
     schedule: "every 1h"
@@ -215,6 +221,14 @@ func startBrowserTest(t *testing.T, chromium string) *browserTest {
 }
 
 func (bt *browserTest) name(s string) string { return bt.prefix + "-" + s }
+
+// idle reports whether no execution holds the timer.
+func (bt *browserTest) idle(t *testing.T, name string) bool {
+	t.Helper()
+	in, err := bt.p.App.Store.Get(context.Background(), timer.Key{Timer: name})
+	require.NoError(t, err)
+	return !in.Running()
+}
 
 func (bt *browserTest) navigate(t *testing.T, u string) {
 	t.Helper()

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // DefaultMaxBody bounds every request body (forms and JSON are small).
@@ -149,7 +151,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	}))
 }
 
-var errNoRoute = errors.New("no such API route")
+var errNoRoute = errkind.New(errkind.NotFound, "no such API route")
 
 // securityHeaders keep pages from being framed, sniffed or leaking URLs (login links carry
 // a code), and allow only the console's own scripts and styles.

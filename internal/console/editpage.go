@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // editForm is the edit page: the values as typed, the defaults, and the preview or error.
@@ -22,7 +23,7 @@ type editForm struct {
 }
 
 func (s *Server) editPage(w http.ResponseWriter, r *http.Request) error {
-	key, err := admin.ParseKey(r.PathValue("name"))
+	key, err := timer.ParseKey(r.PathValue("name"))
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func (s *Server) editPage(w http.ResponseWriter, r *http.Request) error {
 // editSubmit previews (op=preview), saves (op=save) or resets (op=reset) an edit. An invalid
 // value re-renders the form with the error and what was typed; nothing is saved.
 func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
-	key, err := admin.ParseKey(r.PathValue("name"))
+	key, err := timer.ParseKey(r.PathValue("name"))
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		Priority: r.PostForm.Get("priority"), DST: r.PostForm.Get("dst")}
 	e, err := f.edit(by(r))
 	if err == nil {
-		_, err = admin.ValidateOverridable(dynamo.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
+		_, err = admin.ValidateOverridable(timer.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
 	}
 	if err == nil && op == "save" {
 		if _, err = s.svc.Admin.Edit(r.Context(), key, e); err == nil {
@@ -74,7 +75,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		status, f.Error = statusOf(err), err.Error()
 	case op != "preview":
-		return fmt.Errorf("%w: unknown operation %q; expected preview, save or reset", admin.ErrUsage, op)
+		return fmt.Errorf("%w: unknown operation %q; expected preview, save or reset", errkind.Invalid, op)
 	default:
 		f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, s.svc.Clock.Now(), admin.PreviewRuns)
 	}
@@ -94,7 +95,7 @@ func (f editForm) edit(by string) (admin.Edit, error) {
 		errs = append(errs, fmt.Errorf("priority: want 1, 2, 3 or 4, got %q", f.Priority))
 	}
 	if len(errs) > 0 {
-		return admin.Edit{}, fmt.Errorf("%w: %w", admin.ErrUsage, errors.Join(errs...))
+		return admin.Edit{}, fmt.Errorf("%w: %w", errkind.Invalid, errors.Join(errs...))
 	}
 	sch, dst := f.Schedule, f.DST
 	return admin.Edit{Schedule: &sch, Timeout: &timeout, Priority: &prio, DST: &dst, By: by}, nil
@@ -102,7 +103,7 @@ func (f editForm) edit(by string) (admin.Edit, error) {
 
 // operateSubmit runs Run Now, activate or deactivate from a page's button.
 func (s *Server) operateSubmit(w http.ResponseWriter, r *http.Request) error {
-	key, err := admin.ParseKey(r.PathValue("name"))
+	key, err := timer.ParseKey(r.PathValue("name"))
 	if err != nil {
 		return err
 	}

@@ -5,25 +5,17 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/schedule"
-	"github.com/sundialhq/sundial/internal/timer"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
-// statusOf maps the error kinds every layer shares to HTTP statuses.
+// statusOf is the HTTP status of an error: its kind's (internal/errkind), or 413 for a body
+// over the limit.
 func statusOf(err error) int {
 	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
+	if errors.As(err, &tooBig) {
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, timer.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, admin.ErrUsage), errors.Is(err, timer.ErrInvalid), errors.Is(err, schedule.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, timer.ErrChanged):
-		return http.StatusConflict
 	}
-	return http.StatusInternalServerError
+	return errkind.HTTPStatus(err)
 }
 
 // publicMessage is what a client may see: the message of a client error, and a generic

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/cost"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -28,7 +27,7 @@ type healthInputs struct {
 	tick      time.Duration
 	capacity  [4]int
 	instances []timer.Instance
-	fetch     dynamo.FetchState
+	fetch     timer.FetchState
 	queues    []queue.Depth
 	queuesErr error
 	recent    []timer.Execution // newest first
@@ -113,7 +112,7 @@ func buildHealth(in healthInputs) Health {
 	return h
 }
 
-func fetcherHealth(now time.Time, tick time.Duration, fs dynamo.FetchState) FetcherHealth {
+func fetcherHealth(now time.Time, tick time.Duration, fs timer.FetchState) FetcherHealth {
 	f := FetcherHealth{Tick: tick.String(), LastTick: ptr(fs.LastTick), Watermark: ptr(fs.Watermark)}
 	if fs.LastTick.IsZero() {
 		f.Status = FetcherNeverRan

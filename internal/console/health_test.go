@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/cost"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/plan"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -120,7 +119,7 @@ func TestBuildHealth(t *testing.T) {
 			"Stopped":   {now.Add(-3 * time.Minute), FetcherLate},
 		} {
 			t.Run(name, func(t *testing.T) {
-				f := buildHealth(healthInputs{now: now, tick: time.Minute, fetch: dynamo.FetchState{LastTick: tc.last, Watermark: tc.last.Add(2 * time.Minute)}}).Fetcher
+				f := buildHealth(healthInputs{now: now, tick: time.Minute, fetch: timer.FetchState{LastTick: tc.last, Watermark: tc.last.Add(2 * time.Minute)}}).Fetcher
 				require.Equal(t, tc.status, f.Status)
 				require.Equal(t, tc.status == FetcherHealthy, f.Healthy)
 			})

@@ -16,11 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/console"
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -41,11 +39,8 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	cfg, outs := testenv.Stack(t)
-	env := outs.Env(nil)
-	c, err := config.FromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	a, err := app.New(cfg, c, app.Options{Log: quiet, Node: "console-test"})
+	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "console-test"})
 	require.NoError(t, err)
 	f := fixture{app: a, token: console.NewToken(), prefix: testenv.Unique(t)}
 	f.svc = console.NewService(a, sqs.NewFromConfig(cfg), [4]int{4, 3, 2, 2})
@@ -64,8 +59,8 @@ func (f fixture) create(t *testing.T, name, sched string, edit func(*timer.Insta
 		Key: key,
 		Settings: timer.Settings{Schedule: sched, Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second,
 			MaxRetries: 1, RetryDelay: time.Second, Misfire: timer.MisfireRunOnce,
-			Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}},
-		Active: true, Shard: dynamo.ShardOf(key, f.app.Config.DueShards),
+			Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}},
+		Active: true, Shard: timer.ShardOf(key, f.app.Config.DueShards),
 	}
 	sch, err := schedule.Parse(sched, time.UTC)
 	require.NoError(t, err)

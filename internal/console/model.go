@@ -3,7 +3,6 @@ package console
 import (
 	"time"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -158,7 +157,7 @@ func rowOf(in timer.Instance, edited bool) TimerRow {
 }
 
 func entryOf(e timer.Execution) LogEntry {
-	le := LogEntry{Execution: view.OfExecution(e), Ref: dynamo.LogRef(e), Key: e.Key.String()}
+	le := LogEntry{Execution: view.OfExecution(e), Ref: e.Ref(), Key: e.Key.String()}
 	if !e.ShouldHaveRunAt.IsZero() {
 		le.LateMs = e.StartedAt.Sub(e.ShouldHaveRunAt).Milliseconds()
 	}

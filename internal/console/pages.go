@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // page authenticates a page request (a session, or the bearer token), checks the CSRF token
@@ -142,5 +142,5 @@ func formError(err error) error {
 	if errors.As(err, &tooBig) {
 		return err
 	}
-	return fmt.Errorf("%w: form: %v", admin.ErrUsage, err)
+	return fmt.Errorf("%w: form: %v", errkind.Invalid, err)
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 func boolParam(v, name string) (bool, error) {
@@ -15,13 +15,13 @@ func boolParam(v, name string) (bool, error) {
 	case "true", "1", "on":
 		return true, nil
 	}
-	return false, fmt.Errorf("%w: %s must be true or false, not %q", admin.ErrUsage, name, v)
+	return false, fmt.Errorf("%w: %s must be true or false, not %q", errkind.Invalid, name, v)
 }
 
 func parseTimeout(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("%w: timeout: want a duration such as 20m or 10s, got %q", admin.ErrUsage, v)
+		return 0, fmt.Errorf("%w: timeout: want a duration such as 20m or 10s, got %q", errkind.Invalid, v)
 	}
 	return d, nil
 }

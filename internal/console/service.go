@@ -9,7 +9,7 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/cost"
-	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -23,7 +23,7 @@ type DepthReader interface {
 
 // Service is Service Center's model: what the pages, the API and the CLI show and do.
 type Service struct {
-	Store  *dynamo.Store
+	Store  Store
 	Admin  *admin.Service
 	Queues DepthReader // nil: depths are not shown
 	Clock  timer.Clock
@@ -63,7 +63,7 @@ func (s *Service) Health(ctx context.Context) (Health, error) {
 	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
 		return Health{}, err
 	}
-	if in.recent, _, err = s.Store.LogPage(ctx, dynamo.LogPageQuery{Limit: recentForHealth, Days: 2}); err != nil {
+	if in.recent, _, err = s.Store.LogPage(ctx, timer.LogPageQuery{Limit: recentForHealth, Days: 2}); err != nil {
 		return Health{}, err
 	}
 	if s.Queues != nil {
@@ -83,10 +83,10 @@ type Filter struct {
 // Validate rejects values no timer could match, with the reason.
 func (f Filter) Validate() error {
 	if f.Active != "" && f.Active != "yes" && f.Active != "no" {
-		return fmt.Errorf("%w: active must be yes or no, not %q", admin.ErrUsage, f.Active)
+		return fmt.Errorf("%w: active must be yes or no, not %q", errkind.Invalid, f.Active)
 	}
 	if len(f.Name) > 128 || len(f.Tenant) > 128 {
-		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", admin.ErrUsage)
+		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", errkind.Invalid)
 	}
 	return nil
 }
@@ -134,7 +134,7 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	if err != nil {
 		return TimerDetail{}, nil, err
 	}
-	execs, _, err := s.Store.LogPage(ctx, dynamo.LogPageQuery{Key: &key, Limit: recentExecutions})
+	execs, _, err := s.Store.LogPage(ctx, timer.LogPageQuery{Key: &key, Limit: recentExecutions})
 	if err != nil {
 		return TimerDetail{}, nil, err
 	}
@@ -167,7 +167,7 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 // "shift" or "skip"), from now.
 func (s *Service) Preview(expr, timezone, dst string, n int) ([]time.Time, error) {
 	if n < 1 || n > 100 {
-		return nil, fmt.Errorf("%w: n must be in 1..100", admin.ErrUsage)
+		return nil, fmt.Errorf("%w: n must be in 1..100", errkind.Invalid)
 	}
 	return admin.Preview(expr, timezone, dst, s.Clock.Now(), n)
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // decodeStrict decodes a request body holding exactly one JSON object into v (a pointer to
@@ -25,18 +25,18 @@ func decodeStrict(body io.Reader, v any) error {
 		if errors.As(err, &tooBig) {
 			return err
 		}
-		return fmt.Errorf("%w: body: %v", admin.ErrUsage, err)
+		return fmt.Errorf("%w: body: %v", errkind.Invalid, err)
 	}
 	if err := checkKeys(raw, jsonFields(v)); err != nil {
-		return fmt.Errorf("%w: body: %v", admin.ErrUsage, err)
+		return fmt.Errorf("%w: body: %v", errkind.Invalid, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: body: %v", admin.ErrUsage, err)
+		return fmt.Errorf("%w: body: %v", errkind.Invalid, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: body: unexpected data after the JSON object", admin.ErrUsage)
+		return fmt.Errorf("%w: body: unexpected data after the JSON object", errkind.Invalid)
 	}
 	return nil
 }

@@ -3,7 +3,7 @@ package console
 import (
 	"net/http"
 
-	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
@@ -37,7 +37,7 @@ type timerData struct {
 }
 
 func (s *Server) timerPage(w http.ResponseWriter, r *http.Request) error {
-	key, err := admin.ParseKey(r.PathValue("name"))
+	key, err := timer.ParseKey(r.PathValue("name"))
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) entryPage(w http.ResponseWriter, r *http.Request) error {
-	key, err := admin.ParseKey(r.URL.Query().Get("timer"))
+	key, err := timer.ParseKey(r.URL.Query().Get("timer"))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 )
 
 // Handler serves:
@@ -22,8 +22,8 @@ import (
 func Handler() http.Handler {
 	var calls atomic.Int64
 	mux := http.NewServeMux()
-	read := func(w http.ResponseWriter, r *http.Request) (action.Payload, bool) {
-		var p action.Payload
+	read := func(w http.ResponseWriter, r *http.Request) (actionspec.Payload, bool) {
+		var p actionspec.Payload
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&p); err != nil {
 			http.Error(w, "bad payload: "+err.Error(), http.StatusBadRequest)
 			return p, false

@@ -14,8 +14,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/timer"
 )
+
+var _ admin.Store = (*Store)(nil)
+
+// LogQuery is the domain's (timer.LogQuery); the name stays for callers under infra/ until
+// they say timer.LogQuery.
+type LogQuery = timer.LogQuery
 
 // Create writes a new instance; timer.ErrExists if it is already there.
 func (s *Store) Create(ctx context.Context, in timer.Instance) error {
@@ -43,11 +50,11 @@ func (s *Store) UpdateSettings(ctx context.Context, key timer.Key, st timer.Sett
 // UpdateSettingsIf is UpdateSettings on condition that the instance's schedule, timeout and
 // priority are still expect (timer.ErrChanged otherwise): a publish must not overwrite an
 // operator's edit made after it read the instance.
-func (s *Store) UpdateSettingsIf(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect Overridable) (timer.Instance, error) {
+func (s *Store) UpdateSettingsIf(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect timer.Overridable) (timer.Instance, error) {
 	return s.updateSettings(ctx, key, st, reschedule, next, &expect)
 }
 
-func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect *Overridable) (timer.Instance, error) {
+func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect *timer.Overridable) (timer.Instance, error) {
 	n := expression.Name
 	// settings builds the update afresh for each use: an UpdateBuilder's copies share their
 	// operation lists, so extending one copy would extend the other too.
@@ -237,19 +244,8 @@ func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
 	return out, nil
 }
 
-// LogQuery selects execution log entries, newest first.
-type LogQuery struct {
-	Key        *timer.Key // one instance; nil for all
-	Tenant     string     // with Key nil: only this tenant's executions ("": all)
-	ErrorsOnly bool
-	Before     time.Time // zero: now
-	Limit      int
-	// Days bounds how many days back an all-timers query walks (default 31).
-	Days int
-}
-
 // Logs reads the execution log, newest first.
-func (s *Store) Logs(ctx context.Context, q LogQuery) ([]timer.Execution, error) {
+func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, error) {
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}

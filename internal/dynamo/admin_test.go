@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -66,7 +66,7 @@ func newSettings() timer.Settings {
 	return timer.Settings{
 		Schedule: "every 5m", Timezone: "UTC", Priority: 1, Timeout: 30 * time.Second,
 		MaxRetries: 0, RetryDelay: time.Minute,
-		Action: action.Spec{Lambda: &action.LambdaSpec{Function: "sundial-action-report"}},
+		Action: actionspec.Spec{Lambda: &actionspec.LambdaSpec{Function: "sundial-action-report"}},
 	}
 }
 
@@ -386,22 +386,22 @@ func TestLogs(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		q    dynamo.LogQuery
+		q    timer.LogQuery
 		want []timer.Execution
 	}{
-		{"one timer, newest first", dynamo.LogQuery{Key: &k1, Before: end}, []timer.Execution{a4, a3, a2, a1, a0}},
-		{"one timer, before is exclusive", dynamo.LogQuery{Key: &k1, Before: a3.StartedAt}, []timer.Execution{a2, a1, a0}},
-		{"one timer, limit", dynamo.LogQuery{Key: &k1, Before: end, Limit: 2}, []timer.Execution{a4, a3}},
-		{"one timer, errors only", dynamo.LogQuery{Key: &k1, Before: end, ErrorsOnly: true}, []timer.Execution{a3, a1, a0}},
-		{"one timer, errors only, limit", dynamo.LogQuery{Key: &k1, Before: end, ErrorsOnly: true, Limit: 1}, []timer.Execution{a3}},
-		{"tenant instance", dynamo.LogQuery{Key: &k2, Before: end}, []timer.Execution{b2, b1}},
-		{"all timers, by day", dynamo.LogQuery{Before: end}, []timer.Execution{a4, a3, b2, a2, a1, b1, a0}},
-		{"all timers, two days", dynamo.LogQuery{Before: end, Days: 2}, []timer.Execution{a4, a3, b2, a2, a1, b1}},
-		{"all timers, one day", dynamo.LogQuery{Before: end, Days: 1}, []timer.Execution{a4, a3, b2, a2}},
-		{"all timers, limit", dynamo.LogQuery{Before: end, Limit: 3}, []timer.Execution{a4, a3, b2}},
-		{"all timers, before", dynamo.LogQuery{Before: b2.StartedAt}, []timer.Execution{a2, a1, b1, a0}},
-		{"all timers, errors only", dynamo.LogQuery{Before: end, ErrorsOnly: true}, []timer.Execution{a3, b2, a1, a0}},
-		{"all timers, errors only, two days", dynamo.LogQuery{Before: end, ErrorsOnly: true, Days: 2}, []timer.Execution{a3, b2, a1}},
+		{"one timer, newest first", timer.LogQuery{Key: &k1, Before: end}, []timer.Execution{a4, a3, a2, a1, a0}},
+		{"one timer, before is exclusive", timer.LogQuery{Key: &k1, Before: a3.StartedAt}, []timer.Execution{a2, a1, a0}},
+		{"one timer, limit", timer.LogQuery{Key: &k1, Before: end, Limit: 2}, []timer.Execution{a4, a3}},
+		{"one timer, errors only", timer.LogQuery{Key: &k1, Before: end, ErrorsOnly: true}, []timer.Execution{a3, a1, a0}},
+		{"one timer, errors only, limit", timer.LogQuery{Key: &k1, Before: end, ErrorsOnly: true, Limit: 1}, []timer.Execution{a3}},
+		{"tenant instance", timer.LogQuery{Key: &k2, Before: end}, []timer.Execution{b2, b1}},
+		{"all timers, by day", timer.LogQuery{Before: end}, []timer.Execution{a4, a3, b2, a2, a1, b1, a0}},
+		{"all timers, two days", timer.LogQuery{Before: end, Days: 2}, []timer.Execution{a4, a3, b2, a2, a1, b1}},
+		{"all timers, one day", timer.LogQuery{Before: end, Days: 1}, []timer.Execution{a4, a3, b2, a2}},
+		{"all timers, limit", timer.LogQuery{Before: end, Limit: 3}, []timer.Execution{a4, a3, b2}},
+		{"all timers, before", timer.LogQuery{Before: b2.StartedAt}, []timer.Execution{a2, a1, b1, a0}},
+		{"all timers, errors only", timer.LogQuery{Before: end, ErrorsOnly: true}, []timer.Execution{a3, b2, a1, a0}},
+		{"all timers, errors only, two days", timer.LogQuery{Before: end, ErrorsOnly: true, Days: 2}, []timer.Execution{a3, b2, a1}},
 	} {
 		got, err := f.s.Logs(ctx, c.q)
 		require.NoError(t, err, c.name)

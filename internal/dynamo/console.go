@@ -12,54 +12,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // Service Center's reads and edits: the fetcher's state, log pages with a cursor, one log
 // entry, and an operator's edit of a timer's effective schedule, timeout and priority.
 
-// FetchState is what the fetch records on its META item at every tick.
-type FetchState struct {
-	Watermark time.Time // firings due up to here have been enqueued
-	LastTick  time.Time // when the latest tick advanced the watermark
-}
-
 // FetchState reads the fetcher's watermark and last tick (zero values: it never ran).
-func (s *Store) FetchState(ctx context.Context) (FetchState, error) {
+func (s *Store) FetchState(ctx context.Context) (timer.FetchState, error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: metaKey, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return FetchState{}, fmt.Errorf("get fetch state: %w", err)
+		return timer.FetchState{}, fmt.Errorf("get fetch state: %w", err)
 	}
 	var m struct {
 		Watermark int64 `dynamodbav:"watermark"`
 		LastTick  int64 `dynamodbav:"lastTick"`
 	}
 	if err := attributevalue.UnmarshalMap(out.Item, &m); err != nil {
-		return FetchState{}, fmt.Errorf("decode fetch state: %w", err)
+		return timer.FetchState{}, fmt.Errorf("decode fetch state: %w", err)
 	}
-	return FetchState{Watermark: fromMs(m.Watermark), LastTick: fromMs(m.LastTick)}, nil
-}
-
-// LogRef names one log entry within its instance: its sort key (start instant and execution
-// id). Refs order like the entries, so the last ref of a page is the cursor of the next.
-func LogRef(e timer.Execution) string {
-	return e.StartedAt.UTC().Format(logSortLayout) + "#" + e.ExecutionID
-}
-
-// LogPageQuery selects one page of the execution log, newest first.
-type LogPageQuery struct {
-	Key        *timer.Key // one instance; nil for all
-	Tenant     string     // with Key nil: only this tenant's executions ("": all)
-	ErrorsOnly bool
-	// After is the LogRef of the last entry of the previous page; empty for the first page.
-	After string
-	Limit int // default 50
-	// Days bounds how many days back an all-timers page walks from its cursor (default 31).
-	Days int
+	return timer.FetchState{Watermark: fromMs(m.Watermark), LastTick: fromMs(m.LastTick)}, nil
 }
 
 // LogPage reads a page of the log and returns the cursor of the next page ("" at the end).
-func (s *Store) LogPage(ctx context.Context, q LogPageQuery) ([]timer.Execution, string, error) {
+func (s *Store) LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Execution, string, error) {
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
@@ -72,7 +49,7 @@ func (s *Store) LogPage(ctx context.Context, q LogPageQuery) ([]timer.Execution,
 	}
 	day, err := time.Parse(time.DateOnly, before[:min(len(before), len(time.DateOnly))])
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: log cursor %q", timer.ErrInvalid, q.After)
+		return nil, "", fmt.Errorf("%w: log cursor %q", errkind.Invalid, q.After)
 	}
 	// One entry more than asked tells whether there is a next page.
 	want := q.Limit + 1
@@ -109,13 +86,13 @@ func (s *Store) LogPage(ctx context.Context, q LogPageQuery) ([]timer.Execution,
 		return out, "", nil
 	}
 	out = out[:q.Limit]
-	return out, LogRef(out[len(out)-1]), nil
+	return out, out[len(out)-1].Ref(), nil
 }
 
-// Execution reads one log entry by its instance and LogRef: timer.ErrNotFound if absent.
+// Execution reads one log entry by its instance and Ref: timer.ErrNotFound if absent.
 func (s *Store) Execution(ctx context.Context, key timer.Key, ref string) (timer.Execution, error) {
 	if ref == "" || !strings.Contains(ref, "#") {
-		return timer.Execution{}, fmt.Errorf("%w: log entry reference %q", timer.ErrInvalid, ref)
+		return timer.Execution{}, fmt.Errorf("%w: log entry reference %q", errkind.Invalid, ref)
 	}
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.logs, Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: key.String()},

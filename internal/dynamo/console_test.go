@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -33,19 +35,38 @@ func TestFetchState(t *testing.T) {
 
 	fs, err := s.FetchState(ctx)
 	require.NoError(t, err)
-	require.Equal(t, dynamo.FetchState{}, fs, "the fetch never ran")
+	require.Equal(t, timer.FetchState{}, fs, "the fetch never ran")
 
 	tick := now()
 	_, err = s.AdvanceWatermark(ctx, tick.Add(2*time.Minute), tick)
 	require.NoError(t, err)
 	fs, err = s.FetchState(ctx)
 	require.NoError(t, err)
-	require.Equal(t, dynamo.FetchState{Watermark: tick.Add(2 * time.Minute), LastTick: tick}, fs)
+	require.Equal(t, timer.FetchState{Watermark: tick.Add(2 * time.Minute), LastTick: tick}, fs)
 }
 
+// logStore is what the log's pages need of a store.
+type logStore interface {
+	PutExecution(ctx context.Context, e timer.Execution) error
+	LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Execution, string, error)
+	Execution(ctx context.Context, key timer.Key, ref string) (timer.Execution, error)
+}
+
+// TestLogPage pages the log of the DynamoDB adapter and of the in-memory store alike.
 func TestLogPage(t *testing.T) {
 	t.Parallel()
-	s, _ := newStore(t)
+	t.Run("DynamoDB", func(t *testing.T) {
+		t.Parallel()
+		s, _ := newStore(t)
+		testLogPage(t, s)
+	})
+	t.Run("InMemory", func(t *testing.T) {
+		t.Parallel()
+		testLogPage(t, inmem.NewStore())
+	})
+}
+
+func testLogPage(t *testing.T, s logStore) {
 	ctx := context.Background()
 	key := timer.Key{Timer: testenv.Unique(t), Tenant: "acme"}
 	// Far in the future, on two days, so the all-timers walk meets no other test's entries.
@@ -60,7 +81,7 @@ func TestLogPage(t *testing.T) {
 		require.NoError(t, s.PutExecution(ctx, e))
 		want = append([]string{e.ExecutionID}, want...)
 	}
-	walk := func(q dynamo.LogPageQuery) []string {
+	walk := func(q timer.LogPageQuery) []string {
 		var got []string
 		for range 10 {
 			page, next, err := s.LogPage(ctx, q)
@@ -72,7 +93,7 @@ func TestLogPage(t *testing.T) {
 			if next == "" {
 				return got
 			}
-			require.Equal(t, dynamo.LogRef(page[len(page)-1]), next)
+			require.Equal(t, page[len(page)-1].Ref(), next)
 			q.After = next
 		}
 		t.Fatal("no end of pages")
@@ -81,25 +102,25 @@ func TestLogPage(t *testing.T) {
 	start := day2.Add(24*time.Hour).Format("2006-01-02T15:04:05.000Z") + "#~"
 
 	t.Run("OneTimer", func(t *testing.T) {
-		require.Equal(t, want, walk(dynamo.LogPageQuery{Key: &key, Limit: 2, After: start}))
-		require.Equal(t, []string{"e3", "e1"}, walk(dynamo.LogPageQuery{Key: &key, Limit: 1, After: start, ErrorsOnly: true}))
+		require.Equal(t, want, walk(timer.LogPageQuery{Key: &key, Limit: 2, After: start}))
+		require.Equal(t, []string{"e3", "e1"}, walk(timer.LogPageQuery{Key: &key, Limit: 1, After: start, ErrorsOnly: true}))
 	})
 	t.Run("AllTimersAcrossDays", func(t *testing.T) {
-		require.Equal(t, want, walk(dynamo.LogPageQuery{Limit: 2, After: start, Days: 3}))
-		require.Equal(t, []string{"e3", "e1"}, walk(dynamo.LogPageQuery{Limit: 5, After: start, Days: 3, ErrorsOnly: true}))
+		require.Equal(t, want, walk(timer.LogPageQuery{Limit: 2, After: start, Days: 3}))
+		require.Equal(t, []string{"e3", "e1"}, walk(timer.LogPageQuery{Limit: 5, After: start, Days: 3, ErrorsOnly: true}))
 	})
 	t.Run("Entry", func(t *testing.T) {
-		page, _, err := s.LogPage(ctx, dynamo.LogPageQuery{Key: &key, Limit: 1, After: start})
+		page, _, err := s.LogPage(ctx, timer.LogPageQuery{Key: &key, Limit: 1, After: start})
 		require.NoError(t, err)
-		e, err := s.Execution(ctx, key, dynamo.LogRef(page[0]))
+		e, err := s.Execution(ctx, key, page[0].Ref())
 		require.NoError(t, err)
 		require.Equal(t, page[0], e)
 		_, err = s.Execution(ctx, key, "2090-01-01T00:00:00.000Z#missing")
 		require.ErrorIs(t, err, timer.ErrNotFound)
 		_, err = s.Execution(ctx, key, "no-ref")
-		require.ErrorIs(t, err, timer.ErrInvalid)
-		_, _, err = s.LogPage(ctx, dynamo.LogPageQuery{After: "garbage"})
-		require.ErrorIs(t, err, timer.ErrInvalid)
+		require.ErrorIs(t, err, errkind.Invalid)
+		_, _, err = s.LogPage(ctx, timer.LogPageQuery{After: "garbage"})
+		require.ErrorIs(t, err, errkind.Invalid)
 	})
 }
 
@@ -108,16 +129,16 @@ func TestSaveEdit(t *testing.T) {
 	f := newAdminFixture(t)
 	ctx := context.Background()
 	base := now()
-	defaults := dynamo.Overridable{Schedule: "every 1h", Timeout: 10 * time.Second, Priority: 2}
+	defaults := timer.Overridable{Schedule: "every 1h", Timeout: 10 * time.Second, Priority: 2}
 
 	t.Run("IdleRescheduledAndRecorded", func(t *testing.T) {
 		in := f.create(t, "idle", base.Add(time.Hour), nil)
 		next := base.Add(5 * time.Minute)
-		eff := dynamo.Overridable{Schedule: "every 5m", Timeout: time.Minute, Priority: 1}
-		got, err := f.s.SaveEdit(ctx, in.Key, dynamo.Edit{Effective: eff, Defaults: defaults, Expect: dynamo.OverridableOf(in),
+		eff := timer.Overridable{Schedule: "every 5m", Timeout: time.Minute, Priority: 1}
+		got, err := f.s.SaveEdit(ctx, in.Key, timer.Edit{Effective: eff, Defaults: defaults, Expect: in.Overridable(),
 			Reschedule: true, NextRun: next, At: base, By: "tester"})
 		require.NoError(t, err)
-		require.Equal(t, eff, dynamo.OverridableOf(got))
+		require.Equal(t, eff, got.Overridable())
 		require.Equal(t, next, got.NextRun)
 		require.Equal(t, 72*time.Second, got.Lease(), "the lease follows the timeout")
 		require.Equal(t, in.Version, got.Version, "edits do not touch the fence")
@@ -128,13 +149,13 @@ func TestSaveEdit(t *testing.T) {
 		rec, ok, err := f.s.EditOf(ctx, in.Key)
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.Equal(t, dynamo.EditRecord{Defaults: defaults, At: base, By: "tester"}, rec)
+		require.Equal(t, timer.EditRecord{Defaults: defaults, At: base, By: "tester"}, rec)
 		all, err := f.s.Edits(ctx)
 		require.NoError(t, err)
 		require.Equal(t, rec, all[in.Key])
 
 		// Back to the defaults: the record goes.
-		_, err = f.s.SaveEdit(ctx, in.Key, dynamo.Edit{Effective: defaults, Defaults: defaults, Expect: eff, At: base})
+		_, err = f.s.SaveEdit(ctx, in.Key, timer.Edit{Effective: defaults, Defaults: defaults, Expect: eff, At: base})
 		require.NoError(t, err)
 		_, ok, err = f.s.EditOf(ctx, in.Key)
 		require.NoError(t, err)
@@ -143,11 +164,11 @@ func TestSaveEdit(t *testing.T) {
 
 	t.Run("StaleExpectationChangesNothing", func(t *testing.T) {
 		in := f.create(t, "stale", base.Add(time.Hour), nil)
-		_, err := f.s.SaveEdit(ctx, in.Key, dynamo.Edit{Effective: dynamo.Overridable{Schedule: "every 1m", Timeout: time.Second, Priority: 4},
-			Defaults: defaults, Expect: dynamo.Overridable{Schedule: "every 2h", Timeout: 10 * time.Second, Priority: 2}})
+		_, err := f.s.SaveEdit(ctx, in.Key, timer.Edit{Effective: timer.Overridable{Schedule: "every 1m", Timeout: time.Second, Priority: 4},
+			Defaults: defaults, Expect: timer.Overridable{Schedule: "every 2h", Timeout: 10 * time.Second, Priority: 2}})
 		require.ErrorIs(t, err, timer.ErrChanged)
 		require.Equal(t, in, f.get(t, in.Key))
-		_, err = f.s.SaveEdit(ctx, f.key("ghost"), dynamo.Edit{Expect: defaults, Effective: defaults})
+		_, err = f.s.SaveEdit(ctx, f.key("ghost"), timer.Edit{Expect: defaults, Effective: defaults})
 		require.ErrorIs(t, err, timer.ErrNotFound)
 	})
 
@@ -155,7 +176,7 @@ func TestSaveEdit(t *testing.T) {
 		in := f.create(t, "running", base, nil)
 		running := f.claim(t, in, base)
 		next := base.Add(10 * time.Minute)
-		got, err := f.s.SaveEdit(ctx, in.Key, dynamo.Edit{Effective: dynamo.Overridable{Schedule: "every 10m", Timeout: 10 * time.Second, Priority: 2},
+		got, err := f.s.SaveEdit(ctx, in.Key, timer.Edit{Effective: timer.Overridable{Schedule: "every 10m", Timeout: 10 * time.Second, Priority: 2},
 			Defaults: defaults, Expect: defaults, Reschedule: true, NextRun: next, At: base})
 		require.NoError(t, err)
 		require.Equal(t, running.Fence(), got.Fence())
@@ -166,7 +187,7 @@ func TestSaveEdit(t *testing.T) {
 
 	t.Run("NoNextRunLeavesTheDueIndex", func(t *testing.T) {
 		in := f.create(t, "nonext", base.Add(time.Minute), nil)
-		got, err := f.s.SaveEdit(ctx, in.Key, dynamo.Edit{Effective: dynamo.Overridable{Schedule: "When Published", Timeout: 10 * time.Second, Priority: 2},
+		got, err := f.s.SaveEdit(ctx, in.Key, timer.Edit{Effective: timer.Overridable{Schedule: "When Published", Timeout: 10 * time.Second, Priority: 2},
 			Defaults: defaults, Expect: defaults, Reschedule: true, At: base})
 		require.NoError(t, err)
 		require.True(t, got.NextRun.IsZero())
@@ -175,10 +196,10 @@ func TestSaveEdit(t *testing.T) {
 
 	t.Run("SetEditDefaults", func(t *testing.T) {
 		in := f.create(t, "defaults", base.Add(time.Hour), nil)
-		eff := dynamo.Overridable{Schedule: "every 5m", Timeout: 10 * time.Second, Priority: 2}
-		_, err := f.s.SaveEdit(ctx, in.Key, dynamo.Edit{Effective: eff, Defaults: defaults, Expect: defaults, At: base})
+		eff := timer.Overridable{Schedule: "every 5m", Timeout: 10 * time.Second, Priority: 2}
+		_, err := f.s.SaveEdit(ctx, in.Key, timer.Edit{Effective: eff, Defaults: defaults, Expect: defaults, At: base})
 		require.NoError(t, err)
-		newDefaults := dynamo.Overridable{Schedule: "every 2h", Timeout: 10 * time.Second, Priority: 2}
+		newDefaults := timer.Overridable{Schedule: "every 2h", Timeout: 10 * time.Second, Priority: 2}
 		require.NoError(t, f.s.SetEditDefaults(ctx, in.Key, newDefaults))
 		rec, ok, err := f.s.EditOf(ctx, in.Key)
 		require.NoError(t, err)

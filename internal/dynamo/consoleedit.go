@@ -14,45 +14,9 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// An operator's edit (Service Center's effective schedule, effective timeout, priority, and
-// the DST policy) is written into the attributes the engine reads — schedule, timeoutMs,
-// leaseMs, priority, dst — so
-// the engine needs no notion of it. The values the edit replaced (the manifest's) are kept in
-// the "defaults" map while the edit is in force; without it, the timer runs its defaults.
-
-// Overridable are the settings an operator may edit.
-type Overridable struct {
-	Schedule string
-	Timeout  time.Duration
-	Priority int
-	DST      string // as timer.Settings keeps it: "" (shift) or "skip"
-}
-
-// OverridableOf returns the instance's current (effective) values.
-func OverridableOf(in timer.Instance) Overridable {
-	return Overridable{Schedule: in.Schedule, Timeout: in.Timeout, Priority: in.Priority, DST: in.DST}
-}
-
-// Edit describes an operator's change to a timer.
-type Edit struct {
-	// Effective are the new values; Defaults the manifest's values they override (the edit
-	// record is removed when both are equal); Expect the values the editor read, which must
-	// still be in force (timer.ErrChanged otherwise).
-	Effective, Defaults, Expect Overridable
-	// Reschedule sets nextRun to NextRun (zero: no next run), also while an execution runs:
-	// the engine then keeps it, as it keeps any next run set during a run.
-	Reschedule bool
-	NextRun    time.Time
-	At         time.Time
-	By         string
-}
-
-// EditRecord is an edit in force.
-type EditRecord struct {
-	Defaults Overridable
-	At       time.Time
-	By       string
-}
+// An operator's edit (timer.Edit) is written into the attributes the engine reads —
+// schedule, timeoutMs, leaseMs, priority, dst — and the values it replaced (the manifest's)
+// are kept in the "defaults" map while the edit is in force.
 
 type editItem struct {
 	Defaults *struct {
@@ -67,18 +31,18 @@ type editItem struct {
 	Tenant   string `dynamodbav:"tenant"`
 }
 
-func (it editItem) record() (EditRecord, bool) {
+func (it editItem) record() (timer.EditRecord, bool) {
 	if it.Defaults == nil {
-		return EditRecord{}, false
+		return timer.EditRecord{}, false
 	}
 	d := it.Defaults
-	return EditRecord{
-		Defaults: Overridable{Schedule: d.Schedule, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond, Priority: d.Priority, DST: d.DST},
+	return timer.EditRecord{
+		Defaults: timer.Overridable{Schedule: d.Schedule, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond, Priority: d.Priority, DST: d.DST},
 		At:       fromMs(it.EditedAt), By: it.EditedBy,
 	}, true
 }
 
-func defaultsValue(o Overridable) expression.ValueBuilder {
+func defaultsValue(o timer.Overridable) expression.ValueBuilder {
 	v := map[string]any{"schedule": o.Schedule, "timeoutMs": o.Timeout.Milliseconds(), "priority": o.Priority}
 	if o.DST != "" {
 		v["dst"] = o.DST
@@ -104,7 +68,7 @@ func dstIs(dst string) expression.ConditionBuilder {
 }
 
 // overridableIs is the condition that an instance's editable values are still o.
-func overridableIs(o Overridable) expression.ConditionBuilder {
+func overridableIs(o timer.Overridable) expression.ConditionBuilder {
 	n := expression.Name
 	return n("schedule").Equal(expression.Value(o.Schedule)).
 		And(n("timeoutMs").Equal(expression.Value(o.Timeout.Milliseconds()))).
@@ -114,7 +78,7 @@ func overridableIs(o Overridable) expression.ConditionBuilder {
 
 // SaveEdit applies an operator's edit in one conditional write (timer.ErrNotFound,
 // timer.ErrChanged). Lease and version are untouched, so a running execution keeps its fence.
-func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e Edit) (timer.Instance, error) {
+func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e timer.Edit) (timer.Instance, error) {
 	n := expression.Name
 	cond := overridableIs(e.Expect)
 	eff := timer.Settings{Timeout: e.Effective.Timeout}
@@ -155,7 +119,7 @@ func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e Edit) (timer.Inst
 }
 
 // EditOf reads the edit in force on an instance; ok is false when it runs its defaults.
-func (s *Store) EditOf(ctx context.Context, key timer.Key) (rec EditRecord, ok bool, err error) {
+func (s *Store) EditOf(ctx context.Context, key timer.Key) (rec timer.EditRecord, ok bool, err error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: &s.timers, Key: instanceKey(key), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("#d, editedAt, editedBy"), ExpressionAttributeNames: map[string]string{"#d": "defaults"},
@@ -172,13 +136,13 @@ func (s *Store) EditOf(ctx context.Context, key timer.Key) (rec EditRecord, ok b
 }
 
 // Edits returns every edit in force, by instance. It scans: an operator's operation.
-func (s *Store) Edits(ctx context.Context) (map[timer.Key]EditRecord, error) {
+func (s *Store) Edits(ctx context.Context) (map[timer.Key]timer.EditRecord, error) {
 	filt := expression.Name("kind").Equal(expression.Value("instance")).And(expression.Name("defaults").AttributeExists())
 	items, err := scanTimers[editItem](ctx, s, filt, "edits")
 	if err != nil {
 		return nil, err
 	}
-	out := map[timer.Key]EditRecord{}
+	out := map[timer.Key]timer.EditRecord{}
 	for _, it := range items {
 		if rec, ok := it.record(); ok {
 			out[timer.Key{Timer: it.Timer, Tenant: it.Tenant}] = rec
@@ -189,7 +153,7 @@ func (s *Store) Edits(ctx context.Context) (map[timer.Key]EditRecord, error) {
 
 // SetEditDefaults records new defaults under an edit in force (after a manifest sync), or
 // removes the edit record when the effective values equal them.
-func (s *Store) SetEditDefaults(ctx context.Context, key timer.Key, defaults Overridable) error {
+func (s *Store) SetEditDefaults(ctx context.Context, key timer.Key, defaults timer.Overridable) error {
 	n := expression.Name
 	same := overridableIs(defaults)
 	_, err := s.update(ctx, s.timers, instanceKey(key), expression.Remove(n("defaults")).Remove(n("editedAt")).Remove(n("editedBy")), &same, types.ReturnValueNone)

@@ -37,6 +37,7 @@ func (r *transcript) rec(name string, v any, err error) {
 // also checks each result against timer.Instance.Claim/Apply, so both stores are held to the
 // pure core and not merely to each other.
 func TestStoreContract(t *testing.T) {
+	testenv.Integration(t)
 	prefix := testenv.Unique(t)
 	base := now()
 	var dyn, mem []step

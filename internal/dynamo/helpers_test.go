@@ -11,9 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -45,49 +47,34 @@ type harness struct {
 func dynamoHarness(t testing.TB, prefix string) harness {
 	s, shards := newStore(t)
 	return harness{
-		Store:  s,
-		create: s.Create,
-		runNow: s.RunNow,
-		setActive: func(ctx context.Context, key timer.Key, active bool) error {
-			_, err := s.SetActive(ctx, key, active, timer.ActiveByOperator)
-			return err
-		},
+		Store:     s,
+		create:    s.Create,
+		runNow:    s.RunNow,
+		setActive: byOperator(s),
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
 			testenv.DrainLog(t)
-			return s.Logs(ctx, dynamo.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
+			return s.Logs(ctx, timer.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
 		},
 		shards: shards,
 		prefix: prefix,
 	}
 }
 
+// byOperator is an operator's activate or deactivate, on either store.
+func byOperator(s admin.InstanceStore) func(ctx context.Context, key timer.Key, active bool) error {
+	return func(ctx context.Context, key timer.Key, active bool) error {
+		_, err := s.SetActive(ctx, key, active, timer.ActiveByOperator)
+		return err
+	}
+}
+
 func inmemHarness(shards int, prefix string) harness {
 	s := inmem.NewStore()
 	return harness{
-		Store: s,
-		create: func(_ context.Context, in timer.Instance) error {
-			s.Put(in)
-			return nil
-		},
-		// What dynamo.Store.RunNow does, as an operator's unfenced edit.
-		runNow: func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
-			s.Update(key, func(in *timer.Instance) {
-				in.NextRun = now
-				if !in.Active {
-					in.Active, in.ActiveBy = true, timer.ActiveByOperator
-				}
-				in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = time.Time{}, 0, time.Time{}
-			})
-			return s.Get(ctx, key)
-		},
-		setActive: func(_ context.Context, key timer.Key, active bool) error {
-			s.Update(key, func(in *timer.Instance) {
-				if in.Active != active {
-					in.Active, in.ActiveBy = active, timer.ActiveByOperator
-				}
-			})
-			return nil
-		},
+		Store:     s,
+		create:    s.Create,
+		runNow:    s.RunNow,
+		setActive: byOperator(s),
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {
 			var out []timer.Execution
 			for _, e := range s.Executions() {
@@ -179,7 +166,7 @@ func errKind(err error) string {
 		{timer.ErrClaimLost, "ErrClaimLost"},
 		{timer.ErrFenceLost, "ErrFenceLost"},
 		{timer.ErrChanged, "ErrChanged"},
-		{timer.ErrInvalid, "ErrInvalid"},
+		{errkind.Invalid, "ErrInvalid"},
 		{timer.ErrExists, "ErrExists"},
 		{timer.ErrPastDeadline, "ErrPastDeadline"},
 	} {
@@ -202,13 +189,13 @@ func instance(key timer.Key, shards int, nextRun time.Time) timer.Instance {
 			Timeout:    10 * time.Second,
 			MaxRetries: 2,
 			RetryDelay: 5 * time.Second,
-			Action: action.Spec{HTTP: &action.HTTPSpec{
+			Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{
 				URL: "https://example.com/hooks/" + key.Timer, Headers: map[string]string{"X-Token": "secret"},
 			}},
 			Properties: map[string]string{"region": "eu", "batch": "500"},
 		},
 		Active:       true,
-		Shard:        dynamo.ShardOf(key, shards),
+		Shard:        timer.ShardOf(key, shards),
 		NextRun:      nextRun,
 		LastRun:      nextRun.Add(-time.Hour),
 		LastDuration: 1500 * time.Millisecond,

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -29,16 +30,7 @@ const (
 	definitionSK = "DEF"
 	kindTenant   = "tenant"
 	kindDef      = "definition"
-	TenantCLI    = "cli"      // Tenant.Source: added with `sundial tenants add`
-	TenantListed = "manifest" // Tenant.Source: listed in the manifest's tenants
 )
-
-// Tenant is a registered tenant.
-type Tenant struct {
-	Name    string    `json:"name"`
-	Source  string    `json:"source"` // TenantCLI or TenantListed
-	AddedAt time.Time `json:"addedAt"`
-}
 
 type tenantItem struct {
 	PK      string `dynamodbav:"pk"`
@@ -50,16 +42,16 @@ type tenantItem struct {
 }
 
 // PutTenant registers a tenant; a tenant already registered keeps its first source unless
-// the new one is TenantCLI (an operator's registration outlives the manifest's list).
+// the new one is timer.TenantCLI (an operator's registration outlives the manifest's list).
 // created reports whether it was new.
 func (s *Store) PutTenant(ctx context.Context, name, source string, now time.Time) (created bool, err error) {
 	if !timer.ValidName(name) {
-		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", timer.ErrInvalid, name)
+		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindTenant)).Set(n("name"), expression.Value(name)).
 		Set(n("addedAt"), n("addedAt").IfNotExists(expression.Value(ms(now))))
-	if source == TenantCLI {
+	if source == timer.TenantCLI {
 		upd = upd.Set(n("source"), expression.Value(source))
 	} else {
 		upd = upd.Set(n("source"), n("source").IfNotExists(expression.Value(source)))
@@ -86,7 +78,7 @@ func (s *Store) DeleteTenant(ctx context.Context, name string) error {
 }
 
 // Tenants lists the registered tenants by name (one Query).
-func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
+func (s *Store) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 	kc := expression.Key("pk").Equal(expression.Value(tenantPK))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
@@ -96,7 +88,7 @@ func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
 		TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
 	})
-	var out []Tenant
+	var out []timer.Tenant
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -107,10 +99,10 @@ func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
 			return nil, fmt.Errorf("decode tenants: %w", err)
 		}
 		for _, it := range items {
-			out = append(out, Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt)})
+			out = append(out, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt)})
 		}
 	}
-	slices.SortFunc(out, func(a, b Tenant) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b timer.Tenant) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

@@ -88,7 +88,7 @@ func TestWriteWhoseReplyWasLost(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, after, stored, "the computed after-state is the stored one")
 		testenv.DrainLog(t)
-		logs, err := s.Logs(ctx, dynamo.LogQuery{Key: &in.Key, Before: time.Now().Add(time.Hour)})
+		logs, err := s.Logs(ctx, timer.LogQuery{Key: &in.Key, Before: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
 		require.Equal(t, []timer.Execution{exec}, logs, "logged once, from the stream")
 

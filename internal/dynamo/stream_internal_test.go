@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -32,7 +32,7 @@ func TestExecutionFromImages(t *testing.T) {
 	base := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	idle := timer.Instance{
 		Key:      timer.Key{Timer: "Nightly", Tenant: "acme"},
-		Settings: timer.Settings{Schedule: "every 5m", Timeout: time.Minute, MaxRetries: 1, RetryDelay: 10 * time.Second, Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://x"}}},
+		Settings: timer.Settings{Schedule: "every 5m", Timeout: time.Minute, MaxRetries: 1, RetryDelay: 10 * time.Second, Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://x"}}},
 		Active:   true, NextRun: base, Version: 7,
 	}
 	running, err := idle.Claim(timer.Claim{Due: base, ScheduledAt: base, Attempt: 1, ExecutionID: "exec-1", By: "p1", Now: base.Add(20 * time.Millisecond)})

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -26,7 +27,7 @@ type Reporter struct {
 }
 
 // ErrDeadlinePassed: the execution ran past its timeout × 1.2; recovery takes it back.
-var ErrDeadlinePassed = errors.New("execution passed its timeout; it is being recovered")
+var ErrDeadlinePassed = errkind.New(errkind.Conflict, "execution passed its timeout; it is being recovered")
 
 func (r *Reporter) init() {
 	r.once.Do(func() { r.finisher = finisher{store: r.Store, queue: r.Queue, clock: r.Clock, log: r.Log} })

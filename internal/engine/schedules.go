@@ -23,11 +23,7 @@ func (s *schedules) next(in timer.Instance) (timer.NextFunc, error) {
 	if v, ok := s.m.Load(k); ok {
 		return v.(schedule.Schedule).Next, nil
 	}
-	loc, err := schedule.LoadLocation(in.Timezone)
-	if err != nil {
-		return none, fmt.Errorf("timer %s: %w", in.Key, err)
-	}
-	sch, err := schedule.Parse(in.Schedule, loc, schedule.WithDST(schedule.DST(in.DST)))
+	sch, err := schedule.ParseIn(in.Schedule, in.Timezone, schedule.WithDST(schedule.DST(in.DST)))
 	if err != nil {
 		return none, fmt.Errorf("timer %s: %w", in.Key, err)
 	}

@@ -3,10 +3,10 @@ package engine
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -22,7 +22,7 @@ type Token struct {
 }
 
 // ErrBadToken wraps every token decoding error.
-var ErrBadToken = errors.New("invalid execution token")
+var ErrBadToken = errkind.New(errkind.Invalid, "invalid execution token")
 
 // NewToken is the token for a claimed instance.
 func NewToken(running timer.Instance) Token {

@@ -24,11 +24,12 @@ type Store struct {
 	// maxShards and drainedSince: the shard span (engine.Store.ShardSpan).
 	maxShards    int
 	drainedSince time.Time
+	op           operatorState // operator.go
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{instances: map[timer.Key]timer.Instance{}, log: map[string]timer.Execution{}}
+	return &Store{instances: map[timer.Key]timer.Instance{}, log: map[string]timer.Execution{}, op: newOperatorState()}
 }
 
 // Put creates or replaces an instance.
@@ -60,12 +61,12 @@ func (s *Store) Executions() []timer.Execution {
 }
 
 // AdvanceWatermark implements engine.Store.
-func (s *Store) AdvanceWatermark(_ context.Context, to, _ time.Time) (time.Time, error) {
+func (s *Store) AdvanceWatermark(_ context.Context, to, now time.Time) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev := s.watermark
 	if to.After(s.watermark) {
-		s.watermark = to
+		s.watermark, s.op.lastTick = to, now
 	}
 	return prev, nil
 }

@@ -11,7 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -37,7 +38,7 @@ type Timer struct {
 	MaxRetries *int              `yaml:"maxRetries"`
 	RetryDelay *Duration         `yaml:"retryDelay"`
 	Active     *bool             `yaml:"active"`
-	Action     action.Spec       `yaml:"action"`
+	Action     actionspec.Spec   `yaml:"action"`
 	Properties map[string]string `yaml:"properties"`
 	Misfire    string            `yaml:"misfire"`
 	// RetryBackoff: fixed (default) or exponential.
@@ -103,16 +104,16 @@ func Parse(r io.Reader) (Manifest, error) {
 		return Manifest{}, err
 	}
 	if len(data) > MaxFileBytes {
-		return Manifest{}, fmt.Errorf("%w: larger than %d bytes", timer.ErrInvalid, MaxFileBytes)
+		return Manifest{}, fmt.Errorf("%w: larger than %d bytes", errkind.Invalid, MaxFileBytes)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Manifest{}, fmt.Errorf("%w: empty manifest; expected a top-level \"timers:\" list", timer.ErrInvalid)
+			return Manifest{}, fmt.Errorf("%w: empty manifest; expected a top-level \"timers:\" list", errkind.Invalid)
 		}
-		return Manifest{}, fmt.Errorf("%w: %v", timer.ErrInvalid, err)
+		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	return m, m.Validate()
 }
@@ -123,9 +124,9 @@ func (m Manifest) Validate() error {
 	seenTenant := map[string]bool{}
 	for i, name := range m.Tenants {
 		if !timer.ValidName(name) {
-			errs = append(errs, fmt.Errorf("%w: tenants[%d]: %q must match [A-Za-z0-9_-]{1,128}", timer.ErrInvalid, i, name))
+			errs = append(errs, fmt.Errorf("%w: tenants[%d]: %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, i, name))
 		} else if seenTenant[name] {
-			errs = append(errs, fmt.Errorf("%w: tenants[%d]: duplicate tenant %q", timer.ErrInvalid, i, name))
+			errs = append(errs, fmt.Errorf("%w: tenants[%d]: duplicate tenant %q", errkind.Invalid, i, name))
 		}
 		seenTenant[name] = true
 	}
@@ -143,7 +144,7 @@ func (m Manifest) Validate() error {
 		where := fmt.Sprintf("timers[%d] %q", i, t.Name)
 		for _, name := range t.InstanceNames() {
 			if prev, dup := owner[name]; dup && (prev.sharded || t.Shards > 0) {
-				errs = append(errs, fmt.Errorf("%w: %s: name: runtime timer %q is also made by %s", timer.ErrInvalid, where, name, prev.where))
+				errs = append(errs, fmt.Errorf("%w: %s: name: runtime timer %q is also made by %s", errkind.Invalid, where, name, prev.where))
 			}
 			owner[name] = namer{where, t.Shards > 0}
 		}
@@ -155,10 +156,10 @@ func (m Manifest) Validate() error {
 			where += fmt.Sprintf(" %q", t.Name)
 		}
 		for _, err := range t.problems() {
-			errs = append(errs, fmt.Errorf("%w: %s: %v", timer.ErrInvalid, where, err))
+			errs = append(errs, fmt.Errorf("%w: %s: %v", errkind.Invalid, where, err))
 		}
 		if seen[t.Name] && t.Name != "" {
-			errs = append(errs, fmt.Errorf("%w: %s: name: duplicate timer name", timer.ErrInvalid, where))
+			errs = append(errs, fmt.Errorf("%w: %s: name: duplicate timer name", errkind.Invalid, where))
 		}
 		seen[t.Name] = true
 	}
@@ -174,9 +175,9 @@ func (t Timer) problems() []error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if loc, err := schedule.LoadLocation(t.Timezone); err != nil {
-		errs = append(errs, fmt.Errorf("timezone: %v", err))
-	} else if _, err := schedule.Parse(t.Schedule, loc, schedule.WithDST(dst)); err != nil {
+	if _, err := schedule.ParseIn(t.Schedule, t.Timezone, schedule.WithDST(dst)); errors.Is(err, schedule.ErrUnknownZone) {
+		errs = append(errs, err) // "timezone: ..."
+	} else if err != nil {
 		errs = append(errs, fmt.Errorf("schedule: %v", err))
 	}
 	if t.Priority != nil && (*t.Priority < 1 || *t.Priority > 4) {
@@ -226,7 +227,7 @@ func (t Timer) problems() []error {
 	return errs
 }
 
-// Sharding: the properties a sharded instance gets (seed 001's tt_index and tt_total).
+// Sharding: the properties a sharded instance gets (the order-push design note's tt_index and tt_total).
 const (
 	PropShardIndex = "tt_index"
 	PropShardTotal = "tt_total"

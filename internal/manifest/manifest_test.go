@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -75,7 +76,7 @@ func TestParse(t *testing.T) {
 		}
 		for name, tc := range cases {
 			_, err := Parse(strings.NewReader(tc.yaml))
-			require.ErrorIs(t, err, timer.ErrInvalid, name)
+			require.ErrorIs(t, err, errkind.Invalid, name)
 			require.ErrorContains(t, err, tc.want, name)
 		}
 	})
@@ -111,7 +112,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc string) {
 		m, err := Parse(strings.NewReader(doc))
 		if err != nil {
-			require.ErrorIs(t, err, timer.ErrInvalid)
+			require.ErrorIs(t, err, errkind.Invalid)
 			return
 		}
 		require.NoError(t, m.Validate(), "a parsed manifest is valid")
@@ -206,7 +207,7 @@ func TestLifecycleValidation(t *testing.T) {
 		"timers:\n  - {name: T, schedule: \"every 1m\", multiTenant: yes-please, " + a + "}\n": "line 2: cannot unmarshal !!str `yes-please` into bool",
 	} {
 		_, err := Parse(strings.NewReader(yaml))
-		require.ErrorIs(t, err, timer.ErrInvalid, yaml)
+		require.ErrorIs(t, err, errkind.Invalid, yaml)
 		require.ErrorContains(t, err, want, yaml)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Activiti's failedJobRetryTimeCycle (seed 004) is an ISO 8601 repeating interval: R3/PT10M
+// Activiti's failedJobRetryTimeCycle (its job table's retry time cycle) is an ISO 8601 repeating interval: R3/PT10M
 // is three retries ten minutes apart. Only the forms a retry policy needs are accepted: a
 // repeat count and a duration of days, hours, minutes and seconds.
 var retryCycle = regexp.MustCompile(`^R(\d{1,3})/P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)

@@ -4,10 +4,10 @@ package message
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -55,7 +55,7 @@ func ForInstance(in timer.Instance, reason Reason) Firing {
 }
 
 // ErrMalformed wraps every decoding error.
-var ErrMalformed = errors.New("malformed firing message")
+var ErrMalformed = errkind.New(errkind.Invalid, "malformed firing message")
 
 // Encode returns the JSON body.
 func Encode(f Firing) (string, error) {

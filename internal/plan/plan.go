@@ -567,18 +567,15 @@ type result struct {
 // It counts the firings of each whole local day of the horizon, the finishes' expected
 // moves, and the minutes the due key spends in the past.
 func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, fire func(at time.Time, sentByFetch float64)) (result, error) {
-	loc, err := schedule.LoadLocation(g.timezone)
-	if err != nil {
-		return result{}, fmt.Errorf("timezone: %w", err)
-	}
 	dst, err := schedule.ParseDST(g.dst)
 	if err != nil {
 		return result{}, err
 	}
-	sch, err := schedule.Parse(g.schedule, loc, schedule.WithDST(dst))
+	sch, err := schedule.ParseIn(g.schedule, g.timezone, schedule.WithDST(dst))
 	if err != nil {
 		return result{}, err
 	}
+	loc, _ := schedule.LoadLocation(g.timezone) // ParseIn loaded it: the local days are its
 	// Whole local days: from the first local midnight at or after `from`.
 	lf := from.In(loc)
 	day := time.Date(lf.Year(), lf.Month(), lf.Day(), 0, 0, 0, 0, loc)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/plan"
@@ -348,7 +348,7 @@ func requireUsage(t *testing.T, want, got cost.Usage) {
 
 func TestItemBytes(t *testing.T) {
 	t.Parallel()
-	bench := timer.Settings{Schedule: "every 5s", Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}}
+	bench := timer.Settings{Schedule: "every 5s", Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}}
 	with := func(f func(*timer.Settings)) timer.Settings {
 		s := bench
 		f(&s)
@@ -366,10 +366,10 @@ func TestItemBytes(t *testing.T) {
 		"ASchedule":          {"L0000", "", with(func(s *timer.Settings) { s.Schedule = "02:00 10:00 18:00" }), 500 + 17 - 8},
 		"Properties":         {"L0000", "", with(func(s *timer.Settings) { s.Properties = map[string]string{"batch": "100"} }), 500 + 10 + 3 + 1 + 5 + 3},
 		"Headers": {"L0000", "", with(func(s *timer.Settings) {
-			s.Action = action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench", Headers: map[string]string{"X-A": "b"}}}
+			s.Action = actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/bench", Headers: map[string]string{"X-A": "b"}}}
 		}), 500 + 7 + 3 + 1 + 3 + 1},
 		"Lambda": {"L0000", "", with(func(s *timer.Settings) {
-			s.Action = action.Spec{Lambda: &action.LambdaSpec{Function: "sundial-example-orderpush"}}
+			s.Action = actionspec.Spec{Lambda: &actionspec.LambdaSpec{Function: "sundial-example-orderpush"}}
 		}), 500 + 2 + 5 + 25 - 24},
 	} {
 		require.Equal(t, c.want, plan.ItemBytes(c.name, c.tenant, c.st), name)

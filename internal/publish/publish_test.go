@@ -21,7 +21,6 @@ import (
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/publish"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -68,10 +67,7 @@ func (c *cloudFormation) response(t *testing.T, id string) cfn.Response {
 func TestPublishFunction(t *testing.T) {
 	ctx := context.Background()
 	awsCfg, outs := testenv.Stack(t)
-	env := outs.Env(nil)
-	cfg, err := config.FromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	a, err := app.New(awsCfg, cfg, app.Options{Node: "test-publish"})
+	a, err := app.ForStack(awsCfg, outs, app.Options{Node: "test-publish"})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "timers.yaml")
@@ -157,7 +153,7 @@ timers:
 	require.Contains(t, res.Reason, `timers[1] "`+hourly+`": schedule`)
 	require.Contains(t, res.Reason, `timers[3] "Extra": priority: 9 is out of range`)
 	for k, in := range before {
-		key, err := admin.ParseKey(k)
+		key, err := timer.ParseKey(k)
 		require.NoError(t, err)
 		require.Equal(t, in, get(key), "an invalid manifest changed %s", k)
 	}
@@ -171,7 +167,7 @@ timers:
 	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
 	require.Equal(t, true, res.Data["AlreadyPublished"])
 	for k, in := range before {
-		key, err := admin.ParseKey(k)
+		key, err := timer.ParseKey(k)
 		require.NoError(t, err)
 		require.Equal(t, in, get(key), "the rollback changed %s", k)
 	}

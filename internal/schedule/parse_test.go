@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 func TestParseAccepts(t *testing.T) {
@@ -115,4 +117,21 @@ func TestLoadLocation(t *testing.T) {
 			require.Equal(t, tt.want, loc.String())
 		})
 	}
+}
+
+func TestParseIn(t *testing.T) {
+	t.Parallel()
+	sch, err := ParseIn("02:30", "America/New_York")
+	require.NoError(t, err)
+	next, ok := sch.Next(mustTime(t, "2026-03-09T00:00:00Z"))
+	require.True(t, ok)
+	require.Equal(t, "2026-03-09T06:30:00Z", next.UTC().Format("2006-01-02T15:04:05Z"), "02:30 in New York")
+
+	_, err = ParseIn("02:30", "Mars/Base")
+	require.ErrorIs(t, err, ErrUnknownZone)
+	require.ErrorIs(t, err, errkind.Invalid)
+	require.ErrorContains(t, err, `timezone: unknown time zone "Mars/Base"`)
+	_, err = ParseIn("25:00", "")
+	require.ErrorIs(t, err, ErrInvalid)
+	require.NotErrorIs(t, err, ErrUnknownZone)
 }

@@ -6,9 +6,10 @@
 package schedule
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // Schedule computes firing instants. Next returns the first instant strictly after `after`;
@@ -20,7 +21,7 @@ type Schedule interface {
 
 // ErrInvalid is wrapped by every error Parse returns, so callers can tell a bad
 // schedule (a client error) from anything else with errors.Is.
-var ErrInvalid = errors.New("invalid schedule")
+var ErrInvalid = errkind.New(errkind.Invalid, "invalid schedule")
 
 // expectedFormats is appended to errors that cannot point at a single bad token.
 const expectedFormats = `expected "HH:MM [HH:MM...] [days]", "every N s|m|h", "rate(N minutes|hours|days)", ` +

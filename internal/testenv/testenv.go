@@ -12,8 +12,9 @@
 // (allowed everything); testenv.Local gives the local AWS itself, e.g. for a function's
 // configuration, whose calls are checked against the function's IAM role.
 //
-// Integration tests never skip: when the engines cannot be installed or started, Stack fails
-// the test with the reason, so a missing engine cannot pass as a green run.
+// Integration tests never skip in a full run: when the engines cannot be installed or
+// started, Stack fails the test with the reason, so a missing engine cannot pass as a green
+// run. Only -short (`make test-unit`, the inner loop) skips them, by Integration.
 package testenv
 
 import (
@@ -91,9 +92,19 @@ func Stack(t testing.TB) (aws.Config, stack.Outputs) {
 	return cfg.Copy(), outputs
 }
 
+// Integration marks t as an integration test: one that needs the emulator, a browser or a
+// whole platform. -short skips it (`make test-unit`); `make test` runs it.
+func Integration(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: -short runs only the tests that need no emulator or browser; `make test` runs it")
+	}
+}
+
 // Local returns the local AWS the stack runs on.
 func Local(t testing.TB) *localaws.Env {
 	t.Helper()
+	Integration(t)
 	if !mainCalled.Load() {
 		t.Fatal("testenv: call testenv.Main(m) from this package's TestMain; without it the engines would outlive the tests")
 	}

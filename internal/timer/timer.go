@@ -7,18 +7,20 @@ import (
 	"hash/fnv"
 	"maps"
 	"regexp"
+	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
-// Defaults from the OutSystems reference (seed 003): 20-minute timeout, priority 3 "Normal", 3 retries.
+// Defaults from the OutSystems Timer reference: 20-minute timeout, priority 3 "Normal", 3 retries.
 const (
 	DefaultPriority   = 3
 	DefaultTimeout    = 20 * time.Minute
 	DefaultMaxRetries = 3
 	DefaultRetryDelay = 10 * time.Second
-	// LeaseFactor: a crashed execution is recovered after timeout + 20% (seed 003).
+	// LeaseFactor: a crashed execution is recovered after timeout + 20% (the OutSystems Timer reference).
 	LeaseFactor = 1.2
 	// MisfireThreshold: a scheduled firing claimed later than this after its due time has
 	// misfired (the platform was down or saturated); its timer's misfire policy applies.
@@ -51,13 +53,22 @@ func (k Key) String() string {
 	return k.Timer + "@" + k.Tenant
 }
 
+// ParseKey reads a Key from its String form, "Timer" or "Timer@tenant", and validates it.
+func ParseKey(s string) (Key, error) {
+	k := Key{Timer: s}
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		k = Key{Timer: s[:i], Tenant: s[i+1:]}
+	}
+	return k, k.Validate()
+}
+
 // Validate checks both names.
 func (k Key) Validate() error {
 	if !ValidName(k.Timer) {
-		return fmt.Errorf("%w: timer name %q must match [A-Za-z0-9_-]{1,128}", ErrInvalid, k.Timer)
+		return fmt.Errorf("%w: timer name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, k.Timer)
 	}
 	if k.Tenant != "" && !ValidName(k.Tenant) {
-		return fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", ErrInvalid, k.Tenant)
+		return fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, k.Tenant)
 	}
 	return nil
 }
@@ -73,7 +84,7 @@ type Settings struct {
 	Timeout    time.Duration     `json:"timeout"`
 	MaxRetries int               `json:"maxRetries"`
 	RetryDelay time.Duration     `json:"retryDelay"`
-	Action     action.Spec       `json:"action"`
+	Action     actionspec.Spec   `json:"action"`
 	Properties map[string]string `json:"properties"`
 	// Misfire is MisfireRunOnce ("" means the same) or MisfireSkip.
 	Misfire string `json:"misfire"`

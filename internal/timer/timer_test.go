@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 var t0 = time.Date(2026, 11, 21, 18, 15, 0, 0, time.UTC)
@@ -253,7 +255,7 @@ func TestKeyValidate(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, Key{Timer: "Order_Push-1", Tenant: "acme"}.Validate())
 	for _, k := range []Key{{}, {Timer: "a b"}, {Timer: "<script>"}, {Timer: "ok", Tenant: "bad/tenant"}} {
-		require.ErrorIs(t, k.Validate(), ErrInvalid, k.String())
+		require.ErrorIs(t, k.Validate(), errkind.Invalid, k.String())
 	}
 	require.Equal(t, "Tick@acme", Key{Timer: "Tick", Tenant: "acme"}.String())
 }

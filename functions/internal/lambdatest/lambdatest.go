@@ -20,7 +20,6 @@ import (
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
-	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
@@ -98,10 +97,7 @@ func Invoke(t *testing.T, function string, handler any, timeout time.Duration, p
 // timers, reading what the handler wrote).
 func App(t *testing.T, cfg aws.Config, outs stack.Outputs) *app.App {
 	t.Helper()
-	env := outs.Env(nil)
-	c, err := config.FromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	a, err := app.New(cfg, c, app.Options{Node: "lambdatest"})
+	a, err := app.ForStack(cfg, outs, app.Options{Node: "lambdatest"})
 	require.NoError(t, err)
 	return a
 }

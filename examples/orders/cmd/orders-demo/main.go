@@ -1,4 +1,4 @@
-// Command orders-demo runs one of seed 001's order-push scenarios on the local platform
+// Command orders-demo runs one of the order-push design note's scenarios on the local platform
 // (`make run-orders`, SCENARIO=1..5): the emulator and the stack with its examples, the timers
 // of examples/orders.yaml with the chosen scenario's active, the example Lambda action served
 // as Lambda would serve it, a local third party to push to, and orders to push. It prints
@@ -46,7 +46,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("orders-demo", flag.ContinueOnError)
-	scenario := fs.Int("scenario", 5, "the seed's scenario to run, 1..5")
+	scenario := fs.Int("scenario", 5, "the order-push design note's scenario to run, 1..5")
 	manifestPath := fs.String("manifest", "examples/orders.yaml", "the example manifest")
 	completed := fs.Int("orders", 30, "completed orders to push")
 	paid := fs.Int("paid", 5, "orders that are only paid (never pushed)")

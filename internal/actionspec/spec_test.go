@@ -1,4 +1,4 @@
-package action
+package actionspec
 
 import (
 	"encoding/json"

@@ -1,0 +1,86 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Store is what the operator's operations read and write. Two adapters implement it with the
+// same rules: dynamo.Store (the tables) and inmem.Store (memory); this package's tests run on
+// both. None of its writes is fenced: a running execution keeps its lease and version.
+type Store interface {
+	InstanceStore
+	EditStore
+	TenantStore
+	DefinitionStore
+	DeployStore
+}
+
+// InstanceStore changes runtime instances outside an execution.
+type InstanceStore interface {
+	// Get reads an instance: timer.ErrNotFound.
+	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
+	// List returns every instance, ordered by name then tenant.
+	List(ctx context.Context) ([]timer.Instance, error)
+	// Create writes a new instance: timer.ErrExists if it is already there.
+	Create(ctx context.Context, in timer.Instance) error
+	// UpdateSettingsIf replaces an instance's settings if its editable values are still
+	// expect (timer.ErrChanged otherwise); with reschedule, an idle instance's next run
+	// becomes next (zero: none), a running one reschedules when it finishes.
+	UpdateSettingsIf(ctx context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect timer.Overridable) (timer.Instance, error)
+	// SetActive sets the active flag, recording who did (timer.ActiveBy*): an operator's
+	// choice is recorded only when it changes the flag, and the manifest's never overrides
+	// it (timer.ErrChanged).
+	SetActive(ctx context.Context, key timer.Key, active bool, by string) (timer.Instance, error)
+	// SetNextRun sets the next run and, if activate, activates the instance as an operator's
+	// choice. Set during a run, it stands when the run finishes.
+	SetNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool) (timer.Instance, error)
+	// RunNow is SetNextRun(key, now, true).
+	RunNow(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error)
+	// WakeForDeploy sets an active instance's next run to now once per deploy; woken is
+	// false when it is inactive or was already woken for deploy.
+	WakeForDeploy(ctx context.Context, key timer.Key, deploy string, now time.Time) (in timer.Instance, woken bool, err error)
+	// Watermark is how far the fetch has enqueued firings.
+	Watermark(ctx context.Context) (time.Time, error)
+}
+
+// EditStore keeps operators' edits and the manifest's values they override.
+type EditStore interface {
+	// SaveEdit applies an edit in one write conditional on e.Expect (timer.ErrChanged,
+	// timer.ErrNotFound).
+	SaveEdit(ctx context.Context, key timer.Key, e timer.Edit) (timer.Instance, error)
+	// EditOf reads the edit in force on an instance; ok is false when it runs its defaults.
+	EditOf(ctx context.Context, key timer.Key) (rec timer.EditRecord, ok bool, err error)
+	// Edits returns every edit in force, by instance.
+	Edits(ctx context.Context) (map[timer.Key]timer.EditRecord, error)
+	// SetEditDefaults records new defaults under an edit in force, or removes the edit when
+	// the effective values equal them (timer.ErrNotFound).
+	SetEditDefaults(ctx context.Context, key timer.Key, defaults timer.Overridable) error
+}
+
+// TenantStore registers tenants.
+type TenantStore interface {
+	// Tenants lists the registered tenants by name.
+	Tenants(ctx context.Context) ([]timer.Tenant, error)
+	// PutTenant registers a tenant (created: it was new); a registered tenant keeps its first
+	// source unless the new one is timer.TenantCLI.
+	PutTenant(ctx context.Context, name, source string, now time.Time) (created bool, err error)
+	// DeleteTenant unregisters a tenant: timer.ErrNotFound if it was not registered.
+	DeleteTenant(ctx context.Context, name string) error
+}
+
+// DefinitionStore keeps the manifest's entries (name -> JSON), so that a tenant added later
+// gets the multi-tenant timers' instances.
+type DefinitionStore interface {
+	Definitions(ctx context.Context) (map[string]string, error)
+	PutDefinitions(ctx context.Context, defs map[string]string, now time.Time) error
+	DeleteDefinitions(ctx context.Context, entries []string) error
+}
+
+// DeployStore records the deploys published, so that a deploy is published once.
+type DeployStore interface {
+	Published(ctx context.Context, deploy string) (bool, error)
+	MarkPublished(ctx context.Context, deploy string, now time.Time) error
+}

@@ -1,0 +1,98 @@
+package console_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+var (
+	_ console.Store = (*dynamo.Store)(nil)
+	_ console.Store = (*inmem.Store)(nil)
+)
+
+// TestServiceInMemory reads Service Center's model from the in-memory store, with a manual
+// clock: no emulator. The API and page tests run the same service on the emulator's tables.
+func TestServiceInMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := inmem.NewStore()
+	clock := timer.NewManualClock(time.Now().UTC().Truncate(time.Hour))
+	svc := &console.Service{Store: store, Clock: clock, Tick: time.Minute,
+		Admin: &admin.Service{Store: store, Queue: &inmem.Queue{}, Clock: clock, Shards: 1}}
+	m, err := manifest.Parse(strings.NewReader(`tenants: [acme]
+timers:
+  - {name: Hourly, schedule: "every 1h", timeout: 30s, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: PerTenant, schedule: "every 1m", multiTenant: true, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`))
+	require.NoError(t, err)
+	_, err = svc.Admin.Sync(ctx, m)
+	require.NoError(t, err)
+	hourly, perTenant := timer.Key{Timer: "Hourly"}, timer.Key{Timer: "PerTenant", Tenant: "acme"}
+
+	t.Run("TimerShowsTheManifestsValuesUnderAnEdit", func(t *testing.T) {
+		_, err := svc.Admin.Edit(ctx, hourly, admin.Edit{Schedule: ptr("every 5m"), By: "tester"})
+		require.NoError(t, err)
+		d, _, err := svc.Timer(ctx, hourly)
+		require.NoError(t, err)
+		require.True(t, d.Edited)
+		require.Equal(t, "every 5m", d.Schedule)
+		require.Equal(t, "every 1h", d.DefaultSchedule)
+		require.Equal(t, "tester", d.EditedBy)
+		require.Len(t, d.NextRuns, admin.PreviewRuns)
+		require.Equal(t, clock.Now().Add(5*time.Minute), d.NextRuns[0].UTC())
+		_, _, err = svc.Timer(ctx, timer.Key{Timer: "Missing"})
+		require.ErrorIs(t, err, errkind.NotFound)
+	})
+
+	t.Run("FiltersMatchTenantAndActive", func(t *testing.T) {
+		_, err := svc.Admin.SetActive(ctx, hourly, false)
+		require.NoError(t, err)
+		rows, err := svc.Timers(ctx, console.Filter{Active: "no"})
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		require.Equal(t, hourly.String(), rows[0].Key)
+		rows, err = svc.Timers(ctx, console.Filter{Tenant: "acme"})
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		require.Equal(t, perTenant.String(), rows[0].Key)
+		_, err = svc.Timers(ctx, console.Filter{Active: "maybe"})
+		require.ErrorIs(t, err, errkind.Invalid)
+	})
+
+	t.Run("LogPagesFollowTheirCursor", func(t *testing.T) {
+		for i, id := range []string{"e1", "e2", "e3"} {
+			at := clock.Now().Add(time.Duration(i-3) * time.Minute)
+			require.NoError(t, store.PutExecution(ctx, timer.Execution{Key: perTenant, ExecutionID: id, ScheduledAt: at, ShouldHaveRunAt: at,
+				StartedAt: at, Attempt: 1, Outcome: timer.OutcomeSuccess}))
+		}
+		page, err := svc.Logs(ctx, console.LogFilter{Tenant: "acme", Limit: 2})
+		require.NoError(t, err)
+		require.Len(t, page.Entries, 2)
+		require.Equal(t, "e3", page.Entries[0].ExecutionID, "newest first")
+		rest, err := svc.Logs(ctx, console.LogFilter{Tenant: "acme", Limit: 2, After: page.Next})
+		require.NoError(t, err)
+		require.Len(t, rest.Entries, 1)
+		require.Equal(t, "e1", rest.Entries[0].ExecutionID)
+		require.Empty(t, rest.Next)
+
+		e, err := svc.Entry(ctx, perTenant, rest.Entries[0].Ref)
+		require.NoError(t, err)
+		require.Equal(t, "e1", e.ExecutionID)
+		_, err = svc.Entry(ctx, perTenant, "not-a-ref")
+		require.ErrorIs(t, err, errkind.Invalid)
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

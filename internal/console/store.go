@@ -1,0 +1,28 @@
+package console
+
+import (
+	"context"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Store is what Service Center reads; its changes go through admin.Service. dynamo.Store and
+// inmem.Store implement it.
+type Store interface {
+	// Get reads an instance: timer.ErrNotFound.
+	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
+	// List returns every instance, ordered by name then tenant.
+	List(ctx context.Context) ([]timer.Instance, error)
+	// EditOf reads the edit in force on an instance; ok is false when it runs its defaults.
+	EditOf(ctx context.Context, key timer.Key) (rec timer.EditRecord, ok bool, err error)
+	// Edits returns every edit in force, by instance.
+	Edits(ctx context.Context) (map[timer.Key]timer.EditRecord, error)
+	// FetchState reads the fetch's watermark and last tick (zero: it never ran).
+	FetchState(ctx context.Context) (timer.FetchState, error)
+	// LogPage reads a page of the execution log, newest first, and the next page's cursor
+	// ("" at the end).
+	LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Execution, string, error)
+	// Execution reads one log entry by its instance and timer.Execution.Ref:
+	// timer.ErrNotFound.
+	Execution(ctx context.Context, key timer.Key, ref string) (timer.Execution, error)
+}

@@ -1,0 +1,358 @@
+package inmem
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The operator's side of the store: admin.Store, and console.Store (asserted in its tests),
+// with the DynamoDB adapter's conditions, so that internal/admin's tests hold on both.
+
+var _ admin.Store = (*Store)(nil)
+
+// operatorState is what the operator's side keeps besides the instances and the log.
+type operatorState struct {
+	edits       map[timer.Key]timer.EditRecord
+	wokenFor    map[timer.Key]string // the deploy that last woke the instance
+	tenants     map[string]timer.Tenant
+	definitions map[string]string
+	published   map[string]time.Time
+	lastTick    time.Time
+}
+
+func newOperatorState() operatorState {
+	return operatorState{
+		edits: map[timer.Key]timer.EditRecord{}, wokenFor: map[timer.Key]string{},
+		tenants: map[string]timer.Tenant{}, definitions: map[string]string{}, published: map[string]time.Time{},
+	}
+}
+
+// Create implements admin.Store.
+func (s *Store) Create(_ context.Context, in timer.Instance) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.instances[in.Key]; ok {
+		return fmt.Errorf("%w: %s", timer.ErrExists, in.Key)
+	}
+	in = in.Clone()
+	in.Properties = stored(in.Properties)
+	s.instances[in.Key] = in
+	return nil
+}
+
+// List implements admin.Store: by name, then tenant.
+func (s *Store) List(context.Context) ([]timer.Instance, error) {
+	out := s.query(func(timer.Instance) bool { return true })
+	slices.SortFunc(out, func(a, b timer.Instance) int {
+		return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+	})
+	return out, nil
+}
+
+// change runs fn on the stored instance under the lock and stores what it leaves; fn's error
+// (or timer.ErrNotFound) changes nothing.
+func (s *Store) change(key timer.Key, fn func(in *timer.Instance) error) (timer.Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.instances[key]
+	if !ok {
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	in := cur.Clone()
+	if err := fn(&in); err != nil {
+		return timer.Instance{}, err
+	}
+	s.instances[key] = in
+	return in.Clone(), nil
+}
+
+// setNextRun sets a fresh next run (zero: none): it is no retry and was not re-sent.
+func setNextRun(in *timer.Instance, next time.Time) {
+	in.NextRun, in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = next, time.Time{}, 0, time.Time{}
+}
+
+// UpdateSettingsIf implements admin.Store.
+func (s *Store) UpdateSettingsIf(_ context.Context, key timer.Key, st timer.Settings, reschedule bool, next time.Time, expect timer.Overridable) (timer.Instance, error) {
+	return s.change(key, func(in *timer.Instance) error {
+		if in.Overridable() != expect {
+			return fmt.Errorf("%w: %s was changed meanwhile", timer.ErrChanged, key)
+		}
+		in.Settings = timer.Instance{Settings: st}.Clone().Settings
+		in.Properties = stored(in.Properties)
+		if reschedule && !in.Running() {
+			setNextRun(in, next)
+		}
+		return nil
+	})
+}
+
+// SetActive implements admin.Store.
+func (s *Store) SetActive(_ context.Context, key timer.Key, active bool, by string) (timer.Instance, error) {
+	return s.change(key, func(in *timer.Instance) error {
+		switch {
+		case by == timer.ActiveByOperator && in.Active == active:
+			return nil // it already was: an operator's choice only when it changes the flag
+		case by == timer.ActiveByManifest && in.ActiveBy == timer.ActiveByOperator:
+			return fmt.Errorf("%w: %s was changed meanwhile", timer.ErrChanged, key)
+		}
+		in.Active, in.ActiveBy = active, by
+		return nil
+	})
+}
+
+// SetNextRun implements admin.Store.
+func (s *Store) SetNextRun(_ context.Context, key timer.Key, next time.Time, activate bool) (timer.Instance, error) {
+	return s.change(key, func(in *timer.Instance) error {
+		setNextRun(in, next)
+		if activate && !in.Active {
+			in.Active, in.ActiveBy = true, timer.ActiveByOperator
+		}
+		return nil
+	})
+}
+
+// RunNow implements admin.Store.
+func (s *Store) RunNow(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error) {
+	return s.SetNextRun(ctx, key, now, true)
+}
+
+// WakeForDeploy implements admin.Store.
+func (s *Store) WakeForDeploy(_ context.Context, key timer.Key, deploy string, now time.Time) (timer.Instance, bool, error) {
+	in, err := s.change(key, func(in *timer.Instance) error {
+		if !in.Active || s.op.wokenFor[key] == deploy {
+			return errNotWoken
+		}
+		setNextRun(in, now)
+		s.op.wokenFor[key] = deploy
+		return nil
+	})
+	if err != nil {
+		return timer.Instance{}, false, nil // inactive, unknown, or woken for deploy already
+	}
+	return in, true, nil
+}
+
+var errNotWoken = errors.New("not woken")
+
+// SaveEdit implements admin.Store.
+func (s *Store) SaveEdit(_ context.Context, key timer.Key, e timer.Edit) (timer.Instance, error) {
+	return s.change(key, func(in *timer.Instance) error {
+		if in.Overridable() != e.Expect {
+			return fmt.Errorf("%w: %s was edited by someone else meanwhile; reload and edit again", timer.ErrChanged, key)
+		}
+		in.Schedule, in.Timeout, in.Priority, in.DST = e.Effective.Schedule, e.Effective.Timeout, e.Effective.Priority, e.Effective.DST
+		if e.Effective == e.Defaults {
+			delete(s.op.edits, key)
+		} else {
+			s.op.edits[key] = timer.EditRecord{Defaults: e.Defaults, At: e.At, By: e.By}
+		}
+		if e.Reschedule {
+			setNextRun(in, e.NextRun)
+		}
+		return nil
+	})
+}
+
+// EditOf implements admin.Store.
+func (s *Store) EditOf(_ context.Context, key timer.Key) (timer.EditRecord, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.op.edits[key]
+	return rec, ok, nil
+}
+
+// Edits implements admin.Store.
+func (s *Store) Edits(context.Context) (map[timer.Key]timer.EditRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.op.edits), nil
+}
+
+// SetEditDefaults implements admin.Store.
+func (s *Store) SetEditDefaults(_ context.Context, key timer.Key, defaults timer.Overridable) error {
+	_, err := s.change(key, func(in *timer.Instance) error {
+		if in.Overridable() == defaults {
+			delete(s.op.edits, key)
+			return nil
+		}
+		rec := s.op.edits[key]
+		rec.Defaults = defaults
+		s.op.edits[key] = rec
+		return nil
+	})
+	return err
+}
+
+// Tenants implements admin.Store.
+func (s *Store) Tenants(context.Context) ([]timer.Tenant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Collect(maps.Values(s.op.tenants))
+	slices.SortFunc(out, func(a, b timer.Tenant) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// PutTenant implements admin.Store.
+func (s *Store) PutTenant(_ context.Context, name, source string, now time.Time) (bool, error) {
+	if !timer.ValidName(name) {
+		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.op.tenants[name]
+	if !ok {
+		t = timer.Tenant{Name: name, Source: source, AddedAt: now}
+	}
+	if source == timer.TenantCLI {
+		t.Source = source
+	}
+	s.op.tenants[name] = t
+	return !ok, nil
+}
+
+// DeleteTenant implements admin.Store.
+func (s *Store) DeleteTenant(_ context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.op.tenants[name]; !ok {
+		return fmt.Errorf("%w: tenant %s is not registered", timer.ErrNotFound, name)
+	}
+	delete(s.op.tenants, name)
+	return nil
+}
+
+// Definitions implements admin.Store.
+func (s *Store) Definitions(context.Context) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.op.definitions), nil
+}
+
+// PutDefinitions implements admin.Store.
+func (s *Store) PutDefinitions(_ context.Context, defs map[string]string, _ time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maps.Copy(s.op.definitions, defs)
+	return nil
+}
+
+// DeleteDefinitions implements admin.Store.
+func (s *Store) DeleteDefinitions(_ context.Context, entries []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range entries {
+		delete(s.op.definitions, e)
+	}
+	return nil
+}
+
+// Published implements admin.Store.
+func (s *Store) Published(_ context.Context, deploy string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.op.published[deploy]
+	return ok, nil
+}
+
+// MarkPublished implements admin.Store.
+func (s *Store) MarkPublished(_ context.Context, deploy string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.op.published[deploy] = now
+	return nil
+}
+
+// FetchState implements console.Store.
+func (s *Store) FetchState(context.Context) (timer.FetchState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return timer.FetchState{Watermark: s.watermark, LastTick: s.op.lastTick}, nil
+}
+
+// LogPage implements console.Store: the DynamoDB adapter's pages, from a map. One instance's
+// errors are its entries other than successes; everyone's are the failed ones
+// (timer.Outcome.Failed), as the adapter's errors index holds.
+func (s *Store) LogPage(_ context.Context, q timer.LogPageQuery) ([]timer.Execution, string, error) {
+	limit, days := cmp.Or(max(q.Limit, 0), 50), cmp.Or(max(q.Days, 0), 31)
+	before := q.After
+	if before == "" {
+		before = timer.RefBefore(time.Now().Add(time.Minute))
+	}
+	day, err := time.Parse(time.DateOnly, before[:min(len(before), len(time.DateOnly))])
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: log cursor %q", errkind.Invalid, q.After)
+	}
+	oldest := day.AddDate(0, 0, 1-days)
+	match := func(e timer.Execution) bool {
+		if e.Ref() >= before {
+			return false
+		}
+		if q.Key != nil {
+			return e.Key == *q.Key && (!q.ErrorsOnly || e.Outcome != timer.OutcomeSuccess)
+		}
+		started := e.StartedAt.UTC().Truncate(24 * time.Hour)
+		return !started.Before(oldest) && (q.Tenant == "" || e.Tenant == q.Tenant) && (!q.ErrorsOnly || e.Outcome.Failed())
+	}
+	s.mu.Lock()
+	var out []timer.Execution
+	for _, e := range s.log {
+		if match(e) {
+			out = append(out, e)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b timer.Execution) int {
+		return cmp.Or(strings.Compare(b.Ref(), a.Ref()), strings.Compare(a.Key.String(), b.Key.String()))
+	})
+	if len(out) <= limit {
+		return out, "", nil
+	}
+	out = out[:limit]
+	return out, out[limit-1].Ref(), nil
+}
+
+// PutExecution writes a log entry by itself, once (timer.ErrExists), as the DynamoDB
+// adapter's does: for tests that fill the log.
+func (s *Store) PutExecution(_ context.Context, e timer.Execution) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := e.Key.String() + "#" + e.ExecutionID
+	if _, ok := s.log[id]; ok {
+		return timer.ErrExists
+	}
+	s.log[id] = e
+	return nil
+}
+
+// Execution implements console.Store.
+func (s *Store) Execution(_ context.Context, key timer.Key, ref string) (timer.Execution, error) {
+	if ref == "" || !strings.Contains(ref, "#") {
+		return timer.Execution{}, fmt.Errorf("%w: log entry reference %q", errkind.Invalid, ref)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.log {
+		if e.Key == key && e.Ref() == ref {
+			return e, nil
+		}
+	}
+	return timer.Execution{}, fmt.Errorf("%w: %s has no log entry %s", timer.ErrNotFound, key, ref)
+}
+
+// stored is a property map as a store keeps it: an empty one is none.
+func stored(props map[string]string) map[string]string {
+	if len(props) == 0 {
+		return nil
+	}
+	return props
+}

@@ -1,0 +1,54 @@
+package publish_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/cfn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/publish"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// TestHandlerInMemory: a deploy is published once, whatever CloudFormation resends, on the
+// in-memory store with a manual clock (TestPublishFunction runs the function on the emulator).
+func TestHandlerInMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, q := inmem.NewStore(), &inmem.Queue{}
+	clock := timer.NewManualClock(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC))
+	path := filepath.Join(t.TempDir(), "timers.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`timers:
+  - {name: Init, schedule: "When Published", action: {http: {url: "http://127.0.0.1:9/x"}}}
+`), 0o644))
+	h := &publish.Handler{Admin: &admin.Service{Store: store, Queue: q, Clock: clock, Shards: 1}, Manifest: path,
+		Log: slog.New(slog.DiscardHandler)}
+	deploy := func(version string) map[string]any {
+		_, data, err := h.Handle(ctx, cfn.Event{RequestType: cfn.RequestUpdate, RequestID: "r-" + version,
+			ResourceProperties: map[string]any{"FunctionVersion": version, "DeployId": "d-" + version}})
+		require.NoError(t, err)
+		return data
+	}
+
+	require.EqualValues(t, 1, deploy("1")["Woken"])
+	require.Equal(t, clock.Now(), getInstance(t, store, "Init").NextRun, "woken: it runs now")
+	clock.Advance(time.Minute)
+	require.Equal(t, true, deploy("1")["AlreadyPublished"], "the same deploy again changes nothing")
+	require.Equal(t, clock.Now().Add(-time.Minute), getInstance(t, store, "Init").NextRun)
+	require.EqualValues(t, 1, deploy("2")["Woken"], "the next deploy wakes it again")
+	require.Equal(t, clock.Now(), getInstance(t, store, "Init").NextRun)
+}
+
+func getInstance(t *testing.T, s *inmem.Store, name string) timer.Instance {
+	t.Helper()
+	in, err := s.Get(context.Background(), timer.Key{Timer: name})
+	require.NoError(t, err)
+	return in
+}
