@@ -26,6 +26,7 @@ import (
 // timers fire through them, their execution lines reach Out as the in-process ones do, a
 // killed processor is recovered, and Stop leaves no process behind.
 func TestProcesses(t *testing.T) {
+	testenv.Integration(t)
 	t.Setenv("SUNDIAL_LOST_AFTER", "3s") // a firing of a killed batch that was never claimed is re-sent soon
 	var p atomic.Pointer[local.Platform]
 	var killed atomic.Bool
