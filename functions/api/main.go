@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", "api")
+	log := app.LambdaLogger("api")
 	h, err := handler(context.Background(), log)
 	if err != nil {
 		log.Error("wiring", "error", err)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/cfn"
@@ -23,7 +22,7 @@ func main() { lambda.Start(handler(context.Background())) }
 func handler(ctx context.Context) cfn.CustomResourceLambdaFunction {
 	a := app.FromLambdaEnv(ctx, "publish")
 	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
-		Log: slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", "publish")}
+		Log: app.LambdaLogger("publish")}
 	return cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
 		id, data, err := h.Handle(ctx, ev)
 		if ev.RequestType != cfn.RequestDelete {

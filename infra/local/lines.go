@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// lineHandler passes every record to the JSON handler and prints a human line for each
-// execution (and each recovery or rejected message) to out.
+// lineHandler passes every record the JSON handler enables (Info and up, as a function on
+// Lambda logs by default) to it and prints a human line for each execution (and each recovery
+// or rejected message) to out, successful executions included, which the engine logs at Debug.
 type lineHandler struct {
 	out   io.Writer
 	mu    *sync.Mutex
@@ -23,7 +24,9 @@ func newLineHandler(out io.Writer, next slog.Handler) *lineHandler {
 	return &lineHandler{out: out, mu: &sync.Mutex{}, next: next}
 }
 
-func (h *lineHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+func (h *lineHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelDebug || h.next.Enabled(ctx, l)
+}
 
 func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	c := *h
@@ -43,6 +46,9 @@ func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
 		h.mu.Lock()
 		fmt.Fprintln(h.out, line)
 		h.mu.Unlock()
+	}
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
 	}
 	return h.next.Handle(ctx, r)
 }

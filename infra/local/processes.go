@@ -62,6 +62,9 @@ func (p *Platform) startProcesses(ctx context.Context, o Options, processors int
 		if o.Chaos != "" {
 			env[chaos.EnvVar] = o.Chaos
 		}
+		// Successful executions are logged at Debug; the platform prints a line for each and
+		// keeps only Info and up in the function log, as Lambda's default level would.
+		env["AWS_LAMBDA_LOG_LEVEL"] = "DEBUG"
 		concurrency := 1
 		switch name {
 		case FnProcessor:

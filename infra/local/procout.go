@@ -47,8 +47,11 @@ func (o *processOutput) line(line []byte) {
 		o.write(b)
 		return
 	}
-	o.write(line)
-	if human := o.lines.line(recordOf(m)); human != "" {
+	rec := recordOf(m)
+	if rec.Level >= slog.LevelInfo {
+		o.write(line) // the function runs at DEBUG for the human lines; the log keeps what Lambda's would
+	}
+	if human := o.lines.line(rec); human != "" {
 		o.lines.mu.Lock()
 		_, _ = io.WriteString(o.lines.out, human+"\n")
 		o.lines.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -19,7 +20,7 @@ import (
 // AWS_ENDPOINT_URL), SDK retries with backoff for throttling, whole responses read before
 // they are parsed (internal/awshttp).
 func FromLambdaEnv(ctx context.Context, role string) *App {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("function", role)
+	log := LambdaLogger(role)
 	cfg, err := config.FromEnv(os.Getenv)
 	if err != nil {
 		log.Error("invalid configuration", "error", err)
@@ -58,4 +59,26 @@ func FromLambdaEnv(ctx context.Context, role string) *App {
 		os.Exit(1)
 	}
 	return a
+}
+
+// LambdaLogger is a function's JSON logger at the level Lambda's advanced logging controls set
+// (LoggingConfig.ApplicationLogLevel reaches the function as AWS_LAMBDA_LOG_LEVEL; Info when
+// unset). At DEBUG, every successful execution gets its own line too.
+func LambdaLogger(role string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: LogLevel(os.Getenv("AWS_LAMBDA_LOG_LEVEL"))})).With("function", role)
+}
+
+// LogLevel maps Lambda's application log levels (TRACE, DEBUG, INFO, WARN, ERROR, FATAL) to
+// slog's; anything else is Info.
+func LogLevel(lambdaLevel string) slog.Level {
+	switch strings.ToUpper(strings.TrimSpace(lambdaLevel)) {
+	case "TRACE", "DEBUG":
+		return slog.LevelDebug
+	case "WARN":
+		return slog.LevelWarn
+	case "ERROR", "FATAL":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
 }

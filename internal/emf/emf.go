@@ -24,11 +24,14 @@ const (
 	Milliseconds Unit = "Milliseconds"
 )
 
-// Metric is one value of one metric.
+// Metric is one metric's value, or its values: with Values set (at most MaxValues), the
+// member is an array and CloudWatch takes each element as one sample (the specification's
+// "array of numbers"), so one line can carry many samples of the same metric.
 type Metric struct {
-	Name  string
-	Unit  Unit
-	Value float64
+	Name   string
+	Unit   Unit
+	Value  float64
+	Values []float64
 }
 
 // Group is metrics published under the same dimension sets (one metric directive). Each
@@ -51,6 +54,7 @@ type Record struct {
 const (
 	MaxDimensionsPerSet = 30
 	MaxMetrics          = 100
+	MaxValues           = 100
 )
 
 // Writer writes records as EMF lines; safe for concurrent use (a line is one Write).
@@ -124,7 +128,14 @@ func (w *Writer) Encode(r Record) ([]byte, error) {
 			if _, clash := root[m.Name]; clash || m.Name == "" || m.Name == "_aws" {
 				return nil, fmt.Errorf("emf: metric name %q is empty or used by another member", m.Name)
 			}
-			root[m.Name] = m.Value
+			switch {
+			case len(m.Values) > MaxValues:
+				return nil, fmt.Errorf("emf: metric %q has %d values (at most %d)", m.Name, len(m.Values), MaxValues)
+			case len(m.Values) > 0:
+				root[m.Name] = m.Values
+			default:
+				root[m.Name] = m.Value
+			}
 			defs = append(defs, metricDefinition{Name: m.Name, Unit: m.Unit})
 		}
 		directives = append(directives, metricDirective{Namespace: w.namespace, Dimensions: sets, Metrics: defs})

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,8 @@ type directive struct {
 // parse checks one line against the EMF specification and returns its root members and
 // directives: one JSON object, "_aws" with an integer Timestamp in ms and a non-empty
 // CloudWatchMetrics array, directives with exactly Namespace, Dimensions and Metrics, every
-// dimension a string member of the root and every metric a number member of the root.
+// dimension a string member of the root and every metric a number member of the root, or an
+// array of 1..100 numbers.
 func parse(t *testing.T, line string) (map[string]any, []directive) {
 	t.Helper()
 	require.True(t, strings.HasPrefix(line, "{") && strings.HasSuffix(line, "}"), "one JSON object, nothing around it: %q", line)
@@ -71,7 +73,16 @@ func parse(t *testing.T, line string) (map[string]any, []directive) {
 		require.LessOrEqual(t, len(d.Metrics), 100)
 		for _, m := range d.Metrics {
 			_, ok := root[m.Name].(json.Number)
-			require.True(t, ok, "metric %s is a number member of the root", m.Name)
+			if arr, isArr := root[m.Name].([]any); isArr {
+				require.NotEmpty(t, arr, m.Name)
+				require.LessOrEqual(t, len(arr), 100, m.Name)
+				for _, v := range arr {
+					_, num := v.(json.Number)
+					require.True(t, num, "metric %s: every element is a number", m.Name)
+				}
+				ok = true
+			}
+			require.True(t, ok, "metric %s is a number member of the root, or an array of numbers", m.Name)
 			require.Contains(t, []string{"", "Count", "Milliseconds"}, m.Unit)
 		}
 		dirs = append(dirs, d)
@@ -159,7 +170,7 @@ func TestWriter(t *testing.T) {
 		r := emf.NewRecorder(&buf, clock)
 		var wg sync.WaitGroup
 		for range 50 {
-			wg.Go(func() { r.Firing("success", 3, true, time.Millisecond, time.Second) })
+			wg.Go(func() { r.ClaimLost() })
 		}
 		wg.Wait()
 		ls := lines(t, &buf)
@@ -168,6 +179,55 @@ func TestWriter(t *testing.T) {
 			parse(t, l)
 		}
 	})
+
+	t.Run("ValuesAreAnArrayOfAtMostMaxValues", func(t *testing.T) {
+		t.Parallel()
+		w := emf.NewWriter(io.Discard, "NS", clock)
+		vals := func(n int) []float64 { return make([]float64, n) }
+		b, err := w.Encode(emf.Record{Groups: []emf.Group{{Metrics: []emf.Metric{{Name: "Lateness", Unit: emf.Milliseconds, Values: []float64{1.5, 2}}}}}})
+		require.NoError(t, err)
+		root, _ := parse(t, strings.TrimSuffix(string(b), "\n"))
+		require.Equal(t, []any{json.Number("1.5"), json.Number("2")}, root["Lateness"])
+		_, err = w.Encode(emf.Record{Groups: []emf.Group{{Metrics: []emf.Metric{{Name: "Lateness", Values: vals(emf.MaxValues + 1)}}}}})
+		require.ErrorContains(t, err, "101 values")
+	})
+}
+
+// TestRecorderBatchesFirings: firings wait for Flush and go out as one line per outcome and
+// priority, counts summed and samples as arrays; a group that reaches MaxValues samples goes out
+// at once, and concurrent firings lose none.
+func TestRecorderBatchesFirings(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	r := emf.NewRecorder(&buf, clock)
+	var wg sync.WaitGroup
+	for i := range 150 {
+		wg.Go(func() { r.Firing("success", 3, true, time.Duration(i)*time.Millisecond, time.Second) })
+	}
+	for range 3 {
+		wg.Go(func() { r.Firing("missed", 3, false, 0, 0) })
+	}
+	wg.Wait()
+	ls := lines(t, &buf)
+	require.Len(t, ls, 1, "the first 100 samples of a group are written without waiting for Flush")
+	r.Flush()
+	r.Flush() // nothing left: writes nothing
+	ls = append(ls, lines(t, &buf)...)
+	require.Len(t, ls, 3)
+	counts, samples := map[string]int{}, 0
+	for _, l := range ls {
+		root, _ := parse(t, l)
+		n, err := root[emf.Firings].(json.Number).Int64()
+		require.NoError(t, err)
+		counts[root[emf.DimOutcome].(string)] += int(n)
+		if lat, ok := root[emf.Lateness].([]any); ok {
+			require.Len(t, root[emf.Duration], len(lat))
+			require.EqualValues(t, n, len(lat), "one sample per firing that ran")
+			samples += len(lat)
+		}
+	}
+	require.Equal(t, map[string]int{"success": 150, "missed": 3}, counts)
+	require.Equal(t, 150, samples)
 }
 
 // TestRecorder checks that every line the recorder writes publishes only catalogued metrics,
@@ -179,6 +239,7 @@ func TestRecorder(t *testing.T) {
 	r := emf.NewRecorder(&buf, clock)
 	r.Firing("success", 3, true, 1500*time.Millisecond, 2*time.Second)
 	r.Firing("missed", 1, false, 0, 0)
+	r.Flush()
 	r.ClaimLost()
 	r.ZombieDiscarded()
 	r.MessageRejected()
@@ -207,11 +268,12 @@ func TestRecorder(t *testing.T) {
 		require.True(t, seen[def.Name], "catalogued metric %s is emitted", def.Name)
 	}
 	require.Len(t, roots, 9)
-	require.Equal(t, "success", roots[0][emf.DimOutcome])
-	require.Equal(t, "3", roots[0][emf.DimPriority])
-	require.Equal(t, json.Number("1500"), roots[0][emf.Lateness])
-	require.Equal(t, json.Number("2000"), roots[0][emf.Duration])
-	require.NotContains(t, roots[1], emf.Lateness, "a missed firing did not run: no lateness or duration")
+	require.Equal(t, "missed", roots[0][emf.DimOutcome], "flushed by priority, then outcome")
+	require.NotContains(t, roots[0], emf.Lateness, "a missed firing did not run: no lateness or duration")
+	require.Equal(t, "success", roots[1][emf.DimOutcome])
+	require.Equal(t, "3", roots[1][emf.DimPriority])
+	require.Equal(t, []any{json.Number("1500")}, roots[1][emf.Lateness])
+	require.Equal(t, []any{json.Number("2000")}, roots[1][emf.Duration])
 	require.Equal(t, json.Number("2"), roots[5][emf.FiringsResent])
 	require.Equal(t, json.Number("7"), roots[6][emf.FiringsSent])
 	require.Equal(t, "error", roots[7][emf.DimOutcome])

@@ -1,8 +1,11 @@
 package emf
 
 import (
+	"cmp"
 	"io"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -76,7 +79,9 @@ func Lookup(name string) (Def, bool) {
 // (engine.Metrics) and the publish and API functions' recorder. A line that cannot be
 // written is dropped: metrics never fail a firing.
 type Recorder struct {
-	w *Writer
+	w       *Writer
+	mu      sync.Mutex
+	firings map[firingKey]*firingSamples
 }
 
 // NewRecorder writes to w (a Lambda function's stdout; locally the function log).
@@ -101,17 +106,74 @@ func group(ms ...Metric) Group {
 
 func count(name string, n int) Metric { return Metric{Name: name, Value: float64(n)} }
 
-func millis(name string, d time.Duration) Metric {
-	return Metric{Name: name, Value: float64(d.Microseconds()) / 1000}
+// Firing records an ended execution. ran says whether the action ran (success, error,
+// timeout): only then are its lateness and duration recorded. Firings are kept and written
+// together by Flush, one line per outcome and priority with the lateness and duration
+// samples as arrays (a line per firing was most of the processor's log volume, which
+// CloudWatch Logs bills per byte); a group that reaches MaxValues samples is written at once.
+func (r *Recorder) Firing(outcome string, priority int, ran bool, lateness, duration time.Duration) {
+	k := firingKey{outcome: outcome, priority: priority}
+	r.mu.Lock()
+	if r.firings == nil {
+		r.firings = map[firingKey]*firingSamples{}
+	}
+	f := r.firings[k]
+	if f == nil {
+		f = &firingSamples{}
+		r.firings[k] = f
+	}
+	f.count++
+	if ran {
+		f.lateness = append(f.lateness, float64(max(lateness, 0).Microseconds())/1000)
+		f.duration = append(f.duration, float64(max(duration, 0).Microseconds())/1000)
+	}
+	var full *firingSamples
+	if len(f.lateness) == MaxValues {
+		full = f
+		delete(r.firings, k)
+	}
+	r.mu.Unlock()
+	if full != nil {
+		r.emitFirings(k, full)
+	}
 }
 
-// Firing records an ended execution. ran says whether the action ran (success, error,
-// timeout): only then are its lateness and duration recorded.
-func (r *Recorder) Firing(outcome string, priority int, ran bool, lateness, duration time.Duration) {
-	dims := map[string]string{DimOutcome: outcome, DimPriority: strconv.Itoa(priority)}
-	groups := []Group{group(count(Firings, 1))}
-	if ran {
-		groups = append(groups, group(millis(Lateness, max(lateness, 0)), millis(Duration, max(duration, 0))))
+// Flush writes the firings recorded since the last flush. The engine calls it when an
+// invocation's work ends (a Lambda function may be frozen right after).
+func (r *Recorder) Flush() {
+	r.mu.Lock()
+	pending := r.firings
+	r.firings = nil
+	r.mu.Unlock()
+	keys := make([]firingKey, 0, len(pending))
+	for k := range pending {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b firingKey) int {
+		return cmp.Or(cmp.Compare(a.priority, b.priority), cmp.Compare(a.outcome, b.outcome))
+	})
+	for _, k := range keys {
+		r.emitFirings(k, pending[k])
+	}
+}
+
+type firingKey struct {
+	outcome  string
+	priority int
+}
+
+type firingSamples struct {
+	count              int
+	lateness, duration []float64 // milliseconds, one per firing whose action ran
+}
+
+func (r *Recorder) emitFirings(k firingKey, f *firingSamples) {
+	dims := map[string]string{DimOutcome: k.outcome, DimPriority: strconv.Itoa(k.priority)}
+	groups := []Group{group(count(Firings, f.count))}
+	if len(f.lateness) > 0 {
+		lat, dur := group(Metric{Name: Lateness}, Metric{Name: Duration}), f.duration
+		lat.Metrics[0].Values, lat.Metrics[1].Values = f.lateness, dur
+		groups = append(groups, lat)
 	}
 	r.emit(dims, groups...)
 }

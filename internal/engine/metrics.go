@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/timer"
@@ -17,6 +18,9 @@ type Metrics interface {
 	MessageRejected()
 	FiringsResent(n int)
 	FetchTick(sent int)
+	// Flush writes what the recorder keeps back (Firing may batch); called when an
+	// invocation's work ends.
+	Flush()
 }
 
 type noMetrics struct{}
@@ -27,6 +31,7 @@ func (noMetrics) ZombieDiscarded()                                       {}
 func (noMetrics) MessageRejected()                                       {}
 func (noMetrics) FiringsResent(int)                                      {}
 func (noMetrics) FetchTick(int)                                          {}
+func (noMetrics) Flush()                                                 {}
 
 func metricsOr(m Metrics) Metrics {
 	if m == nil {
@@ -39,4 +44,14 @@ func metricsOr(m Metrics) Metrics {
 func recordFiring(m Metrics, priority int, e timer.Execution) {
 	ran := e.Outcome != timer.OutcomeRecovered && e.Outcome != timer.OutcomeMissed
 	metricsOr(m).Firing(string(e.Outcome), priority, ran, e.StartedAt.Sub(e.ShouldHaveRunAt), e.Duration)
+}
+
+// executionLevel is the level of an ended execution's log line: Debug when it succeeded (the
+// run log has it; a line per firing would be most of what CloudWatch Logs bills), Info
+// otherwise.
+func executionLevel(e timer.Execution) slog.Level {
+	if e.Outcome == timer.OutcomeSuccess {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

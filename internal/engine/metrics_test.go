@@ -16,10 +16,12 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// fakeMetrics records what the engine reports, one line per call.
+// fakeMetrics records what the engine reports, one line per call. Like emf.Recorder, it keeps
+// firings back until Flush: a firing the engine did not flush never shows in Lines.
 type fakeMetrics struct {
-	mu    sync.Mutex
-	lines []string
+	mu      sync.Mutex
+	lines   []string
+	pending []string
 }
 
 var _ engine.Metrics = (*fakeMetrics)(nil)
@@ -31,11 +33,20 @@ func (m *fakeMetrics) add(format string, args ...any) {
 }
 
 func (m *fakeMetrics) Firing(outcome string, priority int, ran bool, lateness, duration time.Duration) {
+	line := fmt.Sprintf("firing %s p%d", outcome, priority)
 	if ran {
-		m.add("firing %s p%d late=%s took=%s", outcome, priority, lateness, duration)
-		return
+		line += fmt.Sprintf(" late=%s took=%s", lateness, duration)
 	}
-	m.add("firing %s p%d", outcome, priority)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pending = append(m.pending, line)
+}
+
+func (m *fakeMetrics) Flush() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lines = append(m.lines, m.pending...)
+	m.pending = nil
 }
 func (m *fakeMetrics) ClaimLost()          { m.add("claim lost") }
 func (m *fakeMetrics) ZombieDiscarded()    { m.add("zombie discarded") }
@@ -110,7 +121,7 @@ func TestMetrics(t *testing.T) {
 
 		handle(t, p, event(t, scheduled(in)))
 
-		require.Equal(t, []string{"firing recovered p3", "resent 0", "zombie discarded"}, m.Lines())
+		require.Equal(t, []string{"resent 0", "firing recovered p3", "zombie discarded"}, m.Lines())
 	})
 
 	t.Run("RecoveryReportsResentFirings", func(t *testing.T) {

@@ -90,6 +90,7 @@ func (p *Processor) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	}
 	wg.Wait()
 	out.close()
+	metricsOr(p.Metrics).Flush()
 	return failures(ev, failed), nil
 }
 
@@ -188,7 +189,9 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	} else {
 		p.stats.Succeeded.Add(1)
 	}
-	log.Info("execution", "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
+	// A successful execution is in the run log already; its line is for debugging (the
+	// function's log level, AWS_LAMBDA_LOG_LEVEL). An execution that failed is logged at Info.
+	log.Log(ctx, executionLevel(exec), "execution", "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error,
 		"next_run", exec.NextRun, "gave_up", exec.GaveUp)
 	return &after, nil, nil

@@ -42,6 +42,7 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 	r.once.Do(func() { r.finisher = finisher{store: r.Store, queue: r.Queue, clock: r.Clock, log: r.Log} })
 	var st RecoveryStats
 	var errs []error
+	defer metricsOr(r.Metrics).Flush()
 	// Every shard that may hold instances, those above a lowered DueShards included.
 	span, err := r.Store.ShardSpan(ctx, max(r.Shards, 1))
 	if err != nil {

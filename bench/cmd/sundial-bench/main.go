@@ -143,67 +143,84 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		defer f.Close()
 		emuLog = f
 	}
-	e, err := startEnv(ctx, o.template, emuLog, log)
-	if err != nil {
-		return err
+	// Every phase runs on engines of its own. DynamoDB Local slows down every write to a table
+	// whose stream was created after many stream records were kept for other tables (measured:
+	// a new table wrote 4x slower after 24,000 records elsewhere, and the precision run after
+	// the ceiling's ~50,000 records collapsed to 10 firings/s; see docs/local.md). On AWS a
+	// table's stream costs its neighbours nothing, so a phase must not inherit another's records.
+	withEnv := func(phase string, fn func(e *env) error) (err error) {
+		e, err := startEnv(ctx, o.template, emuLog, log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", phase, err)
+		}
+		defer func() { err = errors.Join(err, e.stop()) }()
+		return fn(e)
 	}
-	defer func() { err = errors.Join(err, e.stop()) }()
 	res.Machine.Emulator = "DynamoDB Local (" + emulator.DynamoDBLocalPackage + ") and " + emulator.FauxqsPackage
 
-	ceilingStack, err := e.deploy(ctx, "bench-ceiling", time.Minute, nil)
-	if err != nil {
-		return err
-	}
 	// Two ceilings. The like-for-like one circulates as many firings as the precision run has
-	// timers: moto's SQS walks every message of a queue on each call, and its transactions
-	// copy the tables they write, so its rate depends on how much is stored. The small one, on
-	// a stack of its own, is moto's best case and sizes the lower-load run.
-	smallStack, err := e.deploy(ctx, "bench-ceiling-small", time.Minute, nil)
-	if err != nil {
-		return err
-	}
-	small, err := e.newCeiling(ctx, smallStack, timer.DefaultPriority, 10*smallCeilingWorkers)
-	if err != nil {
-		return err
-	}
-	cb, err := e.newCeiling(ctx, ceilingStack, timer.DefaultPriority, o.timers)
-	if err != nil {
-		return err
-	}
-	ceilingAt := func(tag string) ([]ceilingRun, error) {
-		var runs []ceilingRun
-		for _, w := range o.ceilingWorkers {
-			r, err := cb.run(ctx, w, o.ceilingEach)
+	// timers; the small one, on a stack of its own, sizes the lower-load run. The like-for-like
+	// one runs again after the precision run, on fresh engines too, to show the machine did not
+	// change in between.
+	ceilingAt := func(tag string) (runs []ceilingRun, err error) {
+		err = withEnv("ceiling "+tag, func(e *env) error {
+			ceilingStack, err := e.deploy(ctx, "bench-ceiling", time.Minute, nil)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			log.Info("ceiling", "when", tag, "workers", w, "circulating", o.timers, "firings_per_s", fmt.Sprintf("%.1f", r.PerSecond), "load_avg", loadAvg())
-			runs = append(runs, r)
+			cb, err := e.newCeiling(ctx, ceilingStack, timer.DefaultPriority, o.timers)
+			if err != nil {
+				return err
+			}
+			for _, w := range o.ceilingWorkers {
+				r, err := cb.run(ctx, w, o.ceilingEach)
+				if err != nil {
+					return err
+				}
+				log.Info("ceiling", "when", tag, "workers", w, "circulating", o.timers, "firings_per_s", fmt.Sprintf("%.1f", r.PerSecond), "load_avg", loadAvg())
+				runs = append(runs, r)
+			}
+			if tag == "before" {
+				res.Ceiling.ProbeLarge, err = cb.probe(ctx, 2)
+			}
+			return err
+		})
+		return runs, err
+	}
+	err = withEnv("small ceiling", func(e *env) error {
+		smallStack, err := e.deploy(ctx, "bench-ceiling-small", time.Minute, nil)
+		if err != nil {
+			return err
 		}
-		return runs, nil
-	}
-	if res.Ceiling.Small, err = small.run(ctx, smallCeilingWorkers, o.smallCeilingEach); err != nil {
+		small, err := e.newCeiling(ctx, smallStack, timer.DefaultPriority, 10*smallCeilingWorkers)
+		if err != nil {
+			return err
+		}
+		if res.Ceiling.Small, err = small.run(ctx, smallCeilingWorkers, o.smallCeilingEach); err != nil {
+			return err
+		}
+		log.Info("ceiling", "workers", smallCeilingWorkers, "circulating", 10*smallCeilingWorkers, "firings_per_s", fmt.Sprintf("%.1f", res.Ceiling.Small.PerSecond))
+		res.Ceiling.ProbeSmall, err = small.probe(ctx, 2)
 		return err
-	}
-	log.Info("ceiling", "workers", smallCeilingWorkers, "circulating", 10*smallCeilingWorkers, "firings_per_s", fmt.Sprintf("%.1f", res.Ceiling.Small.PerSecond))
-	if res.Ceiling.ProbeSmall, err = small.probe(ctx, 2); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if res.Ceiling.Before, err = ceilingAt("before"); err != nil {
 		return err
 	}
-	if res.Ceiling.ProbeLarge, err = cb.probe(ctx, 2); err != nil {
-		return err
-	}
 
 	log.Info("precision", "timers", o.timers, "schedule", "every 5s", "warmup", o.warmup, "window", o.window)
-	precision, err := e.runLoad(ctx, loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second, Params: o.params(o.timers),
-		Label:    fmt.Sprintf("%d timers on `every 5s` (the issue's load)", o.timers),
-		Schedule: func(int) string { return "every 5s" }, Warmup: o.warmup, Window: o.window})
+	err = withEnv("precision", func(e *env) error {
+		precision, err := e.runLoad(ctx, loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second, Params: o.params(o.timers),
+			Label:    fmt.Sprintf("%d timers on `every 5s` (the issue's load)", o.timers),
+			Schedule: func(int) string { return "every 5s" }, Warmup: o.warmup, Window: o.window})
+		res.Precision = &precision
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	res.Precision = &precision
 
 	if res.Ceiling.After, err = ceilingAt("after"); err != nil {
 		return err
@@ -216,14 +233,17 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	for _, rate := range o.sweepRates {
 		n := 5 * rate
 		log.Info("sweep", "firings_per_s", rate, "timers", n)
-		l, err := e.runLoad(ctx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n),
-			Label:    fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second", n, rate),
-			Schedule: func(i int) string { return fmt.Sprintf("%d/5 * * * * ?", i%5) }, Warmup: o.sweepWarmup, Window: o.sweepWindow})
+		err := withEnv(fmt.Sprintf("sweep %d/s", rate), func(e *env) error {
+			l, err := e.runLoad(ctx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n),
+				Label:    fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second", n, rate),
+				Schedule: func(i int) string { return fmt.Sprintf("%d/5 * * * * ?", i%5) }, Warmup: o.sweepWarmup, Window: o.sweepWindow})
+			res.Sweep = append(res.Sweep, l)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		res.Sweep = append(res.Sweep, l)
-		if l.Lateness.P99 > targetLatenessP99 {
+		if res.Sweep[len(res.Sweep)-1].Lateness.P99 > targetLatenessP99 {
 			if misses++; misses == 2 {
 				break
 			}
@@ -235,19 +255,21 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		}
 	}
 
-	for _, n := range []int{10, o.idleLarge} {
-		r, err := e.idle(ctx, n, 3)
-		if err != nil {
-			return err
+	err = withEnv("idle and memory", func(e *env) error {
+		for _, n := range []int{10, o.idleLarge} {
+			r, err := e.idle(ctx, n, 3)
+			if err != nil {
+				return err
+			}
+			res.Idle = append(res.Idle, r)
 		}
-		res.Idle = append(res.Idle, r)
-	}
-
-	mem, err := e.memory(ctx, o.out, bootstrap, o.memoryBatches)
+		mem, err := e.memory(ctx, o.out, bootstrap, o.memoryBatches)
+		res.Memory = &mem
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	res.Memory = &mem
 
 	res.finish(time.Since(started))
 	if o.goBench != "" {
