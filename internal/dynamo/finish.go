@@ -63,7 +63,7 @@ func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Fin
 }
 
 // finishFailed explains a refused finish: this very write applied by an earlier attempt whose
-// reply was lost (the item carries its token as lastFinishId), the execution ended by someone
+// reply was lost (the item carries its token in its finish slot), the execution ended by someone
 // else (timer.ErrFenceLost), or the instance changed under the decision (timer.ErrChanged).
 func (s *Store) finishFailed(ctx context.Context, observed timer.Instance, f timer.Finish, token string, err error, after timer.Instance) (timer.Instance, error) {
 	old, ok := conditionOld(err)
@@ -81,9 +81,13 @@ func (s *Store) finishFailed(ctx context.Context, observed timer.Instance, f tim
 	if err := attributevalue.UnmarshalMap(old, &cur); err != nil {
 		return timer.Instance{}, fmt.Errorf("finish %s: decode: %w", observed.Key, err)
 	}
+	var mine string
+	_ = attributevalue.Unmarshal(old[finishSlot(f.Fence.Version)], &mine)
 	switch {
-	case cur.LastFinishID == token:
-		return after, nil // applied by an earlier attempt of this very request
+	case mine == token:
+		// Applied by an earlier attempt of this very request, even if the timer has run
+		// again since (recovery re-sends a firing whose finisher is still retrying).
+		return after, nil
 	case cur.ExecID != f.Fence.ExecutionID || cur.Version != f.Fence.Version:
 		return timer.Instance{}, timer.ErrFenceLost
 	}
@@ -107,7 +111,7 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 		Set(n("lastOutcome"), expression.Value(string(f.Outcome))).
 		Set(n("version"), n("version").Plus(expression.Value(1))).
 		Set(n("lastExecId"), expression.Value(f.Fence.ExecutionID)).
-		Set(n("lastFinishId"), expression.Value(token))
+		Set(n(finishSlot(f.Fence.Version)), expression.Value(token))
 	if f.GaveUp {
 		upd = upd.Set(n("lastGaveUp"), expression.Value(true))
 	} else {

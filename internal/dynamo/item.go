@@ -76,9 +76,17 @@ type instanceItem struct {
 	// execution's log entry (ExecutionFromImages).
 	LastExecID string `dynamodbav:"lastExecId,omitempty"`
 	LastGaveUp bool   `dynamodbav:"lastGaveUp,omitempty"`
-	// LastFinishID is the token of that finish's request (see Store.finishFailed).
-	LastFinishID string `dynamodbav:"lastFinishId,omitempty"`
 }
+
+// finishSlots is how many finish tokens an item keeps (attributes fin0..fin7), one per
+// execution, in turn: a finish whose reply was lost still finds its token after that many
+// later executions of the timer (see Store.finishFailed).
+const finishSlots = 8
+
+// finishSlot is the attribute that holds the token of the finish that ends the execution
+// fenced at version v (a claim and a finish each advance the version by one, so consecutive
+// executions take consecutive slots).
+func finishSlot(v int64) string { return fmt.Sprintf("fin%d", ((v+1)/2)%finishSlots) }
 
 func pk(timerName string) string { return "T#" + timerName }
 func sk(tenant string) string    { return instancePrefix + tenant }

@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,13 @@ import (
 // DynamoDB has already applied. lost counts the replies it dropped.
 func lostReplyStore(t *testing.T, op string) (*dynamo.Store, int, *atomic.Int64) {
 	t.Helper()
+	return lostReplyStoreThen(t, op, nil)
+}
+
+// lostReplyStoreThen is lostReplyStore with meanwhile called after the lost reply, before the
+// SDK's retry: what others do while the request waits for its retry.
+func lostReplyStoreThen(t *testing.T, op string, meanwhile func()) (*dynamo.Store, int, *atomic.Int64) {
+	t.Helper()
 	cfg, out := testenv.Stack(t)
 	lost := &atomic.Int64{}
 	loseFirst := func(st *middleware.Stack) error {
@@ -35,6 +43,9 @@ func lostReplyStore(t *testing.T, op string) (*dynamo.Store, int, *atomic.Int64)
 					return out, md, err
 				}
 				lost.Add(1)
+				if meanwhile != nil {
+					meanwhile()
+				}
 				return middleware.FinalizeOutput{}, md, &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
 					Response: &smithyhttp.Response{Response: &http.Response{StatusCode: 500, Header: http.Header{}}},
 					Err:      &types.InternalServerError{},
@@ -96,6 +107,51 @@ func TestWriteWhoseReplyWasLost(t *testing.T) {
 		_, err = plain.Finish(ctx, running, dec, exec, time.Time{})
 		require.ErrorIs(t, err, timer.ErrFenceLost)
 	})
+
+	// While a finish whose reply was lost waits for its retry, the timer runs again (recovery
+	// re-sent its next firing, another processor ran it): the retry is refused, but the finish
+	// did end its execution, so it is not reported as a zombie, up to finishSlots−1 executions
+	// later. Beyond that its token is overwritten and it is a zombie (the log, from the
+	// stream, still has its entry).
+	for _, tc := range []struct {
+		runsMeanwhile int
+		want          error
+	}{{1, nil}, {7, nil}, {8, timer.ErrFenceLost}} {
+		t.Run(fmt.Sprintf("FinishAfter%dMoreRuns", tc.runsMeanwhile), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			plain, _ := newStore(t)
+			key := timer.Key{Timer: testenv.Unique(t)}
+			runAgain := func() {
+				for range tc.runsMeanwhile {
+					cur, err := plain.Get(ctx, key)
+					require.NoError(t, err)
+					id := fmt.Sprintf("exec-v%d", cur.Version)
+					r, err := plain.Claim(ctx, key, timer.Claim{Due: cur.NextRun, ScheduledAt: cur.NextRun, Attempt: 1, ExecutionID: id, By: "other", Now: cur.NextRun})
+					require.NoError(t, err)
+					d := timer.Decide(r, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: cur.NextRun.Add(time.Second)}, fixedNext(cur.NextRun.Add(time.Hour)))
+					_, err = plain.Finish(ctx, r, d, timer.NewExecution(r, d), time.Time{})
+					require.NoError(t, err)
+				}
+			}
+			s, shards, lost := lostReplyStoreThen(t, "UpdateItem", runAgain)
+			in := instance(key, shards, now())
+			require.NoError(t, plain.Create(ctx, in))
+			running, err := plain.Claim(ctx, key, timer.Claim{Due: in.NextRun, ScheduledAt: in.NextRun, Attempt: 1, ExecutionID: "exec-1", By: "worker", Now: in.NextRun})
+			require.NoError(t, err)
+			dec := timer.Decide(running, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: in.NextRun.Add(time.Second)}, fixedNext(in.NextRun.Add(time.Hour)))
+			_, err = s.Finish(ctx, running, dec, timer.NewExecution(running, dec), time.Time{})
+			require.EqualValues(t, 1, lost.Load())
+			if tc.want == nil {
+				require.NoError(t, err, "its own finish took effect %d runs ago", tc.runsMeanwhile)
+			} else {
+				require.ErrorIs(t, err, tc.want)
+			}
+			stored, err := plain.Get(ctx, key)
+			require.NoError(t, err)
+			require.EqualValues(t, running.Version+1+2*int64(tc.runsMeanwhile), stored.Version, "every run meanwhile claimed and finished")
+		})
+	}
 }
 
 // TestAdvanceWatermarkWhoseReplyWasLost is not parallel: the watermark is one item per table.
