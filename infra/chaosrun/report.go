@@ -22,7 +22,7 @@ func (r *Report) Print(w io.Writer) {
 	row("processor invocations killed", r.Kills.Processor, "mid-invocation: holding, claiming, running the action or writing")
 	row("fetch / recovery / log writer invocations killed", fmt.Sprintf("%d / %d / %d", r.Kills.Fetch, r.Kills.Recovery, r.Kills.LogWriter), "")
 	row("idle processor instances killed", r.Kills.Idle, "")
-	row("processor freezes", fmt.Sprintf("%d (%d processes)", r.Freezes.Events, r.Freezes.Processes), "every busy processor SIGSTOPped 17–20 s, longer than a lease")
+	row("processor freezes", fmt.Sprintf("%d (%d processes)", r.Freezes.Events, r.Freezes.Processes), "every busy processor SIGSTOPped 25–28 s, longer than a lease")
 	row("DynamoDB faults", r.faults("DynamoDB"), r.faultKinds("DynamoDB"))
 	row("SQS faults", r.faults("SQS"), r.faultKinds("SQS"))
 	row("SQS messages sent twice", r.Faults["SQS SendMessageBatch dup"], "")

@@ -28,7 +28,7 @@ type Config struct {
 	KillRate      float64
 	IdleKillEvery time.Duration
 	// FreezeRate is the chance that an action's start freezes (SIGSTOP) every busy processor
-	// for longer than a lease (17–20 s; timers have a 10 s timeout, 12 s lease); the first
+	// for longer than a lease (25–28 s; timers have a 10 s timeout, 12 s lease); the first
 	// action after a quarter of the chaos phase always does (0: only that one). Negative: never.
 	FreezeRate float64
 	Tick       time.Duration // fetch and recovery interval; default 1s
@@ -51,8 +51,10 @@ type Config struct {
 // freezeFor is how long a freeze lasts at least (plus up to 3 s): longer than a lease (12 s)
 // plus twice the clock skew (4 s) and the longest action, so that a frozen processor always
 // wakes up to find its lease recovered, and cannot start an action late in it (the processor
-// does not start an action past claim + timeout × 1.1).
-const freezeFor = 17 * time.Second
+// does not start an action past claim + timeout × 1.1), plus 8 s for recovery to run on a
+// loaded machine: with 17 s, a CI run with every test package at once once saw no zombie at
+// all (the frozen processors woke before recovery had ended their executions).
+const freezeFor = 25 * time.Second
 
 // DefaultFaults are the faults of `make chaos`.
 var DefaultFaults = chaos.Config{
