@@ -75,7 +75,7 @@ func TestSteady(t *testing.T) {
 		LambdaRequests: 700,
 		// 400 invocations × 3 records × 330 ms, 300 × 50 ms, at 128 MB.
 		LambdaGBSeconds: (400*3*0.33 + 300*0.05) * 0.125,
-		LogIngestBytes:  1000*710 + 700*300,
+		LogIngestBytes:  1000*57 + 700*300,
 		// A day of 1000 log items (10 failed) is 1/30 of a month of 30,000 (300): stored 30
 		// days, twice (+ errorsByDay), at 295 + 100 bytes; and two timer items of 500 + 100.
 		StorageGBMonths: ((60000+300)*395.0/gib*30/30 + 2*600.0/gib) / 30,

@@ -225,7 +225,7 @@ func TestMonth(t *testing.T) {
 			LambdaRequests: 43200 * 2,
 			// 3 records' worth of 330 ms per processor invocation, 50 ms per log writer's.
 			LambdaGBSeconds: (43200*3*0.33 + 43200*0.05) * 0.125,
-			LogIngestBytes:  43200*710 + 86400*300,
+			LogIngestBytes:  43200*57 + 86400*300,
 			StorageGBMonths: (43200*2*395.0 + 600) / (1 << 30),
 		}, m.FiringsUsage)
 		// A month of idle ticks: 43,200 fetches and sweeps, 11 pollers.
