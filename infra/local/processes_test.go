@@ -84,9 +84,18 @@ func TestProcesses(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Count(out.String(), "Tick ") >= 3 }, 30*time.Second, 100*time.Millisecond,
 		"executions through the processor processes; out:\n%s\nlog:\n%s", out.String(), logs.String())
 	require.Regexp(t, `Tick\s+success\s+scheduled \d\d:\d\d:\d\d\.000 attempt 1`, out.String(), "the human line of a process's execution")
-	logged, err := pl.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: "Tick"}, Limit: 100})
-	require.NoError(t, err)
-	require.NotEmpty(t, logged)
+	// The log follows from the timers table's stream: wait until the log writer has caught up.
+	var logged []timer.Execution
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if pl.Drained(ctx) != nil {
+			return false
+		}
+		var err error
+		logged, err = pl.App.Store.Logs(context.Background(), dynamo.LogQuery{Key: &timer.Key{Timer: "Tick"}, Limit: 100})
+		return err == nil && len(logged) > 0
+	}, 30*time.Second, 100*time.Millisecond, "the log writer's processes log Tick's executions; log:\n%s", logs.String())
 	built, err := os.Stat(filepath.Join(dir, "bin", "processor", "bootstrap"))
 	require.NoError(t, err)
 	require.True(t, built.ModTime().Before(logged[len(logged)-1].ScheduledAt),
