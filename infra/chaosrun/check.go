@@ -42,7 +42,7 @@ type Result struct {
 	ActionCalls, RecoveredActions int
 	// PendingAtEnd: timers whose next firing was still ahead (or not due long enough) at the
 	// end; UnfinishedAtStop: executions claimed and not yet ended when the platform stopped
-	// (their lease is in the running index: recovery ends them).
+	// (recovery finds their expired lease through the due index and ends them).
 	PendingAtEnd, UnfinishedAtStop int
 	// ActionOverlaps: two actions of one timer running at once (the action server's clock).
 	// LogOverlaps: an execution's outcome written after the next execution of the timer was

@@ -209,7 +209,7 @@ func TestRunNow(t *testing.T) {
 		require.Equal(t, claimed.LeaseExpiresAt, got.LeaseExpiresAt)
 		require.Equal(t, claimed.IsRunningSince, got.IsRunningSince)
 		require.NotContains(t, f.dueKeys(t, base), in.Key, "one execution at a time: not due while running")
-		require.Contains(t, keysOf(f.expired(t, claimed.LeaseExpiresAt)), in.Key, "still in the running index")
+		require.Contains(t, keysOf(f.expired(t, claimed.LeaseExpiresAt)), in.Key, "recovery still finds its expired lease")
 
 		_, err = f.s.Claim(ctx, in.Key, timer.Claim{Due: at, ScheduledAt: at, Attempt: 1, ExecutionID: "exec-2", Now: at})
 		require.ErrorIs(t, err, timer.ErrClaimLost, "the run-now firing waits for the running execution")

@@ -323,7 +323,7 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	require.True(t, ran.RequeuedAt.IsZero())
 	r.rec("run now while running", ran, err)
 	require.Empty(t, keysOf(h.due(t, now4.Add(-ms), now4)), "a running instance stays out of the due index")
-	require.Equal(t, []timer.Key{a.Key}, keysOf(h.expired(t, claimed2.LeaseExpiresAt)), "and in the running index")
+	require.Equal(t, []timer.Key{a.Key}, keysOf(h.expired(t, claimed2.LeaseExpiresAt)), "and recovery finds its expired lease")
 
 	finished2 := now4.Add(time.Second)
 	res2 := timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: finished2}
