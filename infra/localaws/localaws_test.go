@@ -50,8 +50,8 @@ func TestLocalAWS(t *testing.T) {
 		require.ErrorContains(t, err, "dynamodb:DeleteItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table/"+outs.TimersTable)
 		_, err = sqs.NewFromConfig(fetch).SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(outs.DLQ), MessageBody: aws.String("{}")})
 		requireCode(t, err, "AccessDenied")
-		_, err = dynamodb.NewFromConfig(fetch).Query(ctx, &dynamodb.QueryInput{TableName: aws.String(outs.LogTable), IndexName: aws.String("byDay"),
-			KeyConditionExpression: aws.String("#d = :d"), ExpressionAttributeNames: map[string]string{"#d": "day"},
+		_, err = dynamodb.NewFromConfig(fetch).Query(ctx, &dynamodb.QueryInput{TableName: aws.String(outs.LogTable), IndexName: aws.String("errorsByDay"),
+			KeyConditionExpression: aws.String("#d = :d"), ExpressionAttributeNames: map[string]string{"#d": "errDay"},
 			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":d": &ddbtypes.AttributeValueMemberS{Value: "x"}}})
 		requireCode(t, err, "AccessDeniedException")
 
@@ -60,7 +60,7 @@ func TestLocalAWS(t *testing.T) {
 		require.Equal(t, "FetchFunctionRole", rep.Denied[0].Role)
 		require.Equal(t, "dynamodb:DeleteItem", rep.Denied[0].Call.Action)
 		require.Equal(t, "dynamodb:Query", rep.Denied[2].Call.Action)
-		require.Contains(t, rep.Denied[2].Call.Resource, "/index/byDay")
+		require.Contains(t, rep.Denied[2].Call.Resource, "/index/errorsByDay")
 	})
 
 	t.Run("ConsumedCapacityIsMeasured", func(t *testing.T) {

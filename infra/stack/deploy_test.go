@@ -92,7 +92,7 @@ func TestDeploy(t *testing.T) {
 		desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(out.LogTable)})
 		require.NoError(t, err)
 		require.Equal(t, keys{"pk", "sk"}, keysOf(desc.Table.KeySchema))
-		require.Equal(t, map[string]keys{"byDay": {"day", "sk"}, "errorsByDay": {"errDay", "sk"}}, indexes(desc.Table.GlobalSecondaryIndexes))
+		require.Equal(t, map[string]keys{"errorsByDay": {"errDay", "sk"}}, indexes(desc.Table.GlobalSecondaryIndexes))
 
 		ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(out.LogTable)})
 		require.NoError(t, err)

@@ -262,19 +262,18 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 		}
 		return s.queryLog(ctx, "", kc, filt, q.Limit)
 	}
-	index, attr := indexByDay, "day"
-	if q.ErrorsOnly {
-		index, attr = indexErrors, "errDay"
-	}
-	var out []timer.Execution
 	days := q.Days
 	if days <= 0 {
 		days = 31
 	}
+	if !q.ErrorsOnly {
+		return s.allTimers(ctx, allTimersQuery{apps: s.logApps(), before: before, days: days, keep: tenantKeep(q.Tenant), limit: q.Limit})
+	}
+	var out []timer.Execution
 	day := q.Before.UTC()
 	for range days {
-		kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-		got, err := s.queryLog(ctx, index, kc, tenantFilter(q.Tenant), q.Limit-len(out))
+		kc := expression.Key("errDay").Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
+		got, err := s.queryLog(ctx, indexErrors, kc, tenantFilter(q.Tenant), q.Limit-len(out))
 		if err != nil {
 			return nil, err
 		}
@@ -286,6 +285,17 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 	}
 	return out, nil
 }
+
+// tenantKeep keeps one tenant's instances (nil: all).
+func tenantKeep(tenant string) func(timer.Key) bool {
+	if tenant == "" {
+		return nil
+	}
+	return func(k timer.Key) bool { return k.Tenant == tenant }
+}
+
+// logApps are the apps whose pages an all-timers listing reads.
+func (s *Store) logApps() []string { return []string{defaultApp} }
 
 // tenantFilter keeps one tenant's log entries (nil: all).
 func tenantFilter(tenant string) *expression.ConditionBuilder {

@@ -65,13 +65,14 @@ func (s *Store) LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Exec
 			return nil, "", err
 		}
 	} else {
-		index, attr := indexByDay, "day"
-		if q.ErrorsOnly {
-			index, attr = indexErrors, "errDay"
+		if !q.ErrorsOnly {
+			if out, err = s.allTimers(ctx, allTimersQuery{apps: s.logApps(), before: before, days: q.Days, keep: tenantKeep(q.Tenant), limit: want}); err != nil {
+				return nil, "", err
+			}
 		}
-		for range q.Days {
-			kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-			got, err := s.queryLog(ctx, index, kc, tenantFilter(q.Tenant), want-len(out))
+		for d := 0; q.ErrorsOnly && d < q.Days; d++ {
+			kc := expression.Key("errDay").Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
+			got, err := s.queryLog(ctx, indexErrors, kc, tenantFilter(q.Tenant), want-len(out))
 			if err != nil {
 				return nil, "", err
 			}

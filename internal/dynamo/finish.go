@@ -171,5 +171,13 @@ func (s *Store) PutExecution(ctx context.Context, e timer.Execution) error {
 	if err != nil {
 		return fmt.Errorf("put log entry for %s: %w", e.Key, err)
 	}
-	return nil
+	var reqs []types.WriteRequest
+	for _, p := range logPages([]timer.Execution{e}, s.retention) {
+		item, err := attributevalue.MarshalMap(p)
+		if err != nil {
+			return fmt.Errorf("encode log page %s: %w", p.SK, err)
+		}
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+	}
+	return s.batchWriteLog(ctx, reqs)
 }

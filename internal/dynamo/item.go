@@ -17,7 +17,6 @@ const (
 	// find it at, or an earlier one when the writer of its next run sent that firing itself
 	// (see Store.Finish). The fetch and recovery read the items they find (BatchGetItem).
 	indexDue    = "due"
-	indexByDay  = "byDay"
 	indexErrors = "errorsByDay"
 
 	instancePrefix = "I#"
@@ -168,7 +167,6 @@ func (it instanceItem) instance() timer.Instance {
 type logItem struct {
 	PK              string `dynamodbav:"pk"`
 	SK              string `dynamodbav:"sk"`
-	Day             string `dynamodbav:"day"`
 	ErrDay          string `dynamodbav:"errDay,omitempty"`
 	Timer           string `dynamodbav:"timer"`
 	Tenant          string `dynamodbav:"tenant,omitempty"`
@@ -205,14 +203,14 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 	started := e.StartedAt.UTC()
 	it := logItem{
 		PK: e.Key.String(), SK: logSortKey(e),
-		Day: started.Format(time.DateOnly), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
+		Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
 		Version: e.Version, ExpiresAt: started.Add(retention).Unix(),
 	}
 	if e.Outcome.Failed() {
-		it.ErrDay = it.Day
+		it.ErrDay = started.Format(time.DateOnly)
 	}
 	return it
 }

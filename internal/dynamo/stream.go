@@ -56,22 +56,35 @@ func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (ti
 	}), true, nil
 }
 
-// PutExecutions writes log entries, 25 a request (BatchWriteItem), until DynamoDB has taken
-// every one (UnprocessedItems are sent again after a pause). A put replaces the item of the
-// same execution, so writing an entry again changes nothing.
+// PutExecutions writes log entries and the all-timers pages that list them (logPages), 25
+// items a request (BatchWriteItem), until DynamoDB has taken every one (UnprocessedItems are
+// sent again after a pause). A put replaces the item of the same execution, and the same
+// batch makes the same pages, so writing a batch again changes nothing.
 func (s *Store) PutExecutions(ctx context.Context, es []timer.Execution) error {
-	for len(es) > 0 {
-		n := min(len(es), 25)
-		reqs := make([]types.WriteRequest, 0, n)
-		for _, e := range es[:n] {
-			item, err := attributevalue.MarshalMap(toLogItem(e, s.retention))
-			if err != nil {
-				return fmt.Errorf("encode log entry for %s: %w", e.Key, err)
-			}
-			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+	var reqs []types.WriteRequest
+	for _, e := range es {
+		item, err := attributevalue.MarshalMap(toLogItem(e, s.retention))
+		if err != nil {
+			return fmt.Errorf("encode log entry for %s: %w", e.Key, err)
 		}
-		es = es[n:]
-		req := map[string][]types.WriteRequest{s.logs: reqs}
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+	}
+	for _, p := range logPages(es, s.retention) {
+		item, err := attributevalue.MarshalMap(p)
+		if err != nil {
+			return fmt.Errorf("encode log page %s: %w", p.SK, err)
+		}
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+	}
+	return s.batchWriteLog(ctx, reqs)
+}
+
+// batchWriteLog puts items into the log table, 25 a request, until every one is taken.
+func (s *Store) batchWriteLog(ctx context.Context, reqs []types.WriteRequest) error {
+	for len(reqs) > 0 {
+		n := min(len(reqs), 25)
+		req := map[string][]types.WriteRequest{s.logs: reqs[:n]}
+		reqs = reqs[n:]
 		for attempt := 0; len(req) > 0; attempt++ {
 			if attempt > 0 {
 				if err := pause(ctx, attempt); err != nil {

@@ -1,0 +1,332 @@
+package dynamo
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The all-timers log without an index write per execution.
+//
+// An execution's log item is keyed by its instance (one timer's history is a Query of the
+// table). Listing every timer's executions, newest first, used to need a second copy of each
+// item in a global secondary index (byDay, one more write unit per firing: a quarter of what
+// a firing wrote). Instead the log writer, which writes executions in batches anyway, also
+// writes one *page* per batch, app and minute: an item in the log table that lists the keys
+// of the executions of that batch that started in that minute. A page of 100 references is a
+// few KB, so a firing's share of it is a small fraction of a write unit.
+//
+// A page's partition is its app and day (pagePK); its sort key is the largest Ref (start time
+// and execution id) among its entries, then "|" and the smallest, so that two pages holding
+// different sets never share a key (a batch delivered again with the same records writes the
+// same pages again; one delivered in other groupings writes other pages, and a reader drops
+// the second reference to an execution). Every entry of a page started within the page's
+// minute (pageSpan), so:
+//
+//   - a page whose sort key is below a cursor's time + pageSpan holds every entry before the
+//     cursor that any page holds (reading from there, nothing before the cursor is missed);
+//   - reading pages in descending sort key order, an entry whose Ref is above the next
+//     page's largest Ref can be given out: no page not yet read holds a later one. So the
+//     listing is exactly newest first by start time, as one timer's history is, and a page of
+//     the listing resumes from the last entry's Ref.
+//
+// The entries themselves are then read with BatchGetItem. The failed executions keep their
+// sparse index (errorsByDay): they are few, and its items are the entries.
+
+// pageSpan bounds how far apart the start times of one page's entries are.
+const pageSpan = time.Minute
+
+// maxPageRefs bounds a page's references so that the item stays far below DynamoDB's 400 KB
+// (a reference is at most ~300 bytes: names of 128 characters, tenant and app).
+const maxPageRefs = 500
+
+// pageItem is one page of the all-timers log.
+type pageItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Refs      string `dynamodbav:"refs"` // "<instance>\t<Ref>" lines, newest first
+	ExpiresAt int64  `dynamodbav:"expiresAt"`
+}
+
+// pagePK is the partition of an app's pages of one day ("2006-01-02").
+func pagePK(app, day string) string { return "D#" + app + "#" + day }
+
+// appOf is the app whose pages list an instance's executions.
+func appOf(timer.Key) string { return defaultApp }
+
+const defaultApp = "default"
+
+type pageRef struct {
+	instance string // the log item's partition key (timer.Key.String())
+	ref      string // its sort key (timer.Execution.Ref())
+}
+
+// logPages groups a batch's executions into pages: one per app and minute of start (more
+// when a group has over maxPageRefs), each listing its entries newest first, once each.
+func logPages(es []timer.Execution, retention time.Duration) []pageItem {
+	type group struct {
+		app    string
+		minute time.Time
+	}
+	groups := map[group][]pageRef{}
+	seen := map[pageRef]bool{}
+	for _, e := range es {
+		r := pageRef{instance: e.Key.String(), ref: logSortKey(e)}
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		g := group{app: appOf(e.Key), minute: e.StartedAt.UTC().Truncate(pageSpan)}
+		groups[g] = append(groups[g], r)
+	}
+	var out []pageItem
+	for g, refs := range groups {
+		slices.SortFunc(refs, func(a, b pageRef) int {
+			return cmp.Or(strings.Compare(b.ref, a.ref), strings.Compare(b.instance, a.instance))
+		})
+		for len(refs) > 0 {
+			n := min(len(refs), maxPageRefs)
+			chunk := refs[:n]
+			refs = refs[n:]
+			lines := make([]string, len(chunk))
+			for i, r := range chunk {
+				lines[i] = r.instance + "\t" + r.ref
+			}
+			out = append(out, pageItem{
+				PK: pagePK(g.app, g.minute.Format(time.DateOnly)),
+				SK: chunk[0].ref + "|" + chunk[len(chunk)-1].ref, Refs: strings.Join(lines, "\n"),
+				ExpiresAt: g.minute.Add(retention).Unix(),
+			})
+		}
+	}
+	slices.SortFunc(out, func(a, b pageItem) int { return cmp.Or(strings.Compare(a.PK, b.PK), strings.Compare(a.SK, b.SK)) })
+	return out
+}
+
+// parseRefs reads a page's references; a malformed line is an error (no writer of Sundial's
+// writes one), not skipped silently.
+func (p pageItem) refs() ([]pageRef, error) {
+	if p.Refs == "" {
+		return nil, nil
+	}
+	lines := strings.Split(p.Refs, "\n")
+	out := make([]pageRef, 0, len(lines))
+	for _, l := range lines {
+		inst, ref, ok := strings.Cut(l, "\t")
+		if !ok || inst == "" || len(ref) < len(logSortLayout) {
+			return nil, fmt.Errorf("log page %s/%s: malformed reference %q", p.PK, p.SK, l)
+		}
+		out = append(out, pageRef{instance: inst, ref: ref})
+	}
+	return out, nil
+}
+
+// maxRef is the largest Ref a page holds (the part of its sort key before "|").
+func (p pageItem) maxRef() string {
+	r, _, _ := strings.Cut(p.SK, "|")
+	return r
+}
+
+// allTimersQuery selects entries of every instance (of the apps) from the pages.
+type allTimersQuery struct {
+	apps   []string
+	before string               // entries whose Ref is below this (a Ref, or RefBefore of a time)
+	days   int                  // how many days back from before's day
+	keep   func(timer.Key) bool // nil: every instance
+	limit  int
+}
+
+// allTimers reads up to q.limit entries, newest first.
+func (s *Store) allTimers(ctx context.Context, q allTimersQuery) ([]timer.Execution, error) {
+	from, err := time.Parse(logSortLayout, q.before[:min(len(q.before), len(logSortLayout))])
+	if err != nil {
+		return nil, fmt.Errorf("%w: log cursor %q", errkind.Invalid, q.before)
+	}
+	bound := from.Add(pageSpan).Format(logSortLayout)
+	var (
+		picked  []pageRef
+		pending []pageRef // read, not yet given out: every one's Ref is below q.before
+		seen    = map[pageRef]bool{}
+	)
+	// give hands out the pending references above ref (all of them when ref is ""), newest
+	// first, and reports whether the listing is full.
+	give := func(ref string) bool {
+		slices.SortFunc(pending, func(a, b pageRef) int {
+			return cmp.Or(strings.Compare(b.ref, a.ref), strings.Compare(b.instance, a.instance))
+		})
+		n := 0
+		for n < len(pending) && (ref == "" || pending[n].ref > ref) && len(picked) < q.limit {
+			picked = append(picked, pending[n])
+			n++
+		}
+		pending = pending[n:]
+		return len(picked) >= q.limit
+	}
+	day := from.UTC()
+	full := false
+	for d := 0; d < q.days && !full; d++ {
+		pages, err := s.dayPages(ctx, q.apps, day.Format(time.DateOnly), bound)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			p, ok, err := pages.next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			if full = give(p.maxRef()); full {
+				break
+			}
+			refs, err := p.refs()
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range refs {
+				if r.ref >= q.before || seen[r] {
+					continue
+				}
+				seen[r] = true
+				if q.keep != nil {
+					k, err := timer.ParseKey(r.instance)
+					if err != nil || !q.keep(k) {
+						continue
+					}
+				}
+				pending = append(pending, r)
+			}
+		}
+		day = day.AddDate(0, 0, -1)
+	}
+	if !full {
+		give("")
+	}
+	return s.getEntries(ctx, picked)
+}
+
+// dayPages merges the pages of the apps' partitions of one day, in descending sort key order.
+func (s *Store) dayPages(ctx context.Context, apps []string, day, bound string) (*pageMerge, error) {
+	m := &pageMerge{}
+	for _, app := range apps {
+		kc := expression.Key("pk").Equal(expression.Value(pagePK(app, day))).And(expression.Key("sk").LessThan(expression.Value(bound)))
+		expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+		if err != nil {
+			return nil, fmt.Errorf("build log page query: %w", err)
+		}
+		m.srcs = append(m.srcs, &pageSource{p: dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
+			TableName: &s.logs, KeyConditionExpression: expr.KeyCondition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			// A few pages a request: a listing of 50 entries needs one or two pages, not
+			// the megabyte a Query reads without a limit.
+			ScanIndexForward: aws.Bool(false), Limit: aws.Int32(4),
+		})})
+	}
+	return m, nil
+}
+
+type pageSource struct {
+	p    *dynamodb.QueryPaginator
+	buf  []pageItem
+	done bool
+}
+
+// head returns the source's next page without taking it.
+func (src *pageSource) head(ctx context.Context) (pageItem, bool, error) {
+	for len(src.buf) == 0 && !src.done {
+		if !src.p.HasMorePages() {
+			src.done = true
+			break
+		}
+		out, err := src.p.NextPage(ctx)
+		if err != nil {
+			return pageItem{}, false, fmt.Errorf("query log pages: %w", err)
+		}
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &src.buf); err != nil {
+			return pageItem{}, false, fmt.Errorf("decode log pages: %w", err)
+		}
+	}
+	if len(src.buf) == 0 {
+		return pageItem{}, false, nil
+	}
+	return src.buf[0], true, nil
+}
+
+type pageMerge struct{ srcs []*pageSource }
+
+// next takes the page with the largest sort key among the sources' heads.
+func (m *pageMerge) next(ctx context.Context) (pageItem, bool, error) {
+	best := -1
+	var top pageItem
+	for i, src := range m.srcs {
+		p, ok, err := src.head(ctx)
+		if err != nil {
+			return pageItem{}, false, err
+		}
+		if ok && (best < 0 || p.SK > top.SK) {
+			best, top = i, p
+		}
+	}
+	if best < 0 {
+		return pageItem{}, false, nil
+	}
+	m.srcs[best].buf = m.srcs[best].buf[1:]
+	return top, true, nil
+}
+
+// getEntries reads the log items the references name, in their order (BatchGetItem, 100 a
+// request). An entry a page names that is not there (expired, or its put still being retried
+// by the log writer) is left out.
+func (s *Store) getEntries(ctx context.Context, refs []pageRef) ([]timer.Execution, error) {
+	got := make(map[pageRef]timer.Execution, len(refs))
+	for i := 0; i < len(refs); i += 100 {
+		chunk := refs[i:min(i+100, len(refs))]
+		keys := make([]map[string]types.AttributeValue, len(chunk))
+		for j, r := range chunk {
+			keys[j] = map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: r.instance},
+				"sk": &types.AttributeValueMemberS{Value: r.ref},
+			}
+		}
+		req := map[string]types.KeysAndAttributes{s.logs: {Keys: keys}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 0 {
+				if err := pause(ctx, attempt); err != nil {
+					return nil, fmt.Errorf("read log entries: %w", err)
+				}
+			}
+			out, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, fmt.Errorf("read log entries: %w", err)
+			}
+			var items []logItem
+			if err := attributevalue.UnmarshalListOfMaps(out.Responses[s.logs], &items); err != nil {
+				return nil, fmt.Errorf("decode log entries: %w", err)
+			}
+			for _, it := range items {
+				got[pageRef{instance: it.PK, ref: it.SK}] = it.execution()
+			}
+			req = out.UnprocessedKeys
+		}
+	}
+	out := make([]timer.Execution, 0, len(refs))
+	for _, r := range refs {
+		if e, ok := got[r]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
