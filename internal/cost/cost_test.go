@@ -45,8 +45,9 @@ func TestPerFiring(t *testing.T) {
 	}{
 		"ABatchOfTen": {steady, cost.Usage{
 			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
-			// Claim 1 + finish 1 + log item 1 + byDay 1: the frequent timer's 4.
-			WriteUnits: 4, ReadUnits: 0.1,
+			// Claim 1 + finish 1 + log item 1, and the log writer's one page of ten (700
+			// bytes, 1 unit) over ten firings: the frequent timer's 3.1.
+			WriteUnits: 3.1, ReadUnits: 0.1,
 			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
 			LogIngestBytes: 500 + 60,
 		}},
@@ -56,7 +57,7 @@ func TestPerFiring(t *testing.T) {
 			return w
 		}, cost.Usage{
 			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
-			WriteUnits: 6, ReadUnits: 0.1 + 0.5,
+			WriteUnits: 5.1, ReadUnits: 0.1 + 0.5,
 			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
 			LogIngestBytes: 560,
 		}},
@@ -66,7 +67,7 @@ func TestPerFiring(t *testing.T) {
 			return w
 		}, cost.Usage{
 			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
-			WriteUnits: 4, ReadUnits: 0.1 + 1,
+			WriteUnits: 3.1, ReadUnits: 0.1 + 1,
 			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
 			LogIngestBytes: 560,
 		}},
@@ -78,8 +79,9 @@ func TestPerFiring(t *testing.T) {
 			return w
 		}, cost.Usage{
 			Requests: 2.2, DynamoRequests: 2.2,
-			// Claims 10×2, finishes 10×2, one other update 2; logs 10×(1+1); errorsByDay 2×1.
-			WriteUnits:     (20 + 20 + 2 + 20 + 2) / 10.0,
+			// Claims 10×2, finishes 10×2, one other update 2; logs 10×1; errorsByDay 2×1; the
+			// page of ten 1 (its lines are 70 bytes, whatever the log item's size).
+			WriteUnits:     (20 + 20 + 2 + 10 + 2 + 1) / 10.0,
 			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
 			LogIngestBytes: 560,
 		}},
@@ -89,7 +91,7 @@ func TestPerFiring(t *testing.T) {
 			return w
 		}, cost.Usage{
 			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
-			WriteUnits: 8, ReadUnits: 0.1,
+			WriteUnits: 2 + 2 + 2 + 0.1, ReadUnits: 0.1,
 			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
 			LogIngestBytes: 560,
 		}},
@@ -106,8 +108,8 @@ func TestPerFiring(t *testing.T) {
 		}, cost.Usage{
 			// 23 + 1 + 1 + 1 + 1 + 4 DynamoDB requests, 3 SQS.
 			Requests: 3.4, DynamoRequests: 3.1, SQSRequests: 0.3,
-			// The firings' 4, three more updates, a put, a delete, errorsByDay for the failure.
-			WriteUnits: 4 + 0.3 + 0.1 + 0.1 + 0.1, ReadUnits: 0.1 + 0.2,
+			// The firings' 3.1, three more updates, a put, a delete, errorsByDay for the failure.
+			WriteUnits: 3.1 + 0.3 + 0.1 + 0.1 + 0.1, ReadUnits: 0.1 + 0.2,
 			LambdaRequests: 0.3, LambdaGBSeconds: 0.3 * 0.125 / 10,
 			LogIngestBytes: 500 + 90,
 		}},
@@ -117,7 +119,7 @@ func TestPerFiring(t *testing.T) {
 			return w
 		}, cost.Usage{
 			Requests: 3.5, DynamoRequests: 3.2, SQSRequests: 0.3,
-			WriteUnits: 5, ReadUnits: 0.1,
+			WriteUnits: 4.1, ReadUnits: 0.1,
 			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
 			LogIngestBytes: 560,
 		}},
@@ -150,18 +152,18 @@ func TestPerFiring(t *testing.T) {
 		require.ErrorIs(t, err, cost.ErrNoFirings)
 	})
 
-	t.Run("StorageKeepsTheLogItemTwiceForTheRetention", func(t *testing.T) {
+	t.Run("StorageKeepsTheLogItemAndItsPageLineForTheRetention", func(t *testing.T) {
 		t.Parallel()
 		w := steady()
-		w.Items.Log = 1<<30/2 - cost.StorageOverheadBytes // half a GB, twice (table + byDay)
+		w.Items.Log = 1<<30 - cost.StorageOverheadBytes - cost.PageRefBytes // with its page line, 1 GB
 		w.LogRetentionDays = 365
 		got, err := cost.PerFiring(w)
 		require.NoError(t, err)
 		require.InDelta(t, 365.0/30, got.StorageGBMonths, 1e-9, "1 GB for a year of 30-day months")
-		w.Failed = 5 // half the firings: their items also in errorsByDay, half a GB more each
+		w.Failed = 5 // half the firings: their items also in errorsByDay
 		got, err = cost.PerFiring(w)
 		require.NoError(t, err)
-		require.InDelta(t, 1.25*365/30, got.StorageGBMonths, 1e-9)
+		require.InDelta(t, (1+0.5*float64(1<<30-cost.PageRefBytes)/(1<<30))*365/30, got.StorageGBMonths, 1e-9)
 	})
 }
 
@@ -175,7 +177,7 @@ func TestNaive(t *testing.T) {
 	requireUsage(t, cost.Usage{
 		// Sundial's requests plus a watermark read per firing; send, receive, delete per firing.
 		Requests: 3.1 + 3, DynamoRequests: 2.2 + 0.9, SQSRequests: 3,
-		WriteUnits: 4, ReadUnits: 1,
+		WriteUnits: 3.1, ReadUnits: 1,
 		// One processor invocation per firing, each as long as a batch was (200 ms), and the
 		// log writer's as measured (one of 50 ms over ten firings).
 		LambdaRequests: 1.1, LambdaGBSeconds: 0.205 * 0.125,

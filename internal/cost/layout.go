@@ -1,6 +1,9 @@
 package cost
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // The numbers of the cost model, in one place: the benchmark's per-firing model (PerFiring),
 // the steady-load model `sundial plan` and the console use (Month, Idle) and the provisioned
@@ -10,8 +13,9 @@ import "time"
 
 // Write units of a firing, per KB of the item written (rounded up) unless said otherwise.
 // The layout: one timers-table item per timer instance, a KEYS_ONLY "due" index keyed
-// (dueShard, dueAt), no running index; the log table with byDay (projection ALL) and the
-// sparse errorsByDay index; the log entry is written from the timers table's stream.
+// (dueShard, dueAt), no running index; the log table keyed by instance, with the log
+// writer's pages for the all-timers log and the sparse errorsByDay index; the log entry is
+// written from the timers table's stream.
 const (
 	// ClaimWrites: the claim is one conditional UpdateItem of the timer item that changes
 	// no index key, so it writes the table only.
@@ -24,11 +28,11 @@ const (
 	// size (a keys-only entry is far below 1 KB). Otherwise the finisher sends the next
 	// firing itself and the key stays.
 	DueIndexMoveWrites = 2
-	// LogWrites and LogByDayWrites: the log writer, fed by the timers table's stream
-	// (DynamoDB Streams read by Lambda cost nothing), puts one log item per execution: the
-	// log table and its byDay index (projection ALL), per KB of log item each.
-	LogWrites      = 1
-	LogByDayWrites = 1
+	// LogWrites: the log writer, fed by the timers table's stream (DynamoDB Streams read by
+	// Lambda cost nothing), puts one log item per execution, per KB of log item. The
+	// all-timers log costs no index write: the writer adds one page per batch listing the
+	// batch's executions (PageRefBytes each; see PageWriteUnits).
+	LogWrites = 1
 	// LogErrorsWrites: a failed execution's log item also enters the sparse errorsByDay
 	// index (projection ALL), per KB of log item.
 	LogErrorsWrites = 1
@@ -37,10 +41,34 @@ const (
 	WatermarkWrites = 1
 )
 
-// FiringWriteUnits is what one successful firing writes with items under 1 KB: a frequent
-// timer's (its next run inside the look-ahead: 4) or a rare one's (6).
-func FiringWriteUnits(moved bool) float64 {
-	w := float64(ClaimWrites + FinishWrites + LogWrites + LogByDayWrites)
+// PageRefBytes is an execution's line in a log page: the instance's name (about 20
+// characters with its tenant and app, 5 in make bench), a tab, the start time (24), "#",
+// the execution id (20) and a newline.
+const PageRefBytes = 70
+
+// PageWriteUnits is what the log page of one log writer batch of n executions writes: one
+// item of n references, per KB. (A batch whose executions started in two minutes or belong
+// to two apps writes a page for each; a unit more at most, not modelled.)
+func PageWriteUnits(n float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return math.Ceil(n*PageRefBytes/1024 - 1e-9)
+}
+
+// PageWriteUnitsPerFiring is the page's share of a firing when the log writer's batches
+// hold n executions on average: 1 for a lone execution (as an index entry cost), a few
+// hundredths for full batches (LogWriterBatch).
+func PageWriteUnitsPerFiring(n float64) float64 {
+	n = max(1, min(n, LogWriterBatch))
+	return PageWriteUnits(n) / n
+}
+
+// FiringWriteUnits is what one successful firing writes with items under 1 KB when the log
+// writer's batches hold n executions: a frequent timer's (its next run inside the
+// look-ahead: 3 and its page share) or a rare one's (2 more).
+func FiringWriteUnits(moved bool, n float64) float64 {
+	w := float64(ClaimWrites+FinishWrites+LogWrites) + PageWriteUnitsPerFiring(n)
 	if moved {
 		w += DueIndexMoveWrites
 	}
@@ -164,9 +192,9 @@ const (
 	// MinWCU and MinRCU are the capacity auto scaling never goes below, summed over the
 	// tables and indexes: template.yaml's Capacity=Provisioned defaults,
 	// Timers{Write,Read}CapacityMin 5 on the timers table and on its due index,
-	// Log{Write,Read}CapacityMin 1 on the log table and on each of byDay and errorsByDay.
-	MinWCU = 5 + 5 + 1 + 1 + 1
-	MinRCU = 5 + 5 + 1 + 1 + 1
+	// Log{Write,Read}CapacityMin 1 on the log table and on errorsByDay.
+	MinWCU = 5 + 5 + 1 + 1
+	MinRCU = 5 + 5 + 1 + 1
 	// BurstSeconds: DynamoDB keeps up to 300 s of unused provisioned capacity for bursts.
 	BurstSeconds = 300
 )

@@ -108,9 +108,9 @@ var ErrNoFirings = errors.New("cost: no firings in the window")
 // DynamoDB write units, per KB of the item written: every firing's claim and finish are one
 // UpdateItem each (ClaimWrites, FinishWrites per KB of timer item); the window's IndexMoves
 // cost DueIndexMoveWrites each; every firing's log entry is put by the log writer into the
-// log table and byDay (LogWrites + LogByDayWrites per KB of log item), and a failed one's
-// into errorsByDay too, whatever requests wrote them (BatchWriteItem calls are taken as the
-// log writer's and not charged again). Every other write — UpdateItems beyond two per
+// log table (LogWrites per KB of log item), and a failed one's into errorsByDay too, and
+// each log writer invocation writes a page of its batch (PageWriteUnits), whatever requests
+// wrote them (BatchWriteItem calls are taken as the log writer's and not charged again). Every other write — UpdateItems beyond two per
 // firing (the fetch watermark, lost claims, finishes retried after a concurrent change,
 // recovery marks), PutItem, DeleteItem, TransactWriteItems — is charged one unit per KB of
 // timer item. Reads: GetItem reads a small meta item (the watermark, the shard count),
@@ -132,7 +132,12 @@ func PerFiring(w Window) (Usage, error) {
 	finishes := min(updates-claims, f)
 	u.WriteUnits += claims*ClaimWrites*timerKB + finishes*FinishWrites*timerKB
 	u.WriteUnits += w.IndexMoves * DueIndexMoveWrites
-	u.WriteUnits += f*(LogWrites+LogByDayWrites)*logKB + float64(w.Failed)*LogErrorsWrites*logKB
+	u.WriteUnits += f*LogWrites*logKB + float64(w.Failed)*LogErrorsWrites*logKB
+	batches := float64(w.Lambda["logwriter"].Count)
+	if batches <= 0 || batches > f {
+		batches = f
+	}
+	u.WriteUnits += batches * PageWriteUnits(f/batches)
 	u.WriteUnits += (updates - claims - finishes + calls("PutItem") + calls("DeleteItem") + calls("TransactWriteItems")) * timerKB
 	u.ReadUnits += (w.IndexMoves + w.StaleKeyMinutes*RecoveryRereadsPerMinute) * BatchGetReadUnits * timer4KB
 
@@ -203,11 +208,12 @@ func Naive(w Window) (Usage, error) {
 }
 
 // logStorage is the GB-months of DynamoDB storage that `executions` log items (`failed` of
-// them failures) occupy over the retention: each in the log table and byDay, a failure's
-// also in errorsByDay.
+// them failures) occupy over the retention: each in the log table and its line in a log page
+// (PageRefBytes), a failure's also in errorsByDay. (The pages' own overhead, one item per
+// log writer batch, is left out: at full batches it is 1 % of the lines.)
 func logStorage(executions, failed float64, logBytes, retentionDays int) float64 {
 	item := float64(logBytes + StorageOverheadBytes)
-	bytes := (executions*2 + failed) * item
+	bytes := (executions+failed)*item + executions*PageRefBytes
 	return bytes / (1 << 30) * float64(retentionDays) / MonthDays
 }
 

@@ -41,7 +41,8 @@ type Load struct {
 // Steady is the usage of a Load over its period, firings only (Idle adds the ticks):
 //
 //   - write units: per execution ClaimWrites + FinishWrites per KB of timer item and
-//     LogWrites + LogByDayWrites per KB of log item, LogErrorsWrites more for a failure,
+//     LogWrites per KB of log item, LogErrorsWrites more for a failure, a log page per log
+//     writer invocation (PageWriteUnits of its share of the executions),
 //     DueIndexMoveWrites per index move;
 //   - read units: BatchGetReadUnits per 4 KB of timer item for every moved firing the fetch
 //     reads and every recovery reread of a stale key, WatermarkReadUnits per processor
@@ -72,7 +73,12 @@ func Steady(l Load) Usage {
 	}
 	var u Usage
 	u.WriteUnits = l.Executions*(ClaimWrites+FinishWrites)*timerKB + l.IndexMoves*DueIndexMoveWrites +
-		l.Executions*(LogWrites+LogByDayWrites)*logKB + l.Failed*LogErrorsWrites*logKB
+		l.Executions*LogWrites*logKB + l.Failed*LogErrorsWrites*logKB
+	if l.LogWriterInvocations > 0 {
+		u.WriteUnits += l.LogWriterInvocations * PageWriteUnits(l.Executions/l.LogWriterInvocations)
+	} else {
+		u.WriteUnits += l.Executions * PageWriteUnits(1)
+	}
 	rereads := l.StaleKeyMinutes * RecoveryRereadsPerMinute
 	u.ReadUnits = (l.IndexMoves+rereads)*BatchGetReadUnits*timer4KB + l.ProcessorInvocations*WatermarkReadUnits
 

@@ -11,8 +11,14 @@ import (
 
 func TestFiringWriteUnits(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, 4.0, cost.FiringWriteUnits(false), "claim, finish, log item, byDay")
-	require.Equal(t, 6.0, cost.FiringWriteUnits(true), "and the due entry's delete and put")
+	require.Equal(t, 4.0, cost.FiringWriteUnits(false, 1), "claim, finish, log item, a page of one")
+	require.Equal(t, 6.0, cost.FiringWriteUnits(true, 1), "and the due entry's delete and put")
+	// A full batch of 100: a page of 100 × 70 bytes, 7 units, 0.07 a firing.
+	require.InDelta(t, 3.07, cost.FiringWriteUnits(false, 100), 1e-9)
+	require.InDelta(t, 3.07, cost.FiringWriteUnits(false, 500), 1e-9, "batches hold at most LogWriterBatch")
+	// 14 executions: 980 bytes, one unit; 15: 1,050 bytes, two.
+	require.InDelta(t, 1.0/14, cost.PageWriteUnitsPerFiring(14), 1e-9)
+	require.InDelta(t, 2.0/15, cost.PageWriteUnitsPerFiring(15), 1e-9)
 }
 
 func TestMoveProbability(t *testing.T) {
@@ -63,8 +69,9 @@ func TestSteady(t *testing.T) {
 	got := cost.Steady(l)
 	const gib = 1 << 30
 	requireUsage(t, cost.Usage{
-		// 1000 × (claim 1 + finish 1 + log 1 + byDay 1) + 100 moves × 2 + 10 failures × 1.
-		WriteUnits: 4000 + 200 + 10,
+		// 1000 × (claim 1 + finish 1 + log 1) + 100 moves × 2 + 10 failures × 1, and 300 log
+		// writer invocations' pages of 3.3 executions (233 bytes: 1 unit each).
+		WriteUnits: 3000 + 200 + 10 + 300,
 		// (100 fetched + 1440 rereads) × 0.5 + 400 watermark reads.
 		ReadUnits: 770 + 400,
 		// 20 fetch sends; per invocation a receive, a delete, and 0.9 of a follow-up send.
@@ -77,8 +84,9 @@ func TestSteady(t *testing.T) {
 		LambdaGBSeconds: (400*3*0.33 + 300*0.05) * 0.125,
 		LogIngestBytes:  1000*57 + 700*300,
 		// A day of 1000 log items (10 failed) is 1/30 of a month of 30,000 (300): stored 30
-		// days, twice (+ errorsByDay), at 295 + 100 bytes; and two timer items of 500 + 100.
-		StorageGBMonths: ((60000+300)*395.0/gib*30/30 + 2*600.0/gib) / 30,
+		// days, once (+ errorsByDay), at 295 + 100 bytes, each with its page line (70); and
+		// two timer items of 500 + 100.
+		StorageGBMonths: ((30000+300)*395.0/gib + 30000*70.0/gib + 2*600.0/gib) / 30,
 	}, got)
 
 	t.Run("DefaultsForZeroItemsAndTime", func(t *testing.T) {
@@ -92,7 +100,7 @@ func TestSteady(t *testing.T) {
 		l2 := l
 		l2.Items = cost.ItemSizes{Timer: 4097, Log: 1025} // 5 KB (2 × 4 KB) and 2 KB
 		u := cost.Steady(l2)
-		require.InDelta(t, 1000*(5+5)+200+1000*(2+2)+10*2, u.WriteUnits, 1e-9, "index moves are keys-only, whatever the item")
+		require.InDelta(t, 1000*(5+5)+200+1000*2+10*2+300, u.WriteUnits, 1e-9, "index moves and pages are what they are, whatever the item")
 		require.InDelta(t, 1540*0.5*2+400, u.ReadUnits, 1e-9)
 	})
 	t.Run("NothingFired", func(t *testing.T) {
@@ -151,7 +159,7 @@ func TestProvisioned(t *testing.T) {
 	t.Run("AnHourAt70PerSecond", func(t *testing.T) {
 		t.Parallel()
 		c := cost.ProvisionedFor(cost.Usage{WriteUnits: 70 * 3600, ReadUnits: 1}, 3600, 0.7)
-		require.Equal(t, cost.Provisioned{WCU: 100, RCU: 13, WCUHours: 100, RCUHours: 13}, c, "reads: the template's minimums, 5 + 5 + 1 + 1 + 1")
+		require.Equal(t, cost.Provisioned{WCU: 100, RCU: 12, WCUHours: 100, RCUHours: 12}, c, "reads: the template's minimums, 5 + 5 + 1 + 1")
 	})
 	t.Run("RoundsUpAndDefaultsTheTarget", func(t *testing.T) {
 		t.Parallel()
@@ -162,7 +170,7 @@ func TestProvisioned(t *testing.T) {
 		t.Parallel()
 		p := cost.Prices{DynamoWriteRequestUnit: 1e9, DynamoReadRequestUnit: 1e9, DynamoWCUHour: 1, DynamoRCUHour: 10, SQSRequest: 1000}
 		b := p.BillProvisioned(cost.Usage{WriteUnits: 70 * 3600, ReadUnits: 1, SQSRequests: 2}, 3600, 0.7)
-		require.InDelta(t, 100+130+2000, b.Total, 1e-9, "no request-unit price is charged")
+		require.InDelta(t, 100+120+2000, b.Total, 1e-9, "no request-unit price is charged")
 		require.Equal(t, "DynamoDB provisioned write capacity", b.Lines[0].Item)
 		require.Equal(t, 100.0, b.Line("DynamoDB provisioned write capacity").Quantity)
 		require.Equal(t, 2000.0, b.Line("SQS requests").USD)

@@ -370,7 +370,7 @@ func Compute(in Input) (Plan, error) {
 				ip.IndexMoveShare = r.moves / float64(r.firings)
 			}
 			timerKB := cost.WriteKB(ip.ItemBytes)
-			ip.WriteUnitsPerFiring = (cost.ClaimWrites+cost.FinishWrites)*timerKB + (cost.LogWrites+cost.LogByDayWrites)*cost.WriteKB(in.Items.Log) +
+			ip.WriteUnitsPerFiring = (cost.ClaimWrites+cost.FinishWrites)*timerKB + cost.LogWrites*cost.WriteKB(in.Items.Log) +
 				ip.IndexMoveShare*cost.DueIndexMoveWrites
 			ex, fl := retryFactors(in.FailureRate, in.Instances[m].MaxRetries)
 			executions := float64(r.firings) * ex
@@ -434,6 +434,15 @@ func Compute(in Input) (Plan, error) {
 	if scheduled > 0 {
 		k := 1 + retries/scheduled
 		invocations, logInvocations, logRequests = invocations*k, logInvocations*k, logRequests*k
+	}
+	// Each log writer invocation writes a page listing its executions: a firing's share
+	// (a lone execution's page when nothing fires).
+	share := cost.PageWriteUnitsPerFiring(1)
+	if logInvocations > 0 {
+		share = cost.PageWriteUnitsPerFiring((scheduled + retries) / logInvocations)
+	}
+	for i := range perInst {
+		perInst[i].WriteUnitsPerFiring += share
 	}
 
 	// A month of it, and of the idle stack. The timer item's size: its mean over the active

@@ -226,7 +226,7 @@ func TestMonth(t *testing.T) {
 			// 3 records' worth of 330 ms per processor invocation, 50 ms per log writer's.
 			LambdaGBSeconds: (43200*3*0.33 + 43200*0.05) * 0.125,
 			LogIngestBytes:  43200*57 + 86400*300,
-			StorageGBMonths: (43200*2*395.0 + 600) / (1 << 30),
+			StorageGBMonths: (43200*(395.0+70) + 600) / (1 << 30), // the log item and its page line
 		}, m.FiringsUsage)
 		// A month of idle ticks: 43,200 fetches and sweeps, 11 pollers.
 		requireUsage(t, cost.Usage{
@@ -239,7 +239,7 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, cost.USEast1.Bill(m.IdleUsage).Total, m.OnDemand.IdleUSD, 1e-12)
 		require.InDelta(t, cost.USEast1.BillProvisioned(m.TotalUsage, cost.MonthSeconds, 0.7).Total, m.Provisioned.USD, 1e-12)
 		// 216,000 write units a month are 0.083 a second: the template's minimums hold.
-		require.Equal(t, cost.Provisioned{WCU: 13, RCU: 13, WCUHours: 13 * 720, RCUHours: 13 * 720}, m.Capacity)
+		require.Equal(t, cost.Provisioned{WCU: 12, RCU: 12, WCUHours: 12 * 720, RCUHours: 12 * 720}, m.Capacity)
 		require.InDelta(t, 4, m.PeakWriteUnitsPerSecond, 1e-9)
 	})
 	t.Run("Rare", func(t *testing.T) {
@@ -380,9 +380,11 @@ func TestItemBytes(t *testing.T) {
 		big := one("every 1m", "")
 		big.ItemBytes = 1500 // 2 KB: the claim and the finish write 2 units each
 		p := compute(t, plan.Input{Instances: []plan.Instance{big, one("every 1m", "")}, From: from, Days: 1})
-		require.Equal(t, 6.0, p.Instances[0].WriteUnitsPerFiring)
-		require.Equal(t, 4.0, p.Instances[1].WriteUnitsPerFiring)
+		// Both fire in the same second: one log writer batch of 2 executions, whose page (2 ×
+		// 70 bytes) is one unit, half a unit each.
+		require.Equal(t, 5.5, p.Instances[0].WriteUnitsPerFiring)
+		require.Equal(t, 3.5, p.Instances[1].WriteUnitsPerFiring)
 		require.Equal(t, 500, p.Instances[1].ItemBytes, "the measured default")
-		require.InDelta(t, 2*43200*1.5*2+2*43200*2, p.Month.FiringsUsage.WriteUnits, 1e-6, "claim and finish at 1.5 KB on average, the log 2")
+		require.InDelta(t, 2*43200*1.5*2+2*43200*1.5, p.Month.FiringsUsage.WriteUnits, 1e-6, "claim and finish at 1.5 KB on average, the log item 1 and the page 0.5")
 	})
 }

@@ -206,3 +206,13 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 		return ctx.Err()
 	}
 }
+
+// logBatch is how many executions the log writer's invocations held on average in the
+// window (1 when it is not known).
+func (r loadResult) logBatch() float64 {
+	n := r.Lambda["logwriter"].Count
+	if n <= 0 || r.Recorded <= 0 {
+		return 1
+	}
+	return float64(r.Recorded) / float64(n)
+}

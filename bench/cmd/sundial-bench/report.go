@@ -153,8 +153,8 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 	wr := r.Cost.SundialBill.Line("DynamoDB write request units")
 	w("Where the money goes: DynamoDB write units are $%.2f of Sundial's $%.2f (%.0f%%). The model says a firing writes %.2f units (%.2f index moves per firing in this window). ", wr.USD, r.Cost.SundialBill.Total, 100*wr.USD/r.Cost.SundialBill.Total, u.WriteUnits, p.window().IndexMoves/float64(max(p.Recorded, 1)))
 	w("The claim (one conditional `UpdateItem` that changes no index key) writes the item: %d unit per KB. The finish (one fenced `UpdateItem`) writes it again (%d), and moves its keys-only `due` entry (%d units: a delete and a put) only when the next run lies beyond what the fetch has covered (the look-ahead, %d ticks); otherwise the finisher sends the next firing itself. "+
-		"The log entry is put from the timers table's stream by the log writer (reading the stream is free): the log table and its `byDay` index (%d + %d per KB), and `errorsByDay` for a failed run (%d). So a frequent timer's successful firing writes %.0f units, a rare one's %.0f. ",
-		cost.ClaimWrites, cost.FinishWrites, cost.DueIndexMoveWrites, cost.LookAheadTicks, cost.LogWrites, cost.LogByDayWrites, cost.LogErrorsWrites, cost.FiringWriteUnits(false), cost.FiringWriteUnits(true))
+		"The log entry is put from the timers table's stream by the log writer (reading the stream is free): the log table (%d per KB), `errorsByDay` for a failed run (%d), and no index for the all-timers log: the writer adds one page per batch listing the batch's executions (%d bytes each; this window's log writer batches held %.1f executions, so a page's share is %.3f units a firing). So a frequent timer's successful firing writes %.2f units, a rare one's %.2f. ",
+		cost.ClaimWrites, cost.FinishWrites, cost.DueIndexMoveWrites, cost.LookAheadTicks, cost.LogWrites, cost.LogErrorsWrites, cost.PageRefBytes, p.logBatch(), cost.PageWriteUnitsPerFiring(p.logBatch()), cost.FiringWriteUnits(false, p.logBatch()), cost.FiringWriteUnits(true, p.logBatch()))
 	w("Index writes are billed like table writes. Timer items are %d bytes while running and log items %d bytes as DynamoDB sizes them, so each write is one unit per KB. "+
 		"Requests alone (DynamoDB units + SQS + Lambda requests) come to $%.2f per million; Lambda duration, log ingestion and storage make up the rest.\n\n",
 		p.Items.Timer, p.Items.Log, r.USDPerMillionRequestsOnly)
@@ -164,7 +164,7 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 		r.Cost.SundialProvisionedBill.Lines[0].USD, wr.USD, cost.MinWCU, cost.BurstSeconds)
 	if r.USDPerMillion > r.USDPerMillionScheduler {
 		w("**So Sundial costs more per firing than EventBridge Scheduler's list price** ($%.2f vs $%.2f per million). What it buys is the OutSystems timer model: second precision, at most one execution at a time, timeout, retries, priority, Run Now, and a log entry for every run's end. "+
-			"The levers, if the per-firing cost matters more than some of that: the `byDay` index costs a unit per firing; a rare timer's index move two; provisioned capacity prices a steady load lower.\n\n",
+			"The levers, if the per-firing cost matters more than some of that: a rare timer's index move costs two units; provisioned capacity prices a steady load lower.\n\n",
 			r.USDPerMillion, r.USDPerMillionScheduler)
 	}
 	w("Batching is what the naive design lacks: it needs %.2f requests and $%.2f per million firings, %.1f× Sundial's SQS and Lambda requests.\n\n",
@@ -178,11 +178,11 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 	w("| CloudWatch Logs ingestion | $%.2f per GB |\n| EventBridge Scheduler invocation | $%.2f per million |\n", pr.CloudWatchLogsIngestGB, pr.SchedulerInvocation*1e6)
 	w("| DynamoDB provisioned write capacity | $%.5f per WCU-hour |\n| DynamoDB provisioned read capacity | $%.5f per RCU-hour |\n\n", pr.DynamoWCUHour, pr.DynamoRCUHour)
 	w("Model assumptions (`internal/cost/layout.go`, the constants `sundial plan` prices with too): free tiers ignored; each SQS request is under 64 KB (largest request body counted: %s bytes); "+
-		"write units per KB of item: a claim %d, a finish %d plus %d for a due-index move (keys-only entries, whatever the item's size), the log item %d + %d (table, byDay) and %d more for a failure (errorsByDay), any other write 1; "+
+		"write units per KB of item: a claim %d, a finish %d plus %d for a due-index move (keys-only entries, whatever the item's size), the log item %d and %d more for a failure (errorsByDay), a log page per log writer batch (%d bytes an execution, per KB), any other write 1; "+
 		"`GetItem` reads a small meta item, strongly consistent (1 unit); the fetch reads each moved firing and recovery each instance whose due key lies in the past (%d× a minute) with `BatchGetItem`, %.1f unit per 4 KB; a `Query` that finds nothing or little is %.1f unit; "+
 		"Lambda duration is the invocations' measured wall time on the local engines, rounded up per millisecond — **an upper bound**, since the engines queue calls DynamoDB would serve in parallel; log ingestion is the functions' JSON lines as measured plus ~%d bytes of Lambda's START/END/REPORT per invocation; "+
 		"the log item and its index entries are stored for %d days; a month is %d days.\n\n",
-		thousands(float64(maxBytes(p.Calls, "SQS"))), cost.ClaimWrites, cost.FinishWrites, cost.DueIndexMoveWrites, cost.LogWrites, cost.LogByDayWrites, cost.LogErrorsWrites,
+		thousands(float64(maxBytes(p.Calls, "SQS"))), cost.ClaimWrites, cost.FinishWrites, cost.DueIndexMoveWrites, cost.LogWrites, cost.LogErrorsWrites, cost.PageRefBytes,
 		cost.RecoveryRereadsPerMinute, cost.BatchGetReadUnits, cost.QueryReadUnits, cost.LambdaPlatformLogBytes, logRetentionDays, cost.MonthDays)
 }
 
