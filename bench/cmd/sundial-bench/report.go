@@ -40,10 +40,10 @@ func (r *results) report(plots map[string]string) string {
 		w("| Highest sustained rate with p99 ≤ 1 s (timers spread over the seconds) | aim ≥ 300/s | **none of the rates tried** (lowest %.0f/s: p99 %s) | %s |\n", r.Sweep[0].Offered, secs(r.Sweep[0].Lateness.P99), met(false))
 	}
 	if r.MeasuredWriteUnitsPerFiring > 0 {
-		w("| DynamoDB write units per firing, from DynamoDB's `ConsumedCapacity` | — | **%.2f** measured (model %.2f) | |\n", r.MeasuredWriteUnitsPerFiring, r.Cost.Sundial.WriteUnits)
+		w("| DynamoDB write units per firing, from DynamoDB's `ConsumedCapacity` | ≤ 4 | **%.2f** measured (model %.2f) | %s |\n", r.MeasuredWriteUnitsPerFiring, r.Cost.Sundial.WriteUnits, met(r.Targets["measured_write_units_per_firing <= 4"]))
 	}
 	w("| Billable AWS requests per firing (DynamoDB + SQS) | ≤ 3.5 | **%.2f** (%.2f counting the event sources' empty polls) | %s |\n", r.RequestsPerFiring, r.RequestsPerFiringWithPolls, met(r.RequestsPerFiring <= targetRequestsPerFire))
-	w("| Dollars per million firings, us-east-1 on-demand | — | **$%.2f** (DynamoDB provisioned at %.0f%% utilization $%.2f; naive design $%.2f; EventBridge Scheduler $%.2f) | %s |\n", r.USDPerMillion, 100*cost.DefaultTargetUtilization, r.USDPerMillionProvisioned, r.USDPerMillionNaive, r.USDPerMillionScheduler, cheaper(r.USDPerMillion, r.USDPerMillionScheduler))
+	w("| Dollars per million firings, us-east-1 on-demand | ≤ $3.00 | **$%.2f** (DynamoDB provisioned at %.0f%% utilization $%.2f; naive design $%.2f; EventBridge Scheduler $%.2f, %s) | %s |\n", r.USDPerMillion, 100*cost.DefaultTargetUtilization, r.USDPerMillionProvisioned, r.USDPerMillionNaive, r.USDPerMillionScheduler, strings.Trim(cheaper(r.USDPerMillion, r.USDPerMillionScheduler), "*"), met(r.Targets["usd_per_million_firings <= 3.00"]))
 	w("| Sustained firings/s ÷ the engines' ceiling (same run) | ≥ 0.7 | **%.2f** (%.1f ÷ %.1f firings/s) | %s |\n", r.CeilingRatio, r.SustainedFiringsPerS, r.CeilingFiringsPerS, met(r.CeilingRatio >= targetCeilingRatio))
 	w("| Engine only (in-memory adapters), this machine | — | **%s firings/s** | |\n", thousands(r.EngineFiringsPerS))
 	w("| Fetch requests per tick, 10 vs %s idle timers | equal | **%.0f vs %.0f** (recovery sweep: %.0f vs %.0f) | %s |\n", thousandsStr(r.Options["idleTimers"]), r.IdleRequests10, r.IdleRequests10000, r.IdleRequests10Recovery, r.IdleRequests10000Recovery, met(r.Targets["idle_requests_10 == _10000"]))

@@ -18,6 +18,8 @@ const (
 	targetLatenessP99      = 1.0 // seconds
 	targetRequestsPerFire  = 3.5
 	targetCeilingRatio     = 0.7
+	targetWriteUnits       = 4.0                  // per firing, measured (the cost issue)
+	targetUSDPerMillion    = 3.00                 // on-demand, us-east-1 (the cost issue)
 	awsPollerWaitSeconds   = cost.PollWaitSeconds // Lambda's SQS pollers long-poll for up to 20 s
 	localPollerWaitSeconds = 1                    // infra/lambdarun's pollers: WaitTimeSeconds 1
 )
@@ -249,11 +251,13 @@ func (r *results) finish(took time.Duration) {
 		r.ProcessorPeakRSS = r.Memory.PeakRSSMB
 	}
 	r.Targets = map[string]bool{
-		"lateness_p99_s <= 1":          r.LatenessP99 <= targetLatenessP99,
-		"requests_per_firing <= 3.5":   r.RequestsPerFiring <= targetRequestsPerFire,
-		"ceiling_ratio >= 0.7":         r.CeilingRatio >= targetCeilingRatio,
-		"idle_requests_10 == _10000":   r.IdleRequests10 == r.IdleRequests10000 && len(r.Idle) == 2,
-		"processor_peak_rss_mb <= 128": r.Memory != nil && r.ProcessorPeakRSS <= lambdaMemoryMB,
+		"lateness_p99_s <= 1":                  r.LatenessP99 <= targetLatenessP99,
+		"requests_per_firing <= 3.5":           r.RequestsPerFiring <= targetRequestsPerFire,
+		"ceiling_ratio >= 0.7":                 r.CeilingRatio >= targetCeilingRatio,
+		"measured_write_units_per_firing <= 4": r.MeasuredWriteUnitsPerFiring > 0 && r.MeasuredWriteUnitsPerFiring <= targetWriteUnits,
+		"usd_per_million_firings <= 3.00":      r.USDPerMillion > 0 && r.USDPerMillion <= targetUSDPerMillion,
+		"idle_requests_10 == _10000":           r.IdleRequests10 == r.IdleRequests10000 && len(r.Idle) == 2,
+		"processor_peak_rss_mb <= 128":         r.Memory != nil && r.ProcessorPeakRSS <= lambdaMemoryMB,
 	}
 }
 
