@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
@@ -418,5 +416,5 @@ func (s *Service) definitions(ctx context.Context) ([]manifest.Timer, error) {
 }
 
 func compareKeys(a, b timer.Key) int {
-	return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+	return timer.CompareKeys(a, b)
 }

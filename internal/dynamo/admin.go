@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -239,7 +238,7 @@ func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
 		out = append(out, it.instance())
 	}
 	slices.SortFunc(out, func(a, b timer.Instance) int {
-		return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+		return timer.CompareKeys(a.Key, b.Key)
 	})
 	return out, nil
 }

@@ -22,6 +22,8 @@ import (
 //   - one item per registered tenant (pk "TENANT", sk "N#<name>", kind "tenant");
 //   - one item per manifest entry, its definition (pk "T#<entry>", sk "DEF", kind
 //     "definition"), so that a tenant added later gets the multi-tenant timers' instances.
+//     <entry> is the entry's qualified name, "app:Name" for an app other than the default
+//     (timer.Key.Name), and the item's app attribute names its app (absent: the default app).
 //
 // None of them has the due or running index attributes, so the engine never reads them.
 const (
@@ -117,16 +119,17 @@ type definitionItem struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`
 	Kind      string `dynamodbav:"kind"`
-	Entry     string `dynamodbav:"entry"`
+	Entry     string `dynamodbav:"entry"` // qualified: "Name" or "app:Name"
+	App       string `dynamodbav:"app,omitempty"`
 	Spec      string `dynamodbav:"spec"` // the manifest entry, as JSON
 	UpdatedAt int64  `dynamodbav:"updatedAt"`
 }
 
-// PutDefinitions stores manifest entries' definitions (entry name -> JSON spec), one
+// PutDefinitions stores manifest entries' definitions (qualified entry name -> JSON spec), one
 // PutItem each (a sync writes a few dozen at most).
 func (s *Store) PutDefinitions(ctx context.Context, defs map[string]string, now time.Time) error {
 	for _, entry := range slices.Sorted(maps.Keys(defs)) {
-		item, err := attributevalue.MarshalMap(definitionItem{PK: pk(entry), SK: definitionSK, Kind: kindDef, Entry: entry, Spec: defs[entry], UpdatedAt: ms(now)})
+		item, err := attributevalue.MarshalMap(definitionItem{PK: "T#" + entry, SK: definitionSK, Kind: kindDef, Entry: entry, App: timer.AppName(appOfEntry(entry)), Spec: defs[entry], UpdatedAt: ms(now)})
 		if err != nil {
 			return fmt.Errorf("encode definition %s: %w", entry, err)
 		}
@@ -142,7 +145,7 @@ func (s *Store) PutDefinitions(ctx context.Context, defs map[string]string, now 
 func (s *Store) DeleteDefinitions(ctx context.Context, entries []string) error {
 	for _, entry := range entries {
 		_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.timers, Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: pk(entry)}, "sk": &types.AttributeValueMemberS{Value: definitionSK},
+			"pk": &types.AttributeValueMemberS{Value: "T#" + entry}, "sk": &types.AttributeValueMemberS{Value: definitionSK},
 		}})
 		if err != nil {
 			return fmt.Errorf("delete definition %s: %w", entry, err)
@@ -151,7 +154,12 @@ func (s *Store) DeleteDefinitions(ctx context.Context, entries []string) error {
 	return nil
 }
 
-// Definitions returns every stored definition (entry name -> JSON spec). It scans: an
+func appOfEntry(entry string) string {
+	app, _ := timer.ParseName(entry)
+	return app
+}
+
+// Definitions returns every stored definition of every app (qualified entry name -> JSON spec). It scans: an
 // operator's operation (sync, tenants add), never on the firing path.
 func (s *Store) Definitions(ctx context.Context) (map[string]string, error) {
 	items, err := scanTimers[definitionItem](ctx, s, expression.Name("kind").Equal(expression.Value(kindDef)), "definitions")

@@ -54,7 +54,7 @@ func (s *Store) Create(_ context.Context, in timer.Instance) error {
 func (s *Store) List(context.Context) ([]timer.Instance, error) {
 	out := s.query(func(timer.Instance) bool { return true })
 	slices.SortFunc(out, func(a, b timer.Instance) int {
-		return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+		return timer.CompareKeys(a.Key, b.Key)
 	})
 	return out, nil
 }

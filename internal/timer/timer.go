@@ -3,6 +3,7 @@
 package timer
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -329,4 +330,10 @@ func ShardOf(key Key, shards int) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(key.String()))
 	return int(h.Sum32() % uint32(max(shards, 1)))
+}
+
+// CompareKeys orders keys by app (the default app first), then timer, then tenant.
+func CompareKeys(a, b Key) int {
+	a, b = a.Norm(), b.Norm()
+	return cmp.Or(strings.Compare(a.App, b.App), strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
 }
