@@ -93,8 +93,8 @@ func finishSlot(v int64) string { return fmt.Sprintf("fin%d", ((v+1)/2)%finishSl
 
 // pk is an instance's (or a definition's) partition key: "T#" and the key's qualified name,
 // "T#Cleanup" for the default app (as before apps existed), "T#billing:Cleanup" for another.
-func pk(k timer.Key) string { return "T#" + k.Name() }
-func sk(tenant string) string    { return instancePrefix + tenant }
+func pk(k timer.Key) string   { return "T#" + k.Name() }
+func sk(tenant string) string { return instancePrefix + tenant }
 
 // ShardOf spreads instances over the write shards of the due and running indexes.
 func ShardOf(key timer.Key, shards int) int { return timer.ShardOf(key, shards) }
@@ -171,10 +171,10 @@ func (it instanceItem) instance() timer.Instance {
 
 // logItem is one execution in the log table.
 type logItem struct {
-	PK              string `dynamodbav:"pk"`
-	SK              string `dynamodbav:"sk"`
-	Day             string `dynamodbav:"day"`
-	ErrDay          string `dynamodbav:"errDay,omitempty"`
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	Day    string `dynamodbav:"day"`
+	ErrDay string `dynamodbav:"errDay,omitempty"`
 	// App: as instanceItem's (an entry without it is the default app's).
 	App             string `dynamodbav:"app,omitempty"`
 	Timer           string `dynamodbav:"timer"`
