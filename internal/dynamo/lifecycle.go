@@ -41,6 +41,58 @@ type tenantItem struct {
 	Name    string `dynamodbav:"name"`
 	Source  string `dynamodbav:"source"`
 	AddedAt int64  `dynamodbav:"addedAt"`
+	// ListedBy is the set of apps whose manifests list the tenant; absent on a tenant the
+	// manifest registered before apps existed (the default app's, timer.Tenant.Legacy).
+	ListedBy []string `dynamodbav:"listedBy,stringset,omitempty"`
+}
+
+// ListTenant implements admin.Store: it registers the tenant as the manifest's if it was not
+// registered, and adds app to the apps that list it, in one write.
+func (s *Store) ListTenant(ctx context.Context, name, app string, now time.Time) (created bool, err error) {
+	if !timer.ValidName(name) {
+		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
+	}
+	n := expression.Name
+	upd := expression.Set(n("kind"), expression.Value(kindTenant)).Set(n("name"), expression.Value(name)).
+		Set(n("addedAt"), n("addedAt").IfNotExists(expression.Value(ms(now)))).
+		Set(n("source"), n("source").IfNotExists(expression.Value(timer.TenantListed))).
+		Add(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{timer.AppName(app)}}))
+	out, err := s.update(ctx, s.timers, tenantKey(name), upd, nil, types.ReturnValueAllOld)
+	if err != nil {
+		return false, fmt.Errorf("register tenant %s: %w", name, err)
+	}
+	return len(out.Attributes) == 0, nil
+}
+
+// UnlistTenant implements admin.Store: it removes app from the apps that list the tenant,
+// then unregisters the tenant if the manifests registered it and no app lists it any more —
+// a delete conditional on exactly that, so that an app listing it meanwhile keeps it.
+func (s *Store) UnlistTenant(ctx context.Context, name, app string) (removed bool, err error) {
+	n := expression.Name
+	upd := expression.Delete(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{timer.AppName(app)}}))
+	exists := n("pk").AttributeExists()
+	if _, err := s.update(ctx, s.timers, tenantKey(name), upd, &exists, types.ReturnValueNone); err != nil {
+		if isConditionFailed(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("unlist tenant %s: %w", name, err)
+	}
+	cond := n("source").Equal(expression.Value(timer.TenantListed)).And(n("listedBy").AttributeNotExists())
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return false, err
+	}
+	_, err = s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.timers, Key: tenantKey(name), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("remove tenant %s: %w", name, err)
+	}
+	return true, nil
 }
 
 // PutTenant registers a tenant; a tenant already registered keeps its first source unless
@@ -101,7 +153,9 @@ func (s *Store) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 			return nil, fmt.Errorf("decode tenants: %w", err)
 		}
 		for _, it := range items {
-			out = append(out, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt)})
+			ls := slices.Clone(it.ListedBy)
+			slices.Sort(ls)
+			out = append(out, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt), ListedBy: ls})
 		}
 	}
 	slices.SortFunc(out, func(a, b timer.Tenant) int { return cmp.Compare(a.Name, b.Name) })
