@@ -273,7 +273,7 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 	day := q.Before.UTC()
 	for range days {
 		kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-		got, err := s.queryLog(ctx, index, kc, tenantFilter(q.Tenant), q.Limit-len(out))
+		got, err := s.queryLog(ctx, index, kc, logFilter(q.App, q.Tenant), q.Limit-len(out))
 		if err != nil {
 			return nil, err
 		}
@@ -287,11 +287,32 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 }
 
 // tenantFilter keeps one tenant's log entries (nil: all).
-func tenantFilter(tenant string) *expression.ConditionBuilder {
-	if tenant == "" {
-		return nil
+// logFilter keeps the all-timers log entries of app ("": every app) and tenant ("": every
+// tenant). An entry without an app attribute, written before apps existed, is the default
+// app's.
+//
+// HAND-OFF: an app filter on the day indexes reads every app's entries of a day and drops
+// the others'; the all-timers layout that replaces byDay should key entries by app, so that
+// a query by app reads only that app's entries (issue 13: no scan).
+func logFilter(app, tenant string) *expression.ConditionBuilder {
+	var conds []expression.ConditionBuilder
+	if tenant != "" {
+		conds = append(conds, expression.Name("tenant").Equal(expression.Value(tenant)))
 	}
-	f := expression.Name("tenant").Equal(expression.Value(tenant))
+	switch {
+	case app == "":
+	case timer.NormApp(app) == "":
+		conds = append(conds, expression.Name("app").AttributeNotExists().Or(expression.Name("app").Equal(expression.Value(timer.DefaultApp))))
+	default:
+		conds = append(conds, expression.Name("app").Equal(expression.Value(app)))
+	}
+	switch len(conds) {
+	case 0:
+		return nil
+	case 1:
+		return &conds[0]
+	}
+	f := conds[0].And(conds[1])
 	return &f
 }
 

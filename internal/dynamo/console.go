@@ -71,7 +71,7 @@ func (s *Store) LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Exec
 		}
 		for range q.Days {
 			kc := expression.Key(attr).Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-			got, err := s.queryLog(ctx, index, kc, tenantFilter(q.Tenant), want-len(out))
+			got, err := s.queryLog(ctx, index, kc, logFilter(q.App, q.Tenant), want-len(out))
 			if err != nil {
 				return nil, "", err
 			}

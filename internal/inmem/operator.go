@@ -301,7 +301,7 @@ func (s *Store) LogPage(_ context.Context, q timer.LogPageQuery) ([]timer.Execut
 			return e.Key == *q.Key && (!q.ErrorsOnly || e.Outcome != timer.OutcomeSuccess)
 		}
 		started := e.StartedAt.UTC().Truncate(24 * time.Hour)
-		return !started.Before(oldest) && (q.Tenant == "" || e.Tenant == q.Tenant) && (!q.ErrorsOnly || e.Outcome.Failed())
+		return !started.Before(oldest) && (q.Tenant == "" || e.Tenant == q.Tenant) && e.MatchesApp(q.App) && (!q.ErrorsOnly || e.Outcome.Failed())
 	}
 	s.mu.Lock()
 	var out []timer.Execution
