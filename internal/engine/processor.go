@@ -263,7 +263,7 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 	defer cancel()
 	scheduledAt, attempt := in.Run()
 	payload := action.Payload{
-		Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
+		App: in.AppName(), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
 		ExecutionID: in.ExecutionID, Properties: in.Properties,
 	}
 	if async {
