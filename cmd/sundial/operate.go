@@ -14,10 +14,14 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var t target
 	t.flags(fs)
+	appName := appFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	key, err := timerArg(fs)
+	key, err := timerArg(fs, *appName)
+	if err != nil {
+		return err
+	}
 	a, err := t.app(ctx)
 	if err != nil {
 		return err
