@@ -34,7 +34,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	printf(stdout, "%s: %d timers, %d tenants listed: valid\n", path, len(m.Timers), len(m.Tenants))
+	printf(stdout, "%s: app %s, %d timers, %d tenants listed: valid\n", path, m.AppName(), len(m.Timers), len(m.Tenants))
 	return nil
 }
 

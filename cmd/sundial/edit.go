@@ -23,10 +23,11 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	dst := fs.String("dst", "", "new DST policy: shift (a time the clocks skip fires at the old offset's instant) or skip (not that day)")
 	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout, priority and DST policy")
 	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/timers/{name})")
+	appName := appFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	key, err := timerArg(fs)
+	key, err := timerArg(fs, *appName)
 	if err != nil {
 		return err
 	}

@@ -130,13 +130,47 @@ func onePositional(fs *flag.FlagSet, what string) (string, error) {
 	return fs.Arg(0), nil
 }
 
-// timerArg reads the command's single positional argument as a timer name ("Timer" or "Timer@tenant").
-func timerArg(fs *flag.FlagSet) (timer.Key, error) {
+// appFlag defines --app: the app whose timers a command shows or changes.
+func appFlag(fs *flag.FlagSet) *string {
+	return fs.String("app", "", "only this app's timers (the default app is \"default\"); with a timer name, the timer's app")
+}
+
+// checkApp validates an --app value ("" is every app, or the key's own).
+func checkApp(cmd, app string) error {
+	if app != "" && !timer.ValidName(app) {
+		return usageErr("%s: --app %q must match [A-Za-z0-9_-]{1,128}", cmd, app)
+	}
+	return nil
+}
+
+// keyInApp reads a timer name ("Timer", "Timer@tenant", "app:Timer", "app:Timer@tenant");
+// --app (app, unless "") names the app of a name without one, and must agree with one that
+// has it.
+func keyInApp(cmd, name, app string) (timer.Key, error) {
+	if err := checkApp(cmd, app); err != nil {
+		return timer.Key{}, err
+	}
+	key, err := timer.ParseKey(name)
+	if err != nil {
+		return key, err
+	}
+	if app == "" {
+		return key, nil
+	}
+	if app, named := timer.NormApp(app), strings.Contains(name, ":"); named && key.App != app {
+		return key, usageErr("%s: timer %s and --app %s disagree; give app:Timer or --app", cmd, name, timer.AppName(app))
+	}
+	key.App = timer.NormApp(app)
+	return key, nil
+}
+
+// timerArg reads the command's single positional argument as a timer name (keyInApp).
+func timerArg(fs *flag.FlagSet, app string) (timer.Key, error) {
 	name, err := onePositional(fs, "timer name")
 	if err != nil {
 		return timer.Key{}, err
 	}
-	return timer.ParseKey(name)
+	return keyInApp(fs.Name(), name, app)
 }
 
 func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }

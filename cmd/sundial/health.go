@@ -19,7 +19,11 @@ func cmdHealth(ctx context.Context, args []string, stdout io.Writer) error {
 	var t target
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON (the API's GET /api/health)")
+	appName := appFlag(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkApp("health", *appName); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -33,7 +37,7 @@ func cmdHealth(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	h, err := console.NewService(a, sqs.NewFromConfig(awsCfg), capacityOf(outs.Parameters)).Health(ctx)
+	h, err := console.NewService(a, sqs.NewFromConfig(awsCfg), capacityOf(outs.Parameters)).HealthOf(ctx, *appName)
 	if err != nil {
 		return err
 	}

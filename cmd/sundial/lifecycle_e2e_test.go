@@ -79,7 +79,7 @@ timers:
 		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json")), &ts))
 		out := map[string]view.Timer{}
 		for _, tm := range ts {
-			out[timer.Key{Timer: tm.Name, Tenant: tm.Tenant}.String()] = tm
+			out[tm.Key().String()] = tm
 		}
 		return out
 	}
@@ -180,6 +180,85 @@ timers:
 		require.True(t, ts["Report@acme"].Active)
 		require.Eventually(t, func() bool { return len(rec.get("Init")) == 2 }, 20*time.Second, 200*time.Millisecond,
 			"the sync is a deploy: Init ran once more")
+	})
+
+	// A second app shares the platform: its Report has the default app's name, its publish
+	// touches only its own timers, its timers fire through fetch, queue, processor and log
+	// writer with the app's key, and the CLI filters by app.
+	t.Run("AnotherApp", func(t *testing.T) {
+		before := list()
+		billing := filepath.Join(dir, "billing.yaml")
+		require.NoError(t, os.WriteFile(billing, []byte(fmt.Sprintf(`app: billing
+timers:
+  - {name: Report, schedule: "every 2s", timeout: 5s, properties: {app: billing}, action: {http: {url: "%[1]s/ok"}}}
+  - {name: Init, schedule: "When Published", action: {http: {url: "%[1]s/ok"}}}
+`, srv.URL)), 0o644))
+		out := run("sync", billing)
+		require.Contains(t, out, "app billing")
+		require.Contains(t, out, "created [billing:Report billing:Init]")
+		require.Contains(t, out, "deactivated []", "the default app's timers are not the billing app's business")
+		require.Contains(t, out, "woken (When Published) [billing:Init]")
+		ts := list()
+		for k, v := range before {
+			require.Equal(t, v.Active, ts[k].Active, "%s is untouched by another app's publish", k)
+			require.Equal(t, v.Schedule, ts[k].Schedule, "%s is untouched by another app's publish", k)
+		}
+		require.Equal(t, "billing", ts["billing:Report"].App)
+		require.Equal(t, "default", ts["Report@acme"].App)
+
+		var mine []view.Timer
+		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json", "--app", "billing")), &mine))
+		require.Len(t, mine, 2)
+		var shown view.Timer
+		require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "--app", "billing", "Report")), &shown))
+		require.Equal(t, "billing", shown.App)
+		require.Equal(t, map[string]string{"app": "billing"}, shown.Properties)
+
+		require.Eventually(t, func() bool {
+			for _, c := range rec.get("Report") {
+				if c.p.App == "billing" && c.p.Properties["app"] == "billing" {
+					return true
+				}
+			}
+			return false
+		}, 20*time.Second, 200*time.Millisecond, "the billing app's Report fires, and its action is told its app")
+		var logs []view.Execution
+		require.Eventually(t, func() bool {
+			logs = nil
+			return json.Unmarshal([]byte(run("logs", "--json", "--timer", "billing:Report", "--limit", "50")), &logs) == nil && len(logs) > 0
+		}, 20*time.Second, 500*time.Millisecond, "billing:Report's executions are logged under its app")
+		for _, e := range logs {
+			require.Equal(t, "billing", e.App)
+			require.Equal(t, "Report", e.Timer)
+			require.Equal(t, "", e.Tenant)
+		}
+		logs = nil
+		require.NoError(t, json.Unmarshal([]byte(run("logs", "--json", "--app", "billing", "--limit", "200")), &logs))
+		require.NotEmpty(t, logs)
+		for _, e := range logs {
+			require.Equal(t, "billing", e.App, "--app reads only that app's entries")
+		}
+		logs = nil
+		require.NoError(t, json.Unmarshal([]byte(run("logs", "--json", "--app", "default", "--limit", "200")), &logs))
+		for _, e := range logs {
+			require.Equal(t, "default", e.App)
+		}
+		_, stderr, code := cli(t, dir, "logs", "--app", "other", "--timer", "billing:Report", "--endpoint", endpoint)
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, "disagree")
+
+		run("deactivate", "--app", "billing", "Report")
+		require.False(t, list()["billing:Report"].Active)
+		require.True(t, list()["Report@acme"].Active, "the default app's Report is another timer")
+		var h struct {
+			App    string `json:"app"`
+			Counts struct {
+				Timers int `json:"timers"`
+			} `json:"counts"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(run("health", "--json", "--app", "billing")), &h))
+		require.Equal(t, "billing", h.App)
+		require.Equal(t, 2, h.Counts.Timers)
 	})
 
 	t.Run("EveryCallWasAllowedByItsFunctionsRole", func(t *testing.T) {

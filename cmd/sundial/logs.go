@@ -16,7 +16,8 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	var t target
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	name := fs.String("timer", "", "only this timer (Timer or Timer@tenant)")
+	name := fs.String("timer", "", "only this timer (Timer, Timer@tenant, app:Timer or app:Timer@tenant)")
+	appName := appFlag(fs)
 	tenant := fs.String("tenant", "", "only this tenant's executions")
 	errorsOnly := fs.Bool("errors", false, "only failed executions")
 	limit := fs.Int("limit", 50, "at most N entries, newest first")
@@ -26,12 +27,15 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	if *limit < 1 || *limit > 10000 {
 		return usageErr("logs: --limit must be in 1..10000")
 	}
-	q := timer.LogQuery{ErrorsOnly: *errorsOnly, Limit: *limit, Tenant: *tenant}
+	if err := checkApp("logs", *appName); err != nil {
+		return err
+	}
+	q := timer.LogQuery{ErrorsOnly: *errorsOnly, Limit: *limit, Tenant: *tenant, App: *appName}
 	if *tenant != "" && !timer.ValidName(*tenant) {
 		return usageErr("logs: --tenant %q must match [A-Za-z0-9_-]{1,128}", *tenant)
 	}
 	if *name != "" {
-		key, err := timer.ParseKey(*name)
+		key, err := keyInApp("logs", *name, *appName)
 		if err != nil {
 			return err
 		}
@@ -58,7 +62,7 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR\n")
 	for _, v := range views {
-		name := timer.Key{Timer: v.Timer, Tenant: v.Tenant}.String()
+		name := v.Key().String()
 		// One line per entry, whatever the error body holds (the writer escapes too, but
 		// after the table's columns are measured).
 		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), termsafe.String(name), clock(v.ScheduledAt), v.Attempt,

@@ -14,10 +14,14 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var t target
 	t.flags(fs)
+	appName := appFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	key, err := timerArg(fs)
+	key, err := timerArg(fs, *appName)
+	if err != nil {
+		return err
+	}
 	a, err := t.app(ctx)
 	if err != nil {
 		return err
@@ -64,11 +68,12 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	// A sync is a deploy: operators' changes survive (as in Service Center) and the When
-	// Published timers run once.
+	// Published timers run once. Only the manifest's app's timers are touched.
 	rep, err := a.Admin.Publish(ctx, m, admin.NewDeployID("sync"))
 	if err != nil {
 		return err
 	}
+	printf(stdout, "app %s\n", m.AppName())
 	printReport(stdout, rep)
 	return nil
 }

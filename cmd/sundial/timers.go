@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -27,7 +26,11 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	tenant := fs.String("tenant", "", "list: only this tenant's instances")
+	appName := appFlag(fs)
 	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if err := checkApp("timers "+args[0], *appName); err != nil {
 		return err
 	}
 	switch args[0] {
@@ -42,7 +45,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		views := make([]view.Timer, 0, len(ins))
 		for _, in := range ins {
-			if *tenant == "" || in.Tenant == *tenant {
+			if (*tenant == "" || in.Tenant == *tenant) && (*appName == "" || in.AppName() == *appName) {
 				views = append(views, view.OfTimer(in))
 			}
 		}
@@ -52,13 +55,16 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		printf(tw, "NAME\tSCHEDULE\tPRIO\tACTIVE\tNEXT RUN\tLAST RUN\tTRIES\tRUNNING BY\tLAST\n")
 		for _, v := range views {
-			name := timer.Key{Timer: v.Name, Tenant: v.Tenant}.String()
+			name := v.Key().String()
 			printf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\n", name, v.Schedule, v.Priority, v.Active,
 				clock(v.NextRun), clock(v.LastRun), v.NumberOfTries, v.IsRunningBy, v.LastOutcome)
 		}
 		return tw.Flush()
 	case "show":
-		key, err := timerArg(fs)
+		key, err := timerArg(fs, *appName)
+		if err != nil {
+			return err
+		}
 		a, err := t.app(ctx)
 		if err != nil {
 			return err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // lineHandler passes every record the JSON handler enables (Info and up, as a function on
@@ -60,6 +62,9 @@ func (h *lineHandler) line(r slog.Record) string {
 	}
 	r.Attrs(func(at slog.Attr) bool { a[at.Key] = at.Value; return true })
 	name := a["timer"].String()
+	if app := a["app"].String(); app != "" && app != timer.DefaultApp {
+		name = app + ":" + name // the instance's key, as timer.Key.String writes it
+	}
 	if t := a["tenant"].String(); t != "" {
 		name += "@" + t
 	}

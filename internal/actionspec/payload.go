@@ -4,6 +4,8 @@ import "time"
 
 // Payload is what the action receives. The JSON field names are a public contract.
 type Payload struct {
+	// App is the timer's app ("default" for a manifest that names none).
+	App         string            `json:"app,omitempty"`
 	Timer       string            `json:"timer"`
 	Tenant      string            `json:"tenant"`
 	ScheduledAt time.Time         `json:"scheduledAt"`

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
@@ -35,15 +33,18 @@ type SyncReport struct {
 	TenantsRemoved []string `json:"tenantsRemoved"`
 }
 
-// Sync makes the stored timers follow the manifest, as a publish does in OutSystems: the
-// module's definitions win, the operators' changes survive. It
-//   - registers the manifest's tenants (and removes those it listed before and no longer does);
+// Sync makes the stored timers of the manifest's app follow the manifest, as a publish of one
+// module does in OutSystems: the module's definitions win, the operators' changes survive,
+// and no other app's timer is touched. It
+//   - registers the manifest's tenants (and removes those it listed before and no longer
+//     does, once no app's manifest lists them: tenants are environment-wide);
 //   - creates the runtime instances of new entries (one per shard, per tenant for multi-tenant ones);
 //   - updates defaults of existing instances, keeping an operator's effective schedule, timeout
 //     and priority (the manifest's values become the defaults they override) and an operator's
 //     active flag; rescheduling when the schedule or zone changed;
-//   - deactivates instances that are no longer wanted (entry removed, fewer shards, tenant
-//     removed), keeping their history;
+//   - deactivates the app's instances that are no longer wanted (entry removed, fewer shards,
+//     tenant removed — a removed tenant's instances of every app), keeping their history;
+//   - creates a newly registered tenant's instances of every other app's multi-tenant timers;
 //   - stores the definitions, so that a tenant added later gets its instances.
 //
 // The manifest is validated first; an invalid one changes nothing.
@@ -72,9 +73,12 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	if err != nil {
 		return rep, err
 	}
+	app := timer.NormApp(m.App)
 	current := map[timer.Key]timer.Instance{}
 	for _, in := range existing {
-		current[in.Key] = in
+		if in.Key.Norm().App == app {
+			current[in.Key.Norm()] = in
+		}
 	}
 	var enqueue []timer.Instance
 	defs := map[string]string{}
@@ -83,8 +87,8 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		if err != nil {
 			return rep, fmt.Errorf("encode definition %s: %w", t.Name, err)
 		}
-		defs[t.Name] = string(spec)
-		for _, d := range t.Expand(tenants, s.Defaults) {
+		defs[m.Key(t.Name).Name()] = string(spec)
+		for _, d := range m.Expand(t, tenants, s.Defaults) {
 			cur, ok := current[d.Key]
 			delete(current, d.Key)
 			var curp *timer.Instance
@@ -118,8 +122,24 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 		rep.Deactivated = append(rep.Deactivated, key.String())
 	}
-	if err := s.syncDefinitions(ctx, defs); err != nil {
+	// A removed tenant is gone for every app: the other apps' instances of it go too.
+	for _, in := range existing {
+		if in.Key.Norm().App == app || !removedTenants[in.Tenant] || !in.Active {
+			continue
+		}
+		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByTenantRemoved); err != nil {
+			return rep, err
+		}
+		rep.Deactivated = append(rep.Deactivated, in.Key.String())
+	}
+	if err := s.syncDefinitions(ctx, app, defs); err != nil {
 		return rep, err
+	}
+	// A tenant this manifest registered runs every other app's multi-tenant timers too.
+	for _, name := range rep.TenantsAdded {
+		if err := s.expandTenant(ctx, name, func(a string) bool { return a != app }, &rep, &enqueue); err != nil {
+			return rep, err
+		}
 	}
 	if err := s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule); err != nil {
 		return rep, err
@@ -129,7 +149,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	}
 	var woken []timer.Instance
 	for _, t := range m.Timers {
-		for _, d := range t.Expand(tenants, s.Defaults) {
+		for _, d := range m.Expand(t, tenants, s.Defaults) {
 			in, err := s.Store.Get(ctx, d.Key)
 			if err != nil {
 				return rep, err
@@ -261,17 +281,31 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	return in, settingsChanged || activeChanged, nil
 }
 
-// syncTenants registers the manifest's tenants and removes those the manifest listed before
-// and no longer does; it returns the tenants in force, by name.
+// syncTenants registers the manifest's tenants (recording that its app lists them) and, for
+// those the app's manifest listed before and no longer does, records that; a tenant no app's
+// manifest lists any more is removed (tenants are environment-wide, so a tenant another app
+// lists stays). It returns the tenants in force, by name.
 func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *SyncReport) ([]string, error) {
 	registered, err := s.Store.Tenants(ctx)
 	if err != nil {
 		return nil, err
 	}
+	app := m.AppName()
+	legacy := map[string]bool{}
+	for _, t := range registered {
+		legacy[t.Name] = t.Legacy()
+	}
 	listed := map[string]bool{}
 	for _, name := range m.Tenants {
 		listed[name] = true
-		created, err := s.Store.PutTenant(ctx, name, timer.TenantListed, s.Clock.Now())
+		if legacy[name] && app != timer.DefaultApp {
+			// Registered by the default app's manifest before apps were recorded: record it
+			// first, so that this app's listing does not hide the default app's.
+			if _, err := s.Store.ListTenant(ctx, name, timer.DefaultApp, s.Clock.Now()); err != nil {
+				return nil, err
+			}
+		}
+		created, err := s.Store.ListTenant(ctx, name, app, s.Clock.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -281,29 +315,38 @@ func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *Syn
 	}
 	var out []string
 	for _, t := range registered {
-		if t.Source == timer.TenantListed && !listed[t.Name] {
-			if err := s.Store.DeleteTenant(ctx, t.Name); err != nil && !errors.Is(err, timer.ErrNotFound) {
-				return nil, err
-			}
-			rep.TenantsRemoved = append(rep.TenantsRemoved, t.Name)
+		if listed[t.Name] {
 			continue
 		}
-		if !listed[t.Name] {
-			out = append(out, t.Name)
+		if t.ListedByApp(app) {
+			removed, err := s.Store.UnlistTenant(ctx, t.Name, app)
+			if err != nil {
+				return nil, err
+			}
+			if removed {
+				rep.TenantsRemoved = append(rep.TenantsRemoved, t.Name)
+				continue
+			}
 		}
+		out = append(out, t.Name)
 	}
 	out = append(out, m.Tenants...)
 	slices.Sort(out)
 	return out, nil
 }
 
-func (s *Service) syncDefinitions(ctx context.Context, defs map[string]string) error {
+// syncDefinitions stores app's definitions (qualified name -> JSON) and deletes those of
+// app's entries that left its manifest; other apps' definitions are not touched.
+func (s *Service) syncDefinitions(ctx context.Context, app string, defs map[string]string) error {
 	stored, err := s.Store.Definitions(ctx)
 	if err != nil {
 		return err
 	}
 	var gone []string
 	for entry := range stored {
+		if a, _ := timer.ParseName(entry); a != timer.NormApp(app) {
+			continue
+		}
 		if _, ok := defs[entry]; !ok {
 			gone = append(gone, entry)
 		}
@@ -327,7 +370,7 @@ func (s *Service) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 }
 
 // AddTenant registers a tenant and creates (or reactivates, unless an operator deactivated
-// them) its instances of every multi-tenant timer the last sync defined.
+// them) its instances of every app's multi-tenant timers, as each app's last sync defined them.
 func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error) {
 	var rep SyncReport
 	if !timer.ValidName(name) {
@@ -340,34 +383,9 @@ func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error
 	if created {
 		rep.TenantsAdded = append(rep.TenantsAdded, name)
 	}
-	defs, err := s.definitions(ctx)
-	if err != nil {
-		return rep, err
-	}
 	var enqueue []timer.Instance
-	for _, t := range defs {
-		if !t.MultiTenant {
-			continue
-		}
-		for _, d := range t.Expand([]string{name}, s.Defaults) {
-			var curp *timer.Instance
-			cur, err := s.Store.Get(ctx, d.Key)
-			switch {
-			case err == nil:
-				curp = &cur
-			case !errors.Is(err, timer.ErrNotFound):
-				return rep, err
-			}
-			var edit *timer.EditRecord
-			if rec, ok, err := s.Store.EditOf(ctx, d.Key); err != nil {
-				return rep, err
-			} else if ok && curp != nil {
-				edit = &rec
-			}
-			if err := s.apply(ctx, d, curp, edit, &rep, &enqueue); err != nil {
-				return rep, err
-			}
-		}
+	if err := s.expandTenant(ctx, name, func(string) bool { return true }, &rep, &enqueue); err != nil {
+		return rep, err
 	}
 	return rep, s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule)
 }
@@ -400,23 +418,145 @@ func (s *Service) RemoveTenant(ctx context.Context, name string) (SyncReport, er
 	return rep, nil
 }
 
-// definitions decodes the stored manifest entries, by name.
-func (s *Service) definitions(ctx context.Context) ([]manifest.Timer, error) {
+// expandTenant creates (or reactivates, unless an operator deactivated them) tenant's
+// instances of the multi-tenant timers of the apps that apps accepts, from the stored
+// definitions.
+func (s *Service) expandTenant(ctx context.Context, tenant string, apps func(app string) bool, rep *SyncReport, enqueue *[]timer.Instance) error {
+	defs, err := s.definitions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, def := range defs {
+		if !def.Timer.MultiTenant || !apps(def.App) {
+			continue
+		}
+		for _, d := range def.Timer.ExpandFor(def.App, []string{tenant}, s.Defaults) {
+			var curp *timer.Instance
+			cur, err := s.Store.Get(ctx, d.Key)
+			switch {
+			case err == nil:
+				curp = &cur
+			case !errors.Is(err, timer.ErrNotFound):
+				return err
+			}
+			var edit *timer.EditRecord
+			if rec, ok, err := s.Store.EditOf(ctx, d.Key); err != nil {
+				return err
+			} else if ok && curp != nil {
+				edit = &rec
+			}
+			if err := s.apply(ctx, d, curp, edit, rep, enqueue); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// definition is a stored manifest entry and its app ("" for the default app).
+type definition struct {
+	App   string
+	Timer manifest.Timer
+}
+
+// definitions decodes the stored manifest entries of every app, by qualified name.
+func (s *Service) definitions(ctx context.Context) ([]definition, error) {
 	raw, err := s.Store.Definitions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]manifest.Timer, 0, len(raw))
+	out := make([]definition, 0, len(raw))
 	for _, entry := range slices.Sorted(maps.Keys(raw)) {
 		var t manifest.Timer
 		if err := json.Unmarshal([]byte(raw[entry]), &t); err != nil {
 			return nil, fmt.Errorf("decode definition %s: %w", entry, err)
 		}
-		out = append(out, t)
+		app, _ := timer.ParseName(entry)
+		out = append(out, definition{App: app, Timer: t})
 	}
 	return out, nil
 }
 
+// DeactivateApp deactivates every timer of app (as a publish deactivates a timer that left
+// its manifest: their history stays, a running execution is not stopped, and a later publish
+// of the app brings them back) and deletes its stored definitions, so that a tenant added
+// later gets no instance of them. The tenants its manifest listed stay registered while
+// another app's manifest or an operator lists them. An app's stack deleted (the
+// Custom::SundialTimers resource's Delete) calls it.
+func (s *Service) DeactivateApp(ctx context.Context, app string) (SyncReport, error) {
+	var rep SyncReport
+	if err := timer.ValidateApp(app); err != nil {
+		return rep, err
+	}
+	app = timer.NormApp(app)
+	all, err := s.Store.List(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, in := range all {
+		if in.Key.Norm().App != app || !in.Active {
+			continue
+		}
+		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByRemoved); err != nil {
+			return rep, err
+		}
+		rep.Deactivated = append(rep.Deactivated, in.Key.String())
+	}
+	if err := s.syncDefinitions(ctx, app, map[string]string{}); err != nil {
+		return rep, err
+	}
+	tenants, err := s.Store.Tenants(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, t := range tenants {
+		if !t.ListedByApp(app) {
+			continue
+		}
+		removed, err := s.Store.UnlistTenant(ctx, t.Name, app)
+		if err != nil {
+			return rep, err
+		}
+		if removed {
+			rep.TenantsRemoved = append(rep.TenantsRemoved, t.Name)
+		}
+	}
+	if len(rep.TenantsRemoved) == 0 {
+		return rep, nil
+	}
+	// A tenant no manifest lists any more is gone for every app.
+	for _, in := range all {
+		if !in.Active || !slices.Contains(rep.TenantsRemoved, in.Tenant) || in.Key.Norm().App == app {
+			continue
+		}
+		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByTenantRemoved); err != nil {
+			return rep, err
+		}
+		rep.Deactivated = append(rep.Deactivated, in.Key.String())
+	}
+	return rep, nil
+}
+
+// DeployRecord is the key of app's deploy record for deploy: deploy itself for the default app
+// (the record of an existing deployment reads unchanged), "app:deploy" for another, so that a
+// deploy published for one app does not count as published for another.
+func DeployRecord(app, deploy string) string {
+	if timer.NormApp(app) == "" {
+		return deploy
+	}
+	return app + ":" + deploy
+}
+
+// Published reports whether app's deploy was published before.
+func (s *Service) Published(ctx context.Context, app, deploy string) (bool, error) {
+	return s.Store.Published(ctx, DeployRecord(app, deploy))
+}
+
+// MarkPublished records that app's deploy was published.
+func (s *Service) MarkPublished(ctx context.Context, app, deploy string) error {
+	return s.Store.MarkPublished(ctx, DeployRecord(app, deploy), s.Clock.Now())
+}
+
 func compareKeys(a, b timer.Key) int {
-	return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+	return timer.CompareKeys(a, b)
 }

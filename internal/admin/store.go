@@ -69,17 +69,25 @@ type TenantStore interface {
 	PutTenant(ctx context.Context, name, source string, now time.Time) (created bool, err error)
 	// DeleteTenant unregisters a tenant: timer.ErrNotFound if it was not registered.
 	DeleteTenant(ctx context.Context, name string) error
+	// ListTenant records that app's manifest lists a tenant, registering it (source
+	// timer.TenantListed) if it was not (created).
+	ListTenant(ctx context.Context, name, app string, now time.Time) (created bool, err error)
+	// UnlistTenant records that app's manifest no longer lists a tenant; a tenant the
+	// manifests registered that no app's manifest lists any more is unregistered (removed),
+	// in a write conditional on that, so that a concurrent ListTenant keeps it.
+	UnlistTenant(ctx context.Context, name, app string) (removed bool, err error)
 }
 
-// DefinitionStore keeps the manifest's entries (name -> JSON), so that a tenant added later
-// gets the multi-tenant timers' instances.
+// DefinitionStore keeps every app's manifest entries (qualified name, timer.Key.Name: "Name"
+// or "app:Name" -> JSON), so that a tenant added later gets the multi-tenant timers' instances.
 type DefinitionStore interface {
 	Definitions(ctx context.Context) (map[string]string, error)
 	PutDefinitions(ctx context.Context, defs map[string]string, now time.Time) error
 	DeleteDefinitions(ctx context.Context, entries []string) error
 }
 
-// DeployStore records the deploys published, so that a deploy is published once.
+// DeployStore records the deploys published, so that a deploy is published once. The record
+// is per app: callers pass DeployRecord(app, deploy) (Service.Published and MarkPublished do).
 type DeployStore interface {
 	Published(ctx context.Context, deploy string) (bool, error)
 	MarkPublished(ctx context.Context, deploy string, now time.Time) error

@@ -113,11 +113,13 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-func (s *Server) apiHealth(r *http.Request) (any, error) { return s.svc.Health(r.Context()) }
+func (s *Server) apiHealth(r *http.Request) (any, error) {
+	return s.svc.HealthOf(r.Context(), r.URL.Query().Get("app"))
+}
 
 func (s *Server) apiTimers(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	f := Filter{Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active")}
+	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active")}
 	var err error
 	if f.Failing, err = boolParam(q.Get("failing"), "failing"); err != nil {
 		return nil, err
@@ -187,7 +189,7 @@ func (s *Server) apiOperate(r *http.Request) (any, error) {
 
 func (s *Server) apiLogs(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	f := LogFilter{Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: q.Get("after")}
+	f := LogFilter{App: q.Get("app"), Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: q.Get("after")}
 	var err error
 	if f.ErrorsOnly, err = boolParam(q.Get("errors"), "errors"); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -10,7 +11,8 @@ import (
 
 // LogFilter selects a page of the log.
 type LogFilter struct {
-	Timer      string // Timer or Timer@tenant; "" for all
+	App        string // "": every app; with Timer, the app of a Timer without one
+	Timer      string // Timer, Timer@tenant, app:Timer or app:Timer@tenant; "" for all
 	Tenant     string // with Timer "": only this tenant's executions
 	ErrorsOnly bool
 	After      string // cursor: the Next of the previous page
@@ -22,7 +24,10 @@ const MaxLogLimit = 500
 
 // Logs reads a page of the log, newest first.
 func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
-	q := timer.LogPageQuery{ErrorsOnly: f.ErrorsOnly, After: f.After, Limit: f.Limit, Tenant: f.Tenant}
+	q := timer.LogPageQuery{ErrorsOnly: f.ErrorsOnly, After: f.After, Limit: f.Limit, Tenant: f.Tenant, App: f.App}
+	if err := validApp(f.App); err != nil {
+		return LogPage{}, err
+	}
 	if f.Tenant != "" && !timer.ValidName(f.Tenant) {
 		return LogPage{}, fmt.Errorf("%w: tenant %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, f.Tenant)
 	}
@@ -36,6 +41,12 @@ func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 		key, err := timer.ParseKey(f.Timer)
 		if err != nil {
 			return LogPage{}, err
+		}
+		if f.App != "" {
+			if strings.Contains(f.Timer, ":") && key.AppName() != f.App {
+				return LogPage{}, fmt.Errorf("%w: timer %s and app %s disagree", errkind.Invalid, f.Timer, f.App)
+			}
+			key.App = timer.NormApp(f.App)
 		}
 		q.Key = &key
 		if f.Tenant != "" && key.Tenant != f.Tenant {

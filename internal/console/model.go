@@ -57,6 +57,8 @@ type LogPage struct {
 
 // Health is Environment Health.
 type Health struct {
+	// App is the app whose timers it shows ("": every app's).
+	App         string        `json:"app,omitempty"`
 	Now         time.Time     `json:"now"`
 	Fetcher     FetcherHealth `json:"fetcher"`
 	Queues      []queue.Depth `json:"queues"`

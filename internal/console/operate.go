@@ -27,7 +27,7 @@ func (s *Server) operate(r *http.Request, key timer.Key, op string) (timer.Insta
 	if err != nil {
 		return in, "", err
 	}
-	s.log.Info("operator action", "op", op, "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
+	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
 	return in, operationMessage(op, in), nil
 }
 

@@ -54,26 +54,41 @@ const recentForHealth = 200
 
 // Health reads Environment Health. A queue-depth failure is reported in the result, not as
 // an error, so the rest of the page still shows.
-func (s *Service) Health(ctx context.Context) (Health, error) {
-	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
-	var err error
-	if in.instances, err = s.Store.List(ctx); err != nil {
+func (s *Service) Health(ctx context.Context) (Health, error) { return s.HealthOf(ctx, "") }
+
+// HealthOf is Environment Health with the timers, executions and counts of one app ("":
+// every app); the fetcher, queues and processors are the environment's.
+func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
+	if err := validApp(app); err != nil {
 		return Health{}, err
+	}
+	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
+	all, err := s.Store.List(ctx)
+	if err != nil {
+		return Health{}, err
+	}
+	for _, i := range all {
+		if app == "" || i.AppName() == app {
+			in.instances = append(in.instances, i)
+		}
 	}
 	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
 		return Health{}, err
 	}
-	if in.recent, _, err = s.Store.LogPage(ctx, timer.LogPageQuery{Limit: recentForHealth, Days: 2}); err != nil {
+	if in.recent, _, err = s.Store.LogPage(ctx, timer.LogPageQuery{Limit: recentForHealth, Days: 2, App: app}); err != nil {
 		return Health{}, err
 	}
 	if s.Queues != nil {
 		in.queues, in.queuesErr = s.Queues.Depths(ctx)
 	}
-	return buildHealth(in), nil
+	h := buildHealth(in)
+	h.App = app
+	return h, nil
 }
 
 // Filter selects timers in the list; zero values match everything.
 type Filter struct {
+	App     string // "": every app; "default": the default app
 	Name    string // substring of the name, case-insensitive
 	Tenant  string
 	Active  string // "", "yes" or "no"
@@ -88,11 +103,36 @@ func (f Filter) Validate() error {
 	if len(f.Name) > 128 || len(f.Tenant) > 128 {
 		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", errkind.Invalid)
 	}
+	return validApp(f.App)
+}
+
+// validApp checks an app filter ("" is every app).
+func validApp(app string) error {
+	if app != "" && !timer.ValidName(app) {
+		return fmt.Errorf("%w: app %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, app)
+	}
 	return nil
 }
 
+// Apps lists the apps that have timers, the default app first when it has any.
+func (s *Service) Apps(ctx context.Context) ([]string, error) {
+	ins, err := s.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, in := range ins { // List orders by app, the default app first
+		if a := in.AppName(); !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 func (f Filter) match(r TimerRow) bool {
-	return (f.Name == "" || strings.Contains(strings.ToLower(r.Name), strings.ToLower(f.Name))) &&
+	return (f.App == "" || r.App == f.App) && (f.Name == "" || strings.Contains(strings.ToLower(r.Name), strings.ToLower(f.Name))) &&
 		(f.Tenant == "" || r.Tenant == f.Tenant) &&
 		(f.Active == "" || (f.Active == "yes") == r.Active) &&
 		(!f.Failing || r.Failing)

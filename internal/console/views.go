@@ -7,7 +7,7 @@ import (
 )
 
 func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
-	h, err := s.svc.Health(r.Context())
+	h, err := s.svc.HealthOf(r.Context(), r.URL.Query().Get("app"))
 	if err != nil {
 		return err
 	}
@@ -22,7 +22,7 @@ type timersData struct {
 
 func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := Filter{Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: q.Get("failing") == "on"}
+	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: q.Get("failing") == "on"}
 	rows, err := s.svc.Timers(r.Context(), f)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ type logsData struct {
 
 func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := LogFilter{Timer: q.Get("timer"), Tenant: q.Get("tenant"), ErrorsOnly: q.Get("errors") == "on", After: q.Get("after")}
+	f := LogFilter{App: q.Get("app"), Timer: q.Get("timer"), Tenant: q.Get("tenant"), ErrorsOnly: q.Get("errors") == "on", After: q.Get("after")}
 	page, err := s.svc.Logs(r.Context(), f)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -239,7 +238,7 @@ func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
 		out = append(out, it.instance())
 	}
 	slices.SortFunc(out, func(a, b timer.Instance) int {
-		return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+		return timer.CompareKeys(a.Key, b.Key)
 	})
 	return out, nil
 }
@@ -262,48 +261,7 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 		}
 		return s.queryLog(ctx, "", kc, filt, q.Limit)
 	}
-	days := q.Days
-	if days <= 0 {
-		days = 31
-	}
-	if !q.ErrorsOnly {
-		return s.allTimers(ctx, allTimersQuery{apps: s.logApps(), before: before, days: days, keep: tenantKeep(q.Tenant), limit: q.Limit})
-	}
-	var out []timer.Execution
-	day := q.Before.UTC()
-	for range days {
-		kc := expression.Key("errDay").Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-		got, err := s.queryLog(ctx, indexErrors, kc, tenantFilter(q.Tenant), q.Limit-len(out))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, got...)
-		if len(out) >= q.Limit {
-			break
-		}
-		day = day.AddDate(0, 0, -1)
-	}
-	return out, nil
-}
-
-// tenantKeep keeps one tenant's instances (nil: all).
-func tenantKeep(tenant string) func(timer.Key) bool {
-	if tenant == "" {
-		return nil
-	}
-	return func(k timer.Key) bool { return k.Tenant == tenant }
-}
-
-// logApps are the apps whose pages an all-timers listing reads.
-func (s *Store) logApps() []string { return []string{defaultApp} }
-
-// tenantFilter keeps one tenant's log entries (nil: all).
-func tenantFilter(tenant string) *expression.ConditionBuilder {
-	if tenant == "" {
-		return nil
-	}
-	f := expression.Name("tenant").Equal(expression.Value(tenant))
-	return &f
+	return s.allTimersLog(ctx, q.App, q.Tenant, q.ErrorsOnly, before, q.Days, q.Limit)
 }
 
 func (s *Store) queryLog(ctx context.Context, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, limit int) ([]timer.Execution, error) {

@@ -47,13 +47,15 @@ func (s *Store) LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Exec
 	if before == "" {
 		before = time.Now().Add(time.Minute).UTC().Format(logSortLayout)
 	}
-	day, err := time.Parse(time.DateOnly, before[:min(len(before), len(time.DateOnly))])
-	if err != nil {
+	if _, err := time.Parse(time.DateOnly, before[:min(len(before), len(time.DateOnly))]); err != nil {
 		return nil, "", fmt.Errorf("%w: log cursor %q", errkind.Invalid, q.After)
 	}
 	// One entry more than asked tells whether there is a next page.
 	want := q.Limit + 1
-	var out []timer.Execution
+	var (
+		out []timer.Execution
+		err error
+	)
 	if q.Key != nil {
 		kc := expression.Key("pk").Equal(expression.Value(q.Key.String())).And(expression.Key("sk").LessThan(expression.Value(before)))
 		var filt *expression.ConditionBuilder
@@ -64,24 +66,8 @@ func (s *Store) LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Exec
 		if out, err = s.queryLog(ctx, "", kc, filt, want); err != nil {
 			return nil, "", err
 		}
-	} else {
-		if !q.ErrorsOnly {
-			if out, err = s.allTimers(ctx, allTimersQuery{apps: s.logApps(), before: before, days: q.Days, keep: tenantKeep(q.Tenant), limit: want}); err != nil {
-				return nil, "", err
-			}
-		}
-		for d := 0; q.ErrorsOnly && d < q.Days; d++ {
-			kc := expression.Key("errDay").Equal(expression.Value(day.Format(time.DateOnly))).And(expression.Key("sk").LessThan(expression.Value(before)))
-			got, err := s.queryLog(ctx, indexErrors, kc, tenantFilter(q.Tenant), want-len(out))
-			if err != nil {
-				return nil, "", err
-			}
-			out = append(out, got...)
-			if len(out) >= want {
-				break
-			}
-			day = day.AddDate(0, 0, -1)
-		}
+	} else if out, err = s.allTimersLog(ctx, q.App, q.Tenant, q.ErrorsOnly, before, q.Days, want); err != nil {
+		return nil, "", err
 	}
 	if len(out) <= q.Limit {
 		return out, "", nil

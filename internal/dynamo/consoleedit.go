@@ -27,6 +27,7 @@ type editItem struct {
 	} `dynamodbav:"defaults"`
 	EditedAt int64  `dynamodbav:"editedAt"`
 	EditedBy string `dynamodbav:"editedBy"`
+	App      string `dynamodbav:"app"`
 	Timer    string `dynamodbav:"timer"`
 	Tenant   string `dynamodbav:"tenant"`
 }
@@ -145,7 +146,7 @@ func (s *Store) Edits(ctx context.Context) (map[timer.Key]timer.EditRecord, erro
 	out := map[timer.Key]timer.EditRecord{}
 	for _, it := range items {
 		if rec, ok := it.record(); ok {
-			out[timer.Key{Timer: it.Timer, Tenant: it.Tenant}] = rec
+			out[timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant}] = rec
 		}
 	}
 	return out, nil

@@ -29,6 +29,9 @@ type instanceItem struct {
 	SK   string `dynamodbav:"sk"`
 	Kind string `dynamodbav:"kind"`
 
+	// App is the timer's app, always written (DefaultApp for the default app). An item
+	// without it was written before apps existed and reads as the default app's.
+	App          string            `dynamodbav:"app,omitempty"`
 	Timer        string            `dynamodbav:"timer"`
 	Tenant       string            `dynamodbav:"tenant,omitempty"`
 	Schedule     string            `dynamodbav:"schedule"`
@@ -87,8 +90,10 @@ const finishSlots = 8
 // executions take consecutive slots).
 func finishSlot(v int64) string { return fmt.Sprintf("fin%d", ((v+1)/2)%finishSlots) }
 
-func pk(timerName string) string { return "T#" + timerName }
-func sk(tenant string) string    { return instancePrefix + tenant }
+// pk is an instance's (or a definition's) partition key: "T#" and the key's qualified name,
+// "T#Cleanup" for the default app (as before apps existed), "T#billing:Cleanup" for another.
+func pk(k timer.Key) string   { return "T#" + k.Name() }
+func sk(tenant string) string { return instancePrefix + tenant }
 
 // ShardOf spreads instances over the write shards of the due and running indexes.
 func ShardOf(key timer.Key, shards int) int { return timer.ShardOf(key, shards) }
@@ -111,8 +116,8 @@ func fromMs(v int64) time.Time {
 
 func toItem(in timer.Instance) instanceItem {
 	it := instanceItem{
-		PK: pk(in.Timer), SK: sk(in.Tenant), Kind: "instance",
-		Timer: in.Timer, Tenant: in.Tenant,
+		PK: pk(in.Key), SK: sk(in.Tenant), Kind: "instance",
+		App: in.AppName(), Timer: in.Timer, Tenant: in.Tenant,
 		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
@@ -142,7 +147,7 @@ func toItem(in timer.Instance) instanceItem {
 
 func (it instanceItem) instance() timer.Instance {
 	return timer.Instance{
-		Key: timer.Key{Timer: it.Timer, Tenant: it.Tenant},
+		Key: timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant},
 		Settings: timer.Settings{
 			Schedule: it.Schedule, Timezone: it.Timezone, DST: it.DST, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
@@ -165,9 +170,12 @@ func (it instanceItem) instance() timer.Instance {
 
 // logItem is one execution in the log table.
 type logItem struct {
-	PK              string `dynamodbav:"pk"`
-	SK              string `dynamodbav:"sk"`
-	ErrDay          string `dynamodbav:"errDay,omitempty"`
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+	// ErrDay is set only on a failed execution: "<app>#<day>", the errorsByDay partition.
+	ErrDay string `dynamodbav:"errDay,omitempty"`
+	// App: as instanceItem's (an entry without it is the default app's).
+	App             string `dynamodbav:"app,omitempty"`
 	Timer           string `dynamodbav:"timer"`
 	Tenant          string `dynamodbav:"tenant,omitempty"`
 	ExecutionID     string `dynamodbav:"executionId"`
@@ -203,21 +211,21 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 	started := e.StartedAt.UTC()
 	it := logItem{
 		PK: e.Key.String(), SK: logSortKey(e),
-		Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
+		App: e.AppName(), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
 		Version: e.Version, ExpiresAt: started.Add(retention).Unix(),
 	}
 	if e.Outcome.Failed() {
-		it.ErrDay = started.Format(time.DateOnly)
+		it.ErrDay = errPK(e.AppName(), started.Format(time.DateOnly))
 	}
 	return it
 }
 
 func (it logItem) execution() timer.Execution {
 	return timer.Execution{
-		Key: timer.Key{Timer: it.Timer, Tenant: it.Tenant}, ExecutionID: it.ExecutionID,
+		Key: timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant}, ExecutionID: it.ExecutionID,
 		ScheduledAt: fromMs(it.ScheduledAt), ShouldHaveRunAt: fromMs(it.ShouldHaveRunAt), StartedAt: fromMs(it.StartedAt),
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,

@@ -22,6 +22,8 @@ import (
 //   - one item per registered tenant (pk "TENANT", sk "N#<name>", kind "tenant");
 //   - one item per manifest entry, its definition (pk "T#<entry>", sk "DEF", kind
 //     "definition"), so that a tenant added later gets the multi-tenant timers' instances.
+//     <entry> is the entry's qualified name, "app:Name" for an app other than the default
+//     (timer.Key.Name), and the item's app attribute names its app (absent: the default app).
 //
 // None of them has the due or running index attributes, so the engine never reads them.
 const (
@@ -39,6 +41,58 @@ type tenantItem struct {
 	Name    string `dynamodbav:"name"`
 	Source  string `dynamodbav:"source"`
 	AddedAt int64  `dynamodbav:"addedAt"`
+	// ListedBy is the set of apps whose manifests list the tenant; absent on a tenant the
+	// manifest registered before apps existed (the default app's, timer.Tenant.Legacy).
+	ListedBy []string `dynamodbav:"listedBy,stringset,omitempty"`
+}
+
+// ListTenant implements admin.Store: it registers the tenant as the manifest's if it was not
+// registered, and adds app to the apps that list it, in one write.
+func (s *Store) ListTenant(ctx context.Context, name, app string, now time.Time) (created bool, err error) {
+	if !timer.ValidName(name) {
+		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
+	}
+	n := expression.Name
+	upd := expression.Set(n("kind"), expression.Value(kindTenant)).Set(n("name"), expression.Value(name)).
+		Set(n("addedAt"), n("addedAt").IfNotExists(expression.Value(ms(now)))).
+		Set(n("source"), n("source").IfNotExists(expression.Value(timer.TenantListed))).
+		Add(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{timer.AppName(app)}}))
+	out, err := s.update(ctx, s.timers, tenantKey(name), upd, nil, types.ReturnValueAllOld)
+	if err != nil {
+		return false, fmt.Errorf("register tenant %s: %w", name, err)
+	}
+	return len(out.Attributes) == 0, nil
+}
+
+// UnlistTenant implements admin.Store: it removes app from the apps that list the tenant,
+// then unregisters the tenant if the manifests registered it and no app lists it any more —
+// a delete conditional on exactly that, so that an app listing it meanwhile keeps it.
+func (s *Store) UnlistTenant(ctx context.Context, name, app string) (removed bool, err error) {
+	n := expression.Name
+	upd := expression.Delete(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{timer.AppName(app)}}))
+	exists := n("pk").AttributeExists()
+	if _, err := s.update(ctx, s.timers, tenantKey(name), upd, &exists, types.ReturnValueNone); err != nil {
+		if isConditionFailed(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("unlist tenant %s: %w", name, err)
+	}
+	cond := n("source").Equal(expression.Value(timer.TenantListed)).And(n("listedBy").AttributeNotExists())
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return false, err
+	}
+	_, err = s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.timers, Key: tenantKey(name), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("remove tenant %s: %w", name, err)
+	}
+	return true, nil
 }
 
 // PutTenant registers a tenant; a tenant already registered keeps its first source unless
@@ -99,7 +153,9 @@ func (s *Store) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 			return nil, fmt.Errorf("decode tenants: %w", err)
 		}
 		for _, it := range items {
-			out = append(out, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt)})
+			ls := slices.Clone(it.ListedBy)
+			slices.Sort(ls)
+			out = append(out, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt), ListedBy: ls})
 		}
 	}
 	slices.SortFunc(out, func(a, b timer.Tenant) int { return cmp.Compare(a.Name, b.Name) })
@@ -117,16 +173,25 @@ type definitionItem struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`
 	Kind      string `dynamodbav:"kind"`
-	Entry     string `dynamodbav:"entry"`
+	Entry     string `dynamodbav:"entry"` // qualified: "Name" or "app:Name"
+	App       string `dynamodbav:"app,omitempty"`
 	Spec      string `dynamodbav:"spec"` // the manifest entry, as JSON
 	UpdatedAt int64  `dynamodbav:"updatedAt"`
 }
 
-// PutDefinitions stores manifest entries' definitions (entry name -> JSON spec), one
+// PutDefinitions stores manifest entries' definitions (qualified entry name -> JSON spec), one
 // PutItem each (a sync writes a few dozen at most).
 func (s *Store) PutDefinitions(ctx context.Context, defs map[string]string, now time.Time) error {
+	// The apps first: an app's log is listed among every app's once it is registered.
+	var apps []string
+	for entry := range defs {
+		apps = append(apps, appOfEntry(entry))
+	}
+	if err := s.RegisterApps(ctx, apps); err != nil {
+		return err
+	}
 	for _, entry := range slices.Sorted(maps.Keys(defs)) {
-		item, err := attributevalue.MarshalMap(definitionItem{PK: pk(entry), SK: definitionSK, Kind: kindDef, Entry: entry, Spec: defs[entry], UpdatedAt: ms(now)})
+		item, err := attributevalue.MarshalMap(definitionItem{PK: "T#" + entry, SK: definitionSK, Kind: kindDef, Entry: entry, App: timer.AppName(appOfEntry(entry)), Spec: defs[entry], UpdatedAt: ms(now)})
 		if err != nil {
 			return fmt.Errorf("encode definition %s: %w", entry, err)
 		}
@@ -142,7 +207,7 @@ func (s *Store) PutDefinitions(ctx context.Context, defs map[string]string, now 
 func (s *Store) DeleteDefinitions(ctx context.Context, entries []string) error {
 	for _, entry := range entries {
 		_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.timers, Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: pk(entry)}, "sk": &types.AttributeValueMemberS{Value: definitionSK},
+			"pk": &types.AttributeValueMemberS{Value: "T#" + entry}, "sk": &types.AttributeValueMemberS{Value: definitionSK},
 		}})
 		if err != nil {
 			return fmt.Errorf("delete definition %s: %w", entry, err)
@@ -151,7 +216,12 @@ func (s *Store) DeleteDefinitions(ctx context.Context, entries []string) error {
 	return nil
 }
 
-// Definitions returns every stored definition (entry name -> JSON spec). It scans: an
+func appOfEntry(entry string) string {
+	app, _ := timer.ParseName(entry)
+	return app
+}
+
+// Definitions returns every stored definition of every app (qualified entry name -> JSON spec). It scans: an
 // operator's operation (sync, tenants add), never on the firing path.
 func (s *Store) Definitions(ctx context.Context) (map[string]string, error) {
 	items, err := scanTimers[definitionItem](ctx, s, expression.Name("kind").Equal(expression.Value(kindDef)), "definitions")

@@ -63,10 +63,8 @@ type pageItem struct {
 // pagePK is the partition of an app's pages of one day ("2006-01-02").
 func pagePK(app, day string) string { return "D#" + app + "#" + day }
 
-// appOf is the app whose pages list an instance's executions.
-func appOf(timer.Key) string { return defaultApp }
-
-const defaultApp = "default"
+// errPK is the errorsByDay partition of an app's failed executions of one day.
+func errPK(app, day string) string { return app + "#" + day }
 
 type pageRef struct {
 	instance string // the log item's partition key (timer.Key.String())
@@ -88,7 +86,7 @@ func logPages(es []timer.Execution, retention time.Duration) []pageItem {
 			continue
 		}
 		seen[r] = true
-		g := group{app: appOf(e.Key), minute: e.StartedAt.UTC().Truncate(pageSpan)}
+		g := group{app: e.AppName(), minute: e.StartedAt.UTC().Truncate(pageSpan)}
 		groups[g] = append(groups[g], r)
 	}
 	var out []pageItem
@@ -219,72 +217,201 @@ func (s *Store) allTimers(ctx context.Context, q allTimersQuery) ([]timer.Execut
 }
 
 // dayPages merges the pages of the apps' partitions of one day, in descending sort key order.
-func (s *Store) dayPages(ctx context.Context, apps []string, day, bound string) (*pageMerge, error) {
-	m := &pageMerge{}
+func (s *Store) dayPages(ctx context.Context, apps []string, day, bound string) (*merge[pageItem], error) {
+	m := &merge[pageItem]{key: func(p pageItem) string { return p.SK }}
 	for _, app := range apps {
 		kc := expression.Key("pk").Equal(expression.Value(pagePK(app, day))).And(expression.Key("sk").LessThan(expression.Value(bound)))
-		expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+		// A few pages a request: a listing of 50 entries needs one or two pages, not the
+		// megabyte a Query reads without a limit.
+		src, err := s.logSource(ctx, "", kc, nil, 4)
 		if err != nil {
-			return nil, fmt.Errorf("build log page query: %w", err)
+			return nil, err
 		}
-		m.srcs = append(m.srcs, &pageSource{p: dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
-			TableName: &s.logs, KeyConditionExpression: expr.KeyCondition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			// A few pages a request: a listing of 50 entries needs one or two pages, not
-			// the megabyte a Query reads without a limit.
-			ScanIndexForward: aws.Bool(false), Limit: aws.Int32(4),
-		})})
+		m.srcs = append(m.srcs, src)
 	}
 	return m, nil
 }
 
-type pageSource struct {
+// logSource is a descending Query of the log table (or one of its indexes) read as needed.
+func (s *Store) logSource(_ context.Context, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, perRequest int32) (*source, error) {
+	b := expression.NewBuilder().WithKeyCondition(kc)
+	if filt != nil {
+		b = b.WithFilter(*filt)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build log query: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.logs, KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(perRequest),
+	}
+	if index != "" {
+		in.IndexName = aws.String(index)
+	}
+	return &source{p: dynamodb.NewQueryPaginator(s.api, in)}, nil
+}
+
+// source is one Query's items, read a request at a time.
+type source struct {
 	p    *dynamodb.QueryPaginator
-	buf  []pageItem
+	buf  []map[string]types.AttributeValue
 	done bool
 }
 
-// head returns the source's next page without taking it.
-func (src *pageSource) head(ctx context.Context) (pageItem, bool, error) {
-	for len(src.buf) == 0 && !src.done {
-		if !src.p.HasMorePages() {
-			src.done = true
-			break
-		}
-		out, err := src.p.NextPage(ctx)
-		if err != nil {
-			return pageItem{}, false, fmt.Errorf("query log pages: %w", err)
-		}
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &src.buf); err != nil {
-			return pageItem{}, false, fmt.Errorf("decode log pages: %w", err)
-		}
-	}
-	if len(src.buf) == 0 {
-		return pageItem{}, false, nil
-	}
-	return src.buf[0], true, nil
+// merge takes, each time, the item with the largest key among its sources' next items: the
+// union of descending queries, in descending order.
+type merge[T any] struct {
+	srcs []*source
+	key  func(T) string
 }
 
-type pageMerge struct{ srcs []*pageSource }
-
-// next takes the page with the largest sort key among the sources' heads.
-func (m *pageMerge) next(ctx context.Context) (pageItem, bool, error) {
-	best := -1
-	var top pageItem
+func (m *merge[T]) next(ctx context.Context) (T, bool, error) {
+	var (
+		zero, top T
+		best      = -1
+	)
 	for i, src := range m.srcs {
-		p, ok, err := src.head(ctx)
-		if err != nil {
-			return pageItem{}, false, err
+		for len(src.buf) == 0 && !src.done {
+			if !src.p.HasMorePages() {
+				src.done = true
+				break
+			}
+			out, err := src.p.NextPage(ctx)
+			if err != nil {
+				return zero, false, fmt.Errorf("query log: %w", err)
+			}
+			src.buf = out.Items
 		}
-		if ok && (best < 0 || p.SK > top.SK) {
-			best, top = i, p
+		if len(src.buf) == 0 {
+			continue
+		}
+		var it T
+		if err := attributevalue.UnmarshalMap(src.buf[0], &it); err != nil {
+			return zero, false, fmt.Errorf("decode log: %w", err)
+		}
+		if best < 0 || m.key(it) > m.key(top) {
+			best, top = i, it
 		}
 	}
 	if best < 0 {
-		return pageItem{}, false, nil
+		return zero, false, nil
 	}
 	m.srcs[best].buf = m.srcs[best].buf[1:]
 	return top, true, nil
+}
+
+// allTimersLog lists the executions of every instance of app ("": of every app), tenant ("":
+// every tenant), only the failed ones if errorsOnly, whose Ref is below before, newest first,
+// up to limit, walking days back from before's day. An app's listing reads only that app's
+// partitions; every app's merges them.
+func (s *Store) allTimersLog(ctx context.Context, app, tenant string, errorsOnly bool, before string, days, limit int) ([]timer.Execution, error) {
+	if days <= 0 {
+		days = 31
+	}
+	apps := []string{timer.AppName(app)}
+	if app == "" {
+		var err error
+		if apps, err = s.LogApps(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if !errorsOnly {
+		return s.allTimers(ctx, allTimersQuery{apps: apps, before: before, days: days, keep: tenantKeep(tenant), limit: limit})
+	}
+	from, err := time.Parse(logSortLayout, before[:min(len(before), len(logSortLayout))])
+	if err != nil {
+		return nil, fmt.Errorf("%w: log cursor %q", errkind.Invalid, before)
+	}
+	var filt *expression.ConditionBuilder
+	if tenant != "" {
+		f := expression.Name("tenant").Equal(expression.Value(tenant))
+		filt = &f
+	}
+	var out []timer.Execution
+	day := from.UTC()
+	for d := 0; d < days && len(out) < limit; d++ {
+		m := &merge[logItem]{key: func(it logItem) string { return it.SK }}
+		for _, a := range apps {
+			kc := expression.Key("errDay").Equal(expression.Value(errPK(a, day.Format(time.DateOnly)))).And(expression.Key("sk").LessThan(expression.Value(before)))
+			src, err := s.logSource(ctx, indexErrors, kc, filt, int32(min(limit, 100)))
+			if err != nil {
+				return nil, err
+			}
+			m.srcs = append(m.srcs, src)
+		}
+		for len(out) < limit {
+			it, ok, err := m.next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			out = append(out, it.execution())
+		}
+		day = day.AddDate(0, 0, -1)
+	}
+	return out, nil
+}
+
+// tenantKeep keeps one tenant's instances (nil: all).
+func tenantKeep(tenant string) func(timer.Key) bool {
+	if tenant == "" {
+		return nil
+	}
+	return func(k timer.Key) bool { return k.Tenant == tenant }
+}
+
+// appsKey is the timers table's item naming every app that ever published (its "apps" string
+// set; the default app is not listed: it is always there). An every-app listing of the log
+// reads the pages of these apps, so an app's history stays listed after it is deactivated.
+var appsKey = map[string]types.AttributeValue{
+	"pk": &types.AttributeValueMemberS{Value: "META"},
+	"sk": &types.AttributeValueMemberS{Value: "APPS"},
+}
+
+// RegisterApps adds apps to the registry (idempotent: a string set).
+func (s *Store) RegisterApps(ctx context.Context, apps []string) error {
+	var add []string
+	for _, a := range apps {
+		if a = timer.NormApp(a); a != "" && !slices.Contains(add, a) {
+			add = append(add, a)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	expr, err := expression.NewBuilder().WithUpdate(expression.Add(expression.Name("apps"), expression.Value(&types.AttributeValueMemberSS{Value: add}))).Build()
+	if err != nil {
+		return fmt.Errorf("build app registration: %w", err)
+	}
+	_, err = s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.timers, Key: appsKey, UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return fmt.Errorf("register apps %v: %w", add, err)
+	}
+	return nil
+}
+
+// LogApps are the apps whose log an every-app listing reads: the default app, then every
+// registered one, by name.
+func (s *Store) LogApps(ctx context.Context) ([]string, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: appsKey})
+	if err != nil {
+		return nil, fmt.Errorf("read the apps: %w", err)
+	}
+	var it struct {
+		Apps []string `dynamodbav:"apps,stringset"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return nil, fmt.Errorf("decode the apps: %w", err)
+	}
+	slices.Sort(it.Apps)
+	return append([]string{timer.DefaultApp}, slices.DeleteFunc(it.Apps, func(a string) bool { return a == timer.DefaultApp })...), nil
 }
 
 // getEntries reads the log items the references name, in their order (BatchGetItem, 100 a

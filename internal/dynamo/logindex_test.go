@@ -6,10 +6,15 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
 
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -104,4 +109,105 @@ func TestAllTimersFromPages(t *testing.T) {
 			return got[0]
 		}())
 	})
+}
+
+// queryRecorder records the partition values the log's Queries read.
+type queryRecorder struct {
+	dynamo.API
+	mu    sync.Mutex
+	reads []string
+}
+
+func (r *queryRecorder) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	r.mu.Lock()
+	for _, v := range in.ExpressionAttributeValues {
+		if s, ok := v.(*types.AttributeValueMemberS); ok && strings.Contains(s.Value, "#") && !strings.Contains(s.Value, "T") {
+			r.reads = append(r.reads, s.Value) // a partition ("D#app#day" or "app#day"), not a sort key bound
+		}
+	}
+	r.mu.Unlock()
+	return r.API.Query(ctx, in, opts...)
+}
+
+// TestAllTimersByApp lists the log of two apps and the default app: each app's listing reads
+// only its own partitions (no scan, no filter over other apps' entries); every app's merges
+// them, newest first; the failed executions likewise.
+func TestAllTimersByApp(t *testing.T) {
+	t.Parallel()
+	cfg, out := testenv.Stack(t)
+	rec := &queryRecorder{API: dynamodb.NewFromConfig(cfg)}
+	s := dynamo.New(rec, out.TimersTable, out.LogTable, logRetention)
+	ctx := context.Background()
+	u := strings.ReplaceAll(strings.ToLower(testenv.Unique(t)), "_", "-")
+	appA, appB := "a"+u, "b"+u
+	require.NoError(t, s.RegisterApps(ctx, []string{appA, appB, timer.DefaultApp}))
+	apps, err := s.LogApps(ctx)
+	require.NoError(t, err)
+	require.Equal(t, timer.DefaultApp, apps[0])
+	require.Subset(t, apps, []string{appA, appB})
+
+	day := time.Date(2140, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rand.IntN(3000))
+	var all []timer.Execution
+	for i := range 60 {
+		app := []string{"", appA, appB}[i%3]
+		at := day.Add(time.Duration(i*7919%3600) * time.Second)
+		outcome := timer.OutcomeSuccess
+		if i%4 == 0 {
+			outcome = timer.OutcomeError
+		}
+		all = append(all, timer.Execution{Key: timer.Key{App: app, Timer: "Cleanup", Tenant: []string{"", "acme"}[i%2]},
+			ExecutionID: fmt.Sprintf("x%02d", i), StartedAt: at, ScheduledAt: at, ShouldHaveRunAt: at, Outcome: outcome, Attempt: 1})
+	}
+	require.NoError(t, s.PutExecutions(ctx, all[:30]))
+	require.NoError(t, s.PutExecutions(ctx, all[30:]))
+	want := func(keep func(timer.Execution) bool) []string {
+		sorted := slices.Clone(all)
+		slices.SortFunc(sorted, func(a, b timer.Execution) int { return strings.Compare(b.Ref(), a.Ref()) })
+		var ids []string
+		for _, e := range sorted {
+			if keep(e) {
+				ids = append(ids, e.ExecutionID)
+			}
+		}
+		return ids
+	}
+	list := func(q timer.LogQuery) []string {
+		q.Before, q.Limit, q.Days = day.Add(24*time.Hour-time.Millisecond), 1000, 1
+		got, err := s.Logs(ctx, q)
+		require.NoError(t, err)
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.ExecutionID)
+		}
+		return ids
+	}
+	date := day.Format(time.DateOnly)
+	for _, c := range []struct {
+		name  string
+		q     timer.LogQuery
+		keep  func(timer.Execution) bool
+		reads []string
+	}{
+		{"OneApp", timer.LogQuery{App: appA}, func(e timer.Execution) bool { return e.App == appA }, []string{"D#" + appA + "#" + date}},
+		{"TheDefaultApp", timer.LogQuery{App: timer.DefaultApp}, func(e timer.Execution) bool { return e.App == "" }, []string{"D#default#" + date}},
+		{"OneAppOneTenant", timer.LogQuery{App: appB, Tenant: "acme"}, func(e timer.Execution) bool { return e.App == appB && e.Tenant == "acme" }, []string{"D#" + appB + "#" + date}},
+		{"OneAppsFailures", timer.LogQuery{App: appB, ErrorsOnly: true}, func(e timer.Execution) bool { return e.App == appB && e.Outcome.Failed() }, []string{appB + "#" + date}},
+		{"EveryApp", timer.LogQuery{}, func(timer.Execution) bool { return true }, nil},
+		{"EveryAppsFailures", timer.LogQuery{ErrorsOnly: true}, func(e timer.Execution) bool { return e.Outcome.Failed() }, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec.mu.Lock()
+			rec.reads = nil
+			rec.mu.Unlock()
+			require.Equal(t, want(c.keep), list(c.q))
+			if c.reads != nil {
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				require.NotEmpty(t, rec.reads)
+				for _, r := range rec.reads {
+					require.Contains(t, c.reads, r, "read only the app's own partition")
+				}
+			}
+		})
+	}
 }

@@ -111,7 +111,8 @@ func (s *Store) DrainShard(ctx context.Context, from, shards, limit int) (bool, 
 	return len(page.Items) > 0 || page.LastEvaluatedKey != nil, nil
 }
 
-// keyOfItem reads an instance's key from its table key (pk "T#<timer>", sk "I#<tenant>"), as
+// keyOfItem reads an instance's key from its table key (pk "T#<timer>" or "T#<app>:<timer>",
+// sk "I#<tenant>"), as
 // the keys-only due index returns it.
 func keyOfItem(item map[string]types.AttributeValue) (timer.Key, error) {
 	var k struct {
@@ -126,7 +127,8 @@ func keyOfItem(item map[string]types.AttributeValue) (timer.Key, error) {
 	if !okT || !okI || name == "" {
 		return timer.Key{}, fmt.Errorf("item %q/%q is not a timer instance", k.PK, k.SK)
 	}
-	return timer.Key{Timer: name, Tenant: tenant}, nil
+	app, name := timer.ParseName(name)
+	return timer.Key{App: app, Timer: name, Tenant: tenant}, nil
 }
 
 // RetireShards implements engine.Store.

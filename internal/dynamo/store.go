@@ -54,7 +54,7 @@ var metaKey = map[string]types.AttributeValue{
 
 func instanceKey(k timer.Key) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: pk(k.Timer)},
+		"pk": &types.AttributeValueMemberS{Value: pk(k)},
 		"sk": &types.AttributeValueMemberS{Value: sk(k.Tenant)},
 	}
 }

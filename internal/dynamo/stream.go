@@ -47,7 +47,7 @@ func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (ti
 	}
 	if after.LastExecID != before.ExecID {
 		return timer.Execution{}, false, fmt.Errorf("%w: the record of %s removes execution %s but names %q as the last",
-			ErrNotAFinish, timer.Key{Timer: before.Timer, Tenant: before.Tenant}, before.ExecID, after.LastExecID)
+			ErrNotAFinish, before.instance().Key, before.ExecID, after.LastExecID)
 	}
 	running, ended := before.instance(), after.instance()
 	return timer.NewExecution(running, timer.Finish{

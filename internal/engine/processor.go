@@ -115,7 +115,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		p.Log.Error("processor: rejected message", "message_id", rec.MessageId, "error", err, "body_excerpt", excerpt(rec.Body))
 		return nil, nil, err
 	}
-	log := p.Log.With("timer", f.Timer, "tenant", f.Tenant, "scheduled_at", f.ScheduledAt, "attempt", f.Attempt)
+	log := p.Log.With("app", f.Key().AppName(), "timer", f.Timer, "tenant", f.Tenant, "scheduled_at", f.ScheduledAt, "attempt", f.Attempt)
 
 	// A message may arrive up to a second early (SQS delays in whole seconds) or, held back by
 	// nothing, up to MaxEarly early: the firing is claimed at once and its action started at
@@ -263,7 +263,7 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 	defer cancel()
 	scheduledAt, attempt := in.Run()
 	payload := action.Payload{
-		Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
+		App: in.AppName(), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
 		ExecutionID: in.ExecutionID, Properties: in.Properties,
 	}
 	if async {

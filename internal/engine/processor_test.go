@@ -58,7 +58,7 @@ func TestProcessor(t *testing.T) {
 		handle(t, p, event(t, scheduled(in)))
 
 		require.Equal(t, []action.Payload{{
-			Timer: "Tick", Tenant: "acme", ScheduledAt: t0, Attempt: 1, ExecutionID: "exec-1",
+			App: timer.DefaultApp, Timer: "Tick", Tenant: "acme", ScheduledAt: t0, Attempt: 1, ExecutionID: "exec-1",
 			Properties: map[string]string{"region": "eu-west-1"},
 		}}, f.Invoker.Calls())
 		require.Equal(t, "exec-1", during.ExecutionID, "the action runs under the claim")

@@ -91,7 +91,7 @@ func (r *Recoverer) recoverShard(ctx context.Context, past []timer.Instance, now
 			errs = append(errs, err)
 			continue
 		}
-		r.Log.Warn("recovered execution", "timer", in.Timer, "tenant", in.Tenant, "execution_id", in.ExecutionID,
+		r.Log.Warn("recovered execution", "app", in.AppName(), "timer", in.Timer, "tenant", in.Tenant, "execution_id", in.ExecutionID,
 			"running_by", in.IsRunningBy, "attempt", exec.Attempt, "next_run", after.NextRun, "gave_up", exec.GaveUp)
 		recordFiring(r.Metrics, in.Priority, exec)
 		finished = append(finished, after)
@@ -115,11 +115,11 @@ func (r *Recoverer) requeueShard(ctx context.Context, past []timer.Instance, now
 		}
 		if err := r.Store.MarkRequeued(ctx, in.Key, in.NextRun, now); err != nil {
 			if !errors.Is(err, timer.ErrChanged) {
-				r.Log.Error("recovery: mark requeued", "timer", in.Timer, "tenant", in.Tenant, "error", err)
+				r.Log.Error("recovery: mark requeued", "app", in.AppName(), "timer", in.Timer, "tenant", in.Tenant, "error", err)
 			}
 			continue
 		}
-		r.Log.Warn("re-sending a firing that was never claimed", "timer", in.Timer, "tenant", in.Tenant,
+		r.Log.Warn("re-sending a firing that was never claimed", "app", in.AppName(), "timer", in.Timer, "tenant", in.Tenant,
 			"due", in.NextRun, "overdue_by", fmtDur(now.Sub(in.NextRun)))
 		msgs = append(msgs, outgoing(in, message.ReasonRequeue, now))
 	}

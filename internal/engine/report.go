@@ -100,7 +100,7 @@ func (r *Reporter) end(ctx context.Context, token string, res timer.RunResult) e
 	}
 	recordFiring(r.Metrics, running.Priority, exec)
 	metricsOr(r.Metrics).Flush()
-	r.Log.Log(ctx, executionLevel(exec), "execution", "timer", running.Timer, "tenant", running.Tenant, "execution_id", running.ExecutionID,
+	r.Log.Log(ctx, executionLevel(exec), "execution", "app", running.AppName(), "timer", running.Timer, "tenant", running.Tenant, "execution_id", running.ExecutionID,
 		"scheduled_at", exec.ScheduledAt, "attempt", exec.Attempt, "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error, "next_run", exec.NextRun,
 		"gave_up", exec.GaveUp, "async", true)

@@ -13,6 +13,7 @@ import (
 // Token identifies an async execution to the action that runs it; every report it makes
 // (heartbeat, complete, fail) is fenced by the owner token and version it carries.
 type Token struct {
+	App         string    `json:"a,omitempty"` // "" for the default app
 	Timer       string    `json:"t"`
 	Tenant      string    `json:"n,omitempty"`
 	ExecutionID string    `json:"e"`
@@ -27,13 +28,15 @@ var ErrBadToken = errkind.New(errkind.Invalid, "invalid execution token")
 // NewToken is the token for a claimed instance.
 func NewToken(running timer.Instance) Token {
 	return Token{
-		Timer: running.Timer, Tenant: running.Tenant, ExecutionID: running.ExecutionID, Version: running.Version,
+		App: timer.NormApp(running.App), Timer: running.Timer, Tenant: running.Tenant, ExecutionID: running.ExecutionID, Version: running.Version,
 		Deadline: running.IsRunningSince.Add(running.Lease()), Window: running.HeartbeatWindow().Milliseconds(),
 	}
 }
 
 // Key is the instance the token is for.
-func (t Token) Key() timer.Key { return timer.Key{Timer: t.Timer, Tenant: t.Tenant} }
+func (t Token) Key() timer.Key {
+	return timer.Key{App: timer.NormApp(t.App), Timer: t.Timer, Tenant: t.Tenant}
+}
 
 // Fence is the execution's fence.
 func (t Token) Fence() timer.Fence {

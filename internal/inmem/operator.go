@@ -54,7 +54,7 @@ func (s *Store) Create(_ context.Context, in timer.Instance) error {
 func (s *Store) List(context.Context) ([]timer.Instance, error) {
 	out := s.query(func(timer.Instance) bool { return true })
 	slices.SortFunc(out, func(a, b timer.Instance) int {
-		return cmp.Or(strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
+		return timer.CompareKeys(a.Key, b.Key)
 	})
 	return out, nil
 }
@@ -301,7 +301,7 @@ func (s *Store) LogPage(_ context.Context, q timer.LogPageQuery) ([]timer.Execut
 			return e.Key == *q.Key && (!q.ErrorsOnly || e.Outcome != timer.OutcomeSuccess)
 		}
 		started := e.StartedAt.UTC().Truncate(24 * time.Hour)
-		return !started.Before(oldest) && (q.Tenant == "" || e.Tenant == q.Tenant) && (!q.ErrorsOnly || e.Outcome.Failed())
+		return !started.Before(oldest) && (q.Tenant == "" || e.Tenant == q.Tenant) && e.MatchesApp(q.App) && (!q.ErrorsOnly || e.Outcome.Failed())
 	}
 	s.mu.Lock()
 	var out []timer.Execution
@@ -355,4 +355,45 @@ func stored(props map[string]string) map[string]string {
 		return nil
 	}
 	return props
+}
+
+// ListTenant implements admin.Store.
+func (s *Store) ListTenant(_ context.Context, name, app string, now time.Time) (bool, error) {
+	if !timer.ValidName(name) {
+		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.op.tenants[name]
+	if !ok {
+		t = timer.Tenant{Name: name, Source: timer.TenantListed, AddedAt: now}
+	}
+	app = timer.AppName(app)
+	if !slices.Contains(t.ListedBy, app) {
+		t.ListedBy = append(slices.Clone(t.ListedBy), app)
+		slices.Sort(t.ListedBy)
+	}
+	s.op.tenants[name] = t
+	return !ok, nil
+}
+
+// UnlistTenant implements admin.Store.
+func (s *Store) UnlistTenant(_ context.Context, name, app string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.op.tenants[name]
+	if !ok {
+		return false, nil
+	}
+	app = timer.AppName(app)
+	t.ListedBy = slices.DeleteFunc(slices.Clone(t.ListedBy), func(a string) bool { return a == app })
+	if len(t.ListedBy) == 0 {
+		t.ListedBy = nil
+	}
+	if t.Source == timer.TenantListed && len(t.ListedBy) == 0 {
+		delete(s.op.tenants, name)
+		return true, nil
+	}
+	s.op.tenants[name] = t
+	return false, nil
 }

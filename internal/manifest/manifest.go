@@ -19,8 +19,13 @@ import (
 
 // Manifest is the parsed file.
 type Manifest struct {
-	// Tenants are registered on sync (source "manifest"); a tenant that leaves the list is
-	// removed again, its instances deactivated. Tenants added with the CLI stay.
+	// App names the application that owns the timers (an OutSystems module): a publish of
+	// this manifest creates, updates and deactivates only this app's timers. Optional: ""
+	// is timer.DefaultApp. The name rule is the timer names' ([A-Za-z0-9_-]{1,128}).
+	App string `yaml:"app"`
+	// Tenants are environment-wide (every app's multi-tenant timers run for each); a tenant
+	// listed here is registered on sync (source "manifest:<app>"), and removed again, its
+	// instances deactivated, once no app's manifest lists it. Tenants added with the CLI stay.
 	Tenants []string `yaml:"tenants"`
 	Timers  []Timer  `yaml:"timers"`
 }
@@ -121,6 +126,9 @@ func Parse(r io.Reader) (Manifest, error) {
 // Validate checks every timer.
 func (m Manifest) Validate() error {
 	var errs []error
+	if m.App != "" && !timer.ValidName(m.App) {
+		errs = append(errs, fmt.Errorf("%w: app: %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, m.App))
+	}
 	seenTenant := map[string]bool{}
 	for i, name := range m.Tenants {
 		if !timer.ValidName(name) {
@@ -249,6 +257,19 @@ func (t Timer) InstanceNames() []string {
 	return out
 }
 
+// AppName is the manifest's app, timer.DefaultApp when it names none.
+func (m Manifest) AppName() string { return timer.AppName(m.App) }
+
+// Key is the key of the manifest app's timer name (no tenant), in its canonical form.
+func (m Manifest) Key(name string) timer.Key {
+	return timer.Key{App: timer.NormApp(m.App), Timer: name}
+}
+
+// Expand is Timer.Expand for this manifest's app: the instances' keys carry the app.
+func (m Manifest) Expand(t Timer, tenants []string, d Defaults) []Desired {
+	return t.ExpandFor(m.App, tenants, d)
+}
+
 // Desired is one runtime instance a manifest entry asks for.
 type Desired struct {
 	Key      timer.Key
@@ -261,6 +282,12 @@ type Desired struct {
 // tenant for a multi-tenant timer (none while no tenant is registered). Each shard's
 // properties are its own copy, with tt_index and tt_total added.
 func (t Timer) Expand(tenants []string, d Defaults) []Desired {
+	return t.ExpandFor("", tenants, d)
+}
+
+// ExpandFor is Expand for the timer of app ("" or timer.DefaultApp: the default app).
+func (t Timer) ExpandFor(app string, tenants []string, d Defaults) []Desired {
+	app = timer.NormApp(app)
 	scope := []string{""}
 	if t.MultiTenant {
 		scope = tenants
@@ -278,7 +305,7 @@ func (t Timer) Expand(tenants []string, d Defaults) []Desired {
 			st.Properties[PropShardTotal] = fmt.Sprint(t.Shards)
 		}
 		for _, tenant := range scope {
-			out = append(out, Desired{Key: timer.Key{Timer: name, Tenant: tenant}, Settings: st, Active: t.IsActive(), Entry: t.Name})
+			out = append(out, Desired{Key: timer.Key{App: app, Timer: name, Tenant: tenant}, Settings: st, Active: t.IsActive(), Entry: t.Name})
 		}
 	}
 	return out

@@ -36,7 +36,10 @@ var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRet
 // Firing names a timer instance, the firing's scheduled instant and the claim's fence:
 // DueAt is the NextRun value the claim expects to find.
 type Firing struct {
-	V           int       `json:"v"`
+	V int `json:"v"`
+	// App is omitted for the default app, so the default app's messages are the same as
+	// before apps existed.
+	App         string    `json:"app,omitempty"`
 	Timer       string    `json:"timer"`
 	Tenant      string    `json:"tenant,omitempty"`
 	ScheduledAt time.Time `json:"scheduledAt"`
@@ -46,12 +49,14 @@ type Firing struct {
 }
 
 // Key is the timer instance the firing is for.
-func (f Firing) Key() timer.Key { return timer.Key{Timer: f.Timer, Tenant: f.Tenant} }
+func (f Firing) Key() timer.Key {
+	return timer.Key{App: timer.NormApp(f.App), Timer: f.Timer, Tenant: f.Tenant}
+}
 
 // ForInstance builds the firing for an instance's pending next run.
 func ForInstance(in timer.Instance, reason Reason) Firing {
 	scheduledAt, attempt := in.Pending()
-	return Firing{V: Version, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt.UTC(), DueAt: in.NextRun.UTC(), Attempt: attempt, Reason: reason}
+	return Firing{V: Version, App: timer.NormApp(in.App), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt.UTC(), DueAt: in.NextRun.UTC(), Attempt: attempt, Reason: reason}
 }
 
 // ErrMalformed wraps every decoding error.

@@ -31,8 +31,11 @@ func ValidRef(ref string) bool {
 
 // LogQuery selects execution log entries, newest first.
 type LogQuery struct {
-	Key        *Key   // one instance; nil for all
-	Tenant     string // with Key nil: only this tenant's executions ("": all)
+	Key    *Key   // one instance; nil for all
+	Tenant string // with Key nil: only this tenant's executions ("": all)
+	// App, with Key nil: only this app's executions ("": every app's; DefaultApp: the
+	// default app's, entries written before apps existed included).
+	App        string
 	ErrorsOnly bool
 	Before     time.Time // zero: now
 	Limit      int
@@ -42,12 +45,19 @@ type LogQuery struct {
 
 // LogPageQuery selects one page of the execution log, newest first.
 type LogPageQuery struct {
-	Key        *Key   // one instance; nil for all
-	Tenant     string // with Key nil: only this tenant's executions ("": all)
+	Key    *Key   // one instance; nil for all
+	Tenant string // with Key nil: only this tenant's executions ("": all)
+	// App, with Key nil: only this app's executions (as LogQuery.App).
+	App        string
 	ErrorsOnly bool
 	// After is the Ref of the last entry of the previous page; empty for the first page.
 	After string
 	Limit int // default 50
 	// Days bounds how many days back an all-timers page walks from its cursor (default 31).
 	Days int
+}
+
+// MatchesApp reports whether e is of app as LogQuery.App selects ("" matches every app).
+func (e Execution) MatchesApp(app string) bool {
+	return app == "" || e.AppName() == AppName(app)
 }

@@ -7,6 +7,29 @@ type Tenant struct {
 	Name    string    `json:"name"`
 	Source  string    `json:"source"` // TenantCLI or TenantListed
 	AddedAt time.Time `json:"addedAt"`
+	// ListedBy are the apps whose manifests list the tenant (tenants are environment-wide;
+	// a tenant the manifests registered is removed when none lists it any more). A tenant the
+	// manifest registered before apps existed has none: ListedByApp counts it as the
+	// default app's.
+	ListedBy []string `json:"listedBy,omitempty"`
+}
+
+// Legacy reports whether the tenant was registered by a manifest before apps existed (its
+// manifest, the default app's, is not recorded).
+func (t Tenant) Legacy() bool { return t.Source == TenantListed && len(t.ListedBy) == 0 }
+
+// ListedByApp reports whether app's manifest lists the tenant.
+func (t Tenant) ListedByApp(app string) bool {
+	app = AppName(app)
+	if t.Legacy() {
+		return app == DefaultApp
+	}
+	for _, a := range t.ListedBy {
+		if a == app {
+			return true
+		}
+	}
+	return false
 }
 
 // Where a tenant was registered (Tenant.Source). An operator's registration outlives the

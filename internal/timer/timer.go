@@ -3,6 +3,7 @@
 package timer
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -39,31 +40,108 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 // ValidName reports whether s is a valid timer or tenant name.
 func ValidName(s string) bool { return namePattern.MatchString(s) }
 
-// Key names one runtime instance: a timer, for one tenant ("" for a shared timer).
+// DefaultApp is the app of a timer whose manifest names none, and of every stored timer
+// written before apps existed (an item without an app attribute).
+const DefaultApp = "default"
+
+// Key names one runtime instance: an app's timer, for one tenant ("" for a shared timer).
+// App "" is the default app (DefaultApp); keys built by this package and the stores use ""
+// for it (Norm), so that a key stays comparable with ==, and as a map key, whichever way it
+// was written.
 type Key struct {
+	App    string `json:"app"`
 	Timer  string `json:"timer"`
 	Tenant string `json:"tenant"`
 }
 
-// String is the instance's display name: "Timer" or "Timer@tenant".
-func (k Key) String() string {
-	if k.Tenant == "" {
-		return k.Timer
+// AppName is the key's app, DefaultApp for "".
+func (k Key) AppName() string { return AppName(k.App) }
+
+// AppName is app, or DefaultApp for "".
+func AppName(app string) string {
+	if app == "" {
+		return DefaultApp
 	}
-	return k.Timer + "@" + k.Tenant
+	return app
 }
 
-// ParseKey reads a Key from its String form, "Timer" or "Timer@tenant", and validates it.
+// NormApp is the stored form of an app name in a Key: "" for the default app.
+func NormApp(app string) string {
+	if app == DefaultApp {
+		return ""
+	}
+	return app
+}
+
+// Norm returns the key with the default app written "" (its canonical form).
+func (k Key) Norm() Key {
+	k.App = NormApp(k.App)
+	return k
+}
+
+// IsDefaultApp reports whether the key is of the default app.
+func (k Key) IsDefaultApp() bool { return k.App == "" || k.App == DefaultApp }
+
+// Name is the timer's qualified name: "Timer" for the default app (as before apps existed),
+// "app:Timer" for another.
+func (k Key) Name() string {
+	if k.IsDefaultApp() {
+		return k.Timer
+	}
+	return k.App + ":" + k.Timer
+}
+
+// String is the instance's display name: Name, then "@tenant" for a tenant's instance —
+// "Timer", "Timer@tenant", "app:Timer", "app:Timer@tenant". The default app's form is the
+// one every key had before apps existed, so stored keys, messages and log partitions of an
+// existing deployment read as the default app's.
+func (k Key) String() string {
+	if k.Tenant == "" {
+		return k.Name()
+	}
+	return k.Name() + "@" + k.Tenant
+}
+
+// ParseName splits a qualified name, "Timer" or "app:Timer", without validating it; the
+// default app is returned as "".
+func ParseName(s string) (app, name string) {
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return NormApp(s[:i]), s[i+1:]
+	}
+	return "", s
+}
+
+// ParseKey reads a Key from its String form ("Timer", "Timer@tenant", "app:Timer",
+// "app:Timer@tenant") and validates it. "default:Timer" is the default app's "Timer".
 func ParseKey(s string) (Key, error) {
-	k := Key{Timer: s}
+	var k Key
+	name := s
 	if i := strings.LastIndexByte(s, '@'); i >= 0 {
-		k = Key{Timer: s[:i], Tenant: s[i+1:]}
+		name, k.Tenant = s[:i], s[i+1:]
+		if k.Tenant == "" {
+			return k, fmt.Errorf("%w: %q: empty tenant name after \"@\"", errkind.Invalid, s)
+		}
+	}
+	k.App, k.Timer = ParseName(name)
+	if strings.Contains(name, ":") && k.App == "" && !strings.HasPrefix(name, DefaultApp+":") {
+		return k, fmt.Errorf("%w: app name in %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, s)
 	}
 	return k, k.Validate()
 }
 
-// Validate checks both names.
+// ValidateApp checks an app name ("" is the default app).
+func ValidateApp(app string) error {
+	if app != "" && !ValidName(app) {
+		return fmt.Errorf("%w: app name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, app)
+	}
+	return nil
+}
+
+// Validate checks the names.
 func (k Key) Validate() error {
+	if err := ValidateApp(k.App); err != nil {
+		return err
+	}
 	if !ValidName(k.Timer) {
 		return fmt.Errorf("%w: timer name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, k.Timer)
 	}
@@ -252,4 +330,10 @@ func ShardOf(key Key, shards int) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(key.String()))
 	return int(h.Sum32() % uint32(max(shards, 1)))
+}
+
+// CompareKeys orders keys by app (the default app first), then timer, then tenant.
+func CompareKeys(a, b Key) int {
+	a, b = a.Norm(), b.Norm()
+	return cmp.Or(strings.Compare(a.App, b.App), strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
 }

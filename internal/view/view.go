@@ -9,6 +9,7 @@ import (
 
 // Timer is one runtime instance as operators see it.
 type Timer struct {
+	App            string            `json:"app"` // timer.DefaultApp for the default app
 	Name           string            `json:"name"`
 	Tenant         string            `json:"tenant"`
 	Schedule       string            `json:"schedule"`
@@ -36,6 +37,7 @@ type Timer struct {
 
 // Execution is one log entry.
 type Execution struct {
+	App             string     `json:"app"`
 	Timer           string     `json:"timer"`
 	Tenant          string     `json:"tenant"`
 	ExecutionID     string     `json:"executionId"`
@@ -58,7 +60,7 @@ func OfTimer(in timer.Instance) Timer {
 		props = map[string]string{}
 	}
 	return Timer{
-		Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), DST: DST(in.DST), Priority: in.Priority,
+		App: in.AppName(), Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), DST: DST(in.DST), Priority: in.Priority,
 		Timeout: in.Timeout.String(), MaxRetries: in.MaxRetries, RetryDelay: in.RetryDelay.String(),
 		Active: in.Active, ActiveBy: in.ActiveBy, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
 		NextRun: ptr(in.NextRun), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
@@ -70,7 +72,7 @@ func OfTimer(in timer.Instance) Timer {
 // OfExecution builds the view of a log entry.
 func OfExecution(e timer.Execution) Execution {
 	return Execution{
-		Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
+		App: e.AppName(), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp,
@@ -105,4 +107,14 @@ func zone(z string) string {
 		return "UTC"
 	}
 	return z
+}
+
+// Key is the instance's key ("" for the default app, as timer keys are compared).
+func (t Timer) Key() timer.Key {
+	return timer.Key{App: timer.NormApp(t.App), Timer: t.Name, Tenant: t.Tenant}
+}
+
+// Key is the entry's instance key.
+func (e Execution) Key() timer.Key {
+	return timer.Key{App: timer.NormApp(e.App), Timer: e.Timer, Tenant: e.Tenant}
 }

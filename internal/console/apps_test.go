@@ -1,0 +1,75 @@
+package console_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// ?app= filters the timers, the log and Environment Health; a timer of another app is
+// addressed as app:Timer and its JSON carries its app.
+func TestAPIApps(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	app := f.prefix + "app"
+	def := f.create(t, "Cleanup", "every 5m", nil)
+	mine := f.create(t, "Cleanup", "every 7m", func(in *timer.Instance) {
+		in.Key.App = app
+		in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
+	})
+	mine.App = app
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	f.logEntry(t, def, "e-def", now.Add(-time.Minute), timer.OutcomeSuccess, "")
+	f.logEntry(t, mine, "e-app", now.Add(-time.Minute), timer.OutcomeSuccess, "")
+
+	status, body, _ := f.do(t, "GET", "/api/timers?app="+app, f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	rows := decode[[]console.TimerRow](t, body)
+	require.Len(t, rows, 1)
+	require.Equal(t, app+":"+f.prefix+"-Cleanup", rows[0].Key)
+	require.Equal(t, app, rows[0].App)
+	require.Equal(t, "every 7m", rows[0].Schedule)
+
+	status, body, _ = f.do(t, "GET", "/api/timers?app=default&name="+f.prefix+"-Cleanup", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	rows = decode[[]console.TimerRow](t, body)
+	require.Len(t, rows, 1)
+	require.Equal(t, "default", rows[0].App)
+	require.Equal(t, "every 5m", rows[0].Schedule)
+
+	status, body, _ = f.do(t, "GET", "/api/timers/"+keyPath(mine), f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	d := decode[console.TimerDetail](t, body)
+	require.Equal(t, app, d.App)
+	require.Len(t, d.Recent, 1)
+	require.Equal(t, "e-app", d.Recent[0].ExecutionID)
+
+	status, body, _ = f.do(t, "GET", "/api/logs?app="+app+"&limit=50", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	page := decode[console.LogPage](t, body)
+	require.Len(t, page.Entries, 1)
+	require.Equal(t, app, page.Entries[0].App)
+	require.Equal(t, mine.String(), page.Entries[0].Key)
+	status, body, _ = f.do(t, "GET", "/api/logs?app="+app+"&timer="+f.prefix+"-Cleanup", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Len(t, decode[console.LogPage](t, body).Entries, 1, "with app, a timer name without one is the app's")
+
+	status, body, _ = f.do(t, "GET", "/api/health?app="+app, f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	h := decode[console.Health](t, body)
+	require.Equal(t, app, h.App)
+	require.Equal(t, 1, h.Counts.Timers)
+
+	for _, bad := range []string{"/api/timers?app=a%20b", "/api/logs?app=a%20b", "/api/health?app=a%20b"} {
+		status, body, _ = f.do(t, "GET", bad, f.token, "")
+		require.Equal(t, http.StatusBadRequest, status, bad)
+		require.Contains(t, body, "must match")
+	}
+	status, _, _ = f.do(t, "GET", "/timers?app="+app, f.token, "")
+	require.NotEqual(t, http.StatusInternalServerError, status)
+}
