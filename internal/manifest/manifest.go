@@ -19,6 +19,9 @@ import (
 
 // Manifest is the parsed file.
 type Manifest struct {
+	// App is the app the manifest's timers belong to ("" = the app "default"). Declared here
+	// for the apps' custom resource (internal/publish); issue-13-apps gives it its rules.
+	App string `yaml:"app"`
 	// Tenants are registered on sync (source "manifest"); a tenant that leaves the list is
 	// removed again, its instances deactivated. Tenants added with the CLI stay.
 	Tenants []string `yaml:"tenants"`
