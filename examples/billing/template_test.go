@@ -15,7 +15,7 @@ type resolver struct{}
 
 func (resolver) Ref(id string) (string, bool) { return id, true }
 func (resolver) GetAtt(id, attr string) (string, bool) {
-	return "arn:aws:lambda:us-east-1:123456789012:function:sundial-action-billing-invoices", id == "InvoicesFunction" && attr == "Arn"
+	return "arn:aws:lambda:us-east-1:123456789012:function:sundial-action-billing-invoices", id == "BillingInvoicesFunction" && attr == "Arn"
 }
 
 // stringify makes every scalar a string, as CloudFormation passes a custom resource's properties.
@@ -46,12 +46,12 @@ func TestTemplate(t *testing.T) {
 	timers := tpl.Resources["Timers"]
 	require.Equal(t, publish.TimersResourceType, timers.Type)
 	require.Equal(t, "billing", timers.Properties["App"])
-	require.Equal(t, "AWS::Lambda::Function", tpl.Resources["InvoicesFunction"].Type)
+	require.Equal(t, "AWS::Lambda::Function", tpl.Resources["BillingInvoicesFunction"].Type)
 
 	params, err := tpl.Params(nil)
 	require.NoError(t, err)
 	ev := &sam.Evaluator{Template: tpl, Params: params, StackName: "billing", Region: "us-east-1", Resources: resolver{}}
-	name, err := ev.String(tpl.Resources["InvoicesFunction"].Properties["FunctionName"])
+	name, err := ev.String(tpl.Resources["BillingInvoicesFunction"].Properties["FunctionName"])
 	require.NoError(t, err)
 	require.Equal(t, "sundial-action-billing-invoices", name, "covered by Sundial's default ActionFunctionArns")
 	props, err := ev.Eval(timers.Properties["Manifest"])

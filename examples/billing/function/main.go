@@ -1,5 +1,5 @@
 // Command function is the billing example app's Lambda action (examples/billing/template.yaml,
-// InvoicesFunction): Sundial's processor invokes it for the app's timers.
+// BillingInvoicesFunction): Sundial's processor invokes it for the app's timers.
 package main
 
 import (
