@@ -10,7 +10,7 @@ TEST_TIMEOUT ?= 15m
 
 .PHONY: all build run test test-unit bench chaos lint deps deploy localstack-up localstack-down clean \
 	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-LogWriterFunction build-ApiFunction build-PublishFunction \
-	build-OrderPushFunction run-orders
+	build-OrderPushFunction build-BillingInvoicesFunction run-orders
 
 all: build
 
@@ -48,6 +48,9 @@ build-PublishFunction:
 # The example order-push action (template parameter Examples=true).
 build-OrderPushFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/orderpush
+# The example app's action, in its own stack (examples/billing/template.yaml: CodeUri ../..).
+build-BillingInvoicesFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./examples/billing/function
 
 ## run: the local platform on the embedded engines with the example timers (Ctrl-C stops; the
 ## database is kept in .sundial/dynamodb across runs: `make run FRESH=1` starts empty)

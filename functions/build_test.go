@@ -124,6 +124,15 @@ func TestSAMBuildTargets(t *testing.T) {
 	for _, want := range []string{"FetchFunction", "ProcessorFunction", "RecoveryFunction", "ApiFunction", "PublishFunction", "OrderPushFunction"} {
 		require.Contains(t, ids, want, "template.yaml builds %s with the Makefile", want)
 	}
+	// The example app's own stack builds its function with the root Makefile too (CodeUri
+	// ../.. from examples/billing); its CodeUri is made relative to the repository root.
+	app, err := os.ReadFile("../examples/billing/template.yaml")
+	require.NoError(t, err)
+	for _, f := range makefileFunctions(t, app) {
+		f.CodeURI = filepath.Join("examples/billing", f.CodeURI)
+		fns, ids = append(fns, f), append(ids, f.LogicalID)
+	}
+	require.Contains(t, ids, "BillingInvoicesFunction", "examples/billing/template.yaml builds its action with the Makefile")
 
 	makefile, err := os.ReadFile("../Makefile")
 	require.NoError(t, err)

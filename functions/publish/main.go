@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/lambda"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/publish"
@@ -18,11 +20,19 @@ func main() { lambda.Start(handler(context.Background())) }
 
 // handler is the function's Lambda handler (a CloudFormation custom resource request, answered
 // at its pre-signed ResponseURL), wired from the environment as on Lambda: the manifest is the
-// timers.yaml packaged beside the bootstrap. main_test.go invokes it with event.json.
+// timers.yaml packaged beside the bootstrap. main_test.go invokes it with event.json. An app's
+// Custom::SundialTimers carries its manifest in its properties, or names an S3 object the
+// function reads with its role (s3:GetObject granted by template.yaml's ManifestBucketArns).
 func handler(ctx context.Context) cfn.CustomResourceLambdaFunction {
 	a := app.FromLambdaEnv(ctx, "publish")
 	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
 		Log: app.LambdaLogger("publish")}
+	// S3 at AWS's endpoint (SUNDIAL_ENDPOINT_URL, the local platform's, has no S3).
+	if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err == nil {
+		h.S3 = s3.NewFromConfig(awsCfg)
+	} else {
+		h.Log.Warn("no S3 client: a ManifestS3 will fail", "error", err)
+	}
 	return cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
 		id, data, err := h.Handle(ctx, ev)
 		if ev.RequestType != cfn.RequestDelete {

@@ -44,6 +44,8 @@ type Resource struct {
 type Output struct {
 	Value     any    `json:"Value"`
 	Condition string `json:"Condition"`
+	// Export is {Name: ...}: other stacks' Fn::ImportValue reads it (not emulated locally).
+	Export map[string]any `json:"Export"`
 }
 
 // Pseudo parameters' local values: fauxqs's and DynamoDB Local's account, the default region.

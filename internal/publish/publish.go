@@ -1,7 +1,8 @@
 // Package publish is the publish function: a CloudFormation custom resource that, on every
 // deploy of the stack, syncs the app's timers.yaml (packaged with the function) into the
 // timers table — the OutSystems publish of a module's timers — and wakes its When Published
-// timers once.
+// timers once. The same function serves Custom::SundialTimers, declared in an application's
+// own stack with the app's manifest in its properties (apps.go).
 package publish
 
 import (
@@ -45,13 +46,22 @@ type Handler struct {
 	Admin    *admin.Service
 	Manifest string
 	Log      *slog.Logger
+	// Apps deactivates an app's timers when an app's Custom::SundialTimers is deleted; nil
+	// uses Admin.
+	Apps AppDeactivator
+	// S3 fetches a Custom::SundialTimers' ManifestS3 (nil: ManifestS3 fails the request).
+	S3 ObjectGetter
 }
 
-// Handle publishes the manifest on Create and Update, once per deploy (DeployKey): a request
+// Handle serves Custom::SundialTimers (an app's own stack: handleApp) and, for any other type,
+// Sundial's own Custom::SundialPublish: it publishes the packaged manifest on Create and Update, once per deploy (DeployKey): a request
 // for a deploy already published changes nothing. An invalid manifest fails the request — and so the deploy, which rolls
 // back — with a reason that names the timer and the field; nothing is changed. Delete does
 // nothing: the tables go with the stack (or are retained with their history).
 func (h *Handler) Handle(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
+	if ev.ResourceType == TimersResourceType {
+		return h.handleApp(ctx, ev)
+	}
 	log := h.Log.With("request_type", ev.RequestType, "request_id", ev.RequestID, "stack", ev.StackID)
 	if ev.RequestType == cfn.RequestDelete {
 		log.Info("publish: delete; the timers stay with the tables")

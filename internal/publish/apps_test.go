@@ -1,0 +1,290 @@
+package publish_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/cfn"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/publish"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// appEvent is the realistic Custom::SundialTimers Create request in testdata: every scalar of
+// the inline manifest a string, as CloudFormation sends it.
+func appEvent(t *testing.T) cfn.Event {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/sundialtimers-create.json")
+	require.NoError(t, err)
+	var ev cfn.Event
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&ev))
+	return ev
+}
+
+// deactivations records DeactivateApp calls (admin.Service's own is tested in
+// functions/publish and internal/admin).
+type deactivations struct{ apps []string }
+
+func (d *deactivations) DeactivateApp(_ context.Context, app string) (admin.SyncReport, error) {
+	d.apps = append(d.apps, app)
+	return admin.SyncReport{}, nil
+}
+
+func newAppHandler(t *testing.T) (*publish.Handler, *inmem.Store, *deactivations) {
+	t.Helper()
+	store := inmem.NewStore()
+	clock := timer.NewManualClock(time.Date(2026, 11, 25, 9, 15, 0, 0, time.UTC))
+	d := &deactivations{}
+	return &publish.Handler{Admin: &admin.Service{Store: store, Queue: &inmem.Queue{}, Clock: clock, Shards: 1},
+		Log: slog.New(slog.DiscardHandler), Apps: d}, store, d
+}
+
+// The inline manifest arrives with every value a string; it decodes as the same timers.yaml
+// would (numbers, booleans, durations), and the timers are the app's.
+func TestAppCreateStringProperties(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, store, _ := newAppHandler(t)
+	ev := appEvent(t)
+	id, data, err := h.Handle(ctx, ev)
+	require.NoError(t, err)
+	require.Equal(t, "sundial-timers-billing", id)
+	require.Equal(t, "billing", data["App"])
+	require.EqualValues(t, 3, data["Created"])
+	require.EqualValues(t, 1, data["Woken"], "Init, When Published")
+
+	inv, err := store.Get(ctx, timer.Key{App: "billing", Timer: "Invoices"})
+	require.NoError(t, err)
+	require.Equal(t, 2, inv.Priority)
+	require.Equal(t, 2*time.Minute, inv.Timeout)
+	require.Equal(t, 5, inv.MaxRetries)
+	require.Equal(t, map[string]string{"batch": "100", "dryRun": "false"}, inv.Properties, "string properties stay strings")
+	require.True(t, inv.Active)
+	cleanup, err := store.Get(ctx, timer.Key{App: "billing", Timer: "Cleanup"})
+	require.NoError(t, err)
+	require.False(t, cleanup.Active, `active: "false"`)
+	require.Equal(t, 4, cleanup.Priority)
+	require.Equal(t, "03:30", cleanup.Schedule)
+
+	// The same request again (Lambda retrying the event): nothing happens twice.
+	_, data, err = h.Handle(ctx, ev)
+	require.NoError(t, err)
+	require.Equal(t, true, data["AlreadyPublished"])
+}
+
+func TestInlineManifestString(t *testing.T) {
+	m, err := publish.InlineManifest("app: billing\ntimers:\n  - {name: Cleanup, schedule: every 1h, priority: 2, action: {http: {url: \"http://x/y\"}}}\n")
+	require.NoError(t, err)
+	require.Equal(t, "billing", m.App)
+	require.Equal(t, 2, *m.Timers[0].Priority)
+	_, err = publish.InlineManifest([]any{"x"})
+	require.ErrorContains(t, err, "want an object")
+}
+
+func TestAppRejected(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		edit func(p map[string]any)
+		want []string
+	}{
+		{"invalid timer", func(p map[string]any) {
+			tm := p["Manifest"].(map[string]any)["timers"].([]any)
+			tm[0].(map[string]any)["priority"] = "9"
+			tm[1].(map[string]any)["schedule"] = "25:00"
+		}, []string{`timers[0] "Invoices": priority: 9 is out of range`, `timers[1] "Cleanup": schedule`}},
+		{"not a number", func(p map[string]any) {
+			p["Manifest"].(map[string]any)["timers"].([]any)[0].(map[string]any)["maxRetries"] = "many"
+		}, []string{`Manifest: invalid input: timers[0] "Invoices": maxRetries: cannot unmarshal !!str ` + "`many`" + ` into int`}},
+		{"unknown field", func(p map[string]any) {
+			p["Manifest"].(map[string]any)["timers"].([]any)[0].(map[string]any)["shedule"] = "every 1h"
+		}, []string{`timers[0] "Invoices": shedule: unknown field`}},
+		{"another app", func(p map[string]any) { p["Manifest"].(map[string]any)["app"] = "orders" },
+			[]string{`the manifest names app "orders", but the resource's App is "billing"`}},
+		{"no app", func(p map[string]any) { delete(p, "App") }, []string{"App: required"}},
+		{"bad app", func(p map[string]any) { p["App"] = "bill ing" }, []string{`App: "bill ing" must match`}},
+		{"default app", func(p map[string]any) { p["App"] = "default"; delete(p["Manifest"].(map[string]any), "app") },
+			[]string{"Sundial's own stack"}},
+		{"no manifest", func(p map[string]any) { delete(p, "Manifest") }, []string{"Manifest", "ManifestS3", "required"}},
+		{"both", func(p map[string]any) { p["ManifestS3"] = map[string]any{"Bucket": "b", "Key": "k"} }, []string{"not both"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, store, _ := newAppHandler(t)
+			ev := appEvent(t)
+			tc.edit(ev.ResourceProperties)
+			id, _, err := h.Handle(ctx, ev)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+			require.Empty(t, id, "a failed create answers the request id: its Delete touches nothing")
+			all, err := store.List(ctx)
+			require.NoError(t, err)
+			require.Empty(t, all, "nothing changed")
+		})
+	}
+}
+
+// Update: a changed manifest updates the app's timers and deactivates the one it dropped; an
+// Update that changes App answers a new physical id (CloudFormation then deletes the old one).
+func TestAppUpdate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, store, _ := newAppHandler(t)
+	ev := appEvent(t)
+	_, _, err := h.Handle(ctx, ev)
+	require.NoError(t, err)
+
+	up := appEvent(t)
+	up.RequestType, up.RequestID, up.PhysicalResourceID = cfn.RequestUpdate, "r-update", "sundial-timers-billing"
+	up.OldResourceProperties = ev.ResourceProperties
+	timers := up.ResourceProperties["Manifest"].(map[string]any)["timers"].([]any)
+	timers[0].(map[string]any)["schedule"] = "every 2h"
+	up.ResourceProperties["Manifest"].(map[string]any)["timers"] = timers[:2] // Init is gone
+	id, data, err := h.Handle(ctx, up)
+	require.NoError(t, err)
+	require.Equal(t, "sundial-timers-billing", id, "the same resource")
+	require.EqualValues(t, 1, data["Updated"])
+	require.EqualValues(t, 1, data["Deactivated"])
+	inv, err := store.Get(ctx, timer.Key{App: "billing", Timer: "Invoices"})
+	require.NoError(t, err)
+	require.Equal(t, "every 2h", inv.Schedule)
+	init, err := store.Get(ctx, timer.Key{App: "billing", Timer: "Init"})
+	require.NoError(t, err)
+	require.False(t, init.Active, "dropped from the manifest: deactivated, history kept")
+
+	// A rollback sends the previous properties in a new request: they are published again.
+	back := appEvent(t)
+	back.RequestType, back.RequestID, back.PhysicalResourceID = cfn.RequestUpdate, "r-rollback", "sundial-timers-billing"
+	back.OldResourceProperties = up.ResourceProperties
+	_, data, err = h.Handle(ctx, back)
+	require.NoError(t, err)
+	require.Nil(t, data["AlreadyPublished"])
+	inv, err = store.Get(ctx, timer.Key{App: "billing", Timer: "Invoices"})
+	require.NoError(t, err)
+	require.Equal(t, "every 1h", inv.Schedule, "the rollback restored the previous manifest")
+
+	// An invalid Update fails, keeping the resource's physical id (empty: cfn.LambdaWrap
+	// answers the request's).
+	bad := appEvent(t)
+	bad.RequestType, bad.RequestID, bad.PhysicalResourceID = cfn.RequestUpdate, "r-bad", "sundial-timers-billing"
+	bad.ResourceProperties["Manifest"].(map[string]any)["timers"].([]any)[0].(map[string]any)["timeout"] = "forever"
+	id, _, err = h.Handle(ctx, bad)
+	require.ErrorContains(t, err, `timers[0] "Invoices": timeout: want a duration such as 20m or 10s, got "forever"`)
+	require.Empty(t, id)
+
+	// App renamed: a new physical id.
+	ren := appEvent(t)
+	ren.RequestType, ren.RequestID, ren.PhysicalResourceID = cfn.RequestUpdate, "r-rename", "sundial-timers-billing"
+	ren.ResourceProperties["App"] = "invoicing"
+	delete(ren.ResourceProperties["Manifest"].(map[string]any), "app")
+	id, _, err = h.Handle(ctx, ren)
+	require.NoError(t, err)
+	require.Equal(t, "sundial-timers-invoicing", id)
+}
+
+// Delete deactivates the app the physical id names, and only an id this handler gave.
+func TestAppDelete(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, _, d := newAppHandler(t)
+	del := func(physical string, props map[string]any) error {
+		_, _, err := h.Handle(ctx, cfn.Event{RequestType: cfn.RequestDelete, RequestID: "r-" + physical,
+			ResourceType: publish.TimersResourceType, LogicalResourceID: "Timers", PhysicalResourceID: physical,
+			ResourceProperties: props})
+		return err
+	}
+	require.NoError(t, del("sundial-timers-billing", map[string]any{"App": "billing"}))
+	require.Equal(t, []string{"billing"}, d.apps)
+
+	// After a failed Create: the request id, not an app's; nothing is touched.
+	require.NoError(t, del("0b6f6c1e-9a52-4d8e-b1f3-2c7e5a9d4f10", map[string]any{"App": "billing"}))
+	require.NoError(t, del("2026/11/25/[$LATEST]0123abcd", map[string]any{"App": "billing"}), "a log stream name")
+	require.NoError(t, del("sundial-timers-default", map[string]any{"App": "default"}), "never Sundial's own app")
+	require.Equal(t, []string{"billing"}, d.apps)
+
+	// After a replacement (App renamed billing → invoicing), the old id is deleted: billing's.
+	require.NoError(t, del("sundial-timers-billing", map[string]any{"App": "invoicing"}))
+	require.Equal(t, []string{"billing", "billing"}, d.apps)
+
+	// The packaged manifest's resource still deletes nothing.
+	_, _, err := h.Handle(ctx, cfn.Event{RequestType: cfn.RequestDelete, ResourceType: publish.PublishResourceType,
+		PhysicalResourceID: publish.PhysicalID})
+	require.NoError(t, err)
+	require.Len(t, d.apps, 2)
+
+	// A failure to deactivate fails the Delete (CloudFormation shows it; the stack can retry).
+	h.Apps = failing{}
+	require.ErrorContains(t, del("sundial-timers-billing", nil), "table unavailable")
+}
+
+type failing struct{}
+
+func (failing) DeactivateApp(context.Context, string) (admin.SyncReport, error) {
+	return admin.SyncReport{}, errors.New("table unavailable")
+}
+
+// fakeS3 serves objects by bucket/key?version.
+type fakeS3 struct {
+	objects map[string]string
+	asked   []string
+}
+
+func (f *fakeS3) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	k := *in.Bucket + "/" + *in.Key
+	if in.VersionId != nil {
+		k += "?" + *in.VersionId
+	}
+	f.asked = append(f.asked, k)
+	body, ok := f.objects[k]
+	if !ok {
+		return nil, errors.New("NoSuchKey")
+	}
+	return &s3.GetObjectOutput{Body: io.NopCloser(strings.NewReader(body))}, nil
+}
+
+// ManifestS3: the manifest is fetched from S3 (a fake client: the local platform has no S3).
+func TestAppManifestS3(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, store, _ := newAppHandler(t)
+	f := &fakeS3{objects: map[string]string{
+		"billing-config/timers.yaml?v2": "timers:\n  - {name: Cleanup, schedule: every 1h, priority: 2, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n",
+		"billing-config/bad.yaml":       "timers:\n  - {name: Cleanup, schedule: every 1h, priority: 7, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n",
+	}}
+	h.S3 = f
+	ev := func(loc map[string]any) cfn.Event {
+		return cfn.Event{RequestType: cfn.RequestCreate, RequestID: "r-" + loc["Key"].(string), ResourceType: publish.TimersResourceType,
+			LogicalResourceID: "Timers", StackID: "arn:aws:cloudformation:us-east-1:123456789012:stack/billing/1",
+			ResourceProperties: map[string]any{"App": "billing", "ManifestS3": loc}}
+	}
+	id, _, err := h.Handle(ctx, ev(map[string]any{"Bucket": "billing-config", "Key": "timers.yaml", "Version": "v2"}))
+	require.NoError(t, err)
+	require.Equal(t, "sundial-timers-billing", id)
+	in, err := store.Get(ctx, timer.Key{App: "billing", Timer: "Cleanup"})
+	require.NoError(t, err)
+	require.Equal(t, 2, in.Priority)
+
+	_, _, err = h.Handle(ctx, ev(map[string]any{"Bucket": "billing-config", "Key": "bad.yaml"}))
+	require.ErrorContains(t, err, `ManifestS3: s3://billing-config/bad.yaml: invalid input: timers[0] "Cleanup": priority: 7`)
+	_, _, err = h.Handle(ctx, ev(map[string]any{"Bucket": "billing-config", "Key": "missing.yaml"}))
+	require.ErrorContains(t, err, "NoSuchKey")
+	_, _, err = h.Handle(ctx, ev(map[string]any{"Key": "x"}))
+	require.ErrorContains(t, err, "want {Bucket, Key, Version (optional)}")
+	require.Equal(t, []string{"billing-config/timers.yaml?v2", "billing-config/bad.yaml", "billing-config/missing.yaml"}, f.asked)
+}
