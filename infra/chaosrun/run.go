@@ -147,7 +147,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		fmt.Fprintf(c.Progress, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
 
-	progress("building the functions and starting the platform (moto, stack, %d timers)…", c.Timers)
+	progress("building the functions and starting the platform (DynamoDB Local, fauxqs, the stack, %d timers)…", c.Timers)
 	p, err := local.Up(ctx, local.Options{
 		Template: c.Template, Manifest: manifest, Tick: c.Tick, Stack: "sundial-chaos",
 		Processes: true, SourceDir: c.SourceDir, BootstrapDir: filepath.Join(dir, "bin"),
