@@ -70,6 +70,8 @@ func TestAPIApps(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, status, bad)
 		require.Contains(t, body, "must match")
 	}
-	status, _, _ = f.do(t, "GET", "/timers?app="+app, f.token, "")
-	require.NotEqual(t, http.StatusInternalServerError, status)
+	status, body, _ = f.do(t, "GET", "/timers?app="+app, f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `<option value="`+app+`">`, "the App filter suggests the apps that have timers")
+	require.Contains(t, body, `list="apps"`)
 }

@@ -73,6 +73,8 @@ type pageData struct {
 	Flash string
 	Now   time.Time
 	Data  any
+	// Apps are the apps that have timers: the suggestions of the pages' App filters.
+	Apps []string
 }
 
 // render executes a page into a buffer first, so a template error becomes a clean 500.

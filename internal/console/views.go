@@ -11,7 +11,7 @@ func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "health", pageData{Title: "Environment Health", Nav: "health", Data: h})
+	s.render(w, r, http.StatusOK, "health", pageData{Title: "Environment Health", Nav: "health", Data: h, Apps: s.apps(r)})
 	return nil
 }
 
@@ -27,7 +27,7 @@ func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "timers", pageData{Title: "Timers", Nav: "timers", Data: timersData{Filter: f, Rows: rows}})
+	s.render(w, r, http.StatusOK, "timers", pageData{Title: "Timers", Nav: "timers", Data: timersData{Filter: f, Rows: rows}, Apps: s.apps(r)})
 	return nil
 }
 
@@ -62,7 +62,7 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "logs", pageData{Title: "Timers log", Nav: "logs", Data: logsData{Filter: f, Page: page}})
+	s.render(w, r, http.StatusOK, "logs", pageData{Title: "Timers log", Nav: "logs", Data: logsData{Filter: f, Page: page}, Apps: s.apps(r)})
 	return nil
 }
 
@@ -77,4 +77,14 @@ func (s *Server) entryPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.render(w, r, http.StatusOK, "entry", pageData{Title: "Execution " + e.ExecutionID, Nav: "logs", Data: e})
 	return nil
+}
+
+// apps lists the apps for the App filters' suggestions; a failure to list them only leaves
+// the suggestions out (the filter still takes any name).
+func (s *Server) apps(r *http.Request) []string {
+	apps, err := s.svc.Apps(r.Context())
+	if err != nil {
+		return nil
+	}
+	return apps
 }
