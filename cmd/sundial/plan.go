@@ -153,7 +153,7 @@ func printPlan(w io.Writer, path string, p plan.Plan) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	printf(tw, "TIMER\tTENANT\tP\tSCHEDULE\tTIMEZONE\tFIRINGS/DAY\tLOCAL DAYS\tDUE KEY\tWU/FIRING\n")
 	for _, ip := range p.Instances {
-		perDay, minmax, key, wu := num(ip.FiringsPerDay), "", dueKey(ip.IndexMoveShare), fmt.Sprintf("%.1f", ip.WriteUnitsPerFiring)
+		perDay, minmax, key, wu := num(ip.FiringsPerDay), "", dueKey(ip.IndexMoveShare), fmt.Sprintf("%.2f", ip.WriteUnitsPerFiring)
 		if ip.MinPerDay != ip.MaxPerDay {
 			minmax = num(float64(ip.MinPerDay)) + "–" + num(float64(ip.MaxPerDay))
 		}
@@ -163,7 +163,7 @@ func printPlan(w io.Writer, path string, p plan.Plan) error {
 		case ip.Firings == 0:
 			key, wu = "-", "-"
 		}
-		printf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", ip.Timer, ip.Tenant, ip.Priority, ip.Schedule, ip.Timezone, perDay, minmax, key, wu)
+		printf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", timer.Key{App: timer.NormApp(ip.App), Timer: ip.Timer}.Name(), ip.Tenant, ip.Priority, ip.Schedule, ip.Timezone, perDay, minmax, key, wu)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

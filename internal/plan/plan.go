@@ -21,6 +21,8 @@ import (
 
 // Instance is one runtime timer instance (a shard, a tenant's copy) as the plan needs it.
 type Instance struct {
+	// App is the instance's app ("": the default app).
+	App      string
 	Timer    string
 	Tenant   string
 	Schedule string
@@ -88,7 +90,7 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 			warnings = append(warnings, fmt.Sprintf("%s is multi-tenant and no tenant is named: not counted (give the tenants)", t.Name))
 		}
 		for _, in := range t.Expand(tenants, d) {
-			out = append(out, Instance{Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
+			out = append(out, Instance{App: timer.NormApp(m.App), Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
 				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
 				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings)})
 		}
@@ -101,7 +103,7 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 func FromStored(ins []timer.Instance) []Instance {
 	out := make([]Instance, 0, len(ins))
 	for _, in := range ins {
-		out = append(out, Instance{Timer: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: in.Timezone,
+		out = append(out, Instance{App: in.App, Timer: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: in.Timezone,
 			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Timer, in.Tenant, in.Settings)})
 	}
 	return out
@@ -189,6 +191,8 @@ type Assumptions struct {
 
 // InstancePlan is one instance's firings.
 type InstancePlan struct {
+	// App is the instance's app ("default" for the default app).
+	App      string `json:"app"`
 	Timer    string `json:"timer"`
 	Tenant   string `json:"tenant"`
 	Priority int    `json:"priority"`
@@ -335,7 +339,7 @@ func Compute(in Input) (Plan, error) {
 		ticks     = int(math.Ceil(horizon.Seconds()/tickSecs)) + 1
 	)
 	for i, inst := range in.Instances {
-		perInst[i] = InstancePlan{Timer: inst.Timer, Tenant: inst.Tenant, Priority: inst.Priority, Schedule: inst.Schedule,
+		perInst[i] = InstancePlan{App: timer.AppName(inst.App), Timer: inst.Timer, Tenant: inst.Tenant, Priority: inst.Priority, Schedule: inst.Schedule,
 			Timezone: zoneName(inst.Timezone), DST: dstName(inst.DST), Active: inst.Active, PerDay: []DayCount{}, ItemBytes: inst.ItemBytes}
 	}
 	for _, g := range groups {

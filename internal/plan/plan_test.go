@@ -199,6 +199,18 @@ timers:
 		p := compute(t, plan.Input{Instances: ins, From: from, Days: 1, Warnings: warnings})
 		require.Contains(t, p.Warnings, warnings[0])
 	})
+	t.Run("TheManifestsApp", func(t *testing.T) {
+		t.Parallel()
+		m := m
+		m.App = "billing"
+		ins, _ := plan.FromManifest(m, nil, manifest.Defaults{})
+		require.Equal(t, "billing", ins[0].App)
+		p := compute(t, plan.Input{Instances: ins, From: from, Days: 1})
+		require.Equal(t, "billing", p.Instances[0].App)
+		m.App = ""
+		ins, _ = plan.FromManifest(m, nil, manifest.Defaults{})
+		require.Equal(t, "default", compute(t, plan.Input{Instances: ins, From: from, Days: 1}).Instances[0].App)
+	})
 }
 
 // TestMonth checks a month of two timers against the model by hand: one every minute (its
