@@ -50,8 +50,10 @@ func TestAllTimersFromPages(t *testing.T) {
 	for i := 0; i < len(byEnd); i += 37 {
 		require.NoError(t, s.PutExecutions(ctx, byEnd[i:min(i+37, len(byEnd))]))
 	}
-	// Delivered again, grouped differently: the same executions, in other pages.
+	// Delivered again, grouped differently: the same executions, in other pages; and one
+	// execution twice in one batch.
 	require.NoError(t, s.PutExecutions(ctx, byEnd[20:90]))
+	require.NoError(t, s.PutExecutions(ctx, []timer.Execution{byEnd[7], byEnd[8], byEnd[7]}))
 	require.NoError(t, s.PutExecutions(ctx, byEnd[100:101]))
 
 	want := func(keep func(timer.Execution) bool) []string {

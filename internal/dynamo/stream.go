@@ -62,7 +62,15 @@ func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (ti
 // batch makes the same pages, so writing a batch again changes nothing.
 func (s *Store) PutExecutions(ctx context.Context, es []timer.Execution) error {
 	var reqs []types.WriteRequest
+	seen := make(map[[2]string]bool, len(es))
 	for _, e := range es {
+		// One request may not name an item twice; an execution delivered twice in one batch
+		// is the same entry.
+		k := [2]string{e.Key.String(), logSortKey(e)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		item, err := attributevalue.MarshalMap(toLogItem(e, s.retention))
 		if err != nil {
 			return fmt.Errorf("encode log entry for %s: %w", e.Key, err)
