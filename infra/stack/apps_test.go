@@ -28,7 +28,11 @@ func TestAppStackSupport(t *testing.T) {
 
 	out, ok := tpl.Outputs["PublishFunctionArn"]
 	require.True(t, ok)
-	require.Equal(t, "PublishFunction.Arn", eval(nil, out.Value))
+	require.Equal(t, "arn:aws:lambda:us-east-1:000000000000:function:PublishFunction", eval(nil, out.Value), "the function's ARN, from its name")
+	require.Empty(t, out.Condition, "apps publish through it whether or not the stack publishes its own manifest")
+	_, ok = tpl.Resources["PublishFunction"]
+	require.True(t, ok)
+	require.Empty(t, tpl.Resources["PublishFunction"].Condition)
 	require.Equal(t, "sundial-PublishFunctionArn", eval(nil, out.Export["Name"]))
 
 	grants := func(extra map[string]string) []any {
