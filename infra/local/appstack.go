@@ -100,8 +100,20 @@ func (p *Platform) deployAppStacks(ctx context.Context, o Options) error {
 	src := o.SourceDir
 	if src == "" {
 		var err error
+		// The working directory's Sundial source tree, else the one an app stack is in
+		// (examples/billing).
 		if src, err = moduleRoot(); err != nil {
-			return fmt.Errorf("app stacks: %w", err)
+			for _, d := range o.AppStacks {
+				if abs, aerr := filepath.Abs(d); aerr == nil {
+					if root, rerr := moduleRootFrom(abs); rerr == nil {
+						src, err = root, nil
+						break
+					}
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("app stacks: the publish function is built from Sundial's source: %w", err)
 		}
 	}
 	dir, err := os.MkdirTemp("", "sundial-app-stacks-")
