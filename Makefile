@@ -10,7 +10,7 @@ TEST_TIMEOUT ?= 15m
 
 .PHONY: all build run test test-unit bench chaos lint deps deploy localstack-up localstack-down clean \
 	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-LogWriterFunction build-ApiFunction build-PublishFunction \
-	build-OrderPushFunction build-BillingInvoicesFunction run-orders
+	build-OrderPushFunction build-BillingInvoicesFunction run-orders run-apps
 
 all: build
 
@@ -58,6 +58,13 @@ FRESH ?=
 run: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
 	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000 $(if $(FRESH),--fresh)
+
+## run-apps: as run, plus the example billing app's own stack (examples/billing): two apps on one
+## platform, the default app's from MANIFEST and billing's from its Custom::SundialTimers
+## (`./bin/sundial app-stack delete examples/billing` deactivates billing's timers)
+run-apps: deps
+	$(GO) build -o bin/sundial ./cmd/sundial
+	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000 --app-stack examples/billing $(if $(FRESH),--fresh)
 
 ## run-orders: seed 001's order-push scenarios (examples/orders) on the local platform, with a
 ## local third party on 127.0.0.1:9100 to push to and fail on demand; SCENARIO=1..5 (default 5)

@@ -21,6 +21,11 @@ const usage = `sundial — OutSystems-style timers on AWS serverless
 Usage:
   sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--data DIR] [--fresh]
              [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
+             [--app-stack DIR]...   also deploy an app's own stack (DIR/template.yaml, e.g. examples/billing)
+                              onto the platform: its tables, Go functions and Custom::SundialTimers
+  sundial app-stack delete DIR   the Delete of the running up's app stack: its custom resources get
+                              their Delete request (Custom::SundialTimers: the app's timers are
+                              deactivated, history kept)
   sundial timers list [--json] [--tenant T]   one entry per runtime instance (shard, tenant)
   sundial timers show NAME [--json]
   sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--dst shift|skip] [--reset] [--json]
@@ -92,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdInvoke(ctx, rest, stdout)
 	case "dlq":
 		err = cmdDLQ(ctx, rest, stdout)
+	case "app-stack":
+		err = cmdAppStack(ctx, rest, stdout)
 	case "engines":
 		err = cmdEngines(ctx, rest, stdout)
 	default:

@@ -37,6 +37,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
+	fs.Var((*appStacks)(&o.AppStacks), "app-stack", "also deploy this app's own stack once the platform runs: `DIR` holds its template.yaml (e.g. examples/billing), repeatable; its tables, Go functions and Custom::SundialTimers run here (sundial app-stack delete DIR sends the Delete)")
 	fs.Var((*templateParams)(&o.Params), "param", "template parameter `NAME=VALUE`, repeatable (as sam deploy --parameter-overrides), e.g. --param Capacity=Provisioned")
 	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
 	actions := fs.String("actions", "", "also serve the example actions on this address (e.g. 127.0.0.1:9000)")
@@ -111,6 +112,9 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated), len(p.Sync.Kept), len(p.Sync.Woken))
 	}
 	fmt.Fprintf(stdout, "functions  %s\n", p.Schedules())
+	for _, a := range p.AppStacks {
+		printAppStack(stdout, a)
+	}
 	if *samEnv != "" && p.Stack != nil {
 		if err := p.WriteSamEnv(*samEnv, *dockerHost); err != nil {
 			return errors.Join(err, p.Stop())
@@ -155,4 +159,42 @@ func (p *templateParams) Set(v string) error {
 	}
 	(*p)[name] = value
 	return nil
+}
+
+// appStacks is --app-stack DIR, repeatable.
+type appStacks []string
+
+func (a *appStacks) String() string { return strings.Join(*a, ",") }
+
+func (a *appStacks) Set(v string) error {
+	if v == "" {
+		return errors.New("want a directory holding an app's template.yaml")
+	}
+	*a = append(*a, v)
+	return nil
+}
+
+// printAppStack prints what deploying an app's stack did: what runs, what was published, what
+// does not run locally.
+func printAppStack(w io.Writer, a local.AppStackReport) {
+	fmt.Fprintf(w, "app stack  %s (%s): tables %s; functions %s on the Lambda Invoke API\n", a.Name, a.Dir, orNone(a.Tables), orNone(a.Functions))
+	for _, cr := range a.Published {
+		d := cr.Data
+		if cr.Type == "Custom::SundialTimers" {
+			fmt.Fprintf(w, "           %s (%s): app %v: created %v, updated %v, unchanged %v, deactivated %v, operator changes kept %v, When Published woken %v\n",
+				cr.LogicalID, cr.Type, d["App"], d["Created"], d["Updated"], d["Unchanged"], d["Deactivated"], d["Kept"], d["Woken"])
+			continue
+		}
+		fmt.Fprintf(w, "           %s (%s): %s\n", cr.LogicalID, cr.Type, cr.PhysicalID)
+	}
+	for _, s := range a.Skipped {
+		fmt.Fprintf(w, "           skipped %s\n", s)
+	}
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

@@ -78,7 +78,7 @@ const ordersTableOutput = orders.TableOutput
 // processor's Lambda client at it (SUNDIAL_LAMBDA_ENDPOINT), which reaches the in-process
 // processor and the processor processes alike.
 func (p *Platform) startActions(ctx context.Context, o Options) error {
-	if len(o.Actions) == 0 {
+	if len(o.Actions) == 0 && len(o.AppStacks) == 0 {
 		return nil
 	}
 	log := slog.New(slog.NewJSONHandler(o.Log, nil))

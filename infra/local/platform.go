@@ -99,6 +99,9 @@ type Options struct {
 	// Examples deploys the template's examples (parameter Examples=true) and serves their
 	// action functions (examples/orders: sundial-example-orderpush).
 	Examples bool
+	// AppStacks are directories of apps' own stacks (each a template.yaml) deployed onto the
+	// platform once it runs, in order, as CloudFormation would (appstack.go). Embedded only.
+	AppStacks []string
 }
 
 // The functions the platform runs, by the name of their directory under functions/, and
@@ -146,9 +149,14 @@ type Platform struct {
 	// Local is the embedded AWS and Stack its provisioned stack; nil on a given endpoint.
 	Local *localaws.Env
 	Stack *provision.Stack
+	// AppStacks are the apps' own stacks deployed (Options.AppStacks).
+	AppStacks []AppStackReport
 
-	actions *lambdarun.InvokeAPI // serves Options.Actions, when there are any
-	streams []*lambdarun.StreamSource
+	appStates []AppStackState              // what the state file records of them
+	appFuncs  []*lambdarun.ProcessFunction // their functions and the publish function
+	appTemp   string                       // their builds
+	actions   *lambdarun.InvokeAPI         // serves Options.Actions, when there are any
+	streams   []*lambdarun.StreamSource
 
 	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery, FnLogWriter
 	bootstraps map[string]string    // by function, when Processes
@@ -213,6 +221,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	}
 	if o.LambdaEndpoint != "" && len(o.Actions) > 0 {
 		return nil, errors.New("local: Lambda actions go either to the given Invoke API or to the platform's own action functions, not both")
+	}
+	if len(o.AppStacks) > 0 && (o.Endpoint != "" || o.LambdaEndpoint != "") {
+		return nil, errors.New("local: app stacks are deployed on the embedded platform, whose Lambda Invoke API serves their functions (not with an endpoint or a Lambda endpoint given)")
 	}
 	if o, err = withExamples(o); err != nil {
 		return nil, err
@@ -291,7 +302,10 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			return nil, err
 		}
 	}
-	return p, p.start(ctx, o, log)
+	if err = p.start(ctx, o, log); err != nil {
+		return p, err
+	}
+	return p, p.deployAppStacks(ctx, o)
 }
 
 // upEmbedded starts the engines, provisions the stack from the translation and configures
@@ -656,6 +670,12 @@ const drainOnStop = 15 * time.Second
 // Stop stops the functions, then the engines Up started.
 func (p *Platform) Stop() error {
 	errs := []error{p.StopFunctions(), p.stopActions()}
+	for _, fn := range p.appFuncs {
+		errs = append(errs, fn.Stop())
+	}
+	if p.appTemp != "" {
+		errs = append(errs, os.RemoveAll(p.appTemp))
+	}
 	if p.Local != nil {
 		errs = append(errs, p.Local.Stop())
 		if p.state != "" {

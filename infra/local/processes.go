@@ -135,6 +135,11 @@ func moduleRoot() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return moduleRootFrom(dir)
+}
+
+// moduleRootFrom finds the Sundial module from dir upward.
+func moduleRootFrom(dir string) (string, error) {
 	for {
 		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/sundialhq/sundial\n")) {
 			return dir, nil

@@ -12,6 +12,8 @@ type State struct {
 	Endpoint string `json:"endpoint"`
 	Stack    string `json:"stack"`
 	Region   string `json:"region,omitempty"`
+	// AppStacks are the apps' own stacks deployed on it (sundial up --app-stack).
+	AppStacks []AppStackState `json:"appStacks,omitempty"`
 }
 
 // DefaultStateFile is where `sundial up` records its endpoint.

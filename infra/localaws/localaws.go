@@ -140,7 +140,14 @@ const OperatorKey = "LOCALOPERATOR"
 // makes DescribeStacks answer for it. Each function's role gets an access key of its own:
 // Config(stack, function) signs with it.
 func (e *Env) Provision(ctx context.Context, name string, params map[string]string) (*provision.Stack, error) {
-	st, err := provision.Provision(ctx, e.Template, provision.Options{StackName: name, Region: Region, Params: params,
+	return e.ProvisionTemplate(ctx, e.Template, name, params, nil)
+}
+
+// ProvisionTemplate creates the stack name of another translated template on the same engines
+// (an app's own stack), as Provision does; its Fn::ImportValue reads imports (the exports of
+// the stacks deployed before it).
+func (e *Env) ProvisionTemplate(ctx context.Context, t *sam.Template, name string, params, imports map[string]string) (*provision.Stack, error) {
+	st, err := provision.Provision(ctx, t, provision.Options{StackName: name, Region: Region, Params: params, Imports: imports,
 		DynamoDB: e.ddb, SQS: e.sqs})
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: %w", name, err)

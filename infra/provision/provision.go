@@ -34,8 +34,10 @@ type Options struct {
 	StackName string
 	Region    string
 	Params    map[string]string
-	DynamoDB  *dynamodb.Client
-	SQS       *sqs.Client
+	// Imports are the exports of the stacks already deployed, for Fn::ImportValue.
+	Imports  map[string]string
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
 }
 
 // Stack is a template provisioned locally.
@@ -45,6 +47,8 @@ type Stack struct {
 	Params map[string]string
 	// Outputs are the evaluated outputs whose condition holds.
 	Outputs map[string]string
+	// Exports are the outputs' exports (Export.Name → value), for other stacks' Fn::ImportValue.
+	Exports map[string]string
 	// Resources are the created (or named) resources by logical ID.
 	Resources map[string]*Resource
 	// Functions are the Lambda functions, by logical ID.
@@ -125,9 +129,9 @@ func Provision(ctx context.Context, t *sam.Template, o Options) (*Stack, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Name: o.StackName, Region: o.Region, Params: params, Outputs: map[string]string{},
+	s := &Stack{Name: o.StackName, Region: o.Region, Params: params, Outputs: map[string]string{}, Exports: map[string]string{},
 		Resources: map[string]*Resource{}, Functions: map[string]*Function{}, Roles: map[string]*iam.Role{}}
-	ev := &sam.Evaluator{Template: t, Params: params, StackName: o.StackName, Region: o.Region, Resources: resolver{s}}
+	ev := &sam.Evaluator{Template: t, Params: params, StackName: o.StackName, Region: o.Region, Resources: resolver{s}, Imports: o.Imports}
 	order, err := t.Order()
 	if err != nil {
 		return nil, err
@@ -173,6 +177,13 @@ func Provision(ctx context.Context, t *sam.Template, o Options) (*Stack, error) 
 			return nil, fmt.Errorf("output %s: %w", id, err)
 		}
 		s.Outputs[id] = v
+		if out.Export != nil {
+			name, err := ev.String(out.Export["Name"])
+			if err != nil {
+				return nil, fmt.Errorf("output %s's export: %w", id, err)
+			}
+			s.Exports[name] = v
+		}
 	}
 	slices.Sort(s.NotEmulated)
 	return s, nil

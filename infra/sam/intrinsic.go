@@ -23,6 +23,9 @@ type Evaluator struct {
 	StackName string
 	Region    string
 	Resources Resolver
+	// Imports are the exports of the stacks already deployed (export name → value), what
+	// Fn::ImportValue reads; an unknown name is an error naming it.
+	Imports map[string]string
 
 	conditions map[string]bool
 }
@@ -261,6 +264,20 @@ func (e *Evaluator) function(name string, arg any) (any, error) {
 			return nil, fmt.Errorf("Fn::Select: index %d out of range of %v", i, list)
 		}
 		return items[i], nil
+	case "Fn::ImportValue":
+		name, err := e.String(arg)
+		if err != nil {
+			return nil, fmt.Errorf("Fn::ImportValue: %w", err)
+		}
+		v, ok := e.Imports[name]
+		if !ok {
+			known := "none"
+			if len(e.Imports) > 0 {
+				known = strings.Join(slices.Sorted(maps.Keys(e.Imports)), ", ")
+			}
+			return nil, fmt.Errorf("Fn::ImportValue %s: no deployed stack exports %q (exports: %s)", name, name, known)
+		}
+		return v, nil
 	case "Fn::FindInMap":
 		a, ok := arg.([]any)
 		if !ok || len(a) != 3 {

@@ -44,7 +44,8 @@ type Resource struct {
 type Output struct {
 	Value     any    `json:"Value"`
 	Condition string `json:"Condition"`
-	// Export is {Name: ...}: other stacks' Fn::ImportValue reads it (not emulated locally).
+	// Export is {Name: ...}: other stacks' Fn::ImportValue reads it (locally: the stacks
+	// deployed on the same platform, Evaluator.Imports).
 	Export map[string]any `json:"Export"`
 }
 

@@ -1,0 +1,430 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/cfn"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/infra/localaws"
+	"github.com/sundialhq/sundial/infra/provision"
+	"github.com/sundialhq/sundial/infra/sam"
+)
+
+// An app's own stack (Options.AppStacks) is deployed onto the running platform as
+// CloudFormation would deploy it after Sundial's: its template translated by the SAM
+// translator, its Fn::ImportValue read from the exports of Sundial's stack, its tables and
+// roles provisioned on the same engines (infra/provision, every call checked against the
+// caller's role), its Go functions built and run as processes behind the emulated Lambda
+// Invoke API under their FunctionName (the processor invokes them there, through the gateway's
+// IAM check), and each custom resource sent a Create request by invoking its ServiceToken's
+// function — Sundial's publish function, built from functions/publish and run as Lambda runs
+// it — whose answer comes back at the request's ResponseURL. What the platform cannot run is
+// reported in AppStackReport.Skipped.
+
+// AppStackTemplate is the template file an app stack's directory holds.
+const AppStackTemplate = "template.yaml"
+
+// AppStackReport is what deploying an app's stack did.
+type AppStackReport struct {
+	Name, Dir string
+	Tables    []string          // the tables created (or kept), by physical name
+	Functions []string          // the functions served on the Lambda Invoke API, by name
+	Published []CustomResource  // the custom resources, answered SUCCESS
+	Outputs   map[string]string // the stack's outputs
+	Skipped   []string          // what does not run locally, and why
+}
+
+// CustomResource is a custom resource of an app stack as CloudFormation keeps it: what its
+// Delete request will carry.
+type CustomResource struct {
+	LogicalID    string         `json:"logicalId"`
+	Type         string         `json:"type"`
+	ServiceToken string         `json:"serviceToken"`
+	PhysicalID   string         `json:"physicalId"`
+	Properties   map[string]any `json:"properties"`
+	// Data is the function's answer (for Custom::SundialTimers: App, Created, Updated, …).
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// AppStackState is an app stack in the state file, for `sundial app-stack delete`.
+type AppStackState struct {
+	Name            string           `json:"name"`
+	Dir             string           `json:"dir"`
+	StackID         string           `json:"stackId"`
+	CustomResources []CustomResource `json:"customResources"`
+}
+
+// isCustomResource reports whether CloudFormation sends the resource type to a function.
+func isCustomResource(typ string) bool {
+	return strings.HasPrefix(typ, "Custom::") || typ == "AWS::CloudFormation::CustomResource"
+}
+
+// AppStackName is the stack name an app stack directory gets: the directory's name.
+func AppStackName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return filepath.Base(abs)
+}
+
+// deployAppStacks deploys o.AppStacks in order, once the platform runs.
+func (p *Platform) deployAppStacks(ctx context.Context, o Options) error {
+	if len(o.AppStacks) == 0 {
+		return nil
+	}
+	pub := p.Stack.Functions[publishFunction]
+	if pub == nil {
+		return errors.New("app stacks: Sundial's stack has no publish function (parameter PublishOnDeploy?): nothing serves their Custom::SundialTimers")
+	}
+	src := o.SourceDir
+	if src == "" {
+		var err error
+		// The working directory's Sundial source tree, else the one an app stack is in
+		// (examples/billing).
+		if src, err = moduleRoot(); err != nil {
+			for _, d := range o.AppStacks {
+				if abs, aerr := filepath.Abs(d); aerr == nil {
+					if root, rerr := moduleRootFrom(abs); rerr == nil {
+						src, err = root, nil
+						break
+					}
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("app stacks: the publish function is built from Sundial's source: %w", err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "sundial-app-stacks-")
+	if err != nil {
+		return err
+	}
+	p.appTemp = dir
+	// The publish function, built from functions/publish and run as Lambda runs it, with its
+	// role and its environment from Sundial's template.
+	bins, err := BuildBootstraps(ctx, src, filepath.Join(dir, "sundial"), "publish")
+	if err != nil {
+		return err
+	}
+	if err := p.serveProcess(ctx, o, p.Stack.Name, pub, bins["publish"], withLocalSettings(pub.Env, o, nil)); err != nil {
+		return err
+	}
+	for _, d := range o.AppStacks {
+		rep, state, err := p.deployAppStack(ctx, o, d, filepath.Join(dir, AppStackName(d)))
+		if err != nil {
+			return fmt.Errorf("app stack %s: %w", d, err)
+		}
+		p.AppStacks = append(p.AppStacks, rep)
+		p.appStates = append(p.appStates, state)
+	}
+	if o.StateFile != "" {
+		return WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, AppStacks: p.appStates})
+	}
+	return nil
+}
+
+func (p *Platform) deployAppStack(ctx context.Context, o Options, dir, buildDir string) (AppStackReport, AppStackState, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return AppStackReport{}, AppStackState{}, err
+	}
+	name := AppStackName(abs)
+	rep := AppStackReport{Name: name, Dir: abs}
+	t, err := sam.TranslateFile(ctx, filepath.Join(abs, AppStackTemplate))
+	if err != nil {
+		return rep, AppStackState{}, err
+	}
+	if name == p.Stack.Name {
+		return rep, AppStackState{}, fmt.Errorf("the app stack's name %q is Sundial's stack's", name)
+	}
+	st, err := p.Local.ProvisionTemplate(ctx, t, name, nil, p.Stack.Exports)
+	if err != nil {
+		return rep, AppStackState{}, err
+	}
+	rep.Outputs = st.Outputs
+	state := AppStackState{Name: name, Dir: abs, StackID: stackID(name)}
+	order, err := t.Order()
+	if err != nil {
+		return rep, state, err
+	}
+	for _, id := range order {
+		res := st.Resources[id]
+		if res == nil {
+			continue // its condition is false
+		}
+		if res.Type == "AWS::DynamoDB::Table" {
+			rep.Tables = append(rep.Tables, res.Ref)
+		}
+	}
+	// The functions first, as CloudFormation creates them before the custom resources that
+	// refer to them.
+	for _, id := range slices.Sorted(maps.Keys(st.Functions)) {
+		fn := st.Functions[id]
+		bin, why, err := buildFunction(ctx, abs, id, t.Resources[id].Metadata, fn, filepath.Join(buildDir, id))
+		if err != nil {
+			return rep, state, err
+		}
+		if why != "" {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s (AWS::Lambda::Function %s): %s", id, fn.Name, why))
+			continue
+		}
+		if err := p.serveProcess(ctx, o, name, fn, bin, fn.Env); err != nil {
+			return rep, state, err
+		}
+		rep.Functions = append(rep.Functions, fn.Name)
+		if len(fn.Schedules)+len(fn.EventSources)+len(fn.StreamSources) > 0 {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s's schedules and event sources: an app stack's functions are only invoked locally, not triggered", id))
+		}
+	}
+	sent := map[string]bool{}
+	for _, id := range order {
+		res := st.Resources[id]
+		if res == nil || !isCustomResource(res.Type) {
+			continue
+		}
+		cr := CustomResource{LogicalID: id, Type: res.Type, Properties: cfnProperties(res.Properties).(map[string]any)}
+		cr.ServiceToken, _ = cr.Properties["ServiceToken"].(string)
+		ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestCreate, state.StackID, cr)
+		if err != nil {
+			return rep, state, fmt.Errorf("%s (%s): %w", id, res.Type, err)
+		}
+		cr.PhysicalID, cr.Data = ans.PhysicalResourceID, ans.Data
+		rep.Published = append(rep.Published, cr)
+		state.CustomResources = append(state.CustomResources, cr)
+		sent[id+" ("+res.Type+")"] = true
+	}
+	for _, s := range st.NotEmulated {
+		if !sent[s] {
+			rep.Skipped = append(rep.Skipped, s+": not run locally (it has a name and an ARN only)")
+		}
+	}
+	return rep, state, nil
+}
+
+func stackID(name string) string {
+	return fmt.Sprintf("arn:%s:cloudformation:%s:%s:stack/%s/local", sam.Partition, localaws.Region, sam.Account, name)
+}
+
+// cfnProperties renders every scalar as a string, as CloudFormation passes a custom
+// resource's properties to its function.
+func cfnProperties(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cfnProperties(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cfnProperties(e)
+		}
+		return out
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64:
+		b, _ := json.Marshal(x)
+		return string(b)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// buildFunction builds an app stack's Go function for this machine as `sam build` would for
+// Lambda: BuildMethod makefile runs the Makefile's build-<LogicalID> target in the CodeUri
+// directory with ARTIFACTS_DIR (its LAMBDA_ENV set to this machine's GOOS and GOARCH);
+// BuildMethod go1.x (or a go1.x runtime) builds the CodeUri package. Other functions are not
+// built: why says so.
+func buildFunction(ctx context.Context, dir, id string, meta map[string]any, fn *provision.Function, out string) (bin, why string, err error) {
+	uri, _ := meta["LocalCodeUri"].(string)
+	method, _ := meta["BuildMethod"].(string)
+	if uri == "" {
+		return "", "its code is not a local directory (CodeUri)", nil
+	}
+	code := filepath.Join(dir, uri)
+	goEnv := []string{"CGO_ENABLED=0", "GOOS=" + runtime.GOOS, "GOARCH=" + runtime.GOARCH}
+	var cmd *exec.Cmd
+	switch {
+	case method == "makefile":
+		cmd = exec.CommandContext(ctx, "make", "--no-print-directory", "build-"+id, "ARTIFACTS_DIR="+out,
+			"LAMBDA_ENV="+strings.Join(goEnv, " "))
+	case method == "go1.x" || fn.Runtime == "go1.x":
+		cmd = exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-o", filepath.Join(out, "bootstrap"), ".")
+	default:
+		return "", fmt.Sprintf("runtime %s, build method %q: the local platform builds and runs Go functions only (BuildMethod makefile or go1.x)", fn.Runtime, method), nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", "", err
+	}
+	cmd.Dir = code
+	cmd.Env = append(os.Environ(), goEnv...)
+	var msg bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	if err := cmd.Run(); err != nil {
+		return "", "", fmt.Errorf("build function %s (%s in %s): %w\n%s", id, strings.Join(cmd.Args, " "), code, err, msg.String())
+	}
+	bin = filepath.Join(out, "bootstrap")
+	if _, err := os.Stat(bin); err != nil {
+		return "", "", fmt.Errorf("build function %s: no bootstrap in %s after %s", id, out, strings.Join(cmd.Args, " "))
+	}
+	return bin, "", nil
+}
+
+// serveProcess runs a stack's function from its bootstrap as Lambda runs it (a process behind
+// an emulated Runtime API), with the environment given, the platform's endpoint and its role's
+// credentials, and serves it on the Lambda Invoke API under its name.
+func (p *Platform) serveProcess(ctx context.Context, o Options, stackName string, fn *provision.Function, bin string, env map[string]string) error {
+	cfg, err := p.Local.Config(stackName, fn.LogicalID)
+	if err != nil {
+		return err
+	}
+	creds, err := cfg.Credentials.Retrieve(ctx)
+	if err != nil {
+		return err
+	}
+	env = maps.Clone(env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["AWS_ENDPOINT_URL"] = p.Endpoint
+	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = creds.AccessKeyID, creds.SecretAccessKey
+	env["AWS_LAMBDA_LOG_LEVEL"] = "INFO"
+	pf, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{
+		Name: fn.Name, Bootstrap: bin, Env: env, Region: p.AWS.Region, Timeout: fn.Timeout, MemoryMB: fn.MemoryMB,
+		Concurrency: 2, Output: &processOutput{function: fn.Name, lines: p.lines, log: o.Log, logMu: &sync.Mutex{}},
+	})
+	if err != nil {
+		return err
+	}
+	p.appFuncs = append(p.appFuncs, pf)
+	return p.actions.Register(fn.Name, pf)
+}
+
+// SendCustomResource sends a custom resource request as CloudFormation does: the event is
+// given to the ServiceToken's function through the Lambda Invoke API at cfg's endpoint, and
+// the function's answer is read at the request's pre-signed ResponseURL (a server here). A
+// FAILED answer is an error with its reason.
+func SendCustomResource(ctx context.Context, cfg aws.Config, requestType cfn.RequestType, stackID string, cr CustomResource) (cfn.Response, error) {
+	name, ok := functionOfToken(cr.ServiceToken)
+	if !ok {
+		return cfn.Response{}, fmt.Errorf("ServiceToken %q: the local platform sends custom resources to Lambda functions only", cr.ServiceToken)
+	}
+	answers := make(chan cfn.Response, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return cfn.Response{}, err
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var res cfn.Response
+		if r.Method != http.MethodPut || json.NewDecoder(r.Body).Decode(&res) != nil {
+			http.Error(w, "want a PUT of a JSON response", http.StatusBadRequest)
+			return
+		}
+		select {
+		case answers <- res:
+		default:
+		}
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	reqID := fmt.Sprintf("local-%s-%d", strings.ToLower(string(requestType)), time.Now().UnixNano())
+	ev := cfn.Event{RequestType: requestType, RequestID: reqID, ResponseURL: "http://" + ln.Addr().String() + "/response?X-Amz-Signature=local",
+		ResourceType: cr.Type, LogicalResourceID: cr.LogicalID, StackID: stackID, ResourceProperties: cr.Properties}
+	if requestType != cfn.RequestCreate {
+		ev.PhysicalResourceID = cr.PhysicalID
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return cfn.Response{}, err
+	}
+	out, err := lambda.NewFromConfig(cfg).Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(name), Payload: payload})
+	if err != nil {
+		return cfn.Response{}, fmt.Errorf("invoke %s: %w", name, err)
+	}
+	if out.FunctionError != nil {
+		return cfn.Response{}, fmt.Errorf("%s failed (%s): %s", name, aws.ToString(out.FunctionError), out.Payload)
+	}
+	select {
+	case res := <-answers:
+		if res.Status != cfn.StatusSuccess {
+			return res, fmt.Errorf("%s answered %s: %s", name, res.Status, res.Reason)
+		}
+		return res, nil
+	case <-time.After(10 * time.Second):
+		return cfn.Response{}, fmt.Errorf("%s returned without answering at the ResponseURL", name)
+	}
+}
+
+// functionOfToken is the function name of a Lambda ARN (qualifier dropped) or name.
+func functionOfToken(token string) (string, bool) {
+	if !strings.HasPrefix(token, "arn:") {
+		return token, token != ""
+	}
+	parts := strings.Split(token, ":")
+	if len(parts) < 7 || parts[2] != "lambda" || parts[5] != "function" {
+		return "", false
+	}
+	return parts[6], true
+}
+
+// DeleteAppStack sends the Delete request to each custom resource of the app stack (named by
+// its directory or its name) that the running platform recorded in the state file, in the
+// reverse of their creation, and forgets the stack. Its tables and functions stay until the
+// platform stops (they are not the timers').
+func DeleteAppStack(ctx context.Context, statePath, which string) ([]CustomResource, error) {
+	s, ok := ReadState(statePath)
+	if !ok {
+		return nil, fmt.Errorf("no running sundial up recorded in %s: app stacks are deployed with sundial up --app-stack", statePath)
+	}
+	abs, _ := filepath.Abs(which)
+	i := slices.IndexFunc(s.AppStacks, func(a AppStackState) bool { return a.Dir == abs || a.Name == which })
+	if i < 0 {
+		var have []string
+		for _, a := range s.AppStacks {
+			have = append(have, a.Name+" ("+a.Dir+")")
+		}
+		return nil, fmt.Errorf("app stack %s is not deployed on the running platform (deployed: %v)", which, have)
+	}
+	app := s.AppStacks[i]
+	cfg, err := emulator.AWSConfig(ctx, s.Endpoint, s.Region)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(localaws.OperatorKey, "local", "")
+	var done []CustomResource
+	for j := len(app.CustomResources) - 1; j >= 0; j-- {
+		cr := app.CustomResources[j]
+		ans, err := SendCustomResource(ctx, cfg, cfn.RequestDelete, app.StackID, cr)
+		if err != nil {
+			return done, fmt.Errorf("%s (%s): %w", cr.LogicalID, cr.Type, err)
+		}
+		cr.Data = ans.Data
+		done = append(done, cr)
+	}
+	s.AppStacks = slices.Delete(s.AppStacks, i, i+1)
+	return done, WriteState(statePath, s)
+}
