@@ -11,7 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -116,6 +119,39 @@ func encodePayload(p Payload) ([]byte, error) {
 	return b, nil
 }
 
+// fence keeps a call from reaching the action after its deadline. The processor's context
+// deadline ends the action within its lease; but a process that stalls (a host frozen, a
+// long GC pause) between building the request and writing it would, on waking, write it
+// before the runtime's timers have cancelled the context — and the action would start
+// after recovery took the lease back and another execution began. So the deadline is
+// checked against the wall clock just before the call, and set as the connection's write
+// deadline while the request is written (the network poller refuses a write after it,
+// whenever the process woke), then cleared so that a pooled connection carries no stale
+// deadline to its next request.
+func fence(ctx context.Context) (context.Context, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return ctx, nil
+	}
+	if !time.Now().Before(dl) {
+		return ctx, context.DeadlineExceeded
+	}
+	var conn atomic.Pointer[net.Conn]
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if info.Conn != nil {
+				_ = info.Conn.SetWriteDeadline(dl)
+				conn.Store(&info.Conn)
+			}
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			if c := conn.Load(); c != nil {
+				_ = (*c).SetWriteDeadline(time.Time{})
+			}
+		},
+	}), nil
+}
+
 // budget is how long the call may take; measured up front so a timeout can report it.
 func budget(ctx context.Context) time.Duration {
 	d, ok := ctx.Deadline()
@@ -128,11 +164,14 @@ func budget(ctx context.Context) time.Duration {
 // classify turns a call error into a Timeout failure when the deadline is what ended the call.
 // The ctx is asked rather than the error, because transports wrap the deadline in many ways.
 func classify(ctx context.Context, limit time.Duration, f *Failure) *Failure {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	// The wall clock too: after a stall the deadline may have passed (and the fence refused
+	// the write) before the runtime cancelled the context.
+	dl, ok := ctx.Deadline()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (ok && !time.Now().Before(dl)) {
 		f.Timeout = true
 		f.after = limit
 		if f.Err == nil {
-			f.Err = ctx.Err()
+			f.Err = context.DeadlineExceeded
 		}
 	}
 	return f

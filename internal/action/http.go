@@ -57,7 +57,11 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 		return Result{}, err
 	}
 	limit := budget(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, spec.HTTP.URL, bytes.NewReader(body))
+	fenced, err := fence(ctx)
+	if err != nil {
+		return Result{}, classify(ctx, limit, &Failure{head: "http request not sent: its deadline had passed", Err: err, Timeout: true})
+	}
+	req, err := http.NewRequestWithContext(fenced, http.MethodPost, spec.HTTP.URL, bytes.NewReader(body))
 	if err != nil {
 		return Result{}, fmt.Errorf("action: build request: %w", err)
 	}

@@ -44,7 +44,11 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 	if p.Async {
 		kind = types.InvocationTypeEvent // Lambda queues it and answers 202 at once
 	}
-	out, err := l.Client.Invoke(ctx, &lambda.InvokeInput{
+	fenced, err := fence(ctx)
+	if err != nil {
+		return Result{}, classify(ctx, limit, &Failure{head: "lambda invoke not sent: its deadline had passed", Err: err, Timeout: true})
+	}
+	out, err := l.Client.Invoke(fenced, &lambda.InvokeInput{
 		FunctionName:   &fn,
 		InvocationType: kind,
 		Payload:        body,
