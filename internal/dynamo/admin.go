@@ -265,40 +265,11 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 }
 
 func (s *Store) queryLog(ctx context.Context, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, limit int) ([]timer.Execution, error) {
-	b := expression.NewBuilder().WithKeyCondition(kc)
-	if filt != nil {
-		b = b.WithFilter(*filt)
-	}
-	expr, err := b.Build()
+	src, err := s.logSource(ctx, index, kc, filt, int32(min(limit, 1000)))
 	if err != nil {
-		return nil, fmt.Errorf("build log query: %w", err)
+		return nil, err
 	}
-	in := &dynamodb.QueryInput{
-		TableName: &s.logs, KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward: aws.Bool(false),
-	}
-	if index != "" {
-		in.IndexName = aws.String(index)
-	}
-	var out []timer.Execution
-	p := dynamodb.NewQueryPaginator(s.api, in)
-	for p.HasMorePages() && len(out) < limit {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query log: %w", err)
-		}
-		var items []logItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode log: %w", err)
-		}
-		for _, it := range items {
-			if len(out) < limit {
-				out = append(out, it.execution())
-			}
-		}
-	}
-	return out, nil
+	return takeEntries(ctx, &merge[logItem]{srcs: []*source{src}, key: func(it logItem) string { return it.SK }}, nil, limit)
 }
 
 // scanTimers reads every item of the timers table matching filt (strongly consistent,

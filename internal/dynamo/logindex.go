@@ -341,17 +341,25 @@ func (s *Store) allTimersLog(ctx context.Context, app, tenant string, errorsOnly
 			}
 			m.srcs = append(m.srcs, src)
 		}
-		for len(out) < limit {
-			it, ok, err := m.next(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				break
-			}
-			out = append(out, it.execution())
+		if out, err = takeEntries(ctx, m, out, limit); err != nil {
+			return nil, err
 		}
 		day = day.AddDate(0, 0, -1)
+	}
+	return out, nil
+}
+
+// takeEntries appends the merged log items' executions to out until it holds limit.
+func takeEntries(ctx context.Context, m *merge[logItem], out []timer.Execution, limit int) ([]timer.Execution, error) {
+	for len(out) < limit {
+		it, ok, err := m.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		out = append(out, it.execution())
 	}
 	return out, nil
 }
