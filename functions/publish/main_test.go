@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -41,31 +42,17 @@ func TestSampleEvent(t *testing.T) {
 	require.Equal(t, "Custom::SundialPublish", ev.ResourceType)
 	require.Contains(t, ev.ResourceProperties, "ServiceToken")
 
-	var mu sync.Mutex
-	var answers []cfn.Response
-	s3 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var res cfn.Response
-		if r.Method != http.MethodPut || json.Unmarshal(b, &res) != nil {
-			http.Error(w, "want a PUT of a JSON response", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		answers = append(answers, res)
-		mu.Unlock()
-	}))
-	t.Cleanup(s3.Close)
-	ev.ResponseURL = s3.URL + "/response?X-Amz-Signature=x"
+	url, answers := responseServer(t)
+	ev.ResponseURL = url
 	payload, err := json.Marshal(ev)
 	require.NoError(t, err)
 
 	_, err = lambdatest.Invoke(t, "publish", handler(ctx), 300*time.Second, payload)
 	require.NoError(t, err)
 
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, answers, 1, "one answer to CloudFormation")
-	res := answers[0]
+	got := answers()
+	require.Len(t, got, 1, "one answer to CloudFormation")
+	res := got[0]
 	require.Equal(t, cfn.StatusSuccess, res.Status, res.Reason)
 	require.Equal(t, publish.PhysicalID, res.PhysicalResourceID)
 	require.Equal(t, ev.RequestID, res.RequestID)
@@ -101,20 +88,7 @@ func TestAppStackEvents(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &create))
 	require.Equal(t, publish.TimersResourceType, create.ResourceType)
 
-	var mu sync.Mutex
-	answers := map[string]cfn.Response{}
-	s3 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var res cfn.Response
-		if r.Method != http.MethodPut || json.Unmarshal(b, &res) != nil {
-			http.Error(w, "want a PUT of a JSON response", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		answers[res.RequestID] = res
-		mu.Unlock()
-	}))
-	t.Cleanup(s3.Close)
+	url, answers := responseServer(t)
 	fresh := func() cfn.Event { // a deep copy of the Create request
 		var ev cfn.Event
 		require.NoError(t, json.Unmarshal(raw, &ev))
@@ -122,16 +96,18 @@ func TestAppStackEvents(t *testing.T) {
 	}
 	invoke := func(ev cfn.Event) cfn.Response {
 		t.Helper()
-		ev.ResponseURL = s3.URL + "/response?X-Amz-Signature=x"
+		ev.ResponseURL = url
 		payload, err := json.Marshal(ev)
 		require.NoError(t, err)
 		_, err = lambdatest.Invoke(t, "publish", handler(ctx), 300*time.Second, payload)
 		require.NoError(t, err)
-		mu.Lock()
-		defer mu.Unlock()
-		res, ok := answers[ev.RequestID]
-		require.True(t, ok, "the function answered %s", ev.RequestID)
-		return res
+		for _, res := range slices.Backward(answers()) {
+			if res.RequestID == ev.RequestID {
+				return res
+			}
+		}
+		t.Fatalf("the function did not answer %s", ev.RequestID)
+		return cfn.Response{}
 	}
 	timers := func(ev cfn.Event) []any { return ev.ResourceProperties["Manifest"].(map[string]any)["timers"].([]any) }
 	// billing names one of the app's timers.
@@ -234,4 +210,30 @@ func TestAppStackEvents(t *testing.T) {
 		require.False(t, get(billing(n)).Active, "%s: billing's stack is deleted", n)
 	}
 	require.True(t, get(ordersCleanup).Active, "another app's timer is untouched")
+}
+
+// responseServer stands for the pre-signed S3 URL CloudFormation gives a custom resource: it
+// keeps every response the function PUTs there, and answers returns them in order.
+func responseServer(t *testing.T) (url string, answers func() []cfn.Response) {
+	var (
+		mu  sync.Mutex
+		got []cfn.Response
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var res cfn.Response
+		if r.Method != http.MethodPut || json.Unmarshal(b, &res) != nil {
+			http.Error(w, "want a PUT of a JSON response", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		got = append(got, res)
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/response?X-Amz-Signature=x", func() []cfn.Response {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
 }
