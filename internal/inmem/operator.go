@@ -204,6 +204,16 @@ func (s *Store) Tenants(context.Context) ([]timer.Tenant, error) {
 
 // PutTenant implements admin.Store.
 func (s *Store) PutTenant(_ context.Context, name, source string, now time.Time) (bool, error) {
+	return s.changeTenant(name, source, now, func(t *timer.Tenant) {
+		if source == timer.TenantCLI {
+			t.Source = source
+		}
+	})
+}
+
+// changeTenant registers the tenant (with source, if it is new) and applies change to it;
+// created reports whether it is new.
+func (s *Store) changeTenant(name, source string, now time.Time, change func(*timer.Tenant)) (created bool, err error) {
 	if !timer.ValidName(name) {
 		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
@@ -213,9 +223,7 @@ func (s *Store) PutTenant(_ context.Context, name, source string, now time.Time)
 	if !ok {
 		t = timer.Tenant{Name: name, Source: source, AddedAt: now}
 	}
-	if source == timer.TenantCLI {
-		t.Source = source
-	}
+	change(&t)
 	s.op.tenants[name] = t
 	return !ok, nil
 }
@@ -359,22 +367,13 @@ func stored(props map[string]string) map[string]string {
 
 // ListTenant implements admin.Store.
 func (s *Store) ListTenant(_ context.Context, name, app string, now time.Time) (bool, error) {
-	if !timer.ValidName(name) {
-		return false, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.op.tenants[name]
-	if !ok {
-		t = timer.Tenant{Name: name, Source: timer.TenantListed, AddedAt: now}
-	}
 	app = timer.AppName(app)
-	if !slices.Contains(t.ListedBy, app) {
-		t.ListedBy = append(slices.Clone(t.ListedBy), app)
-		slices.Sort(t.ListedBy)
-	}
-	s.op.tenants[name] = t
-	return !ok, nil
+	return s.changeTenant(name, timer.TenantListed, now, func(t *timer.Tenant) {
+		if !slices.Contains(t.ListedBy, app) {
+			t.ListedBy = append(slices.Clone(t.ListedBy), app)
+			slices.Sort(t.ListedBy)
+		}
+	})
 }
 
 // UnlistTenant implements admin.Store.
