@@ -171,13 +171,9 @@ func (s *Store) PutExecution(ctx context.Context, e timer.Execution) error {
 	if err != nil {
 		return fmt.Errorf("put log entry for %s: %w", e.Key, err)
 	}
-	var reqs []types.WriteRequest
-	for _, p := range logPages([]timer.Execution{e}, s.retention) {
-		item, err := attributevalue.MarshalMap(p)
-		if err != nil {
-			return fmt.Errorf("encode log page %s: %w", p.SK, err)
-		}
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+	pages, err := s.pageWrites([]timer.Execution{e})
+	if err != nil {
+		return err
 	}
-	return s.batchWriteLog(ctx, reqs)
+	return s.batchWriteLog(ctx, pages)
 }

@@ -71,6 +71,11 @@ type pageRef struct {
 	ref      string // its sort key (timer.Execution.Ref())
 }
 
+// newestFirst orders references by Ref, descending (then instance, for a total order).
+func newestFirst(a, b pageRef) int {
+	return cmp.Or(strings.Compare(b.ref, a.ref), strings.Compare(b.instance, a.instance))
+}
+
 // logPages groups a batch's executions into pages: one per app and minute of start (more
 // when a group has over maxPageRefs), each listing its entries newest first, once each.
 func logPages(es []timer.Execution, retention time.Duration) []pageItem {
@@ -91,9 +96,7 @@ func logPages(es []timer.Execution, retention time.Duration) []pageItem {
 	}
 	var out []pageItem
 	for g, refs := range groups {
-		slices.SortFunc(refs, func(a, b pageRef) int {
-			return cmp.Or(strings.Compare(b.ref, a.ref), strings.Compare(b.instance, a.instance))
-		})
+		slices.SortFunc(refs, newestFirst)
 		for len(refs) > 0 {
 			n := min(len(refs), maxPageRefs)
 			chunk := refs[:n]
@@ -113,7 +116,7 @@ func logPages(es []timer.Execution, retention time.Duration) []pageItem {
 	return out
 }
 
-// parseRefs reads a page's references; a malformed line is an error (no writer of Sundial's
+// refs reads a page's references; a malformed line is an error (no writer of Sundial's
 // writes one), not skipped silently.
 func (p pageItem) refs() ([]pageRef, error) {
 	if p.Refs == "" {
@@ -161,9 +164,7 @@ func (s *Store) allTimers(ctx context.Context, q allTimersQuery) ([]timer.Execut
 	// give hands out the pending references above ref (all of them when ref is ""), newest
 	// first, and reports whether the listing is full.
 	give := func(ref string) bool {
-		slices.SortFunc(pending, func(a, b pageRef) int {
-			return cmp.Or(strings.Compare(b.ref, a.ref), strings.Compare(b.instance, a.instance))
-		})
+		slices.SortFunc(pending, newestFirst)
 		n := 0
 		for n < len(pending) && (ref == "" || pending[n].ref > ref) && len(picked) < q.limit {
 			picked = append(picked, pending[n])
@@ -426,36 +427,24 @@ func (s *Store) LogApps(ctx context.Context) ([]string, error) {
 // request). An entry a page names that is not there (expired, or its put still being retried
 // by the log writer) is left out.
 func (s *Store) getEntries(ctx context.Context, refs []pageRef) ([]timer.Execution, error) {
-	got := make(map[pageRef]timer.Execution, len(refs))
-	for i := 0; i < len(refs); i += 100 {
-		chunk := refs[i:min(i+100, len(refs))]
-		keys := make([]map[string]types.AttributeValue, len(chunk))
-		for j, r := range chunk {
-			keys[j] = map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: r.instance},
-				"sk": &types.AttributeValueMemberS{Value: r.ref},
-			}
+	keys := make([]map[string]types.AttributeValue, len(refs))
+	for i, r := range refs {
+		keys[i] = map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: r.instance},
+			"sk": &types.AttributeValueMemberS{Value: r.ref},
 		}
-		req := map[string]types.KeysAndAttributes{s.logs: {Keys: keys}}
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 0 {
-				if err := pause(ctx, attempt); err != nil {
-					return nil, fmt.Errorf("read log entries: %w", err)
-				}
-			}
-			out, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return nil, fmt.Errorf("read log entries: %w", err)
-			}
-			var items []logItem
-			if err := attributevalue.UnmarshalListOfMaps(out.Responses[s.logs], &items); err != nil {
-				return nil, fmt.Errorf("decode log entries: %w", err)
-			}
-			for _, it := range items {
-				got[pageRef{instance: it.PK, ref: it.SK}] = it.execution()
-			}
-			req = out.UnprocessedKeys
-		}
+	}
+	found, err := s.batchGet(ctx, s.logs, keys)
+	if err != nil {
+		return nil, err
+	}
+	var items []logItem
+	if err := attributevalue.UnmarshalListOfMaps(found, &items); err != nil {
+		return nil, fmt.Errorf("decode log entries: %w", err)
+	}
+	got := make(map[pageRef]timer.Execution, len(items))
+	for _, it := range items {
+		got[pageRef{instance: it.PK, ref: it.SK}] = it.execution()
 	}
 	out := make([]timer.Execution, 0, len(refs))
 	for _, r := range refs {

@@ -77,14 +77,24 @@ func (s *Store) PutExecutions(ctx context.Context, es []timer.Execution) error {
 		}
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
+	pages, err := s.pageWrites(es)
+	if err != nil {
+		return err
+	}
+	return s.batchWriteLog(ctx, append(reqs, pages...))
+}
+
+// pageWrites are the puts of the pages that list es (logPages).
+func (s *Store) pageWrites(es []timer.Execution) ([]types.WriteRequest, error) {
+	var reqs []types.WriteRequest
 	for _, p := range logPages(es, s.retention) {
 		item, err := attributevalue.MarshalMap(p)
 		if err != nil {
-			return fmt.Errorf("encode log page %s: %w", p.SK, err)
+			return nil, fmt.Errorf("encode log page %s: %w", p.SK, err)
 		}
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
-	return s.batchWriteLog(ctx, reqs)
+	return reqs, nil
 }
 
 // batchWriteLog puts items into the log table, 25 a request, until every one is taken.
