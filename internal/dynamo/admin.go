@@ -259,17 +259,18 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess)))
 			filt = &f
 		}
-		return s.queryLog(ctx, "", kc, filt, q.Limit)
+		return s.queryLog(ctx, kc, filt, q.Limit)
 	}
 	return s.allTimersLog(ctx, q.App, q.Tenant, q.ErrorsOnly, before, q.Days, q.Limit)
 }
 
-func (s *Store) queryLog(ctx context.Context, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, limit int) ([]timer.Execution, error) {
-	src, err := s.logSource(ctx, index, kc, filt, int32(min(limit, 1000)))
+// queryLog reads one instance's log items (its partition), newest first, up to limit.
+func (s *Store) queryLog(ctx context.Context, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, limit int) ([]timer.Execution, error) {
+	src, err := logSource[logItem](s, "", kc, filt, int32(min(limit, 1000)))
 	if err != nil {
 		return nil, err
 	}
-	return takeEntries(ctx, &merge[logItem]{srcs: []*source{src}, key: func(it logItem) string { return it.SK }}, nil, limit)
+	return takeEntries(ctx, &merge[logItem]{srcs: []*source[logItem]{src}, key: func(it logItem) string { return it.SK }}, nil, limit)
 }
 
 // scanTimers reads every item of the timers table matching filt (strongly consistent,

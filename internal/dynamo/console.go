@@ -63,7 +63,7 @@ func (s *Store) LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Exec
 			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess)))
 			filt = &f
 		}
-		if out, err = s.queryLog(ctx, "", kc, filt, want); err != nil {
+		if out, err = s.queryLog(ctx, kc, filt, want); err != nil {
 			return nil, "", err
 		}
 	} else if out, err = s.allTimersLog(ctx, q.App, q.Tenant, q.ErrorsOnly, before, q.Days, want); err != nil {

@@ -151,9 +151,9 @@ type allTimersQuery struct {
 
 // allTimers reads up to q.limit entries, newest first.
 func (s *Store) allTimers(ctx context.Context, q allTimersQuery) ([]timer.Execution, error) {
-	from, err := time.Parse(logSortLayout, q.before[:min(len(q.before), len(logSortLayout))])
+	from, err := cursorTime(q.before)
 	if err != nil {
-		return nil, fmt.Errorf("%w: log cursor %q", errkind.Invalid, q.before)
+		return nil, err
 	}
 	bound := from.Add(pageSpan).Format(logSortLayout)
 	var (
@@ -224,7 +224,7 @@ func (s *Store) dayPages(ctx context.Context, apps []string, day, bound string) 
 		kc := expression.Key("pk").Equal(expression.Value(pagePK(app, day))).And(expression.Key("sk").LessThan(expression.Value(bound)))
 		// A few pages a request: a listing of 50 entries needs one or two pages, not the
 		// megabyte a Query reads without a limit.
-		src, err := s.logSource(ctx, "", kc, nil, 4)
+		src, err := logSource[pageItem](s, "", kc, nil, 4)
 		if err != nil {
 			return nil, err
 		}
@@ -233,8 +233,9 @@ func (s *Store) dayPages(ctx context.Context, apps []string, day, bound string) 
 	return m, nil
 }
 
-// logSource is a descending Query of the log table (or one of its indexes) read as needed.
-func (s *Store) logSource(_ context.Context, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, perRequest int32) (*source, error) {
+// logSource is a descending Query of the log table (or one of its indexes), read a request
+// at a time as the merge needs it.
+func logSource[T any](s *Store, index string, kc expression.KeyConditionBuilder, filt *expression.ConditionBuilder, perRequest int32) (*source[T], error) {
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	if filt != nil {
 		b = b.WithFilter(*filt)
@@ -251,56 +252,70 @@ func (s *Store) logSource(_ context.Context, index string, kc expression.KeyCond
 	if index != "" {
 		in.IndexName = aws.String(index)
 	}
-	return &source{p: dynamodb.NewQueryPaginator(s.api, in)}, nil
+	return &source[T]{p: dynamodb.NewQueryPaginator(s.api, in)}, nil
 }
 
-// source is one Query's items, read a request at a time.
-type source struct {
-	p    *dynamodb.QueryPaginator
-	buf  []map[string]types.AttributeValue
-	done bool
+// source is one Query's items, decoded a request at a time.
+type source[T any] struct {
+	p   *dynamodb.QueryPaginator
+	buf []T
+}
+
+// head is the source's next item, reading the next request's items when none is left.
+func (src *source[T]) head(ctx context.Context) (T, bool, error) {
+	for len(src.buf) == 0 && src.p.HasMorePages() {
+		out, err := src.p.NextPage(ctx)
+		if err != nil {
+			var zero T
+			return zero, false, fmt.Errorf("query log: %w", err)
+		}
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &src.buf); err != nil {
+			var zero T
+			return zero, false, fmt.Errorf("decode log: %w", err)
+		}
+	}
+	if len(src.buf) == 0 {
+		var zero T
+		return zero, false, nil
+	}
+	return src.buf[0], true, nil
 }
 
 // merge takes, each time, the item with the largest key among its sources' next items: the
 // union of descending queries, in descending order.
 type merge[T any] struct {
-	srcs []*source
+	srcs []*source[T]
 	key  func(T) string
 }
 
 func (m *merge[T]) next(ctx context.Context) (T, bool, error) {
 	var (
-		zero, top T
-		best      = -1
+		top  T
+		best = -1
 	)
 	for i, src := range m.srcs {
-		for len(src.buf) == 0 && !src.done {
-			if !src.p.HasMorePages() {
-				src.done = true
-				break
-			}
-			out, err := src.p.NextPage(ctx)
-			if err != nil {
-				return zero, false, fmt.Errorf("query log: %w", err)
-			}
-			src.buf = out.Items
+		it, ok, err := src.head(ctx)
+		if err != nil {
+			return top, false, err
 		}
-		if len(src.buf) == 0 {
-			continue
-		}
-		var it T
-		if err := attributevalue.UnmarshalMap(src.buf[0], &it); err != nil {
-			return zero, false, fmt.Errorf("decode log: %w", err)
-		}
-		if best < 0 || m.key(it) > m.key(top) {
+		if ok && (best < 0 || m.key(it) > m.key(top)) {
 			best, top = i, it
 		}
 	}
 	if best < 0 {
-		return zero, false, nil
+		return top, false, nil
 	}
 	m.srcs[best].buf = m.srcs[best].buf[1:]
 	return top, true, nil
+}
+
+// cursorTime is the instant a log cursor (a Ref, or RefBefore of a time) starts with.
+func cursorTime(before string) (time.Time, error) {
+	t, err := time.Parse(logSortLayout, before[:min(len(before), len(logSortLayout))])
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: log cursor %q", errkind.Invalid, before)
+	}
+	return t, nil
 }
 
 // allTimersLog lists the executions of every instance of app ("": of every app), tenant ("":
@@ -321,9 +336,9 @@ func (s *Store) allTimersLog(ctx context.Context, app, tenant string, errorsOnly
 	if !errorsOnly {
 		return s.allTimers(ctx, allTimersQuery{apps: apps, before: before, days: days, keep: tenantKeep(tenant), limit: limit})
 	}
-	from, err := time.Parse(logSortLayout, before[:min(len(before), len(logSortLayout))])
+	from, err := cursorTime(before)
 	if err != nil {
-		return nil, fmt.Errorf("%w: log cursor %q", errkind.Invalid, before)
+		return nil, err
 	}
 	var filt *expression.ConditionBuilder
 	if tenant != "" {
@@ -336,7 +351,7 @@ func (s *Store) allTimersLog(ctx context.Context, app, tenant string, errorsOnly
 		m := &merge[logItem]{key: func(it logItem) string { return it.SK }}
 		for _, a := range apps {
 			kc := expression.Key("errDay").Equal(expression.Value(errPK(a, day.Format(time.DateOnly)))).And(expression.Key("sk").LessThan(expression.Value(before)))
-			src, err := s.logSource(ctx, indexErrors, kc, filt, int32(min(limit, 100)))
+			src, err := logSource[logItem](s, indexErrors, kc, filt, int32(min(limit, 100)))
 			if err != nil {
 				return nil, err
 			}
