@@ -59,7 +59,7 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 	limit := budget(ctx)
 	fenced, err := fence(ctx)
 	if err != nil {
-		return Result{}, classify(ctx, limit, &Failure{head: "http request not sent: its deadline had passed", Err: err, Timeout: true})
+		return Result{}, classify(ctx, limit, &Failure{head: "http request not sent: its deadline had passed", Err: err})
 	}
 	req, err := http.NewRequestWithContext(fenced, http.MethodPost, spec.HTTP.URL, bytes.NewReader(body))
 	if err != nil {

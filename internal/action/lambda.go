@@ -46,7 +46,7 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 	}
 	fenced, err := fence(ctx)
 	if err != nil {
-		return Result{}, classify(ctx, limit, &Failure{head: "lambda invoke not sent: its deadline had passed", Err: err, Timeout: true})
+		return Result{}, classify(ctx, limit, &Failure{head: "lambda invoke not sent: its deadline had passed", Err: err})
 	}
 	out, err := l.Client.Invoke(fenced, &lambda.InvokeInput{
 		FunctionName:   &fn,

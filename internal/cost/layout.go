@@ -56,6 +56,18 @@ func PageWriteUnits(n float64) float64 {
 	return math.Ceil(n*PageRefBytes/1024 - 1e-9)
 }
 
+// PageWriteUnitsOf is what the pages of executions written in batches log writer batches
+// write (batches outside 1..executions: one batch per execution, the least batching).
+func PageWriteUnitsOf(executions, batches float64) float64 {
+	if batches <= 0 || batches > executions {
+		batches = executions
+	}
+	if batches <= 0 {
+		return 0
+	}
+	return batches * PageWriteUnits(executions/batches)
+}
+
 // PageWriteUnitsPerFiring is the page's share of a firing when the log writer's batches
 // hold n executions on average: 1 for a lone execution (as an index entry cost), a few
 // hundredths for full batches (LogWriterBatch).

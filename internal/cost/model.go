@@ -109,10 +109,10 @@ var ErrNoFirings = errors.New("cost: no firings in the window")
 // UpdateItem each (ClaimWrites, FinishWrites per KB of timer item); the window's IndexMoves
 // cost DueIndexMoveWrites each; every firing's log entry is put by the log writer into the
 // log table (LogWrites per KB of log item), and a failed one's into errorsByDay too, and
-// each log writer invocation writes a page of its batch (PageWriteUnits), whatever requests
-// wrote them (BatchWriteItem calls are taken as the log writer's and not charged again). Every other write — UpdateItems beyond two per
-// firing (the fetch watermark, lost claims, finishes retried after a concurrent change,
-// recovery marks), PutItem, DeleteItem, TransactWriteItems — is charged one unit per KB of
+// each log writer invocation writes a page of its batch (PageWriteUnitsOf), whatever
+// requests wrote them (BatchWriteItem calls are taken as the log writer's and not charged
+// again). Every other write — UpdateItems beyond two per firing (the fetch watermark, lost
+// claims, finishes retried after a concurrent change, recovery marks), PutItem, DeleteItem, TransactWriteItems — is charged one unit per KB of
 // timer item. Reads: GetItem reads a small meta item (the watermark, the shard count),
 // strongly consistent; the BatchGetItem reads are the model's (the fetch reads each moved
 // instance once, recovery each stale key RecoveryRereadsPerMinute times a minute,
@@ -133,11 +133,7 @@ func PerFiring(w Window) (Usage, error) {
 	u.WriteUnits += claims*ClaimWrites*timerKB + finishes*FinishWrites*timerKB
 	u.WriteUnits += w.IndexMoves * DueIndexMoveWrites
 	u.WriteUnits += f*LogWrites*logKB + float64(w.Failed)*LogErrorsWrites*logKB
-	batches := float64(w.Lambda["logwriter"].Count)
-	if batches <= 0 || batches > f {
-		batches = f
-	}
-	u.WriteUnits += batches * PageWriteUnits(f/batches)
+	u.WriteUnits += PageWriteUnitsOf(f, float64(w.Lambda["logwriter"].Count))
 	u.WriteUnits += (updates - claims - finishes + calls("PutItem") + calls("DeleteItem") + calls("TransactWriteItems")) * timerKB
 	u.ReadUnits += (w.IndexMoves + w.StaleKeyMinutes*RecoveryRereadsPerMinute) * BatchGetReadUnits * timer4KB
 

@@ -73,12 +73,7 @@ func Steady(l Load) Usage {
 	}
 	var u Usage
 	u.WriteUnits = l.Executions*(ClaimWrites+FinishWrites)*timerKB + l.IndexMoves*DueIndexMoveWrites +
-		l.Executions*LogWrites*logKB + l.Failed*LogErrorsWrites*logKB
-	if l.LogWriterInvocations > 0 {
-		u.WriteUnits += l.LogWriterInvocations * PageWriteUnits(l.Executions/l.LogWriterInvocations)
-	} else {
-		u.WriteUnits += l.Executions * PageWriteUnits(1)
-	}
+		l.Executions*LogWrites*logKB + l.Failed*LogErrorsWrites*logKB + PageWriteUnitsOf(l.Executions, l.LogWriterInvocations)
 	rereads := l.StaleKeyMinutes * RecoveryRereadsPerMinute
 	u.ReadUnits = (l.IndexMoves+rereads)*BatchGetReadUnits*timer4KB + l.ProcessorInvocations*WatermarkReadUnits
 
