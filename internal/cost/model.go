@@ -112,8 +112,8 @@ var ErrNoFirings = errors.New("cost: no firings in the window")
 // each log writer invocation writes a page of its batch (PageWriteUnitsOf), whatever
 // requests wrote them (BatchWriteItem calls are taken as the log writer's and not charged
 // again). Every other write — UpdateItems beyond two per firing (the fetch watermark, lost
-// claims, finishes retried after a concurrent change, recovery marks), PutItem, DeleteItem, TransactWriteItems — is charged one unit per KB of
-// timer item. Reads: GetItem reads a small meta item (the watermark, the shard count),
+// claims, finishes retried after a concurrent change, recovery marks), PutItem, DeleteItem,
+// TransactWriteItems — is charged one unit per KB of timer item. Reads: GetItem reads a small meta item (the watermark, the shard count),
 // strongly consistent; the BatchGetItem reads are the model's (the fetch reads each moved
 // instance once, recovery each stale key RecoveryRereadsPerMinute times a minute,
 // BatchGetReadUnits per 4 KB of timer item); Query and Scan QueryReadUnits each.
