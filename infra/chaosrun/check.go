@@ -97,7 +97,7 @@ func Check(ev Evidence) Result {
 	for k := range ev.Final {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b timer.Key) int { return compareKeys(a, b) })
+	slices.SortFunc(keys, timer.CompareKeys)
 	r.Timers = len(keys)
 	logged := map[string]timer.Execution{}
 	for _, entries := range ev.Logs {
@@ -270,21 +270,6 @@ func quantiles(ds []time.Duration) (p50, p95, maxd time.Duration) {
 	slices.Sort(ds)
 	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
 	return at(0.50), at(0.95), ds[len(ds)-1]
-}
-
-func compareKeys(a, b timer.Key) int {
-	if a.Timer != b.Timer {
-		if a.Timer < b.Timer {
-			return -1
-		}
-		return 1
-	}
-	if a.Tenant < b.Tenant {
-		return -1
-	} else if a.Tenant > b.Tenant {
-		return 1
-	}
-	return 0
 }
 
 func stamp(t time.Time) string {

@@ -108,7 +108,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	for _, t := range rep.TenantsRemoved {
 		removedTenants[t] = true
 	}
-	for _, key := range slices.SortedFunc(maps.Keys(current), compareKeys) {
+	for _, key := range slices.SortedFunc(maps.Keys(current), timer.CompareKeys) {
 		in := current[key]
 		if !in.Active {
 			continue
@@ -555,8 +555,4 @@ func (s *Service) Published(ctx context.Context, app, deploy string) (bool, erro
 // MarkPublished records that app's deploy was published.
 func (s *Service) MarkPublished(ctx context.Context, app, deploy string) error {
 	return s.Store.MarkPublished(ctx, DeployRecord(app, deploy), s.Clock.Now())
-}
-
-func compareKeys(a, b timer.Key) int {
-	return timer.CompareKeys(a, b)
 }

@@ -25,7 +25,7 @@ const MaxLogLimit = 500
 // Logs reads a page of the log, newest first.
 func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 	q := timer.LogPageQuery{ErrorsOnly: f.ErrorsOnly, After: f.After, Limit: f.Limit, Tenant: f.Tenant, App: f.App}
-	if err := validApp(f.App); err != nil {
+	if err := timer.ValidateApp(f.App); err != nil {
 		return LogPage{}, err
 	}
 	if f.Tenant != "" && !timer.ValidName(f.Tenant) {

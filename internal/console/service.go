@@ -59,7 +59,7 @@ func (s *Service) Health(ctx context.Context) (Health, error) { return s.HealthO
 // HealthOf is Environment Health with the timers, executions and counts of one app ("":
 // every app); the fetcher, queues and processors are the environment's.
 func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
-	if err := validApp(app); err != nil {
+	if err := timer.ValidateApp(app); err != nil {
 		return Health{}, err
 	}
 	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
@@ -103,16 +103,10 @@ func (f Filter) Validate() error {
 	if len(f.Name) > 128 || len(f.Tenant) > 128 {
 		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", errkind.Invalid)
 	}
-	return validApp(f.App)
+	return timer.ValidateApp(f.App)
 }
 
 // validApp checks an app filter ("" is every app).
-func validApp(app string) error {
-	if app != "" && !timer.ValidName(app) {
-		return fmt.Errorf("%w: app %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, app)
-	}
-	return nil
-}
 
 // Apps lists the apps that have timers, the default app first when it has any.
 func (s *Service) Apps(ctx context.Context) ([]string, error) {
