@@ -106,8 +106,6 @@ func (f Filter) Validate() error {
 	return timer.ValidateApp(f.App)
 }
 
-// validApp checks an app filter ("" is every app).
-
 // Apps lists the apps that have timers, the default app first when it has any.
 func (s *Service) Apps(ctx context.Context) ([]string, error) {
 	ins, err := s.Store.List(ctx)
