@@ -131,7 +131,7 @@ func (h *Handler) deleteApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	log := h.Log.With("resource_type", ev.ResourceType, "request_type", ev.RequestType, "request_id", ev.RequestID,
 		"stack", ev.StackID, "physical_id", ev.PhysicalResourceID)
 	app, ok := strings.CutPrefix(ev.PhysicalResourceID, AppPhysicalIDPrefix)
-	if !ok || !timer.ValidName(app) || app == DefaultApp {
+	if !ok || !timer.ValidName(app) || app == timer.DefaultApp {
 		log.Info("publish: delete of a resource that published nothing (a failed create); nothing to do")
 		return ev.PhysicalResourceID, nil, nil
 	}
@@ -148,10 +148,8 @@ func (h *Handler) deleteApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	return ev.PhysicalResourceID, map[string]any{"App": app}, nil
 }
 
-// DefaultApp is the app of a manifest that names none: Sundial's own stack's. An app's stack
-// may not claim it (deleting that stack would deactivate Sundial's own timers).
-const DefaultApp = "default"
-
+// appProperty reads App. An app's stack may not claim timer.DefaultApp, Sundial's own stack's
+// (deleting that stack would deactivate Sundial's own timers).
 func appProperty(props map[string]any) (string, error) {
 	app, _ := props[PropApp].(string)
 	switch {
@@ -159,7 +157,7 @@ func appProperty(props map[string]any) (string, error) {
 		return "", fmt.Errorf("%w: %s: required (the app whose timers this resource publishes)", errkind.Invalid, PropApp)
 	case !timer.ValidName(app):
 		return "", fmt.Errorf("%w: %s: %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, PropApp, app)
-	case app == DefaultApp:
+	case app == timer.DefaultApp:
 		return "", fmt.Errorf("%w: %s: %q is the app of Sundial's own stack; name your app", errkind.Invalid, PropApp, app)
 	}
 	return app, nil
