@@ -44,11 +44,14 @@ type killer struct {
 	invocations, idle atomic.Int64 // kills that hit a running invocation / an idle instance
 	freezes, frozen   atomic.Int64 // freeze events / processes frozen
 	byFunction        sync.Map     // function -> *atomic.Int64 (invocation kills)
-	doomed, frozenReq sync.Map     // request ids with a kill scheduled / that were frozen
+	// freezeMu makes a freeze and a scheduled kill of the same invocation exclusive: a kill
+	// would end the freeze, and the frozen invocation is the one that must wake as a zombie.
+	freezeMu  sync.Mutex
+	frozenReq map[string]bool // request ids that were frozen (under freezeMu)
 }
 
 func newKiller(rate float64, seed uint64) *killer {
-	return &killer{rate: rate, rng: rand.New(rand.NewPCG(seed, 0xc4a05))}
+	return &killer{rate: rate, rng: rand.New(rand.NewPCG(seed, 0xc4a05)), frozenReq: map[string]bool{}}
 }
 
 // onAction is the action server's hook: an action has just started. It never blocks.
@@ -64,13 +67,18 @@ func (k *killer) onAction() {
 	}
 	fn := (*fns)[local.FnProcessor]
 	var pids []int
+	// Every busy processor is frozen, the one waiting for this action included, even if a
+	// kill is scheduled for it: the kill then finds it frozen and lets it be. (Leaving such
+	// an invocation alone, as this once did, could leave no frozen execution to become a
+	// zombie: a CI run froze two processors and saw no zombie.)
+	k.freezeMu.Lock()
 	for _, in := range fn.Instances() {
-		// An invocation about to be killed is left alone: a kill would end the freeze.
-		if _, doomed := k.doomed.Load(in.RequestID); in.RequestID != "" && !doomed && stopGroup(in.PID, true) == nil {
+		if in.RequestID != "" && stopGroup(in.PID, true) == nil {
 			pids = append(pids, in.PID)
-			k.frozenReq.Store(in.RequestID, true)
+			k.frozenReq[in.RequestID] = true
 		}
 	}
+	k.freezeMu.Unlock()
 	if len(pids) == 0 {
 		return
 	}
@@ -141,11 +149,11 @@ func (k *killer) onInvoke(function string, _ int, requestID string) {
 	if !k.track() {
 		return
 	}
-	k.doomed.Store(requestID, true)
 	time.AfterFunc(delay, func() {
 		defer k.wg.Done()
-		defer k.doomed.Delete(requestID)
-		if _, frozen := k.frozenReq.Load(requestID); frozen {
+		k.freezeMu.Lock()
+		defer k.freezeMu.Unlock()
+		if k.frozenReq[requestID] {
 			return // frozen meanwhile: it is to wake up as a zombie
 		}
 		if k.active.Load() && fn.KillInvocation(requestID) {
