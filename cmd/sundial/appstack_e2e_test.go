@@ -145,6 +145,21 @@ func TestAppStackEndToEnd(t *testing.T) {
 	}
 	require.True(t, timers["WarmUp"] && timers["Invoices"], "the runs table has WarmUp's and Invoices' runs: %v", timers)
 
+	// billing's stack owns billing; the default app has no owning stack.
+	apps := func() map[string]appRow {
+		var rows []appRow
+		require.NoError(t, json.Unmarshal([]byte(run("apps", "list", "--json")), &rows))
+		out := map[string]appRow{}
+		for _, r := range rows {
+			out[r.App] = r
+		}
+		return out
+	}
+	as := apps()
+	require.Equal(t, "arn:aws:cloudformation:us-east-1:000000000000:stack/billing/local", as["billing"].Owner)
+	require.Equal(t, 3, as["billing"].Instances)
+	require.Empty(t, as["default"].Owner)
+
 	// Deleting the app's stack deactivates only billing's timers; their history stays.
 	out, stderr, code := cli(t, dir, "app-stack", "delete", billingDir)
 	require.Equal(t, 0, code, stderr)
@@ -155,6 +170,12 @@ func TestAppStackEndToEnd(t *testing.T) {
 	}
 	require.True(t, ts["Cleanup"].Active, "the default app's Cleanup is untouched")
 	require.GreaterOrEqual(t, len(logs("--app", "billing")), len(billingLogs), "billing's history is kept")
+	as = apps()
+	require.Empty(t, as["billing"].Owner, "released with its stack")
+	require.Zero(t, as["billing"].Active)
+	_, stderr, code = cli(t, dir, "apps", "release", "billing")
+	require.Equal(t, 3, code, "nothing to release: %s", stderr)
+	require.Contains(t, stderr, "app billing has no owning stack")
 	_, stderr, code = cli(t, dir, "app-stack", "delete", billingDir)
 	require.NotEqual(t, 0, code, "deleted once")
 	require.Contains(t, stderr, "is not deployed on the running platform")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -276,5 +277,86 @@ func TestAppsWhenPublished(t *testing.T) {
 		}
 		require.Equal(t, []string{b + ":Init"}, sent)
 		require.Equal(t, "deploy-1", admin.DeployRecord("default", "deploy-1"), "the default app's record is the legacy one")
+	})
+}
+
+// One stack owns an app (Custom::SundialTimers): of stacks claiming the same app at once
+// exactly one wins and the others are told which; a Delete from a stack that does not own
+// the app deactivates nothing; the owner's deactivates the app and releases it.
+func TestAppOwners(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s := f.svc
+		ctx := context.Background()
+		app := uniq(t, "owned")
+		cleanupApps(t, s, app)
+		_, err := s.Sync(ctx, manifestOf(t, appDoc(app, nil, "Hourly: every 1h")))
+		require.NoError(t, err)
+
+		// Five stacks at once: one owner.
+		stacks := make([]string, 5)
+		errs := make([]error, 5)
+		var wg sync.WaitGroup
+		for i := range stacks {
+			stacks[i] = fmt.Sprintf("arn:aws:cloudformation:us-east-1:1:stack/s%d/%s", i, app)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = s.ClaimApp(ctx, app, stacks[i])
+			}()
+		}
+		wg.Wait()
+		owner := ""
+		for i, err := range errs {
+			if err == nil {
+				require.Empty(t, owner, "two stacks own %s", app)
+				owner = stacks[i]
+			}
+		}
+		require.NotEmpty(t, owner)
+		for _, err := range errs {
+			if err != nil {
+				require.ErrorIs(t, err, timer.ErrAppOwned)
+				require.ErrorContains(t, err, "belongs to stack "+owner)
+			}
+		}
+		held, err := s.ClaimApp(ctx, app, owner)
+		require.NoError(t, err, "the owner's next claim (an Update) confirms it")
+		require.Equal(t, f.clock.Now().UnixMilli(), held.Since.UnixMilli())
+		owners, err := s.AppOwners(ctx)
+		require.NoError(t, err)
+		require.Contains(t, owners, timer.AppOwner{App: app, Owner: owner, Since: held.Since})
+
+		other := stacks[0]
+		if other == owner {
+			other = stacks[1]
+		}
+		_, owned, err := s.DeleteAppStack(ctx, app, other)
+		require.NoError(t, err)
+		require.False(t, owned)
+		require.True(t, get(t, s, timer.Key{App: app, Timer: "Hourly"}).Active, "another stack's Delete deactivates nothing")
+
+		rep, owned, err := s.DeleteAppStack(ctx, app, owner)
+		require.NoError(t, err)
+		require.True(t, owned)
+		require.Equal(t, []string{app + ":Hourly"}, rep.Deactivated)
+		require.False(t, get(t, s, timer.Key{App: app, Timer: "Hourly"}).Active)
+		_, err = s.ClaimApp(ctx, app, other)
+		require.NoError(t, err, "released with its stack: another stack may own it now")
+		held, err = s.ReleaseApp(ctx, app)
+		require.NoError(t, err)
+		require.Equal(t, other, held.Owner)
+		_, err = s.ReleaseApp(ctx, app)
+		require.ErrorIs(t, err, errkind.NotFound)
+
+		for _, tc := range []struct{ app, owner, want string }{
+			{"default", owner, "Sundial's own stack"},
+			{"", owner, "Sundial's own stack"},
+			{"bad app", owner, "must match"},
+			{app, "", "stack's id is required"},
+		} {
+			_, err := s.ClaimApp(ctx, tc.app, tc.owner)
+			require.ErrorIs(t, err, errkind.Invalid, "claim %q by %q", tc.app, tc.owner)
+			require.ErrorContains(t, err, tc.want)
+		}
 	})
 }

@@ -16,6 +16,7 @@ type Store interface {
 	TenantStore
 	DefinitionStore
 	DeployStore
+	OwnerStore
 }
 
 // InstanceStore changes runtime instances outside an execution.
@@ -91,4 +92,19 @@ type DefinitionStore interface {
 type DeployStore interface {
 	Published(ctx context.Context, deploy string) (bool, error)
 	MarkPublished(ctx context.Context, deploy string, now time.Time) error
+}
+
+// OwnerStore records which stack owns each app (timer.AppOwner): one Custom::SundialTimers
+// stack per app, so that a second stack naming the same app cannot publish over the first's
+// timers nor, deleted, deactivate them.
+type OwnerStore interface {
+	// ClaimApp makes owner the app's owner if nobody owns it, or confirms it if owner does;
+	// another owner's record is returned with timer.ErrAppOwned. One conditional write.
+	ClaimApp(ctx context.Context, app, owner string, now time.Time) (timer.AppOwner, error)
+	// ReleaseApp removes the app's record if owner holds it, or whoever does if owner is "".
+	// held is the record before (zero: there was none); a record another owner holds is left
+	// and returned with timer.ErrAppOwned.
+	ReleaseApp(ctx context.Context, app, owner string) (held timer.AppOwner, err error)
+	// AppOwners lists the records, by app.
+	AppOwners(ctx context.Context) ([]timer.AppOwner, error)
 }

@@ -27,6 +27,7 @@ type operatorState struct {
 	tenants     map[string]timer.Tenant
 	definitions map[string]string
 	published   map[string]time.Time
+	appOwners   map[string]timer.AppOwner
 	lastTick    time.Time
 }
 
@@ -34,6 +35,7 @@ func newOperatorState() operatorState {
 	return operatorState{
 		edits: map[timer.Key]timer.EditRecord{}, wokenFor: map[timer.Key]string{},
 		tenants: map[string]timer.Tenant{}, definitions: map[string]string{}, published: map[string]time.Time{},
+		appOwners: map[string]timer.AppOwner{},
 	}
 }
 
@@ -278,6 +280,42 @@ func (s *Store) MarkPublished(_ context.Context, deploy string, now time.Time) e
 	defer s.mu.Unlock()
 	s.op.published[deploy] = now
 	return nil
+}
+
+// ClaimApp implements admin.OwnerStore.
+func (s *Store) ClaimApp(_ context.Context, app, owner string, now time.Time) (timer.AppOwner, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held, ok := s.op.appOwners[app]
+	switch {
+	case !ok:
+		held = timer.AppOwner{App: app, Owner: owner, Since: now}
+		s.op.appOwners[app] = held
+	case held.Owner != owner:
+		return held, fmt.Errorf("%w: app %s is owned by %s", timer.ErrAppOwned, app, held.Owner)
+	}
+	return held, nil
+}
+
+// ReleaseApp implements admin.OwnerStore.
+func (s *Store) ReleaseApp(_ context.Context, app, owner string) (timer.AppOwner, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held, ok := s.op.appOwners[app]
+	if ok && owner != "" && held.Owner != owner {
+		return held, fmt.Errorf("%w: app %s is owned by %s", timer.ErrAppOwned, app, held.Owner)
+	}
+	delete(s.op.appOwners, app)
+	return held, nil
+}
+
+// AppOwners implements admin.OwnerStore.
+func (s *Store) AppOwners(context.Context) ([]timer.AppOwner, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Collect(maps.Values(s.op.appOwners))
+	slices.SortFunc(out, func(a, b timer.AppOwner) int { return cmp.Compare(a.App, b.App) })
+	return out, nil
 }
 
 // FetchState implements console.Store.

@@ -56,10 +56,10 @@ const AppPhysicalIDPrefix = "sundial-timers-"
 // and sends a delete request to the old resource.")
 func AppPhysicalID(app string) string { return AppPhysicalIDPrefix + app }
 
-// AppDeactivator deactivates every timer of one app, history kept: admin.Service.DeactivateApp
-// (Handler.Apps replaces it in tests).
-type AppDeactivator interface {
-	DeactivateApp(ctx context.Context, app string) (admin.SyncReport, error)
+// AppStacks ends an app's stack: admin.Service.DeleteAppStack (Handler.Apps replaces it in
+// tests).
+type AppStacks interface {
+	DeleteAppStack(ctx context.Context, app, owner string) (rep admin.SyncReport, owned bool, err error)
 }
 
 // ObjectGetter is the part of the S3 client that ManifestS3 needs (a fake in tests).
@@ -94,6 +94,11 @@ func (h *Handler) handleApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	}
 	deploy := AppDeployKey(app, ev)
 	log = log.With("app", app, "deploy", deploy)
+	// One stack owns an app: another stack's resource naming it fails, changing nothing.
+	if _, err := h.Admin.ClaimApp(ctx, app, ev.StackID); err != nil {
+		log.Error("publish: rejected; nothing changed", "error", err)
+		return "", nil, reason(err)
+	}
 	done, err := h.Admin.Published(ctx, app, deploy)
 	if err != nil {
 		return "", nil, reason(err)
@@ -135,16 +140,20 @@ func (h *Handler) deleteApp(ctx context.Context, ev cfn.Event) (string, map[stri
 		log.Info("publish: delete of a resource that published nothing (a failed create); nothing to do")
 		return ev.PhysicalResourceID, nil, nil
 	}
-	var apps AppDeactivator = h.Admin
+	var apps AppStacks = h.Admin
 	if h.Apps != nil {
 		apps = h.Apps
 	}
-	rep, err := apps.DeactivateApp(ctx, app)
+	rep, owned, err := apps.DeleteAppStack(ctx, app, ev.StackID)
 	if err != nil {
 		log.Error("publish: deactivating the app's timers failed", "app", app, "error", err)
 		return "", nil, reason(err)
 	}
-	log.Info("publish: the app's timers are deactivated (history kept)", "app", app, "deactivated", rep.Deactivated)
+	if !owned {
+		log.Warn("publish: the app belongs to another stack now; its timers are left alone", "app", app)
+		return ev.PhysicalResourceID, map[string]any{"App": app, "Owned": false}, nil
+	}
+	log.Info("publish: the app's timers are deactivated (history kept), and the app released", "app", app, "deactivated", rep.Deactivated)
 	return ev.PhysicalResourceID, map[string]any{"App": app}, nil
 }
 

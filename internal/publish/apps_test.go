@@ -35,13 +35,13 @@ func appEvent(t *testing.T) cfn.Event {
 	return ev
 }
 
-// deactivations records DeactivateApp calls (admin.Service's own is tested in
-// functions/publish and internal/admin).
+// deactivations records DeleteAppStack calls (admin.Service's own is tested in
+// functions/publish, internal/admin and TestAppOwnedByOneStack).
 type deactivations struct{ apps []string }
 
-func (d *deactivations) DeactivateApp(_ context.Context, app string) (admin.SyncReport, error) {
+func (d *deactivations) DeleteAppStack(_ context.Context, app, _ string) (admin.SyncReport, bool, error) {
 	d.apps = append(d.apps, app)
-	return admin.SyncReport{}, nil
+	return admin.SyncReport{}, true, nil
 }
 
 func newAppHandler(t *testing.T) (*publish.Handler, *inmem.Store, *deactivations) {
@@ -205,7 +205,7 @@ func TestAppDelete(t *testing.T) {
 	h, _, d := newAppHandler(t)
 	del := func(physical string, props map[string]any) error {
 		_, _, err := h.Handle(ctx, cfn.Event{RequestType: cfn.RequestDelete, RequestID: "r-" + physical,
-			ResourceType: publish.TimersResourceType, LogicalResourceID: "Timers", PhysicalResourceID: physical,
+			StackID: "arn:aws:cloudformation:us-east-1:123456789012:stack/billing/1", ResourceType: publish.TimersResourceType, LogicalResourceID: "Timers", PhysicalResourceID: physical,
 			ResourceProperties: props})
 		return err
 	}
@@ -233,10 +233,91 @@ func TestAppDelete(t *testing.T) {
 	require.ErrorContains(t, del("sundial-timers-billing", nil), "table unavailable")
 }
 
+// One stack owns an app: a second stack naming the same App is refused, naming the owner,
+// and changes nothing; the second stack's Delete leaves the owner's timers alone; once the
+// owner's stack is deleted (or an operator releases the app) the second stack may publish it.
+func TestAppOwnedByOneStack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, store, _ := newAppHandler(t)
+	h.Apps = nil // admin.Service's own DeleteAppStack
+	const stackA = "arn:aws:cloudformation:us-east-1:123456789012:stack/billing/3f1c2b4a-c0de-11f0-9a7e-0e5d4c3b2a19"
+	const stackB = "arn:aws:cloudformation:us-east-1:123456789012:stack/billing-copy/77aa0000-c0de-11f0-9a7e-0e5d4c3b2a19"
+	a := appEvent(t)
+	require.Equal(t, stackA, a.StackID)
+	_, _, err := h.Handle(ctx, a)
+	require.NoError(t, err)
+
+	// Stack B's Create with another manifest for billing: refused, nothing changed.
+	b := appEvent(t)
+	b.StackID, b.RequestID = stackB, "r-b-create"
+	b.ResourceProperties["Manifest"].(map[string]any)["timers"].([]any)[0].(map[string]any)["schedule"] = "every 5m"
+	id, _, err := h.Handle(ctx, b)
+	require.ErrorContains(t, err, "app billing belongs to stack "+stackA)
+	require.ErrorContains(t, err, "sundial apps release billing")
+	require.Empty(t, id, "its Delete will name the request id and touch nothing")
+	inv, err := store.Get(ctx, timer.Key{App: "billing", Timer: "Invoices"})
+	require.NoError(t, err)
+	require.Equal(t, "every 1h", inv.Schedule, "stack A's timers unchanged")
+
+	// A Delete from stack B naming billing's id (a stack that owned billing before an
+	// operator released it to A, say): A's timers are left alone.
+	delB := cfn.Event{RequestType: cfn.RequestDelete, RequestID: "r-b-delete", StackID: stackB,
+		ResourceType: publish.TimersResourceType, LogicalResourceID: "Timers", PhysicalResourceID: "sundial-timers-billing"}
+	_, data, err := h.Handle(ctx, delB)
+	require.NoError(t, err)
+	require.Equal(t, false, data["Owned"])
+	inv, err = store.Get(ctx, timer.Key{App: "billing", Timer: "Invoices"})
+	require.NoError(t, err)
+	require.True(t, inv.Active, "stack B's Delete deactivated nothing")
+
+	// Stack A's update still publishes (its own app).
+	up := appEvent(t)
+	up.RequestType, up.RequestID, up.PhysicalResourceID = cfn.RequestUpdate, "r-a-update", "sundial-timers-billing"
+	up.ResourceProperties["Manifest"].(map[string]any)["timers"].([]any)[0].(map[string]any)["schedule"] = "every 2h"
+	_, _, err = h.Handle(ctx, up)
+	require.NoError(t, err)
+
+	// Stack A deleted: its timers deactivated and the app released; B may now publish it.
+	delA := delB
+	delA.RequestID, delA.StackID = "r-a-delete", stackA
+	_, data, err = h.Handle(ctx, delA)
+	require.NoError(t, err)
+	require.Nil(t, data["Owned"])
+	inv, err = store.Get(ctx, timer.Key{App: "billing", Timer: "Invoices"})
+	require.NoError(t, err)
+	require.False(t, inv.Active)
+	owners, err := h.Admin.AppOwners(ctx)
+	require.NoError(t, err)
+	require.Empty(t, owners)
+
+	b.RequestID = "r-b-create-again"
+	_, _, err = h.Handle(ctx, b)
+	require.NoError(t, err)
+	inv, err = store.Get(ctx, timer.Key{App: "billing", Timer: "Invoices"})
+	require.NoError(t, err)
+	require.True(t, inv.Active)
+	require.Equal(t, "every 5m", inv.Schedule, "stack B's manifest")
+	owners, err = h.Admin.AppOwners(ctx)
+	require.NoError(t, err)
+	require.Len(t, owners, 1)
+	require.Equal(t, timer.AppOwner{App: "billing", Owner: stackB, Since: time.Date(2026, 11, 25, 9, 15, 0, 0, time.UTC)}, owners[0])
+
+	// An operator releases it (B gone without its Delete); A may publish again.
+	held, err := h.Admin.ReleaseApp(ctx, "billing")
+	require.NoError(t, err)
+	require.Equal(t, stackB, held.Owner)
+	_, err = h.Admin.ReleaseApp(ctx, "billing")
+	require.ErrorContains(t, err, "app billing has no owning stack")
+	a.RequestID = "r-a-create-again"
+	_, _, err = h.Handle(ctx, a)
+	require.NoError(t, err)
+}
+
 type failing struct{}
 
-func (failing) DeactivateApp(context.Context, string) (admin.SyncReport, error) {
-	return admin.SyncReport{}, errors.New("table unavailable")
+func (failing) DeleteAppStack(context.Context, string, string) (admin.SyncReport, bool, error) {
+	return admin.SyncReport{}, false, errors.New("table unavailable")
 }
 
 // fakeS3 serves objects by bucket/key?version.

@@ -46,9 +46,9 @@ type Handler struct {
 	Admin    *admin.Service
 	Manifest string
 	Log      *slog.Logger
-	// Apps deactivates an app's timers when an app's Custom::SundialTimers is deleted; nil
-	// uses Admin.
-	Apps AppDeactivator
+	// Apps ends an app's stack when its Custom::SundialTimers is deleted (the app's timers
+	// deactivated, the app released); nil uses Admin.
+	Apps AppStacks
 	// S3 fetches a Custom::SundialTimers' ManifestS3 (nil: ManifestS3 fails the request).
 	S3 ObjectGetter
 }

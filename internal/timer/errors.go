@@ -19,4 +19,6 @@ var (
 	ErrChanged = errkind.New(errkind.Conflict, "timer changed concurrently")
 	// ErrExists: the item already exists (log entries are written once).
 	ErrExists = errkind.New(errkind.Conflict, "already exists")
+	// ErrAppOwned: another stack owns the app (AppOwner).
+	ErrAppOwned = errkind.New(errkind.Conflict, "app owned by another stack")
 )
