@@ -298,3 +298,28 @@ func scanTimers[T any](ctx context.Context, s *Store, filt expression.ConditionB
 	}
 	return out, nil
 }
+
+// queryPartition reads every item of one partition of the timers table (pk), consistently.
+func queryPartition[T any](ctx context.Context, s *Store, pk, what string) ([]T, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
+		TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	var out []T
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", what, err)
+		}
+		var items []T
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", what, err)
+		}
+		out = append(out, items...)
+	}
+	return out, nil
+}

@@ -30,15 +30,29 @@ type appOwnerItem struct {
 	Since int64  `dynamodbav:"since"`
 }
 
-func (it appOwnerItem) owner() timer.AppOwner {
-	return timer.AppOwner{App: it.App, Owner: it.Owner, Since: fromMs(it.Since)}
-}
-
 func appOwnerKey(app string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: appOwnerPK},
 		"sk": &types.AttributeValueMemberS{Value: app},
 	}
+}
+
+// ownedBy is the condition that nobody or owner holds the app.
+func ownedBy(owner string) expression.ConditionBuilder {
+	n := expression.Name("owner")
+	return expression.AttributeNotExists(n).Or(n.Equal(expression.Value(owner)))
+}
+
+// decodeAppOwner decodes an owner record (zero for none).
+func decodeAppOwner(app string, item map[string]types.AttributeValue) (timer.AppOwner, error) {
+	if len(item) == 0 {
+		return timer.AppOwner{}, nil
+	}
+	var it appOwnerItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return timer.AppOwner{}, fmt.Errorf("decode the owner of app %s: %w", app, err)
+	}
+	return timer.AppOwner{App: it.App, Owner: it.Owner, Since: fromMs(it.Since)}, nil
 }
 
 // ClaimApp implements admin.OwnerStore: one UpdateItem on condition that nobody or owner
@@ -47,23 +61,12 @@ func (s *Store) ClaimApp(ctx context.Context, app, owner string, now time.Time) 
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindAppOwner)).Set(n("app"), expression.Value(app)).
 		Set(n("owner"), expression.Value(owner)).Set(n("since"), n("since").IfNotExists(expression.Value(ms(now))))
-	cond := expression.AttributeNotExists(n("owner")).Or(n("owner").Equal(expression.Value(owner)))
+	cond := ownedBy(owner)
 	out, err := s.update(ctx, s.timers, appOwnerKey(app), upd, &cond, types.ReturnValueAllNew)
-	if isConditionFailed(err) {
-		held, rerr := s.appOwner(ctx, app, err)
-		if rerr != nil {
-			return timer.AppOwner{}, rerr
-		}
-		return held, fmt.Errorf("%w: app %s is owned by %s", timer.ErrAppOwned, app, held.Owner)
-	}
 	if err != nil {
-		return timer.AppOwner{}, fmt.Errorf("claim app %s: %w", app, err)
+		return s.heldBy(ctx, app, "claim", err)
 	}
-	var it appOwnerItem
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return timer.AppOwner{}, fmt.Errorf("decode the owner of app %s: %w", app, err)
-	}
-	return it.owner(), nil
+	return decodeAppOwner(app, out.Attributes)
 }
 
 // ReleaseApp implements admin.OwnerStore: one DeleteItem, conditional on owner unless owner
@@ -71,8 +74,7 @@ func (s *Store) ClaimApp(ctx context.Context, app, owner string, now time.Time) 
 func (s *Store) ReleaseApp(ctx context.Context, app, owner string) (timer.AppOwner, error) {
 	in := &dynamodb.DeleteItemInput{TableName: &s.timers, Key: appOwnerKey(app), ReturnValues: types.ReturnValueAllOld}
 	if owner != "" {
-		cond := expression.AttributeNotExists(expression.Name("owner")).Or(expression.Name("owner").Equal(expression.Value(owner)))
-		expr, err := expression.NewBuilder().WithCondition(cond).Build()
+		expr, err := expression.NewBuilder().WithCondition(ownedBy(owner)).Build()
 		if err != nil {
 			return timer.AppOwner{}, err
 		}
@@ -80,72 +82,46 @@ func (s *Store) ReleaseApp(ctx context.Context, app, owner string) (timer.AppOwn
 		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	}
 	out, err := s.api.DeleteItem(ctx, in)
-	if isConditionFailed(err) {
-		held, rerr := s.appOwner(ctx, app, err)
-		if rerr != nil {
-			return timer.AppOwner{}, rerr
-		}
-		return held, fmt.Errorf("%w: app %s is owned by %s", timer.ErrAppOwned, app, held.Owner)
-	}
 	if err != nil {
-		return timer.AppOwner{}, fmt.Errorf("release app %s: %w", app, err)
+		return s.heldBy(ctx, app, "release", err)
 	}
-	if len(out.Attributes) == 0 {
-		return timer.AppOwner{}, nil
-	}
-	var it appOwnerItem
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return timer.AppOwner{}, fmt.Errorf("decode the owner of app %s: %w", app, err)
-	}
-	return it.owner(), nil
+	return decodeAppOwner(app, out.Attributes)
 }
 
-// appOwner is the record a failed condition met: the one DynamoDB sent back with the failure,
-// else read again (not every emulator sends it).
-func (s *Store) appOwner(ctx context.Context, app string, condErr error) (timer.AppOwner, error) {
-	item, ok := conditionOld(condErr)
+// heldBy turns a failed write into its error: for a failed condition, timer.ErrAppOwned with
+// the record it met (the one DynamoDB sent back, else read again: not every emulator sends it).
+func (s *Store) heldBy(ctx context.Context, app, op string, err error) (timer.AppOwner, error) {
+	if !isConditionFailed(err) {
+		return timer.AppOwner{}, fmt.Errorf("%s app %s: %w", op, app, err)
+	}
+	item, ok := conditionOld(err)
 	if !ok {
-		out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: appOwnerKey(app), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			return timer.AppOwner{}, fmt.Errorf("read the owner of app %s: %w", app, err)
+		out, rerr := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: appOwnerKey(app), ConsistentRead: aws.Bool(true)})
+		if rerr != nil {
+			return timer.AppOwner{}, fmt.Errorf("read the owner of app %s: %w", app, rerr)
 		}
 		item = out.Item
 	}
-	if len(item) == 0 {
+	held, derr := decodeAppOwner(app, item)
+	switch {
+	case derr != nil:
+		return held, derr
+	case held.Owner == "":
 		// Released between the write and the read: the caller may try again.
-		return timer.AppOwner{}, fmt.Errorf("%w: the owner of app %s changed meanwhile", timer.ErrChanged, app)
+		return held, fmt.Errorf("%w: the owner of app %s changed meanwhile", timer.ErrChanged, app)
 	}
-	var it appOwnerItem
-	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return timer.AppOwner{}, fmt.Errorf("decode the owner of app %s: %w", app, err)
-	}
-	return it.owner(), nil
+	return held, fmt.Errorf("%w: app %s is owned by %s", timer.ErrAppOwned, app, held.Owner)
 }
 
 // AppOwners implements admin.OwnerStore (one Query).
 func (s *Store) AppOwners(ctx context.Context) ([]timer.AppOwner, error) {
-	kc := expression.Key("pk").Equal(expression.Value(appOwnerPK))
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	items, err := queryPartition[appOwnerItem](ctx, s, appOwnerPK, "app owners")
 	if err != nil {
 		return nil, err
 	}
-	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
-		TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
-	var out []timer.AppOwner
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list app owners: %w", err)
-		}
-		var items []appOwnerItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode app owners: %w", err)
-		}
-		for _, it := range items {
-			out = append(out, it.owner())
-		}
+	out := make([]timer.AppOwner, 0, len(items))
+	for _, it := range items {
+		out = append(out, timer.AppOwner{App: it.App, Owner: it.Owner, Since: fromMs(it.Since)})
 	}
 	slices.SortFunc(out, func(a, b timer.AppOwner) int { return cmp.Compare(a.App, b.App) })
 	return out, nil

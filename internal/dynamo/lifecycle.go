@@ -133,30 +133,15 @@ func (s *Store) DeleteTenant(ctx context.Context, name string) error {
 
 // Tenants lists the registered tenants by name (one Query).
 func (s *Store) Tenants(ctx context.Context) ([]timer.Tenant, error) {
-	kc := expression.Key("pk").Equal(expression.Value(tenantPK))
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	items, err := queryPartition[tenantItem](ctx, s, tenantPK, "tenants")
 	if err != nil {
 		return nil, err
 	}
-	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{
-		TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
 	var out []timer.Tenant
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list tenants: %w", err)
-		}
-		var items []tenantItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode tenants: %w", err)
-		}
-		for _, it := range items {
-			ls := slices.Clone(it.ListedBy)
-			slices.Sort(ls)
-			out = append(out, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt), ListedBy: ls})
-		}
+	for _, it := range items {
+		ls := slices.Clone(it.ListedBy)
+		slices.Sort(ls)
+		out = append(out, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt), ListedBy: ls})
 	}
 	slices.SortFunc(out, func(a, b timer.Tenant) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
