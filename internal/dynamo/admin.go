@@ -284,19 +284,7 @@ func scanTimers[T any](ctx context.Context, s *Store, filt expression.ConditionB
 		TableName: &s.timers, FilterExpression: expr.Filter(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
 	})
-	var out []T
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", what, err)
-		}
-		var items []T
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", what, err)
-		}
-		out = append(out, items...)
-	}
-	return out, nil
+	return collect[T](ctx, p, func(o *dynamodb.ScanOutput) []map[string]types.AttributeValue { return o.Items }, what)
 }
 
 // queryPartition reads every item of one partition of the timers table (pk), consistently.
@@ -309,17 +297,28 @@ func queryPartition[T any](ctx context.Context, s *Store, pk, what string) ([]T,
 		TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
 	})
+	return collect[T](ctx, p, func(o *dynamodb.QueryOutput) []map[string]types.AttributeValue { return o.Items }, what)
+}
+
+// pager is the SDK's Scan and Query paginators.
+type pager[O any] interface {
+	HasMorePages() bool
+	NextPage(ctx context.Context, opts ...func(*dynamodb.Options)) (O, error)
+}
+
+// collect reads every page and decodes its items as T.
+func collect[T, O any](ctx context.Context, p pager[O], items func(O) []map[string]types.AttributeValue, what string) ([]T, error) {
 	var out []T
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", what, err)
 		}
-		var items []T
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+		var decoded []T
+		if err := attributevalue.UnmarshalListOfMaps(items(page), &decoded); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", what, err)
 		}
-		out = append(out, items...)
+		out = append(out, decoded...)
 	}
 	return out, nil
 }
