@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"flag"
 	"io"
 	"slices"
 	"text/tabwriter"
@@ -21,14 +20,8 @@ type appRow struct {
 
 // cmdApps lists the apps and the stacks that own them, and releases an app from its stack.
 func cmdApps(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return usageErr("apps: expected list or release NAME")
-	}
-	fs := flag.NewFlagSet("apps "+args[0], flag.ContinueOnError)
-	var t target
-	t.flags(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args[1:]); err != nil {
+	fs, t, asJSON, err := subcommand("apps", args, "list or release NAME")
+	if err != nil {
 		return err
 	}
 	switch args[0] {

@@ -9,14 +9,8 @@ import (
 
 // cmdTenants registers and removes the tenants multi-tenant timers run for.
 func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return usageErr("tenants: expected list, add NAME or remove NAME")
-	}
-	fs := flag.NewFlagSet("tenants "+args[0], flag.ContinueOnError)
-	var t target
-	t.flags(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args[1:]); err != nil {
+	fs, t, asJSON, err := subcommand("tenants", args, "list, add NAME or remove NAME")
+	if err != nil {
 		return err
 	}
 	switch args[0] {
@@ -68,4 +62,20 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	return usageErr("tenants: unknown subcommand %q; expected list, add or remove", args[0])
+}
+
+// subcommand parses `CMD SUB [flags] [args]` for a command of subcommands that all take the
+// target's flags and --json (tenants, apps); expected names the subcommands for the error.
+func subcommand(cmd string, args []string, expected string) (*flag.FlagSet, *target, *bool, error) {
+	if len(args) == 0 {
+		return nil, nil, nil, usageErr("%s: expected %s", cmd, expected)
+	}
+	fs := flag.NewFlagSet(cmd+" "+args[0], flag.ContinueOnError)
+	t := new(target)
+	t.flags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return nil, nil, nil, err
+	}
+	return fs, t, asJSON, nil
 }
