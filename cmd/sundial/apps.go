@@ -14,7 +14,8 @@ type appRow struct {
 	App       string     `json:"app"`
 	Instances int        `json:"instances"` // runtime instances (tenants and shards expanded)
 	Active    int        `json:"active"`
-	Owner     string     `json:"owner,omitempty"` // the stack that owns the app (its Custom::SundialTimers)
+	Owner     string     `json:"owner,omitempty"`    // the stack that owns the app (its Custom::SundialTimers)
+	Resource  string     `json:"resource,omitempty"` // that resource's logical id
 	Since     *time.Time `json:"since,omitempty"`
 }
 
@@ -57,7 +58,7 @@ func cmdApps(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		for _, o := range owners {
 			r := row(o.App)
-			r.Owner, r.Since = o.Owner, &o.Since
+			r.Owner, r.Resource, r.Since = o.Owner, o.Resource, &o.Since
 		}
 		out := make([]appRow, 0, len(rows))
 		for _, r := range rows {
@@ -68,9 +69,9 @@ func cmdApps(ctx context.Context, args []string, stdout io.Writer) error {
 			return writeJSON(stdout, out)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		printf(tw, "APP\tINSTANCES\tACTIVE\tOWNING STACK\tSINCE\n")
+		printf(tw, "APP\tINSTANCES\tACTIVE\tOWNING STACK\tRESOURCE\tSINCE\n")
 		for _, r := range out {
-			printf(tw, "%s\t%d\t%d\t%s\t%s\n", r.App, r.Instances, r.Active, cmp.Or(r.Owner, "-"), clock(r.Since))
+			printf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", r.App, r.Instances, r.Active, cmp.Or(r.Owner, "-"), cmp.Or(r.Resource, "-"), clock(r.Since))
 		}
 		return tw.Flush()
 	case "release":

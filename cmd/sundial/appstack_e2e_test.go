@@ -157,6 +157,7 @@ func TestAppStackEndToEnd(t *testing.T) {
 	}
 	as := apps()
 	require.Equal(t, "arn:aws:cloudformation:us-east-1:000000000000:stack/billing/local", as["billing"].Owner)
+	require.Equal(t, "Timers", as["billing"].Resource)
 	require.Equal(t, 3, as["billing"].Instances)
 	require.Empty(t, as["default"].Owner)
 

@@ -301,7 +301,7 @@ func TestAppOwners(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = s.ClaimApp(ctx, app, stacks[i])
+				_, _, errs[i] = s.ClaimApp(ctx, app, stacks[i], "Timers")
 			}()
 		}
 		wg.Wait()
@@ -319,29 +319,43 @@ func TestAppOwners(t *testing.T) {
 				require.ErrorContains(t, err, "belongs to stack "+owner)
 			}
 		}
-		held, err := s.ClaimApp(ctx, app, owner)
+		first := f.clock.Now()
+		f.clock.Advance(time.Hour)
+		held, created, err := s.ClaimApp(ctx, app, owner, "Timers")
 		require.NoError(t, err, "the owner's next claim (an Update) confirms it")
-		require.Equal(t, f.clock.Now().UnixMilli(), held.Since.UnixMilli())
+		require.False(t, created)
+		require.Equal(t, first.UnixMilli(), held.Since.UnixMilli(), "owned since the first claim")
 		owners, err := s.AppOwners(ctx)
 		require.NoError(t, err)
-		require.Contains(t, owners, timer.AppOwner{App: app, Owner: owner, Since: held.Since})
+		require.Contains(t, owners, timer.AppOwner{App: app, Owner: owner, Resource: "Timers", Since: held.Since})
+
+		// The owning stack renames its resource: CloudFormation creates the new one (its
+		// claim names the new resource), then deletes the old, which leaves the app alone.
+		_, created, err = s.ClaimApp(ctx, app, owner, "BillingTimers")
+		require.NoError(t, err)
+		require.False(t, created)
+		_, owned, err := s.DeleteAppStack(ctx, app, owner, "Timers")
+		require.NoError(t, err)
+		require.False(t, owned, "the old resource's Delete")
+		require.True(t, get(t, s, timer.Key{App: app, Timer: "Hourly"}).Active)
 
 		other := stacks[0]
 		if other == owner {
 			other = stacks[1]
 		}
-		_, owned, err := s.DeleteAppStack(ctx, app, other)
+		_, owned, err = s.DeleteAppStack(ctx, app, other, "BillingTimers")
 		require.NoError(t, err)
 		require.False(t, owned)
 		require.True(t, get(t, s, timer.Key{App: app, Timer: "Hourly"}).Active, "another stack's Delete deactivates nothing")
 
-		rep, owned, err := s.DeleteAppStack(ctx, app, owner)
+		rep, owned, err := s.DeleteAppStack(ctx, app, owner, "BillingTimers")
 		require.NoError(t, err)
 		require.True(t, owned)
 		require.Equal(t, []string{app + ":Hourly"}, rep.Deactivated)
 		require.False(t, get(t, s, timer.Key{App: app, Timer: "Hourly"}).Active)
-		_, err = s.ClaimApp(ctx, app, other)
+		_, created, err = s.ClaimApp(ctx, app, other, "Timers")
 		require.NoError(t, err, "released with its stack: another stack may own it now")
+		require.True(t, created)
 		held, err = s.ReleaseApp(ctx, app)
 		require.NoError(t, err)
 		require.Equal(t, other, held.Owner)
@@ -354,7 +368,7 @@ func TestAppOwners(t *testing.T) {
 			{"bad app", owner, "must match"},
 			{app, "", "stack's id is required"},
 		} {
-			_, err := s.ClaimApp(ctx, tc.app, tc.owner)
+			_, _, err := s.ClaimApp(ctx, tc.app, tc.owner, "Timers")
 			require.ErrorIs(t, err, errkind.Invalid, "claim %q by %q", tc.app, tc.owner)
 			require.ErrorContains(t, err, tc.want)
 		}

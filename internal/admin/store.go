@@ -98,9 +98,12 @@ type DeployStore interface {
 // stack per app, so that a second stack naming the same app cannot publish over the first's
 // timers nor, deleted, deactivate them.
 type OwnerStore interface {
-	// ClaimApp makes owner the app's owner if nobody owns it, or confirms it if owner does;
-	// another owner's record is returned with timer.ErrAppOwned. One conditional write.
-	ClaimApp(ctx context.Context, app, owner string, now time.Time) (timer.AppOwner, error)
+	// ClaimApp makes owner the app's owner if nobody owns it (created), or confirms it if
+	// owner does; either way resource becomes the record's resource. Another owner's record is
+	// returned with timer.ErrAppOwned. One conditional write.
+	ClaimApp(ctx context.Context, app, owner, resource string, now time.Time) (held timer.AppOwner, created bool, err error)
+	// AppOwner reads the app's record (ok false: none).
+	AppOwner(ctx context.Context, app string) (held timer.AppOwner, ok bool, err error)
 	// ReleaseApp removes the app's record if owner holds it, or whoever does if owner is "".
 	// held is the record before (zero: there was none); a record another owner holds is left
 	// and returned with timer.ErrAppOwned.

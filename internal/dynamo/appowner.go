@@ -25,9 +25,14 @@ const (
 )
 
 type appOwnerItem struct {
-	App   string `dynamodbav:"app"`
-	Owner string `dynamodbav:"owner"`
-	Since int64  `dynamodbav:"since"`
+	App      string `dynamodbav:"app"`
+	Owner    string `dynamodbav:"owner"`
+	Resource string `dynamodbav:"resource,omitempty"`
+	Since    int64  `dynamodbav:"since"`
+}
+
+func (it appOwnerItem) owner() timer.AppOwner {
+	return timer.AppOwner{App: it.App, Owner: it.Owner, Resource: it.Resource, Since: fromMs(it.Since)}
 }
 
 func appOwnerKey(app string) map[string]types.AttributeValue {
@@ -52,21 +57,41 @@ func decodeAppOwner(app string, item map[string]types.AttributeValue) (timer.App
 	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 		return timer.AppOwner{}, fmt.Errorf("decode the owner of app %s: %w", app, err)
 	}
-	return timer.AppOwner{App: it.App, Owner: it.Owner, Since: fromMs(it.Since)}, nil
+	return it.owner(), nil
 }
 
 // ClaimApp implements admin.OwnerStore: one UpdateItem on condition that nobody or owner
-// holds the app.
-func (s *Store) ClaimApp(ctx context.Context, app, owner string, now time.Time) (timer.AppOwner, error) {
+// holds the app; the record before (ALL_OLD) says whether it is new.
+func (s *Store) ClaimApp(ctx context.Context, app, owner, resource string, now time.Time) (timer.AppOwner, bool, error) {
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindAppOwner)).Set(n("app"), expression.Value(app)).
-		Set(n("owner"), expression.Value(owner)).Set(n("since"), n("since").IfNotExists(expression.Value(ms(now))))
+		Set(n("owner"), expression.Value(owner)).Set(n("resource"), expression.Value(resource)).
+		Set(n("since"), n("since").IfNotExists(expression.Value(ms(now))))
 	cond := ownedBy(owner)
-	out, err := s.update(ctx, s.timers, appOwnerKey(app), upd, &cond, types.ReturnValueAllNew)
+	out, err := s.update(ctx, s.timers, appOwnerKey(app), upd, &cond, types.ReturnValueAllOld)
 	if err != nil {
-		return s.heldBy(ctx, app, "claim", err)
+		held, err := s.heldBy(ctx, app, "claim", err)
+		return held, false, err
 	}
-	return decodeAppOwner(app, out.Attributes)
+	before, err := decodeAppOwner(app, out.Attributes)
+	if err != nil {
+		return before, false, err
+	}
+	held := timer.AppOwner{App: app, Owner: owner, Resource: resource, Since: before.Since}
+	if before.Owner == "" {
+		held.Since = fromMs(ms(now))
+	}
+	return held, before.Owner == "", nil
+}
+
+// AppOwner implements admin.OwnerStore (a consistent GetItem).
+func (s *Store) AppOwner(ctx context.Context, app string) (timer.AppOwner, bool, error) {
+	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: appOwnerKey(app), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return timer.AppOwner{}, false, fmt.Errorf("read the owner of app %s: %w", app, err)
+	}
+	held, err := decodeAppOwner(app, out.Item)
+	return held, held.Owner != "", err
 }
 
 // ReleaseApp implements admin.OwnerStore: one DeleteItem, conditional on owner unless owner
@@ -94,15 +119,15 @@ func (s *Store) heldBy(ctx context.Context, app, op string, err error) (timer.Ap
 	if !isConditionFailed(err) {
 		return timer.AppOwner{}, fmt.Errorf("%s app %s: %w", op, app, err)
 	}
-	item, ok := conditionOld(err)
-	if !ok {
-		out, rerr := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: appOwnerKey(app), ConsistentRead: aws.Bool(true)})
-		if rerr != nil {
-			return timer.AppOwner{}, fmt.Errorf("read the owner of app %s: %w", app, rerr)
-		}
-		item = out.Item
+	var (
+		held timer.AppOwner
+		derr error
+	)
+	if item, ok := conditionOld(err); ok {
+		held, derr = decodeAppOwner(app, item)
+	} else {
+		held, _, derr = s.AppOwner(ctx, app)
 	}
-	held, derr := decodeAppOwner(app, item)
 	switch {
 	case derr != nil:
 		return held, derr
@@ -121,7 +146,7 @@ func (s *Store) AppOwners(ctx context.Context) ([]timer.AppOwner, error) {
 	}
 	out := make([]timer.AppOwner, 0, len(items))
 	for _, it := range items {
-		out = append(out, timer.AppOwner{App: it.App, Owner: it.Owner, Since: fromMs(it.Since)})
+		out = append(out, it.owner())
 	}
 	slices.SortFunc(out, func(a, b timer.AppOwner) int { return cmp.Compare(a.App, b.App) })
 	return out, nil

@@ -283,18 +283,27 @@ func (s *Store) MarkPublished(_ context.Context, deploy string, now time.Time) e
 }
 
 // ClaimApp implements admin.OwnerStore.
-func (s *Store) ClaimApp(_ context.Context, app, owner string, now time.Time) (timer.AppOwner, error) {
+func (s *Store) ClaimApp(_ context.Context, app, owner, resource string, now time.Time) (timer.AppOwner, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	held, ok := s.op.appOwners[app]
-	switch {
-	case !ok:
-		held = timer.AppOwner{App: app, Owner: owner, Since: now}
-		s.op.appOwners[app] = held
-	case held.Owner != owner:
-		return held, fmt.Errorf("%w: app %s is owned by %s", timer.ErrAppOwned, app, held.Owner)
+	if ok && held.Owner != owner {
+		return held, false, fmt.Errorf("%w: app %s is owned by %s", timer.ErrAppOwned, app, held.Owner)
 	}
-	return held, nil
+	if !ok {
+		held = timer.AppOwner{App: app, Owner: owner, Since: now.Truncate(time.Millisecond)}
+	}
+	held.Resource = resource
+	s.op.appOwners[app] = held
+	return held, !ok, nil
+}
+
+// AppOwner implements admin.OwnerStore.
+func (s *Store) AppOwner(_ context.Context, app string) (timer.AppOwner, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held, ok := s.op.appOwners[app]
+	return held, ok, nil
 }
 
 // ReleaseApp implements admin.OwnerStore.

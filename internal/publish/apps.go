@@ -59,7 +59,7 @@ func AppPhysicalID(app string) string { return AppPhysicalIDPrefix + app }
 // AppStacks ends an app's stack: admin.Service.DeleteAppStack (Handler.Apps replaces it in
 // tests).
 type AppStacks interface {
-	DeleteAppStack(ctx context.Context, app, owner string) (rep admin.SyncReport, owned bool, err error)
+	DeleteAppStack(ctx context.Context, app, owner, resource string) (rep admin.SyncReport, owned bool, err error)
 }
 
 // ObjectGetter is the part of the S3 client that ManifestS3 needs (a fake in tests).
@@ -94,31 +94,41 @@ func (h *Handler) handleApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	}
 	deploy := AppDeployKey(app, ev)
 	log = log.With("app", app, "deploy", deploy)
-	// One stack owns an app: another stack's resource naming it fails, changing nothing.
-	if _, err := h.Admin.ClaimApp(ctx, app, ev.StackID); err != nil {
-		log.Error("publish: rejected; nothing changed", "error", err)
-		return "", nil, reason(err)
-	}
-	done, err := h.Admin.Published(ctx, app, deploy)
-	if err != nil {
-		return "", nil, reason(err)
-	}
-	if done {
-		log.Info("publish: this request was published before; nothing to do")
-		return AppPhysicalID(app), map[string]any{"App": app, "AlreadyPublished": true}, nil
-	}
 	m, err := h.appManifest(ctx, app, ev.ResourceProperties)
 	if err != nil {
 		log.Error("publish: manifest rejected; nothing changed", "error", err)
 		return "", nil, reason(err)
 	}
-	rep, err := h.Admin.Publish(ctx, m, deploy)
+	// One stack owns an app: another stack's resource naming it fails, changing nothing. A
+	// claim this request made is undone if the publish fails: the stack published nothing.
+	_, claimed, err := h.Admin.ClaimApp(ctx, app, ev.StackID, ev.LogicalResourceID)
 	if err != nil {
-		log.Error("publish failed", "error", err)
+		log.Error("publish: rejected; nothing changed", "error", err)
 		return "", nil, reason(err)
 	}
-	if err := h.Admin.MarkPublished(ctx, app, deploy); err != nil {
+	fail := func(err error) (string, map[string]any, error) {
+		log.Error("publish failed", "error", err)
+		if claimed {
+			if uerr := h.Admin.UnclaimApp(ctx, app, ev.StackID); uerr != nil {
+				log.Error("publish: the app's new claim could not be undone; `sundial apps release` frees it", "error", uerr)
+			}
+		}
 		return "", nil, reason(err)
+	}
+	done, err := h.Admin.Published(ctx, app, deploy)
+	if err != nil {
+		return fail(err)
+	}
+	if done {
+		log.Info("publish: this request was published before; nothing to do")
+		return AppPhysicalID(app), map[string]any{"App": app, "AlreadyPublished": true}, nil
+	}
+	rep, err := h.Admin.Publish(ctx, m, deploy)
+	if err != nil {
+		return fail(err)
+	}
+	if err := h.Admin.MarkPublished(ctx, app, deploy); err != nil {
+		return fail(err)
 	}
 	log.Info("published", "created", rep.Created, "updated", rep.Updated, "deactivated", rep.Deactivated,
 		"kept", rep.Kept, "woken", rep.Woken)
@@ -144,13 +154,13 @@ func (h *Handler) deleteApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	if h.Apps != nil {
 		apps = h.Apps
 	}
-	rep, owned, err := apps.DeleteAppStack(ctx, app, ev.StackID)
+	rep, owned, err := apps.DeleteAppStack(ctx, app, ev.StackID, ev.LogicalResourceID)
 	if err != nil {
 		log.Error("publish: deactivating the app's timers failed", "app", app, "error", err)
 		return "", nil, reason(err)
 	}
 	if !owned {
-		log.Warn("publish: the app belongs to another stack now; its timers are left alone", "app", app)
+		log.Warn("publish: another stack, or another resource of this stack, publishes the app now; its timers are left alone", "app", app)
 		return ev.PhysicalResourceID, map[string]any{"App": app, "Owned": false}, nil
 	}
 	log.Info("publish: the app's timers are deactivated (history kept), and the app released", "app", app, "deactivated", rep.Deactivated)

@@ -39,7 +39,7 @@ func appEvent(t *testing.T) cfn.Event {
 // functions/publish, internal/admin and TestAppOwnedByOneStack).
 type deactivations struct{ apps []string }
 
-func (d *deactivations) DeleteAppStack(_ context.Context, app, _ string) (admin.SyncReport, bool, error) {
+func (d *deactivations) DeleteAppStack(_ context.Context, app, _, _ string) (admin.SyncReport, bool, error) {
 	d.apps = append(d.apps, app)
 	return admin.SyncReport{}, true, nil
 }
@@ -136,6 +136,9 @@ func TestAppRejected(t *testing.T) {
 			all, err := store.List(ctx)
 			require.NoError(t, err)
 			require.Empty(t, all, "nothing changed")
+			owners, err := h.Admin.AppOwners(ctx)
+			require.NoError(t, err)
+			require.Empty(t, owners, "a rejected Create claims no app")
 		})
 	}
 }
@@ -301,7 +304,7 @@ func TestAppOwnedByOneStack(t *testing.T) {
 	owners, err = h.Admin.AppOwners(ctx)
 	require.NoError(t, err)
 	require.Len(t, owners, 1)
-	require.Equal(t, timer.AppOwner{App: "billing", Owner: stackB, Since: time.Date(2026, 11, 25, 9, 15, 0, 0, time.UTC)}, owners[0])
+	require.Equal(t, timer.AppOwner{App: "billing", Owner: stackB, Resource: "Timers", Since: time.Date(2026, 11, 25, 9, 15, 0, 0, time.UTC)}, owners[0])
 
 	// An operator releases it (B gone without its Delete); A may publish again.
 	held, err := h.Admin.ReleaseApp(ctx, "billing")
@@ -314,9 +317,60 @@ func TestAppOwnedByOneStack(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// A Create whose publish fails after its claim leaves no claim behind: CloudFormation's Delete
+// for the failed Create names the request id, and the stack, re-created with a new id, must be
+// able to publish the app.
+func TestAppFailedCreateUnclaims(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, store, _ := newAppHandler(t)
+	broken := &unmarkable{Store: store, fail: true}
+	h.Admin.Store = broken
+	first := appEvent(t)
+	first.StackID = "arn:aws:cloudformation:us-east-1:123456789012:stack/billing/11111111-0000-0000-0000-000000000000"
+	_, _, err := h.Handle(ctx, first)
+	require.ErrorContains(t, err, "publish record unavailable")
+	owners, err := h.Admin.AppOwners(ctx)
+	require.NoError(t, err)
+	require.Empty(t, owners, "the failed Create's claim is undone")
+
+	broken.fail = false
+	again := appEvent(t)
+	again.StackID, again.RequestID = "arn:aws:cloudformation:us-east-1:123456789012:stack/billing/22222222-0000-0000-0000-000000000000", "r-again"
+	_, _, err = h.Handle(ctx, again)
+	require.NoError(t, err, "the re-created stack (a new StackId) publishes the app")
+	owners, err = h.Admin.AppOwners(ctx)
+	require.NoError(t, err)
+	require.Len(t, owners, 1)
+	require.Equal(t, again.StackID, owners[0].Owner)
+
+	// An Update that fails keeps the stack's claim: it was not new.
+	broken.fail = true
+	up := appEvent(t)
+	up.StackID, up.RequestType, up.RequestID, up.PhysicalResourceID = again.StackID, cfn.RequestUpdate, "r-up", "sundial-timers-billing"
+	_, _, err = h.Handle(ctx, up)
+	require.Error(t, err)
+	owners, err = h.Admin.AppOwners(ctx)
+	require.NoError(t, err)
+	require.Len(t, owners, 1, "the owner's failed Update keeps its app")
+}
+
+// unmarkable fails MarkPublished while fail is set.
+type unmarkable struct {
+	*inmem.Store
+	fail bool
+}
+
+func (u *unmarkable) MarkPublished(ctx context.Context, deploy string, now time.Time) error {
+	if !u.fail {
+		return u.Store.MarkPublished(ctx, deploy, now)
+	}
+	return errors.New("publish record unavailable")
+}
+
 type failing struct{}
 
-func (failing) DeleteAppStack(context.Context, string, string) (admin.SyncReport, bool, error) {
+func (failing) DeleteAppStack(context.Context, string, string, string) (admin.SyncReport, bool, error) {
 	return admin.SyncReport{}, false, errors.New("table unavailable")
 }
 
