@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -39,6 +40,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
 	fs.Var((*appStacks)(&o.AppStacks), "app-stack", "also deploy this app's own stack once the platform runs: `DIR` holds its template.yaml (e.g. examples/billing), repeatable; its tables, Go functions and Custom::SundialTimers run here (sundial app-stack delete DIR sends the Delete)")
 	fs.Var((*templateParams)(&o.Params), "param", "template parameter `NAME=VALUE`, repeatable (as sam deploy --parameter-overrides), e.g. --param Capacity=Provisioned")
+	watch := fs.Bool("watch", true, "apply a changed --app-stack template.yaml as a stack update of its custom resources (Update, Create, Delete; rolled back if one fails), as sam deploy would")
 	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
 	actions := fs.String("actions", "", "also serve the example actions on this address (e.g. 127.0.0.1:9000)")
 	var co consoleOptions
@@ -128,9 +130,14 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.Join(err, p.Stop())
 		}
 	}
+	stopWatch := func() {}
+	if *watch && len(o.AppStacks) > 0 {
+		stopWatch = watchAppStacks(ctx, p, o.AppStacks, stdout)
+	}
 	fmt.Fprintf(stdout, "try        AWS_ENDPOINT_URL=%s sundial timers list   (Ctrl-C stops)\n", p.Endpoint)
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
+	stopWatch()
 	stopConsole()
 	return p.Stop()
 }
@@ -189,6 +196,64 @@ func printAppStack(w io.Writer, a local.AppStackReport) {
 	}
 	for _, s := range a.Skipped {
 		fmt.Fprintf(w, "           skipped %s\n", s)
+	}
+}
+
+// watchAppStacks applies each app stack's template when its content changes (checked every
+// second), printing what the update did, until ctx ends or the returned stop is called.
+func watchAppStacks(ctx context.Context, p *local.Platform, dirs []string, w io.Writer) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	last := map[string][32]byte{}
+	for _, d := range dirs {
+		last[d], _ = local.AppStackTemplateHash(d)
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			for _, d := range dirs {
+				h, err := local.AppStackTemplateHash(d)
+				if err != nil || h == last[d] {
+					continue
+				}
+				last[d] = h
+				up, err := p.UpdateAppStack(ctx, d)
+				var b bytes.Buffer // one write: the platform prints executions meanwhile
+				printAppStackUpdate(&b, d, up, err)
+				_, _ = w.Write(b.Bytes())
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// printAppStackUpdate prints what an app stack's update did.
+func printAppStackUpdate(w io.Writer, dir string, up local.AppStackUpdate, err error) {
+	fmt.Fprintf(w, "app stack  %s: template changed; updating\n", dir)
+	for _, c := range up.Changes {
+		d := c.Data
+		if c.Type == "Custom::SundialTimers" && c.Action != "Delete" && d["Created"] != nil {
+			fmt.Fprintf(w, "           %s (%s) %s: app %v: created %v, updated %v, unchanged %v, deactivated %v, operator changes kept %v, When Published woken %v\n",
+				c.LogicalID, c.Type, c.Action, d["App"], d["Created"], d["Updated"], d["Unchanged"], d["Deactivated"], d["Kept"], d["Woken"])
+			continue
+		}
+		fmt.Fprintf(w, "           %s (%s) %s\n", c.LogicalID, c.Type, c.Action)
+	}
+	if len(up.Changes) == 0 && err == nil {
+		fmt.Fprintf(w, "           no custom resource changed\n")
+	}
+	for _, s := range up.Skipped {
+		fmt.Fprintf(w, "           skipped %s\n", s)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "           update failed: %v\n", err)
 	}
 }
 

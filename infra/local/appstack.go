@@ -205,7 +205,7 @@ func (p *Platform) deployAppStack(ctx context.Context, o Options, dir, buildDir 
 		}
 		cr := CustomResource{LogicalID: id, Type: res.Type, Properties: cfnProperties(res.Properties).(map[string]any)}
 		cr.ServiceToken, _ = cr.Properties["ServiceToken"].(string)
-		ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestCreate, state.StackID, cr)
+		ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestCreate, state.StackID, cr, nil)
 		if err != nil {
 			return rep, state, fmt.Errorf("%s (%s): %w", id, res.Type, err)
 		}
@@ -328,7 +328,7 @@ func (p *Platform) serveProcess(ctx context.Context, o Options, stackName string
 // given to the ServiceToken's function through the Lambda Invoke API at cfg's endpoint, and
 // the function's answer is read at the request's pre-signed ResponseURL (a server here). A
 // FAILED answer is an error with its reason.
-func SendCustomResource(ctx context.Context, cfg aws.Config, requestType cfn.RequestType, stackID string, cr CustomResource) (cfn.Response, error) {
+func SendCustomResource(ctx context.Context, cfg aws.Config, requestType cfn.RequestType, stackID string, cr CustomResource, oldProperties map[string]any) (cfn.Response, error) {
 	name, ok := functionOfToken(cr.ServiceToken)
 	if !ok {
 		return cfn.Response{}, fmt.Errorf("ServiceToken %q: the local platform sends custom resources to Lambda functions only", cr.ServiceToken)
@@ -353,7 +353,8 @@ func SendCustomResource(ctx context.Context, cfg aws.Config, requestType cfn.Req
 	defer srv.Close()
 	reqID := fmt.Sprintf("local-%s-%d", strings.ToLower(string(requestType)), time.Now().UnixNano())
 	ev := cfn.Event{RequestType: requestType, RequestID: reqID, ResponseURL: "http://" + ln.Addr().String() + "/response?X-Amz-Signature=local",
-		ResourceType: cr.Type, LogicalResourceID: cr.LogicalID, StackID: stackID, ResourceProperties: cr.Properties}
+		ResourceType: cr.Type, LogicalResourceID: cr.LogicalID, StackID: stackID, ResourceProperties: cr.Properties,
+		OldResourceProperties: oldProperties}
 	if requestType != cfn.RequestCreate {
 		ev.PhysicalResourceID = cr.PhysicalID
 	}
@@ -418,7 +419,7 @@ func DeleteAppStack(ctx context.Context, statePath, which string) ([]CustomResou
 	var done []CustomResource
 	for j := len(app.CustomResources) - 1; j >= 0; j-- {
 		cr := app.CustomResources[j]
-		ans, err := SendCustomResource(ctx, cfg, cfn.RequestDelete, app.StackID, cr)
+		ans, err := SendCustomResource(ctx, cfg, cfn.RequestDelete, app.StackID, cr, nil)
 		if err != nil {
 			return done, fmt.Errorf("%s (%s): %w", cr.LogicalID, cr.Type, err)
 		}

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,4 +80,104 @@ func TestAppStacks(t *testing.T) {
 	require.NoError(t, os.WriteFile(tpl, []byte(strings.Replace(string(b), "Default: sundial", "Default: other", 1)), 0o644))
 	_, err = up(dir)
 	require.ErrorContains(t, err, `Fn::ImportValue other-PublishFunctionArn: no deployed stack exports "other-PublishFunctionArn" (exports: sundial-PublishFunctionArn)`)
+}
+
+// A changed app stack template is applied as CloudFormation applies a stack update to its
+// custom resources: a changed resource gets Update, a changed App is a replacement (the old
+// app's timers deactivated in the cleanup), a removed resource gets Delete; when a request
+// fails, what the update changed is rolled back, the failed resource included. The state file
+// follows, so that `sundial app-stack delete` deletes what stands.
+func TestAppStackUpdate(t *testing.T) {
+	testenv.Integration(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "shipping")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	resource := func(id, app, schedule string, priority int) string {
+		return `  ` + id + `:
+    Type: Custom::SundialTimers
+    Properties:
+      ServiceToken:
+        Fn::ImportValue: !Sub "${SundialStack}-PublishFunctionArn"
+      App: ` + app + `
+      Manifest:
+        timers:
+          - {name: Cleanup, schedule: "` + schedule + `", priority: ` + fmt.Sprint(priority) + `, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`
+	}
+	write := func(resources ...string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, local.AppStackTemplate), []byte(`AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  SundialStack: {Type: String, Default: sundial}
+Resources:
+`+strings.Join(resources, "")), 0o644))
+	}
+	write(resource("Timers", "shipping", "every 1h", 2), resource("EuTimers", "shipping-eu", "every 1h", 2))
+	state := filepath.Join(t.TempDir(), "state.json")
+	var out, logs testenv.SyncBuffer
+	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", SourceDir: "../..", Out: &out, Log: &logs,
+		AppStacks: []string{dir}, StateFile: state})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, p.Stop()) })
+	cleanup := func(app string) timer.Instance {
+		t.Helper()
+		in, err := p.App.Store.Get(ctx, timer.Key{App: app, Timer: "Cleanup"})
+		require.NoError(t, err)
+		return in
+	}
+	actions := func(up local.AppStackUpdate) []string {
+		var out []string
+		for _, c := range up.Changes {
+			out = append(out, c.LogicalID+" "+c.Action)
+		}
+		return out
+	}
+
+	// Timers changes; EuTimers does not: one Update.
+	write(resource("Timers", "shipping", "every 2h", 2), resource("EuTimers", "shipping-eu", "every 1h", 2))
+	up, err := p.UpdateAppStack(ctx, dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Timers Update"}, actions(up))
+	require.EqualValues(t, 1, up.Changes[0].Data["Updated"])
+	require.Equal(t, "every 2h", cleanup("shipping").Schedule)
+
+	// EuTimers changes validly, Timers invalidly (the template's order is EuTimers, Timers):
+	// the update fails at Timers, and EuTimers is rolled back to every 1h.
+	write(resource("Timers", "shipping", "every 2h", 9), resource("EuTimers", "shipping-eu", "every 3h", 2))
+	up, err = p.UpdateAppStack(ctx, dir)
+	require.ErrorContains(t, err, `Timers (Custom::SundialTimers)`)
+	require.ErrorContains(t, err, `priority: 9 is out of range`)
+	require.ErrorContains(t, err, "the update was rolled back")
+	require.Equal(t, []string{"EuTimers Update", "Timers Rollback", "EuTimers Rollback"}, actions(up))
+	require.Equal(t, "every 1h", cleanup("shipping-eu").Schedule, "rolled back")
+	require.Equal(t, 2, cleanup("shipping").Priority)
+
+	// EuTimers' App changes: a replacement; the cleanup deletes the old app's resource.
+	write(resource("Timers", "shipping", "every 2h", 2), resource("EuTimers", "shipping-us", "every 1h", 2))
+	up, err = p.UpdateAppStack(ctx, dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"EuTimers Replace"}, actions(up))
+	require.False(t, cleanup("shipping-eu").Active, "the replaced app's timers are deactivated")
+	require.True(t, cleanup("shipping-us").Active)
+	owners, err := p.App.Admin.AppOwners(ctx)
+	require.NoError(t, err)
+	var owned []string
+	for _, o := range owners {
+		owned = append(owned, o.App)
+	}
+	require.Equal(t, []string{"shipping", "shipping-us"}, owned)
+
+	// EuTimers leaves the template: Delete.
+	write(resource("Timers", "shipping", "every 2h", 2))
+	up, err = p.UpdateAppStack(ctx, dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"EuTimers Delete"}, actions(up))
+	require.False(t, cleanup("shipping-us").Active)
+
+	// The state file has what stands: the stack's Delete deactivates shipping.
+	done, err := local.DeleteAppStack(ctx, state, dir)
+	require.NoError(t, err)
+	require.Len(t, done, 1)
+	require.Equal(t, "sundial-timers-shipping", done[0].PhysicalID)
+	require.False(t, cleanup("shipping").Active)
 }

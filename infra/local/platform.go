@@ -152,7 +152,8 @@ type Platform struct {
 	// AppStacks are the apps' own stacks deployed (Options.AppStacks).
 	AppStacks []AppStackReport
 
-	appStates []AppStackState              // what the state file records of them
+	appStates []AppStackState              // what the state file records of them (appMu)
+	appMu     sync.Mutex                   // serializes app stack updates
 	appFuncs  []*lambdarun.ProcessFunction // their functions and the publish function
 	appTemp   string                       // their builds
 	actions   *lambdarun.InvokeAPI         // serves Options.Actions, when there are any
