@@ -22,7 +22,8 @@ Usage:
   sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--data DIR] [--fresh]
              [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
              [--app-stack DIR]...   also deploy an app's own stack (DIR/template.yaml, e.g. examples/billing)
-                              onto the platform: its tables, Go functions and Custom::SundialTimers
+                              onto the platform: its tables, Go functions and Custom::SundialTimers;
+                              a changed template is applied as a stack update (--watch=false: not)
   sundial app-stack delete DIR   the Delete of the running up's app stack: its custom resources get
                               their Delete request (Custom::SundialTimers: the app's timers are
                               deactivated, history kept)
