@@ -199,15 +199,12 @@ func printAppStack(w io.Writer, a local.AppStackReport) {
 	}
 }
 
-// watchAppStacks applies each app stack's template when its content changes (checked every
-// second), printing what the update did, until ctx ends or the returned stop is called.
+// watchAppStacks applies each app stack's template when its content differs from what the
+// platform last deployed (checked every second), printing what the update did, until ctx ends
+// or the returned stop is called; an update in progress is finished, its rollback included.
 func watchAppStacks(ctx context.Context, p *local.Platform, dirs []string, w io.Writer) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	last := map[string][32]byte{}
-	for _, d := range dirs {
-		last[d], _ = local.AppStackTemplateHash(d)
-	}
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(time.Second)
@@ -220,11 +217,12 @@ func watchAppStacks(ctx context.Context, p *local.Platform, dirs []string, w io.
 			}
 			for _, d := range dirs {
 				h, err := local.AppStackTemplateHash(d)
-				if err != nil || h == last[d] {
+				if deployed, ok := p.AppStackHash(d); err != nil || !ok || h == deployed {
 					continue
 				}
-				last[d] = h
-				up, err := p.UpdateAppStack(ctx, d)
+				uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+				up, err := p.UpdateAppStack(uctx, d)
+				ucancel()
 				var b bytes.Buffer // one write: the platform prints executions meanwhile
 				printAppStackUpdate(&b, d, up, err)
 				_, _ = w.Write(b.Bytes())
@@ -252,7 +250,10 @@ func printAppStackUpdate(w io.Writer, dir string, up local.AppStackUpdate, err e
 	for _, s := range up.Skipped {
 		fmt.Fprintf(w, "           skipped %s\n", s)
 	}
-	if err != nil {
+	switch {
+	case err != nil && up.Applied:
+		fmt.Fprintf(w, "           updated; its cleanup failed: %v\n", err)
+	case err != nil:
 		fmt.Fprintf(w, "           update failed: %v\n", err)
 	}
 }

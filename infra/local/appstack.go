@@ -130,6 +130,9 @@ func (p *Platform) deployAppStacks(ctx context.Context, o Options) error {
 	if err := p.serveProcess(ctx, o, p.Stack.Name, pub, bins["publish"], withLocalSettings(pub.Env, o, nil)); err != nil {
 		return err
 	}
+	p.appMu.Lock()
+	defer p.appMu.Unlock()
+	p.appTemplates, p.appFunctions, p.appHashes = map[string]*sam.Template{}, map[string]map[string]bool{}, map[string][32]byte{}
 	for _, d := range o.AppStacks {
 		rep, state, err := p.deployAppStack(ctx, o, d, filepath.Join(dir, AppStackName(d)))
 		if err != nil {
@@ -151,6 +154,9 @@ func (p *Platform) deployAppStack(ctx context.Context, o Options, dir, buildDir 
 	}
 	name := AppStackName(abs)
 	rep := AppStackReport{Name: name, Dir: abs}
+	if p.appHashes[abs], err = AppStackTemplateHash(abs); err != nil {
+		return rep, AppStackState{}, err
+	}
 	t, err := sam.TranslateFile(ctx, filepath.Join(abs, AppStackTemplate))
 	if err != nil {
 		return rep, AppStackState{}, err
@@ -163,6 +169,8 @@ func (p *Platform) deployAppStack(ctx context.Context, o Options, dir, buildDir 
 		return rep, AppStackState{}, err
 	}
 	rep.Outputs = st.Outputs
+	p.appTemplates[name] = t
+	p.appFunctions[name] = map[string]bool{}
 	state := AppStackState{Name: name, Dir: abs, StackID: stackID(name)}
 	order, err := t.Order()
 	if err != nil {
@@ -193,6 +201,7 @@ func (p *Platform) deployAppStack(ctx context.Context, o Options, dir, buildDir 
 			return rep, state, err
 		}
 		rep.Functions = append(rep.Functions, fn.Name)
+		p.appFunctions[name][id] = true
 		if len(fn.Schedules)+len(fn.EventSources)+len(fn.StreamSources) > 0 {
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s's schedules and event sources: an app stack's functions are only invoked locally, not triggered", id))
 		}

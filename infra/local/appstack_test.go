@@ -150,7 +150,26 @@ Resources:
 	require.ErrorContains(t, err, "the update was rolled back")
 	require.Equal(t, []string{"EuTimers Update", "Timers Rollback", "EuTimers Rollback"}, actions(up))
 	require.Equal(t, "every 1h", cleanup("shipping-eu").Schedule, "rolled back")
-	require.Equal(t, 2, cleanup("shipping").Priority)
+
+	// A new resource, a replacement (EuTimers' App), then a failure: the Update back comes
+	// first, then the rollback's cleanup deletes what the update created, newest first.
+	write(resource("Timers", "shipping", "every 2h", 9), resource("EuTimers", "shipping-us", "every 1h", 2),
+		resource("NewTimers", "shipping-ca", "every 1h", 2))
+	up, err = p.UpdateAppStack(ctx, dir)
+	require.ErrorContains(t, err, "the update was rolled back")
+	require.Equal(t, []string{"EuTimers Replace", "NewTimers Create", "Timers Rollback", "NewTimers Rollback", "EuTimers Rollback"}, actions(up))
+	require.False(t, cleanup("shipping-ca").Active, "the created resource was deleted")
+	require.False(t, cleanup("shipping-us").Active, "the replacement's new app was deleted")
+	require.True(t, cleanup("shipping-eu").Active, "the replaced app was never touched")
+	require.Equal(t, "every 2h", cleanup("shipping").Schedule)
+
+	// A changed ServiceToken is refused before any request, as CloudFormation refuses it.
+	write(strings.Replace(resource("Timers", "shipping", "every 5h", 2), `Fn::ImportValue: !Sub "${SundialStack}-PublishFunctionArn"`,
+		`arn:aws:lambda:us-east-1:000000000000:function:other-publish`, 1), resource("EuTimers", "shipping-eu", "every 1h", 2))
+	up, err = p.UpdateAppStack(ctx, dir)
+	require.ErrorContains(t, err, "Timers (Custom::SundialTimers): Modifying service token is not allowed")
+	require.Empty(t, up.Changes)
+	require.Equal(t, "every 2h", cleanup("shipping").Schedule)
 
 	// EuTimers' App changes: a replacement; the cleanup deletes the old app's resource.
 	write(resource("Timers", "shipping", "every 2h", 2), resource("EuTimers", "shipping-us", "every 1h", 2))
@@ -166,6 +185,11 @@ Resources:
 		owned = append(owned, o.App)
 	}
 	require.Equal(t, []string{"shipping", "shipping-us"}, owned)
+	var ids []string
+	for _, cr := range p.AppStacks[0].Published {
+		ids = append(ids, cr.PhysicalID)
+	}
+	require.ElementsMatch(t, []string{"sundial-timers-shipping", "sundial-timers-shipping-us"}, ids, "the report follows the update")
 
 	// EuTimers leaves the template: Delete.
 	write(resource("Timers", "shipping", "every 2h", 2))
@@ -180,4 +204,11 @@ Resources:
 	require.Len(t, done, 1)
 	require.Equal(t, "sundial-timers-shipping", done[0].PhysicalID)
 	require.False(t, cleanup("shipping").Active)
+
+	// A deleted stack is not updated (nor brought back).
+	write(resource("Timers", "shipping", "every 9h", 2))
+	_, err = p.UpdateAppStack(ctx, dir)
+	require.ErrorContains(t, err, "was deleted (sundial app-stack delete)")
+	require.False(t, cleanup("shipping").Active)
+	require.Equal(t, "every 2h", cleanup("shipping").Schedule)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/cfn"
 
@@ -20,18 +21,24 @@ import (
 // An app stack's template changed while the platform runs is applied as CloudFormation applies
 // a stack update (`sam deploy` of the changed template), for its custom resources:
 //
+//   - the template is translated and provisioned first (its intrinsics resolve against the
+//     new resources); a change of a custom resource's Type or ServiceToken is refused before
+//     any request, as CloudFormation refuses it;
 //   - update phase, in the template's order: a new resource gets Create; a resource whose
 //     properties changed gets Update with OldResourceProperties and its physical id; one
 //     whose answer names another physical id is replaced (Custom::SundialTimers whose App
 //     changed);
-//   - if a request fails, the update rolls back, newest first: a created resource gets
-//     Delete, an updated one Update back to its previous properties, a replacement Delete
-//     of its new physical id; the stack stands as before;
-//   - cleanup phase, once every request succeeded: a replaced resource's old physical id
-//     gets Delete, and so does each resource the template no longer has, newest first.
+//   - if a request fails, the update rolls back: first every updated resource, the failed
+//     one included, gets an Update back to its previous properties (newest first); then, in
+//     the rollback's cleanup, the resources the update created (a failed Create included,
+//     named by the physical id its answer gave) and the new physical ids of replacements get
+//     Delete; the previous template is provisioned again (its roles and outputs);
+//   - cleanup phase, once every request succeeded: a replaced resource's old physical id gets
+//     Delete, then each resource the template no longer has, newest first.
 //
-// Tables the template adds are created (provisioning keeps the existing ones); functions are
-// not rebuilt or re-served (AppStackUpdate.Skipped says so: restart sundial up for them).
+// Tables and queues the new template adds are created and stay, also after a rollback;
+// changed or removed ones are left as they are. Functions are not rebuilt or re-served
+// (AppStackUpdate.Skipped says so: restart sundial up for them).
 
 // AppStackChange is what a stack update did to one custom resource.
 type AppStackChange struct {
@@ -47,8 +54,9 @@ type AppStackChange struct {
 type AppStackUpdate struct {
 	Name    string
 	Changes []AppStackChange
-	// Failed is the request that failed the update, which was then rolled back ("" when the
-	// update succeeded).
+	// Applied: the update phase succeeded (an error is then the cleanup's). Failed names the
+	// request that failed the update, which was then rolled back ("" when it did not fail).
+	Applied bool
 	Failed  string
 	Skipped []string
 }
@@ -63,9 +71,24 @@ func AppStackTemplateHash(dir string) ([32]byte, error) {
 	return sha256.Sum256(b), nil
 }
 
+// AppStackHash is the hash of the template the platform last deployed or tried to update for
+// the app stack in dir (ok false: no such stack).
+func (p *Platform) AppStackHash(dir string) (hash [32]byte, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return hash, false
+	}
+	p.appMu.Lock()
+	defer p.appMu.Unlock()
+	hash, ok = p.appHashes[abs]
+	return hash, ok
+}
+
 // UpdateAppStack applies the app stack in dir's current template to its deployed custom
-// resources (see above). The error is the failed request's, after the rollback; a template
-// that does not translate or resolve changes nothing.
+// resources (see above). The error is the failed request's, after the rollback, or the
+// cleanup's; a template that does not translate or provision, or changes a custom resource's
+// Type or ServiceToken, changes nothing. A stack `sundial app-stack delete` deleted is not
+// updated (restart sundial up to deploy it again).
 func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpdate, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -79,32 +102,68 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 	}
 	state := p.appStates[i]
 	up := AppStackUpdate{Name: state.Name}
+	if p.state != "" {
+		// `sundial app-stack delete` (another process) removes the stack from the state file.
+		if s, ok := ReadState(p.state); ok && !slices.ContainsFunc(s.AppStacks, func(a AppStackState) bool { return a.Dir == abs }) {
+			p.appStates = slices.Delete(p.appStates, i, i+1)
+			p.AppStacks = slices.Delete(p.AppStacks, i, i+1)
+			return up, fmt.Errorf("app stack %s was deleted (sundial app-stack delete): restart sundial up to deploy it again", state.Name)
+		}
+	}
+	if p.appHashes[abs], err = AppStackTemplateHash(abs); err != nil {
+		return up, err
+	}
 	t, err := sam.TranslateFile(ctx, filepath.Join(abs, AppStackTemplate))
 	if err != nil {
 		return up, err
 	}
+	prev := p.appTemplates[state.Name]
+	restore := func() error { // the previous template's roles and outputs
+		if _, err := p.Local.ProvisionTemplate(ctx, prev, state.Name, nil, p.Stack.Exports); err != nil {
+			return fmt.Errorf("provisioning the previous template again: %w", err)
+		}
+		return nil
+	}
 	st, err := p.Local.ProvisionTemplate(ctx, t, state.Name, nil, p.Stack.Exports)
 	if err != nil {
-		return up, err
+		return up, errors.Join(fmt.Errorf("%w; no custom resource was sent a request", err), restore())
 	}
 	order, err := t.Order()
 	if err != nil {
-		return up, err
+		return up, errors.Join(err, restore())
 	}
+	var served []string
 	for _, id := range slices.Sorted(maps.Keys(st.Functions)) {
-		up.Skipped = append(up.Skipped, fmt.Sprintf("%s (AWS::Lambda::Function): not rebuilt by an update; restart sundial up for a changed function", id))
-	}
-	var wanted []CustomResource
-	for _, id := range order {
-		if res := st.Resources[id]; res != nil && isCustomResource(res.Type) {
-			cr := CustomResource{LogicalID: id, Type: res.Type, Properties: cfnProperties(res.Properties).(map[string]any)}
-			cr.ServiceToken, _ = cr.Properties["ServiceToken"].(string)
-			wanted = append(wanted, cr)
+		if _, had := p.appFunctions[state.Name][id]; had {
+			served = append(served, id)
+		} else {
+			up.Skipped = append(up.Skipped, fmt.Sprintf("%s (AWS::Lambda::Function): added by the update, not served: restart sundial up", id))
 		}
+	}
+	if len(served) > 0 {
+		up.Skipped = append(up.Skipped, fmt.Sprintf("functions %s: not rebuilt by an update: restart sundial up for a changed function", strings.Join(served, ", ")))
 	}
 	before := map[string]CustomResource{}
 	for _, cr := range state.CustomResources {
 		before[cr.LogicalID] = cr
+	}
+	var wanted []CustomResource
+	for _, id := range order {
+		res := st.Resources[id]
+		if res == nil || !isCustomResource(res.Type) {
+			continue
+		}
+		cr := CustomResource{LogicalID: id, Type: res.Type, Properties: cfnProperties(res.Properties).(map[string]any)}
+		cr.ServiceToken, _ = cr.Properties["ServiceToken"].(string)
+		if old, had := before[id]; had {
+			switch {
+			case old.Type != cr.Type:
+				return up, errors.Join(fmt.Errorf("%s: Update of resource type is not permitted (%s to %s); no custom resource was sent a request", id, old.Type, cr.Type), restore())
+			case old.ServiceToken != cr.ServiceToken:
+				return up, errors.Join(fmt.Errorf("%s (%s): Modifying service token is not allowed; no custom resource was sent a request", id, cr.Type), restore())
+			}
+		}
+		wanted = append(wanted, cr)
 	}
 
 	// Update phase.
@@ -116,7 +175,8 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 		case !had:
 			ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestCreate, state.StackID, cr, nil)
 			if err != nil {
-				return p.rollBack(ctx, up, state, done, cr, nil, err)
+				cr.PhysicalID = ans.PhysicalResourceID // a FAILED answer's: its rollback Delete names it
+				return up, p.rollBack(ctx, &up, i, state, done, appliedChange{now: cr, created: true}, err, restore)
 			}
 			cr.PhysicalID, cr.Data = ans.PhysicalResourceID, ans.Data
 			done = append(done, appliedChange{now: cr, created: true})
@@ -127,7 +187,7 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 			cr.PhysicalID = old.PhysicalID
 			ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestUpdate, state.StackID, cr, old.Properties)
 			if err != nil {
-				return p.rollBack(ctx, up, state, done, cr, &old, err)
+				return up, p.rollBack(ctx, &up, i, state, done, appliedChange{old: old, now: cr}, err, restore)
 			}
 			action := "Update"
 			if ans.PhysicalResourceID != "" && ans.PhysicalResourceID != old.PhysicalID {
@@ -139,6 +199,13 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 		}
 		after = append(after, cr)
 	}
+	up.Applied = true
+	p.appTemplates[state.Name] = t
+	previous := state.CustomResources
+	state.CustomResources = after
+	p.appStates[i] = state
+	rep := &p.AppStacks[i]
+	rep.Published, rep.Outputs = after, st.Outputs
 
 	// Cleanup phase: failures here do not roll the update back (CloudFormation reports them
 	// and the stack stays updated).
@@ -150,8 +217,8 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 			}
 		}
 	}
-	for j := len(state.CustomResources) - 1; j >= 0; j-- {
-		old := state.CustomResources[j]
+	for j := len(previous) - 1; j >= 0; j-- {
+		old := previous[j]
 		if slices.ContainsFunc(wanted, func(cr CustomResource) bool { return cr.LogicalID == old.LogicalID }) {
 			continue
 		}
@@ -162,47 +229,61 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 		}
 		up.Changes = append(up.Changes, AppStackChange{LogicalID: old.LogicalID, Type: old.Type, Action: "Delete", Data: ans.Data})
 	}
-	state.CustomResources = after
-	p.appStates[i] = state
 	return up, errors.Join(append(errs, p.saveAppStates())...)
 }
 
-// appliedChange is a request of an update's update phase that succeeded: a Create (created)
-// or an Update of old into now.
+// appliedChange is a request of an update's update phase: a Create (created) or an Update of
+// old into now.
 type appliedChange struct {
 	old, now CustomResource
 	created  bool
 }
 
-// rollBack undoes an update's applied requests, newest first, after cr's request failed
-// with cause. A failed Update (failedOld: the resource before) is rolled back too, as
-// CloudFormation does: it gets an Update back to its previous properties. A failed Create
-// gets nothing: its Delete would name the request id, which no handler of ours acts on.
-func (p *Platform) rollBack(ctx context.Context, up AppStackUpdate, state AppStackState, done []appliedChange, cr CustomResource, failedOld *CustomResource, cause error) (AppStackUpdate, error) {
-	up.Failed = fmt.Sprintf("%s (%s): %v", cr.LogicalID, cr.Type, cause)
-	errs := []error{fmt.Errorf("%s (%s): %w; the update was rolled back", cr.LogicalID, cr.Type, cause)}
-	if failedOld != nil {
-		done = append(done, appliedChange{old: *failedOld, now: cr})
-	}
-	for j := len(done) - 1; j >= 0; j-- {
-		a := done[j]
-		var err error
-		var ans cfn.Response
-		switch {
-		case a.created, a.now.PhysicalID != a.old.PhysicalID:
-			ans, err = SendCustomResource(ctx, p.AWS, cfn.RequestDelete, state.StackID, a.now, nil)
-		default:
-			back := a.old
-			back.PhysicalID = a.now.PhysicalID
-			ans, err = SendCustomResource(ctx, p.AWS, cfn.RequestUpdate, state.StackID, back, a.now.Properties)
-		}
+// rollBack rolls the update back after failed's request failed with cause (see above), and
+// records in the state what stands: the previous resources, except those whose rollback
+// failed (CloudFormation's UPDATE_ROLLBACK_FAILED), which stay as the update left them.
+func (p *Platform) rollBack(ctx context.Context, up *AppStackUpdate, i int, state AppStackState, done []appliedChange,
+	failed appliedChange, cause error, restore func() error) error {
+	up.Failed = fmt.Sprintf("%s (%s): %v", failed.now.LogicalID, failed.now.Type, cause)
+	stands := slices.Clone(state.CustomResources)
+	var errs []error
+	record := func(a appliedChange, action string, ans cfn.Response, err error) {
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rollback: %s (%s): %w", a.now.LogicalID, a.now.Type, err))
-			continue
+			errs = append(errs, fmt.Errorf("%s (%s) %s: %w", a.now.LogicalID, a.now.Type, action, err))
+			if a.created {
+				stands = append(stands, a.now)
+			} else if k := slices.IndexFunc(stands, func(cr CustomResource) bool { return cr.LogicalID == a.now.LogicalID }); k >= 0 {
+				stands[k] = a.now
+			}
+			return
 		}
 		up.Changes = append(up.Changes, AppStackChange{LogicalID: a.now.LogicalID, Type: a.now.Type, Action: "Rollback", Data: ans.Data})
 	}
-	return up, errors.Join(errs...)
+	all := append(slices.Clone(done), failed)
+	// Updates back, newest first (the failed Update included)...
+	for j := len(all) - 1; j >= 0; j-- {
+		if a := all[j]; !a.created && a.now.PhysicalID == a.old.PhysicalID {
+			back := a.old
+			back.PhysicalID = a.now.PhysicalID
+			ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestUpdate, state.StackID, back, a.now.Properties)
+			record(a, "Update back", ans, err)
+		}
+	}
+	// ...then the rollback's cleanup: what the update created, and replacements' new ids.
+	for j := len(all) - 1; j >= 0; j-- {
+		a := all[j]
+		if (a.created || a.now.PhysicalID != a.old.PhysicalID) && a.now.PhysicalID != "" {
+			ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestDelete, state.StackID, a.now, nil)
+			record(a, "Delete", ans, err)
+		}
+	}
+	state.CustomResources = stands
+	p.appStates[i] = state
+	outcome := fmt.Errorf("%s (%s): %w; the update was rolled back", failed.now.LogicalID, failed.now.Type, cause)
+	if len(errs) > 0 {
+		outcome = fmt.Errorf("%s (%s): %w; the rollback failed (UPDATE_ROLLBACK_FAILED): %w", failed.now.LogicalID, failed.now.Type, cause, errors.Join(errs...))
+	}
+	return errors.Join(outcome, restore(), p.saveAppStates())
 }
 
 // saveAppStates records the app stacks in the state file, for `sundial app-stack delete`.

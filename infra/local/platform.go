@@ -28,6 +28,7 @@ import (
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/provision"
+	"github.com/sundialhq/sundial/infra/sam"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
@@ -152,12 +153,18 @@ type Platform struct {
 	// AppStacks are the apps' own stacks deployed (Options.AppStacks).
 	AppStacks []AppStackReport
 
-	appStates []AppStackState              // what the state file records of them (appMu)
-	appMu     sync.Mutex                   // serializes app stack updates
-	appFuncs  []*lambdarun.ProcessFunction // their functions and the publish function
-	appTemp   string                       // their builds
-	actions   *lambdarun.InvokeAPI         // serves Options.Actions, when there are any
-	streams   []*lambdarun.StreamSource
+	// appMu guards the app stacks' state: AppStacks, appStates, and, by stack name,
+	// the template last provisioned and the functions served; by directory, the hash of the
+	// template last deployed or tried (UpdateAppStack).
+	appMu        sync.Mutex
+	appStates    []AppStackState // what the state file records of them
+	appTemplates map[string]*sam.Template
+	appFunctions map[string]map[string]bool
+	appHashes    map[string][32]byte
+	appFuncs     []*lambdarun.ProcessFunction // their functions and the publish function
+	appTemp      string                       // their builds
+	actions      *lambdarun.InvokeAPI         // serves Options.Actions, when there are any
+	streams      []*lambdarun.StreamSource
 
 	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery, FnLogWriter
 	bootstraps map[string]string    // by function, when Processes
@@ -670,6 +677,8 @@ const drainOnStop = 15 * time.Second
 
 // Stop stops the functions, then the engines Up started.
 func (p *Platform) Stop() error {
+	p.appMu.Lock() // an app stack update in progress ends first
+	defer p.appMu.Unlock()
 	errs := []error{p.StopFunctions(), p.stopActions()}
 	for _, fn := range p.appFuncs {
 		errs = append(errs, fn.Stop())

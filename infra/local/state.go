@@ -28,7 +28,25 @@ func WriteState(path string, s State) error {
 		return fmt.Errorf("state: %w", err)
 	}
 	b, _ := json.MarshalIndent(s, "", "  ")
-	return os.WriteFile(path, b, 0o644)
+	// Written whole, then renamed: a reader (another sundial process) never sees half of it.
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("state: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("state: %w", err)
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // ReadState reads the state; ok is false if there is none.
