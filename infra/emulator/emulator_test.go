@@ -5,9 +5,12 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -180,6 +183,53 @@ func TestStartFailsClearlyWhenTheServerDies(t *testing.T) {
 	}}, port, io.Discard)
 	require.ErrorContains(t, err, "exited before answering")
 	require.ErrorContains(t, err, "no module named flask")
+}
+
+// Under load another process can take the port between freePort and the server's bind: the
+// other process's answers are not taken for the server's, which exits (port taken) and is
+// started on another port. Here this test's own HTTP server holds the port, and a Python
+// HTTP server is started on it.
+func TestStartNotFooledByAnotherServerOnThePort(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	other := &http.Server{ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "not the engine")
+	})}
+	go func() { _ = other.Serve(ln) }()
+	t.Cleanup(func() { _ = other.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	ours, err := listensOn(os.Getpid(), port)
+	require.NoError(t, err)
+	if runtime.GOOS == "linux" {
+		require.True(t, ours, "this process listens on the port")
+		ours, err = listensOn(1, port)
+		require.NoError(t, err)
+		require.False(t, ours, "pid 1's group does not")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sp := spec{name: "python http.server", portTaken: "Address already in use", command: func(port int) ([]string, []string) {
+		return []string{py, "-m", "http.server", "--bind", "127.0.0.1", strconv.Itoa(port)}, nil
+	}}
+	srv, err := startOn(ctx, sp, port, io.Discard)
+	if runtime.GOOS != "linux" {
+		if err == nil {
+			_ = srv.Stop()
+		}
+		t.Skip("who listens on a port is told from /proc (Linux)")
+	}
+	require.ErrorIs(t, err, errPortTaken, "the other server's answer was not taken for python's")
+
+	srv, err = startServer(ctx, sp, io.Discard)
+	require.NoError(t, err, "startServer moves on to a free port")
+	require.NoError(t, srv.Stop())
 }
 
 type syncBuffer struct {

@@ -129,9 +129,15 @@ func (s *Server) waitReady(ctx context.Context, sp spec) error {
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	port, _ := strconv.Atoi(s.Endpoint[strings.LastIndexByte(s.Endpoint, ':')+1:])
 	for {
 		if err := ready(ctx, s.Endpoint); err == nil {
-			return nil
+			// The answer must come from this server: under load another process can take the
+			// port between freePort and the bind (this server then exits: port taken).
+			// Where that cannot be told (no /proc), the answer is taken as this server's.
+			if ours, err := listensOn(s.cmd.Process.Pid, port); err != nil || ours {
+				return nil
+			}
 		}
 		select {
 		case <-s.exited:
