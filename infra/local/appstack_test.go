@@ -209,6 +209,8 @@ Resources:
 	write(resource("Timers", "shipping", "every 9h", 2))
 	_, err = p.UpdateAppStack(ctx, dir)
 	require.ErrorContains(t, err, "was deleted (sundial app-stack delete)")
+	_, watched := p.AppStackHash(dir)
+	require.False(t, watched, "no longer watched")
 	require.False(t, cleanup("shipping").Active)
 	require.Equal(t, "every 2h", cleanup("shipping").Schedule)
 }

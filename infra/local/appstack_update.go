@@ -107,6 +107,7 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 		if s, ok := ReadState(p.state); ok && !slices.ContainsFunc(s.AppStacks, func(a AppStackState) bool { return a.Dir == abs }) {
 			p.appStates = slices.Delete(p.appStates, i, i+1)
 			p.AppStacks = slices.Delete(p.AppStacks, i, i+1)
+			delete(p.appHashes, abs) // nothing more to watch
 			return up, fmt.Errorf("app stack %s was deleted (sundial app-stack delete): restart sundial up to deploy it again", state.Name)
 		}
 	}
