@@ -207,21 +207,16 @@ func (p *Platform) deployAppStack(ctx context.Context, o Options, dir, buildDir 
 		}
 	}
 	sent := map[string]bool{}
-	for _, id := range order {
-		res := st.Resources[id]
-		if res == nil || !isCustomResource(res.Type) {
-			continue
-		}
-		cr := CustomResource{LogicalID: id, Type: res.Type, Properties: cfnProperties(res.Properties).(map[string]any)}
-		cr.ServiceToken, _ = cr.Properties["ServiceToken"].(string)
+	for _, cr := range customResources(st, order) {
+		id := cr.LogicalID
 		ans, err := SendCustomResource(ctx, p.AWS, cfn.RequestCreate, state.StackID, cr, nil)
 		if err != nil {
-			return rep, state, fmt.Errorf("%s (%s): %w", id, res.Type, err)
+			return rep, state, fmt.Errorf("%s (%s): %w", id, cr.Type, err)
 		}
 		cr.PhysicalID, cr.Data = ans.PhysicalResourceID, ans.Data
 		rep.Published = append(rep.Published, cr)
 		state.CustomResources = append(state.CustomResources, cr)
-		sent[id+" ("+res.Type+")"] = true
+		sent[id+" ("+cr.Type+")"] = true
 	}
 	for _, s := range st.NotEmulated {
 		if !sent[s] {
@@ -229,6 +224,22 @@ func (p *Platform) deployAppStack(ctx context.Context, o Options, dir, buildDir 
 		}
 	}
 	return rep, state, nil
+}
+
+// customResources are the provisioned stack's custom resources in the template's order, their
+// properties as CloudFormation sends them.
+func customResources(st *provision.Stack, order []string) []CustomResource {
+	var out []CustomResource
+	for _, id := range order {
+		res := st.Resources[id]
+		if res == nil || !isCustomResource(res.Type) {
+			continue // its condition is false, or not a custom resource
+		}
+		cr := CustomResource{LogicalID: id, Type: res.Type, Properties: cfnProperties(res.Properties).(map[string]any)}
+		cr.ServiceToken, _ = cr.Properties["ServiceToken"].(string)
+		out = append(out, cr)
+	}
+	return out
 }
 
 func stackID(name string) string {

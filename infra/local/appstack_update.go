@@ -148,14 +148,9 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 	for _, cr := range state.CustomResources {
 		before[cr.LogicalID] = cr
 	}
-	var wanted []CustomResource
-	for _, id := range order {
-		res := st.Resources[id]
-		if res == nil || !isCustomResource(res.Type) {
-			continue
-		}
-		cr := CustomResource{LogicalID: id, Type: res.Type, Properties: cfnProperties(res.Properties).(map[string]any)}
-		cr.ServiceToken, _ = cr.Properties["ServiceToken"].(string)
+	wanted := customResources(st, order)
+	for _, cr := range wanted {
+		id := cr.LogicalID
 		if old, had := before[id]; had {
 			switch {
 			case old.Type != cr.Type:
@@ -164,7 +159,6 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 				return up, errors.Join(fmt.Errorf("%s (%s): Modifying service token is not allowed; no custom resource was sent a request", id, cr.Type), restore())
 			}
 		}
-		wanted = append(wanted, cr)
 	}
 
 	// Update phase.
