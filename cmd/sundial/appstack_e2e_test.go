@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,14 +39,12 @@ func TestAppStackEndToEnd(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	billingDir := filepath.Join(repo, "examples", "billing")
-	rec := newRecorder()
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
+	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
   - {name: Cleanup, schedule: "every 2s", timeout: 5s, action: {http: {url: "%s/ok"}}}
-`, srv.URL)), 0o644))
+`, srvURL)), 0o644))
 	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--app-stack", billingDir, "--console", "")
 	sc := bufio.NewScanner(stdout)
 	var endpoint string

@@ -78,6 +78,15 @@ func newRecorder() *recorder {
 	return &recorder{calls: map[string][]call{}, inflight: map[string]int{}}
 }
 
+// serveRecorder serves a new recorder as the timers' HTTP actions until the test ends, and
+// returns it with its URL.
+func serveRecorder(t *testing.T) (*recorder, string) {
+	rec := newRecorder()
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	return rec, srv.URL
+}
+
 // inFlight is how many calls of the timer's action are under way.
 func (r *recorder) inFlight(name string) int {
 	r.mu.Lock()
@@ -127,9 +136,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	bin, err := sundialBinary()
 	require.NoError(t, err)
-	rec := newRecorder()
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
+	rec, srvURL := serveRecorder(t)
 
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
@@ -166,7 +173,7 @@ func TestEndToEnd(t *testing.T) {
     maxRetries: 0
     priority: 4
     action: {http: {url: "%[1]s/hang"}}
-`, srv.URL)), 0o644))
+`, srvURL)), 0o644))
 	up, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_FAILED_BACKOFF=1s"})
 
 	lines := make(chan string, 1000)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,9 +27,7 @@ func TestLifecycleEndToEnd(t *testing.T) {
 	}
 	bin, err := sundialBinary()
 	require.NoError(t, err)
-	rec := newRecorder()
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
+	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
 	doc := func(withLegacy bool) string {
@@ -39,9 +36,9 @@ timers:
   - {name: Init, schedule: "When Published", action: {http: {url: "%[1]s/ok"}}}
   - {name: Report, schedule: "every 2s", multiTenant: true, timeout: 5s, properties: {kind: daily}, action: {http: {url: "%[1]s/ok"}}}
   - {name: Sweep, schedule: "every 2s", shards: 3, timeout: 5s, properties: {batch: "10"}, action: {http: {url: "%[1]s/ok"}}}
-`, srv.URL)
+`, srvURL)
 		if withLegacy {
-			y += fmt.Sprintf("  - {name: Legacy, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", srv.URL)
+			y += fmt.Sprintf("  - {name: Legacy, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", srvURL)
 		}
 		return y
 	}
@@ -192,7 +189,7 @@ timers:
 timers:
   - {name: Report, schedule: "every 2s", timeout: 5s, properties: {app: billing}, action: {http: {url: "%[1]s/ok"}}}
   - {name: Init, schedule: "When Published", action: {http: {url: "%[1]s/ok"}}}
-`, srv.URL)), 0o644))
+`, srvURL)), 0o644))
 		out := run("sync", billing)
 		require.Contains(t, out, "app billing")
 		require.Contains(t, out, "created [billing:Report billing:Init]")
