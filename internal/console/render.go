@@ -42,15 +42,20 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(t)
 	},
-	"ms":       fmtMs,
-	"late":     fmtLate,
-	"f1":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
-	"esc":      url.PathEscape,
-	"q":        url.QueryEscape,
-	"add":      func(a, b float64) float64 { return a + b },
-	"prioName": prioName,
-	"dur":      shortDuration,
-	"zoned":    zoned,
+	"ms":   fmtMs,
+	"late": fmtLate,
+	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	// Links are built whole here, never by escaping a part inside an href: html/template
+	// escapes a value it meets in a URL's query once more (a "%3A" became "%253A").
+	"timerURL":    timerURL,
+	"timerLogURL": func(key string) string { return logsURL(LogFilter{Timer: key}, "") },
+	"logsURL":     logsURL,
+	"entryURL":    entryURL,
+	"timersURL":   func(app string) string { return urlWith("/timers", "app", app) },
+	"add":         func(a, b float64) float64 { return a + b },
+	"prioName":    prioName,
+	"dur":         shortDuration,
+	"zoned":       zoned,
 }
 
 func parsePages() (map[string]*template.Template, error) {
@@ -69,17 +74,47 @@ func parsePages() (map[string]*template.Template, error) {
 type pageData struct {
 	Title string
 	Nav   string // the active navigation entry
-	CSRF  string // the session's CSRF token, for forms
-	Flash string
-	Now   time.Time
-	Data  any
+	// SignedIn shows the navigation bar on a page of no entry (an error page) too.
+	SignedIn bool
+	CSRF     string // the session's CSRF token, for forms
+	Flash    string
+	Now      time.Time
+	Data     any
 	// Apps are the apps that have timers: the suggestions of the pages' App filters.
 	Apps []string
 }
 
+// urlWith is path with the query of the name/value pairs whose value is not empty.
+func urlWith(path string, nameValues ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		if nameValues[i+1] != "" {
+			q.Set(nameValues[i], nameValues[i+1])
+		}
+	}
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// logsURL is the Timers log page of a filter, from the cursor after ("" for the newest).
+func logsURL(f LogFilter, after string) string {
+	errs := ""
+	if f.ErrorsOnly {
+		errs = "on"
+	}
+	return urlWith("/logs", "app", f.App, "timer", f.Timer, "tenant", f.Tenant, "errors", errs, "after", after)
+}
+
+// entryURL is the page of one log entry.
+func entryURL(key, ref string) string { return urlWith("/logs/entry", "timer", key, "ref", ref) }
+
 // render executes a page into a buffer first, so a template error becomes a clean 500.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
-	if p, ok := principalOf(r.Context()); ok && p.session != nil {
+	p, ok := principalOf(r.Context())
+	d.SignedIn = ok
+	if ok && p.session != nil {
 		d.CSRF = p.session.csrf
 		if d.Flash == "" {
 			d.Flash = s.auth.takeFlash(p.session)
