@@ -163,6 +163,45 @@ func TestBrowser(t *testing.T) {
 		require.False(t, bt.eval(t, `window.__xss !== undefined`))
 		bt.shot(t, "09-hostile-schedule")
 	})
+
+	// At 1,280 px the Timers log and a timer's page fit the window: long keys, node names
+	// and errors wrap or are clipped (the entry page has them whole).
+	t.Run("LogFitsA1280Window", func(t *testing.T) {
+		key := timer.Key{App: "billing-and-invoicing", Timer: bt.name("TenantMonthlyReportGeneration"), Tenant: "acme-corporation-europe-west"}
+		started := time.Now().UTC().Add(-time.Minute).Truncate(time.Millisecond)
+		for i, outcome := range []timer.Outcome{timer.OutcomeError, timer.OutcomeSuccess} {
+			require.NoError(t, bt.p.App.Store.PutExecution(bt.ctx, timer.Execution{Key: key, ExecutionID: fmt.Sprintf("wide-%d", i),
+				ScheduledAt: started.Add(-time.Hour), ShouldHaveRunAt: started.Add(-time.Second), StartedAt: started.Add(time.Duration(i) * time.Second),
+				Duration: 1500 * time.Millisecond, ExecutedBy: "ip-172-31-44-120.eu-west-1.compute.internal/processor-p3-7", Attempt: 3,
+				Outcome: outcome, GaveUp: true, NextRun: started.Add(time.Hour),
+				Error: "HTTP 503 from https://billing.internal.example.com/api/v2/tenants/acme-corporation-europe-west/reports: " + strings.Repeat("upstream unavailable ", 12)}))
+		}
+		require.NoError(t, chromedp.Do(bt.ctx, chromedp.EmulateViewport(1280, 900)))
+		t.Cleanup(func() { _ = chromedp.Do(bt.ctx, chromedp.EmulateViewport(1400, 1000)) })
+		fits := func(what string) {
+			t.Helper()
+			width, err := chromedp.Run(bt.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+			require.NoError(t, err)
+			if width > 1280 {
+				bt.shot(t, "failed-too-wide")
+			}
+			require.LessOrEqual(t, width, 1280, "%s is %d px wide in a 1,280 px window", what, width)
+		}
+		for _, path := range []string{"/logs", "/logs?app=billing-and-invoicing", "/timers", "/timers/" + bt.name("Ticker"), "/"} {
+			bt.navigate(t, bt.ts.URL+path)
+			require.Positive(t, bt.count(t, "main"), path)
+			fits(path)
+		}
+		// The clipped error's link opens the entry, where the error is whole.
+		bt.navigate(t, bt.ts.URL+"/logs?app=billing-and-invoicing&errors=on")
+		bt.shot(t, "10-log-at-1280")
+		_, err := chromedp.Run(bt.ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`#log td.clip a`))))
+		require.NoError(t, err)
+		require.Contains(t, bt.text(t, "#entry-error"), strings.Repeat("upstream unavailable ", 12)[:200])
+		fits("the log entry")
+		bt.navigate(t, bt.ts.URL+"/logs?app=billing-and-invoicing")
+		require.Contains(t, bt.text(t, "#log"), key.String(), "the whole key is shown, wrapped")
+	})
 }
 
 const hostileProperty = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">`
