@@ -26,7 +26,7 @@ type target struct {
 }
 
 func (t *target) flags(fs *flag.FlagSet) {
-	fs.StringVar(&t.endpoint, "endpoint", "", "AWS endpoint URL (default: AWS_ENDPOINT_URL, else the running `sundial up`, else AWS)")
+	fs.StringVar(&t.endpoint, "endpoint", "", "AWS endpoint `URL` (default: AWS_ENDPOINT_URL, else the running \"sundial up\", else AWS)")
 	fs.StringVar(&t.stack, "stack", "sundial", "CloudFormation stack name")
 	fs.StringVar(&t.region, "region", "", "AWS region (default from the environment, else us-east-1)")
 }
@@ -132,7 +132,7 @@ func onePositional(fs *flag.FlagSet, what string) (string, error) {
 
 // appFlag defines --app: the app whose timers a command shows or changes.
 func appFlag(fs *flag.FlagSet) *string {
-	return fs.String("app", "", "only this app's timers (the default app is \"default\"); with a timer name, the timer's app")
+	return fs.String("app", "", "only this `APP`'s timers (the default app is \"default\"); with a timer name, the timer's app")
 }
 
 // checkApp validates an --app value ("" is every app, or the key's own).

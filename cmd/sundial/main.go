@@ -27,16 +27,16 @@ Usage:
   sundial app-stack delete DIR   the Delete of the running up's app stack: its custom resources get
                               their Delete request (Custom::SundialTimers: the app's timers are
                               deactivated, history kept)
-  sundial timers list [--json] [--tenant T]   one entry per runtime instance (shard, tenant)
-  sundial timers show NAME [--json]
-  sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--dst shift|skip] [--reset] [--json]
+  sundial timers list [--json] [--tenant T] [--app APP]   one entry per runtime instance (shard, tenant)
+  sundial timers show NAME [--json] [--app APP]
+  sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--dst shift|skip] [--reset] [--json] [--app APP]
                               validated before saving; Reset returns to the manifest's values
   sundial timers run-now|activate|deactivate NAME   (the same as the commands below)
-  sundial health [--json]     Environment Health: fetcher, queues, processors, execution order
-  sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N]
-  sundial run-now NAME        run as soon as possible (activates a deactivated timer)
-  sundial activate NAME
-  sundial deactivate NAME     a running execution is not stopped
+  sundial health [--json] [--app APP]   Environment Health: fetcher, queues, processors, execution order
+  sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N] [--app APP]
+  sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
+  sundial activate NAME [--app APP]
+  sundial deactivate NAME [--app APP]   a running execution is not stopped
   sundial sync MANIFEST       publish a manifest, as a deploy does: create/update/deactivate
                               timers, keep operators' changes, run When Published timers once
   sundial check MANIFEST      validate a manifest offline (what a deploy would reject)
@@ -58,7 +58,8 @@ Usage:
   sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
-running "sundial up", else AWS) and --stack (default sundial). NAME is Timer or Timer@tenant.
+running "sundial up", else AWS) and --stack (default sundial). NAME is Timer, Timer@tenant,
+app:Timer or app:Timer@tenant; --app APP selects one app's timers (the default app is "default").
 Exit codes: 0 ok, 1 failure, 2 invalid input, 3 not found.
 `
 
