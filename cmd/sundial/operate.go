@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/timer"
-	"github.com/sundialhq/sundial/internal/view"
 )
 
 func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer) error {
@@ -38,17 +38,7 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	v := view.OfTimer(in)
-	switch {
-	case cmd == "run-now" && in.Running():
-		printf(stdout, "%s is running (by %s); it runs again as soon as that execution finishes\n", key, v.IsRunningBy)
-	case cmd == "run-now":
-		printf(stdout, "%s: firing sent; it runs now\n", key)
-	case cmd == "deactivate" && in.Running():
-		printf(stdout, "%s deactivated; the execution running since %s is not stopped\n", key, clock(v.IsRunningSince))
-	default:
-		printf(stdout, "%s %sd; next run %s\n", key, cmd, clock(v.NextRun))
-	}
+	printf(stdout, "%s\n", console.OperationMessage(cmd, in))
 	return nil
 }
 

@@ -52,14 +52,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		if *asJSON {
 			return writeJSON(stdout, views)
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		printf(tw, "NAME\tSCHEDULE\tPRIO\tACTIVE\tNEXT RUN\tLAST RUN\tTRIES\tRUNNING BY\tLAST\n")
-		for _, v := range views {
-			name := v.Key().String()
-			printf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\n", name, v.Schedule, v.Priority, v.Active,
-				clock(v.NextRun), clock(v.LastRun), v.NumberOfTries, v.IsRunningBy, v.LastOutcome)
-		}
-		return tw.Flush()
+		return printTimers(stdout, views)
 	case "show":
 		key, err := timerArg(fs, *appName)
 		if err != nil {
@@ -76,6 +69,33 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		return writeJSON(stdout, view.OfTimer(in))
 	}
 	return usageErr("timers: unknown subcommand %q; expected list, show, edit, run-now, activate or deactivate", args[0])
+}
+
+// printTimers is the table of timers list.
+func printTimers(w io.Writer, views []view.Timer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	printf(tw, "NAME\tSCHEDULE\tPRIO\tACTIVE\tNEXT RUN\tLAST RUN\tTRIES\tRUNNING BY\tLAST\n")
+	for _, v := range views {
+		name := v.Key().String()
+		printf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\n", name, v.Schedule, v.Priority, v.Active,
+			nextRunText(v), clock(v.LastRun), v.NumberOfTries, v.IsRunningBy, v.LastOutcome)
+	}
+	return tw.Flush()
+}
+
+// nextRunText says when v runs next, in the console's words: an inactive timer is not
+// scheduled (whatever instant it kept), a running one without a next run reschedules after
+// the run, and one without any (When Published) is not scheduled.
+func nextRunText(v view.Timer) string {
+	switch {
+	case !v.Active:
+		return "not scheduled (inactive)"
+	case v.NextRun == nil && v.IsRunningBy != "":
+		return "after the run"
+	case v.NextRun == nil:
+		return "not scheduled"
+	}
+	return clock(v.NextRun)
 }
 
 func writeJSON(w io.Writer, v any) error {

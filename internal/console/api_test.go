@@ -228,7 +228,7 @@ func TestAPI(t *testing.T) {
 		status, body, _ = f.do(t, "POST", "/api/timers/"+keyPath(key)+"/deactivate", tok, "")
 		require.Equal(t, http.StatusOK, status, body)
 		require.False(t, f.get(t, key).Active)
-		require.Contains(t, decode[console.OperationResult](t, body).Message, "no longer scheduled")
+		require.Contains(t, decode[console.OperationResult](t, body).Message, "deactivated: not scheduled (inactive)")
 		status, _, _ = f.do(t, "POST", "/api/timers/"+keyPath(key)+"/activate", tok, "")
 		require.Equal(t, http.StatusOK, status)
 		require.True(t, f.get(t, key).Active)

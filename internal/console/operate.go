@@ -28,21 +28,23 @@ func (s *Server) operate(r *http.Request, key timer.Key, op string) (timer.Insta
 		return in, "", err
 	}
 	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
-	return in, operationMessage(op, in), nil
+	return in, OperationMessage(op, in), nil
 }
 
-func operationMessage(op string, in timer.Instance) string {
+// OperationMessage says what Run Now, activate or deactivate did to in, for the console and
+// the CLI alike: an inactive timer is "not scheduled (inactive)", whatever instant it kept.
+func OperationMessage(op string, in timer.Instance) string {
 	switch {
 	case op == "run-now" && in.Running():
 		return fmt.Sprintf("%s is running (by %s); it runs again as soon as that execution finishes", in.Key, in.IsRunningBy)
 	case op == "run-now":
 		return fmt.Sprintf("%s: firing sent; it runs now", in.Key)
 	case op == "deactivate" && in.Running():
-		return fmt.Sprintf("%s deactivated; the execution running since %s is not stopped", in.Key, clock(in.IsRunningSince))
+		return fmt.Sprintf("%s deactivated: not scheduled (inactive); the execution running since %s is not stopped", in.Key, clock(in.IsRunningSince))
 	case op == "deactivate":
-		return fmt.Sprintf("%s deactivated; it is no longer scheduled", in.Key)
+		return fmt.Sprintf("%s deactivated: not scheduled (inactive)", in.Key)
 	case in.NextRun.IsZero():
-		return fmt.Sprintf("%s activated; it has no next run", in.Key)
+		return fmt.Sprintf("%s activated; not scheduled (no next run)", in.Key)
 	}
 	return fmt.Sprintf("%s activated; next run %s", in.Key, clock(in.NextRun))
 }

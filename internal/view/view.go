@@ -24,7 +24,7 @@ type Timer struct {
 	Action         string            `json:"action"`
 	Properties     map[string]string `json:"properties"`
 	Misfire        string            `json:"misfire"`
-	NextRun        *time.Time        `json:"nextRun"`
+	NextRun        *time.Time        `json:"nextRun"` // null while inactive (not scheduled), or until a running execution computes it
 	LastRun        *time.Time        `json:"lastRun"`
 	LastDurationMs int64             `json:"lastDurationMs"`
 	NumberOfTries  int               `json:"numberOfTries"`
@@ -63,7 +63,7 @@ func OfTimer(in timer.Instance) Timer {
 		App: in.AppName(), Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), DST: DST(in.DST), Priority: in.Priority,
 		Timeout: in.Timeout.String(), MaxRetries: in.MaxRetries, RetryDelay: in.RetryDelay.String(),
 		Active: in.Active, ActiveBy: in.ActiveBy, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
-		NextRun: ptr(in.NextRun), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
+		NextRun: nextRun(in), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt,
 	}
@@ -77,6 +77,15 @@ func OfExecution(e timer.Execution) Execution {
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp,
 	}
+}
+
+// nextRun is an active instance's next run; an inactive one has none (the fetch skips it),
+// whatever instant it kept.
+func nextRun(in timer.Instance) *time.Time {
+	if !in.Active {
+		return nil
+	}
+	return ptr(in.NextRun)
 }
 
 func ptr(t time.Time) *time.Time {
