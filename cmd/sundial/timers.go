@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -74,13 +75,17 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 // printTimers is the table of timers list.
 func printTimers(w io.Writer, views []view.Timer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	printf(tw, "NAME\tSCHEDULE\tPRIO\tACTIVE\tNEXT RUN\tLAST RUN\tTRIES\tRUNNING BY\tLAST\n")
+	printf(tw, "NAME\tSCHEDULE\tPRIO\tACTIVE\tNEXT RUN\tLAST RUN\t%s\tRUNNING BY\tLAST\n", strings.ToUpper(view.FailuresInARow))
 	for _, v := range views {
 		name := v.Key().String()
 		printf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\n", name, v.Schedule, v.Priority, v.Active,
 			nextRunText(v), clock(v.LastRun), v.NumberOfTries, v.IsRunningBy, v.LastOutcome)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	printf(w, "%s: %s.\n", strings.ToUpper(view.FailuresInARow), view.FailuresInARowMeans)
+	return nil
 }
 
 // nextRunText says when v runs next, in the console's words: an inactive timer is not

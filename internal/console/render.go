@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/view"
 )
 
 //go:embed templates/*.html
@@ -47,15 +49,16 @@ var funcs = template.FuncMap{
 	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	// Links are built whole here, never by escaping a part inside an href: html/template
 	// escapes a value it meets in a URL's query once more (a "%3A" became "%253A").
-	"timerURL":    timerURL,
-	"timerLogURL": func(key string) string { return logsURL(LogFilter{Timer: key}, "") },
-	"logsURL":     logsURL,
-	"entryURL":    entryURL,
-	"timersURL":   func(app string) string { return urlWith("/timers", "app", app) },
-	"add":         func(a, b float64) float64 { return a + b },
-	"prioName":    prioName,
-	"dur":         shortDuration,
-	"zoned":       zoned,
+	"timerURL":      timerURL,
+	"timerLogURL":   func(key string) string { return logsURL(LogFilter{Timer: key}, "") },
+	"logsURL":       logsURL,
+	"entryURL":      entryURL,
+	"timersURL":     func(app string) string { return urlWith("/timers", "app", app) },
+	"add":           func(a, b float64) float64 { return a + b },
+	"prioName":      prioName,
+	"failuresMeans": func() string { return view.FailuresInARowMeans },
+	"dur":           shortDuration,
+	"zoned":         zoned,
 }
 
 func parsePages() (map[string]*template.Template, error) {

@@ -235,7 +235,7 @@ type Instance struct {
 	NextRun        time.Time     `json:"nextRun"`
 	LastRun        time.Time     `json:"lastRun"`
 	LastDuration   time.Duration `json:"lastDuration"`
-	NumberOfTries  int           `json:"numberOfTries"`
+	NumberOfTries  int           `json:"numberOfTries"` // failures in a row: failed executions since the last success
 	IsRunningSince time.Time     `json:"isRunningSince"`
 	IsRunningBy    string        `json:"isRunningBy"`
 	ExecutionID    string        `json:"executionId"`

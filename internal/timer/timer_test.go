@@ -1,6 +1,7 @@
 package timer
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -258,4 +259,29 @@ func TestKeyValidate(t *testing.T) {
 		require.ErrorIs(t, k.Validate(), errkind.Invalid, k.String())
 	}
 	require.Equal(t, "Tick@acme", Key{Timer: "Tick", Tenant: "acme"}.String())
+}
+
+// NumberOfTries is the console's and the CLI's "failures in a row": executions that failed
+// since the last success, scheduled runs as well as retries, so a timer with maxRetries 0
+// that fails at every run counts up (Hangs showed 9 beside "Retries 0"); a missed firing
+// leaves it, a success resets it.
+func TestNumberOfTriesCountsFailuresInARow(t *testing.T) {
+	t.Parallel()
+	in := idle()
+	in.MaxRetries = 0
+	for i, c := range []struct {
+		outcome Outcome
+		want    int
+	}{
+		{OutcomeTimeout, 1}, {OutcomeTimeout, 2}, {OutcomeError, 3}, {OutcomeMissed, 3}, {OutcomeSuccess, 0}, {OutcomeError, 1},
+	} {
+		due := in.NextRun
+		running, err := in.Claim(Claim{Due: due, ScheduledAt: due, Attempt: 1, ExecutionID: fmt.Sprint("exec-", i), By: "node-a", Now: due})
+		require.NoError(t, err)
+		f := Decide(running, RunResult{Outcome: c.outcome, Finished: due.Add(time.Second)}, every15m)
+		require.Zero(t, f.PendingAttempt, "maxRetries 0: no retry")
+		in, err = running.Apply(f)
+		require.NoError(t, err)
+		require.Equal(t, c.want, in.NumberOfTries, "after run %d (%s)", i+1, c.outcome)
+	}
 }

@@ -7,6 +7,13 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
+// FailuresInARow names NumberOfTries (numberOfTries) wherever it is shown, and
+// FailuresInARowMeans defines it: the CLI, the console and docs/console.md use both words.
+const (
+	FailuresInARow      = "failures in a row"
+	FailuresInARowMeans = "executions that failed since the last success, retries and scheduled runs alike; a success resets it to 0"
+)
+
 // Timer is one runtime instance as operators see it.
 type Timer struct {
 	App            string            `json:"app"` // timer.DefaultApp for the default app
@@ -27,7 +34,7 @@ type Timer struct {
 	NextRun        *time.Time        `json:"nextRun"` // null while inactive (not scheduled), or until a running execution computes it
 	LastRun        *time.Time        `json:"lastRun"`
 	LastDurationMs int64             `json:"lastDurationMs"`
-	NumberOfTries  int               `json:"numberOfTries"`
+	NumberOfTries  int               `json:"numberOfTries"` // FailuresInARow
 	IsRunningSince *time.Time        `json:"isRunningSince"`
 	IsRunningBy    string            `json:"isRunningBy"`
 	LastOutcome    string            `json:"lastOutcome"`
