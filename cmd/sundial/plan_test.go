@@ -237,7 +237,7 @@ func TestPlanLargeManifestIsBounded(t *testing.T) {
 	require.Equal(t, tenants, p.Instances[0].Count)
 	require.Equal(t, entries*tenants, p.Priorities[2].Instances)
 	require.InDelta(t, wantPerDay, p.Priorities[2].FiringsPerDay, 1e-6*wantPerDay)
-	require.Contains(t, p.Warnings, fmt.Sprintf("the manifest makes %d instances: listed one row per entry (its COUNT of shards × tenants), all of them counted", entries*tenants))
+	require.Contains(t, p.Warnings, fmt.Sprintf("the manifest makes %d instances: planned one row per entry standing for its shards × tenants (TENANT \"(N instances)\", --json \"count\"), all of them counted", entries*tenants))
 }
 
 // A sync of a manifest that makes millions of instances takes hours at one write each: it

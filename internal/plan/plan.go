@@ -108,7 +108,7 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 		total += copies(t, len(tenants))
 	}
 	if total > MaxListedInstances {
-		return perEntry(m, tenants, d), append(warnings, fmt.Sprintf("the manifest makes %d instances: listed one row per entry (its COUNT of shards × tenants), all of them counted", total))
+		return perEntry(m, tenants, d), append(warnings, fmt.Sprintf("the manifest makes %d instances: planned one row per entry standing for its shards × tenants (TENANT \"(N instances)\", --json \"count\"), all of them counted", total))
 	}
 	for _, t := range m.Timers {
 		for _, in := range t.Expand(tenants, d) {
