@@ -214,6 +214,10 @@ func TestEndToEnd(t *testing.T) {
 	for _, body := range []string{
 		"this is not a firing",
 		`{"v":1,"timer":"Ghost","scheduledAt":"2026-01-01T00:00:00Z","dueAt":"2026-01-01T00:00:00Z","attempt":1,"reason":"run-now"}`,
+		// A firing of a real timer that can never be due (it was re-sent "arrived early" for
+		// ever), and one with a duplicate key (decoded last-wins before).
+		`{"v":1,"timer":"Fast","scheduledAt":"9999-12-31T00:00:00Z","dueAt":"9999-12-31T00:00:00Z","attempt":1,"reason":"run-now"}`,
+		`{"v":1,"timer":"Fast","timer":"Twice","scheduledAt":"2026-01-01T00:00:00Z","dueAt":"2026-01-01T00:00:00Z","attempt":1,"reason":"run-now"}`,
 	} {
 		_, err := sq.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(outs.Queues[2]), MessageBody: aws.String(body)})
 		require.NoError(t, err)
@@ -329,21 +333,25 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("BadMessagesGoToTheDeadLetterQueue", func(t *testing.T) {
 		var bodies []string
-		for time.Since(started) < 60*time.Second && len(bodies) < 2 {
+		for time.Since(started) < 60*time.Second && len(bodies) < 4 {
 			out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(outs.DLQ), WaitTimeSeconds: 2, MaxNumberOfMessages: 10})
 			require.NoError(t, err)
 			for _, m := range out.Messages {
 				bodies = append(bodies, aws.ToString(m.Body))
 			}
 		}
-		require.Len(t, bodies, 2, "both bad messages kept, in the DLQ")
+		require.Len(t, bodies, 4, "every bad message kept, in the DLQ")
 		joined := strings.Join(bodies, "\n")
 		require.Contains(t, joined, "this is not a firing")
 		require.Contains(t, joined, "Ghost")
+		require.Contains(t, joined, "9999-12-31")
+		require.Contains(t, joined, "Twice")
 		upLog, err := os.ReadFile(filepath.Join(dir, "up.log"))
 		require.NoError(t, err)
 		require.Contains(t, string(upLog), "malformed firing message")
 		require.Contains(t, string(upLog), "unknown timer")
+		require.Contains(t, string(upLog), "processor: message due too far ahead; it will go to the dead-letter queue")
+		require.Contains(t, string(upLog), `field \"timer\" given twice`)
 	})
 
 	t.Run("InvalidManifestChangesNothing", func(t *testing.T) {

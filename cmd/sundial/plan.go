@@ -137,14 +137,15 @@ func tenantList(s string) ([]string, error) {
 }
 
 func printPlan(w io.Writer, path string, p plan.Plan) error {
-	active := 0
+	active, total := 0, 0
 	for _, ip := range p.Instances {
+		total += ip.Count
 		if ip.Active {
-			active++
+			active += ip.Count
 		}
 	}
 	printf(w, "%s: %d timer instances (%d active), firings counted over %d days from %s\n",
-		path, len(p.Instances), active, p.Days, p.From.UTC().Format(time.RFC3339))
+		path, total, active, p.Days, p.From.UTC().Format(time.RFC3339))
 	a := p.Assumptions
 	printf(w, "stack: fetch tick %s (look-ahead %s), %d due shards, log retention %d days; failure rate %s, %s ms per firing\n\n",
 		time.Duration(p.Stack.FetchTickMinutes*float64(time.Minute)), time.Duration(p.Stack.LookAheadSeconds*float64(time.Second)),
@@ -163,7 +164,11 @@ func printPlan(w io.Writer, path string, p plan.Plan) error {
 		case ip.Firings == 0:
 			key, wu = "-", "-"
 		}
-		printf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", timer.Key{App: timer.NormApp(ip.App), Timer: ip.Timer}.Name(), ip.Tenant, ip.Priority, ip.Schedule, ip.Timezone, perDay, minmax, key, wu)
+		tenant := ip.Tenant
+		if ip.Count > 1 {
+			tenant = fmt.Sprintf("(%d instances)", ip.Count)
+		}
+		printf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", timer.Key{App: timer.NormApp(ip.App), Timer: ip.Timer}.Name(), tenant, ip.Priority, ip.Schedule, ip.Timezone, perDay, minmax, key, wu)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

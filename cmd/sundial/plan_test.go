@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/plan"
 )
 
@@ -173,4 +178,82 @@ func TestPlanExamples(t *testing.T) {
 			require.Empty(t, errOut)
 		}
 	}
+}
+
+// The attack: 9,809 multi-tenant timers × 20,000 tenants (a manifest under 1 MB that check
+// accepts) made plan materialise 196 million instances: it grew to 23.5 GB and was killed.
+// Plan now lists such a manifest one row per entry, counts every instance's firings, and
+// stays far under 500 MB (the peak heap is sampled while it runs).
+func TestPlanLargeManifestIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 1 MB manifest")
+	}
+	const entries, tenants = 9809, 20000
+	var b strings.Builder
+	b.WriteString("tenants: [")
+	for i := range tenants {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "a%d", i)
+	}
+	b.WriteString("]\ntimers:\n")
+	wantPerDay := 0.0
+	divisors := []int{1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60} // of 1440: whole firings a day
+	for i := range entries {
+		every := divisors[i%len(divisors)]
+		fmt.Fprintf(&b, "- {name: T%d, schedule: every %dm, multiTenant: true, action: {lambda: {function: f}}}\n", i, every)
+		wantPerDay += float64(tenants * 1440 / every)
+	}
+	require.Less(t, b.Len(), manifest.MaxFileBytes)
+	path := writeManifest(t, b.String())
+
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak.Store(max(peak.Load(), ms.HeapAlloc))
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	code, out, errOut := runPlan(t, path, "--json", "--from", "2026-11-25T00:00:00Z", "--days", "1")
+	close(done)
+	<-sampled
+	require.Equal(t, 0, code, errOut)
+	t.Logf("peak heap %d MB", peak.Load()>>20)
+	require.Less(t, peak.Load(), uint64(500<<20), "plan's heap passed 500 MB")
+
+	var p plan.Plan
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	require.Len(t, p.Instances, entries, "one row per entry")
+	require.Equal(t, tenants, p.Instances[0].Count)
+	require.Equal(t, entries*tenants, p.Priorities[2].Instances)
+	require.InDelta(t, wantPerDay, p.Priorities[2].FiringsPerDay, 1e-6*wantPerDay)
+	require.Contains(t, p.Warnings, fmt.Sprintf("the manifest makes %d instances: planned one row per entry standing for its shards × tenants (TENANT \"(N instances)\", --json \"count\"), all of them counted", entries*tenants))
+}
+
+// A sync of a manifest that makes millions of instances takes hours at one write each: it
+// says so before it starts.
+func TestSyncEstimate(t *testing.T) {
+	t.Parallel()
+	m := manifest.Manifest{Tenants: []string{"a", "b"}, Timers: []manifest.Timer{
+		{Name: "Per", MultiTenant: true, Shards: 10},
+		{Name: "One"},
+	}}
+	require.Empty(t, syncEstimate(m, []string{"b", "c"}), "62 instances: no estimate")
+	many := make([]string, 20000)
+	for i := range many {
+		many[i] = fmt.Sprint("t", i)
+	}
+	got := syncEstimate(m, many)
+	require.Equal(t, "sync: 200021 instances to write (2 entries, 20002 tenants): at about 340 a second that takes about 10m0s; "+
+		"an interrupted sync is completed by running it again", got)
 }

@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 const (
@@ -21,19 +24,40 @@ type HTTPInvoker struct {
 	Client *http.Client
 }
 
-// defaultClient follows at most maxRedirects and never downgrades https to http.
+// defaultClient follows at most maxRedirects, and only within the action URL's origin.
 var defaultClient = &http.Client{CheckRedirect: checkRedirect}
 
-// checkRedirect caps redirects (a timer should not wander) and refuses an https→http hop, which
-// would send the payload and the spec's headers (often credentials) in clear text.
+// checkRedirect caps redirects (a timer should not wander) and follows one only to the same
+// origin (scheme, host and port) as the request it answers: Go re-sends the spec's headers
+// (often credentials such as x-api-key; it drops only Authorization and cookies) and a 307/308's
+// body on every hop, so a redirect to another origin — another host, even localhost for
+// 127.0.0.1, another port, or http↔https — would hand them to whoever that is. Such a
+// redirect fails the execution; the fix is to give the action the URL it redirects to.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", maxRedirects)
 	}
-	if len(via) > 0 && via[len(via)-1].URL.Scheme == "https" && req.URL.Scheme != "https" {
-		return fmt.Errorf("refusing redirect from https to %s", req.URL.Scheme)
+	if len(via) > 0 {
+		from := via[len(via)-1].URL
+		if origin(from) != origin(req.URL) {
+			return fmt.Errorf("refusing redirect from %s to another origin %s (the action's headers and payload are sent only to its own origin); set the action's URL to where it redirects", origin(from), origin(req.URL))
+		}
 	}
 	return nil
+}
+
+// origin is a URL's scheme://host:port, the port explicit and the scheme and host lower case.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 func (h *HTTPInvoker) client() *http.Client {

@@ -201,7 +201,7 @@ func TestHTTPInvokeRedirects(t *testing.T) {
 			return
 		}
 		b, _ := io.ReadAll(r.Body)
-		if !strings.Contains(string(b), `"timer":"t"`) {
+		if !strings.Contains(string(b), `"timer":"t"`) || r.Header.Get("x-api-key") != "secret" {
 			w.WriteHeader(http.StatusBadRequest)
 		}
 	})
@@ -224,15 +224,17 @@ func TestHTTPInvokeRedirects(t *testing.T) {
 		url     string
 		wantErr string
 	}{
-		{"three hops followed", hops.URL + "/hop/3", ""},
+		{"three same-origin hops followed with the headers and body", hops.URL + "/hop/3", ""},
 		{"four hops refused", hops.URL + "/hop/4", "stopped after 3 redirects"},
-		{"http to https allowed", up.URL, ""},
-		{"https to http refused", tlsSrv.URL + "/down", "refusing redirect from https to http"},
+		{"http to https refused: another origin", up.URL, "refusing redirect from " + up.URL + " to another origin https://127.0.0.1:"},
+		{"https to http refused", tlsSrv.URL + "/down", "to another origin http://127.0.0.1:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := inv.Invoke(context.Background(), httpAction(tc.url), Payload{Timer: "t"})
+			spec := httpAction(tc.url)
+			spec.HTTP.Headers = map[string]string{"x-api-key": "secret"}
+			res, err := inv.Invoke(context.Background(), spec, Payload{Timer: "t"})
 			if tc.wantErr == "" {
 				require.NoError(t, err)
 				require.Equal(t, 200, res.Status)
@@ -240,6 +242,52 @@ func TestHTTPInvokeRedirects(t *testing.T) {
 			}
 			require.ErrorContains(t, asFailure(t, err), tc.wantErr)
 		})
+	}
+}
+
+// The attack: an action answering 307 to another origin — even http://localhost:PORT for
+// http://127.0.0.1:PORT, the same server — had the spec's x-api-key and the payload re-sent
+// there (Go drops only Authorization). No request reaches another origin now, with the
+// default client; the execution fails naming both origins.
+func TestHTTPInvokeNeverSendsHeadersToAnotherOrigin(t *testing.T) {
+	t.Parallel()
+	type leak struct{ key, body string }
+	leaks := make(chan leak, 10)
+	thief := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		leaks <- leak{r.Header.Get("x-api-key"), string(b)}
+	})
+	_, thiefPort, err := net.SplitHostPort(strings.TrimPrefix(thief.URL, "http://"))
+	require.NoError(t, err)
+	var self string
+	action := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/other-host":
+			w.Header().Set("Location", thief.URL+"/steal")
+		case "/localhost":
+			w.Header().Set("Location", "http://localhost:"+self+"/steal")
+		case "/other-port":
+			w.Header().Set("Location", "http://127.0.0.1:"+thiefPort+"/steal")
+		case "/steal":
+			b, _ := io.ReadAll(r.Body)
+			leaks <- leak{r.Header.Get("x-api-key"), string(b)}
+			return
+		}
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	})
+	_, self, err = net.SplitHostPort(strings.TrimPrefix(action.URL, "http://"))
+	require.NoError(t, err)
+
+	for _, path := range []string{"/other-host", "/localhost", "/other-port"} {
+		spec := Spec{HTTP: &HTTPSpec{URL: action.URL + path, Headers: map[string]string{"x-api-key": "secret"}}}
+		_, err := (&HTTPInvoker{}).Invoke(context.Background(), spec, Payload{Timer: "t"})
+		f := asFailure(t, err)
+		require.ErrorContains(t, f, "refusing redirect from http://127.0.0.1:"+self+" to another origin http://", path)
+	}
+	select {
+	case l := <-leaks:
+		t.Fatalf("a redirect carried the action's request to another origin: x-api-key %q, body %q", l.key, l.body)
+	default:
 	}
 }
 

@@ -43,9 +43,9 @@ func (s *Server) APIRoutes() []APIRoute { return s.apiRoutes() }
 func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticateAPI(r)
-		if errors.Is(err, errThrottled) {
-			wait, _ := s.limiter.blocked(remote(r))
-			s.tooMany(w, r, wait, true)
+		var th throttled
+		if errors.As(err, &th) {
+			s.tooMany(w, r, th.wait, true)
 			return
 		}
 		if err != nil {
@@ -73,9 +73,12 @@ var (
 	errBadToken     = errkind.New(errkind.Unauthorized, "invalid token")
 	errNoCredential = errkind.New(errkind.Unauthorized, "authentication required: send Authorization: Bearer TOKEN")
 	errNoCSRF       = errkind.New(errkind.Forbidden, "missing or invalid X-CSRF-Token")
-	// errThrottled: too many failed attempts from the address (429, with Retry-After).
-	errThrottled = errors.New("too many failed attempts")
 )
+
+// throttled is a wrong credential from an address past its failures (429, with Retry-After).
+type throttled struct{ wait time.Duration }
+
+func (throttled) Error() string { return "too many failed attempts" }
 
 // authenticateAPI accepts, locally, the bearer token or a session cookie (with the CSRF
 // header on a change); behind API Gateway, the IAM caller the adapter passed on.
@@ -86,17 +89,14 @@ func (s *Server) authenticateAPI(r *http.Request) (principal, error) {
 		}
 		return principal{}, errNotIAM
 	}
-	if r.Header.Get("Authorization") != "" {
-		if _, throttled := s.limiter.blocked(remote(r)); throttled {
-			return principal{}, errThrottled
-		}
-	}
 	ok, present := s.auth.bearer(r)
 	switch {
 	case ok:
 		return principal{kind: "token", name: "api"}, nil
 	case present:
-		s.limiter.fail(remote(r))
+		if wait, over := s.wrongCredential(r); over {
+			return principal{}, throttled{wait}
+		}
 		return principal{}, errBadToken
 	}
 	sess, ok := s.auth.sessionOf(r)

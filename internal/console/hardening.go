@@ -113,9 +113,12 @@ func (s *Server) checkHost(h http.Handler) http.Handler {
 
 // Failed credentials (a wrong bearer token, a wrong token typed into the login page, an
 // invalid login code) are counted per remote address; past DefaultMaxAuthFailures (or
-// Options.MaxAuthFailures) in AuthFailureWindow the address is answered 429 until the window
-// ends, whatever credential it sends. The token (256 bits) and login codes (130 bits) cannot
-// be guessed anyway: the throttle keeps a guessing client from being a load, and says so.
+// Options.MaxAuthFailures) in AuthFailureWindow a wrong credential from the address is answered
+// 429 until the window ends. A credential is checked before the throttle is consulted, and a
+// right one is never throttled: every local process shares 127.0.0.1, so throttling the address
+// would let any of them lock the real token out by sending wrong ones. The token (256 bits) and
+// login codes (130 bits) cannot be guessed anyway: the throttle keeps a guessing client from
+// being a load (its answers cost a map lookup), and says so.
 const (
 	DefaultMaxAuthFailures = 20
 	AuthFailureWindow      = time.Minute
@@ -184,6 +187,16 @@ func (t *throttle) fail(addr string) {
 		t.m[addr] = s
 	}
 	s.n++
+}
+
+// wrongCredential counts a wrong credential from r's address, and reports how long the
+// address must wait when it is throttled (then the caller answers tooMany, else 401).
+func (s *Server) wrongCredential(r *http.Request) (time.Duration, bool) {
+	if wait, throttled := s.limiter.blocked(remote(r)); throttled {
+		return wait, true
+	}
+	s.limiter.fail(remote(r))
+	return 0, false
 }
 
 // tooMany answers a throttled address: 429 with Retry-After.

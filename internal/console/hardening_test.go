@@ -166,45 +166,65 @@ func TestHardening(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	})
 
-	t.Run("RepeatedFailedCredentialsAreThrottledPerAddress", func(t *testing.T) {
+	// The attack: wrong tokens from any local process (all are 127.0.0.1) locked the real token
+	// out for a minute. Wrong credentials are still throttled per address; a right one is
+	// checked first and always gets in — bearer token, login form and login link alike.
+	t.Run("RepeatedFailedCredentialsAreThrottledPerAddressButTheRightOneGetsIn", func(t *testing.T) {
 		t.Parallel()
 		clock := &manualClock{t: time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC)}
 		srv := f.serve(t, console.Options{Now: clock.Now, MaxAuthFailures: 5})
 		h := srv.Handler()
-		const attacker, other = "192.0.2.7:40000", "192.0.2.8:40000"
+		const local, other = "127.0.0.1:40000", "192.0.2.8:40000"
 		preview := "/api/schedule/preview?schedule=every%201h"
 		for i := range 5 {
-			w := call(h, "GET", preview, "127.0.0.1:8089", attacker, "guess-"+string(rune('a'+i)), "")
+			w := call(h, "GET", preview, "127.0.0.1:8089", local, "guess-"+string(rune('a'+i)), "")
 			require.Equal(t, http.StatusUnauthorized, w.Code)
 		}
-		w := call(h, "GET", preview, "127.0.0.1:8089", attacker, f.token, "")
+		w := call(h, "GET", preview, "127.0.0.1:8089", local, "guess-f", "")
 		msg, status := apiErr(t, w)
-		require.Equal(t, http.StatusTooManyRequests, status, "even the right token waits: guessing is not rewarded")
+		require.Equal(t, http.StatusTooManyRequests, status, "the guesser is throttled")
 		require.Contains(t, msg, "too many failed authentication attempts")
 		require.Equal(t, "60", w.Header().Get("Retry-After"))
-
-		w = call(h, "POST", "/login", "127.0.0.1:8089", attacker, "", "token="+f.token, "Content-Type", "application/x-www-form-urlencoded")
+		w = call(h, "GET", "/timers", "127.0.0.1:8089", local, "guess-g", "")
+		require.Equal(t, http.StatusTooManyRequests, w.Code, "pages with a wrong bearer token too")
+		w = call(h, "POST", "/login", "127.0.0.1:8089", local, "", "token=wrong", "Content-Type", "application/x-www-form-urlencoded")
 		require.Equal(t, http.StatusTooManyRequests, w.Code, "the login form too")
-		w = call(h, "GET", "/login?code=guess", "127.0.0.1:8089", attacker, "", "")
+		w = call(h, "GET", "/login?code=guess", "127.0.0.1:8089", local, "", "")
 		require.Equal(t, http.StatusTooManyRequests, w.Code, "and login codes")
 		require.Contains(t, w.Body.String(), "Too many failed attempts")
 
-		w = call(h, "GET", preview, "127.0.0.1:8089", other, f.token, "")
-		require.Equal(t, http.StatusOK, w.Code, "another address is not affected")
+		// The operator, on the same address, in the same minute.
+		w = call(h, "GET", preview, "127.0.0.1:8089", local, f.token, "")
+		require.Equal(t, http.StatusOK, w.Code, "the right token is not locked out")
+		w = call(h, "GET", "/timers", "127.0.0.1:8089", local, f.token, "")
+		require.Equal(t, http.StatusOK, w.Code, "pages with the right bearer token")
+		w = call(h, "POST", "/login", "127.0.0.1:8089", local, "", "token="+f.token, "Content-Type", "application/x-www-form-urlencoded")
+		require.Equal(t, http.StatusSeeOther, w.Code, "the login form with the right token starts a session")
+		require.Contains(t, w.Header().Get("Set-Cookie"), "sundial_session=")
+		link := call(h, "POST", "/api/login-links", "127.0.0.1:8089", local, f.token, "")
+		require.Equal(t, http.StatusOK, link.Code)
+		var l struct {
+			URL string `json:"url"`
+		}
+		require.NoError(t, json.Unmarshal(link.Body.Bytes(), &l))
+		u, err := url.Parse(l.URL)
+		require.NoError(t, err)
+		w = call(h, "GET", u.RequestURI(), "127.0.0.1:8089", local, "", "")
+		require.Equal(t, http.StatusSeeOther, w.Code, "a valid login link still logs in")
 
-		clock.Advance(30 * time.Second)
-		w = call(h, "GET", preview, "127.0.0.1:8089", attacker, f.token, "")
-		require.Equal(t, http.StatusTooManyRequests, w.Code)
-		require.Equal(t, "30", w.Header().Get("Retry-After"))
-		clock.Advance(30 * time.Second)
-		w = call(h, "GET", preview, "127.0.0.1:8089", attacker, f.token, "")
-		require.Equal(t, http.StatusOK, w.Code, "the window ended")
+		w = call(h, "GET", preview, "127.0.0.1:8089", local, "guess-h", "")
+		require.Equal(t, http.StatusTooManyRequests, w.Code, "the guesser still is throttled")
+		require.Equal(t, http.StatusUnauthorized, call(h, "GET", preview, "127.0.0.1:8089", other, "guess", "").Code, "another address is not")
+
+		clock.Advance(60 * time.Second)
+		w = call(h, "GET", preview, "127.0.0.1:8089", local, "guess-i", "")
+		require.Equal(t, http.StatusUnauthorized, w.Code, "the window ended")
 
 		// Wrong login codes and typed tokens count like wrong bearer tokens.
-		for range 3 {
+		for range 2 {
 			require.Equal(t, http.StatusUnauthorized, call(h, "GET", "/login?code=guess", "127.0.0.1:8089", other, "", "").Code)
 		}
-		for range 2 {
+		for range 3 {
 			w = call(h, "POST", "/login", "127.0.0.1:8089", other, "", "token=wrong", "Content-Type", "application/x-www-form-urlencoded")
 			require.Equal(t, http.StatusUnauthorized, w.Code)
 		}

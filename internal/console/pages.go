@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 )
@@ -17,13 +18,11 @@ func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http
 			s.renderError(w, r, http.StatusNotFound, "The web console is served by `sundial up`; on AWS only the API (/api/) is deployed.")
 			return
 		}
-		if r.Header.Get("Authorization") != "" {
-			if wait, throttled := s.limiter.blocked(remote(r)); throttled {
-				s.tooMany(w, r, wait, false)
-				return
-			}
+		p, ok, wait := s.authenticatePage(r)
+		if wait > 0 {
+			s.tooMany(w, r, wait, false)
+			return
 		}
-		p, ok := s.authenticatePage(r)
 		if !ok {
 			if safeMethod(r.Method) {
 				http.Redirect(w, r, "/login", http.StatusSeeOther)
@@ -51,18 +50,22 @@ func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http
 	})
 }
 
-func (s *Server) authenticatePage(r *http.Request) (principal, bool) {
+// authenticatePage returns the request's principal; wait > 0 when it sent a wrong bearer
+// token from a throttled address.
+func (s *Server) authenticatePage(r *http.Request) (p principal, ok bool, wait time.Duration) {
 	if ok, present := s.auth.bearer(r); present {
 		if !ok {
-			s.limiter.fail(remote(r))
+			if wait, over := s.wrongCredential(r); over {
+				return principal{}, false, wait
+			}
 		}
-		return principal{kind: "token", name: "api"}, ok
+		return principal{kind: "token", name: "api"}, ok, 0
 	}
 	sess, ok := s.auth.sessionOf(r)
 	if !ok {
-		return principal{}, false
+		return principal{}, false, 0
 	}
-	return principal{kind: "session", name: "console", session: sess}, true
+	return principal{kind: "session", name: "console", session: sess}, true, 0
 }
 
 // loginPage redeems a one-time login link, or shows the form that takes the token.
@@ -76,12 +79,11 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "login", pageData{Title: "Log in"})
 		return
 	}
-	if wait, throttled := s.limiter.blocked(remote(r)); throttled {
-		s.tooMany(w, r, wait, false)
-		return
-	}
 	if !s.auth.redeem(code) {
-		s.limiter.fail(remote(r))
+		if wait, over := s.wrongCredential(r); over {
+			s.tooMany(w, r, wait, false)
+			return
+		}
 		s.log.Warn("login link refused", "remote", r.RemoteAddr)
 		s.render(w, r, http.StatusUnauthorized, "login", pageData{Title: "Log in",
 			Data: "This login link is invalid, expired or already used. Paste the token, or ask sundial up for a new link."})
@@ -95,16 +97,15 @@ func (s *Server) loginWithToken(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusNotFound, "No login on AWS: the API uses IAM.")
 		return
 	}
-	if wait, throttled := s.limiter.blocked(remote(r)); throttled {
-		s.tooMany(w, r, wait, false)
-		return
-	}
 	if err := r.ParseForm(); err != nil {
 		s.fail(w, r, formError(err), true)
 		return
 	}
 	if !s.auth.tokenOK(r.PostForm.Get("token")) {
-		s.limiter.fail(remote(r))
+		if wait, over := s.wrongCredential(r); over {
+			s.tooMany(w, r, wait, false)
+			return
+		}
 		s.log.Warn("login with a wrong token", "remote", r.RemoteAddr)
 		s.render(w, r, http.StatusUnauthorized, "login", pageData{Title: "Log in", Data: "Wrong token."})
 		return

@@ -35,6 +35,12 @@ type Processor struct {
 	// MaxEarly bounds how early a message may arrive and still be held until its due instant
 	// (SQS delays are whole seconds); earlier messages are re-sent with a new delay.
 	MaxEarly time.Duration
+	// MaxAhead bounds how far ahead of now a message may be due (MaxAheadFor the fetch's
+	// look-ahead; 0: MaxAheadFor(MaxDelay)): no component sends a firing due past the fetch's
+	// look-ahead, and each is delayed until about its instant, so a message due further ahead
+	// was sent by no Sundial component. It is refused (and dead-lettered) rather than re-sent
+	// "arrived early" every 15 minutes for ever.
+	MaxAhead time.Duration
 	// FailedBackoff is how long a failed record stays hidden before redelivery, per receive.
 	FailedBackoff time.Duration
 	// DeadlineMargin is kept free before the invocation's own deadline to write the result.
@@ -125,6 +131,9 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	now := p.Clock.Now()
 	wait := f.DueAt.Sub(now)
 	if wait > p.MaxEarly {
+		if err := p.checkEarly(ctx, f, wait); err != nil {
+			return nil, nil, err
+		}
 		p.stats.Requeued.Add(1)
 		log.Info("processor: message arrived early; re-sent with a delay", "early_by", fmtDur(wait))
 		return nil, &Outgoing{Firing: f, Priority: priorityOf(rec), Delay: min(wait, MaxDelay)}, nil
@@ -195,6 +204,43 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error,
 		"next_run", exec.NextRun, "gave_up", exec.GaveUp)
 	return &after, nil, nil
+}
+
+// AheadSlack is what MaxAheadFor allows past the look-ahead: clock skew and a late tick.
+const AheadSlack = time.Minute
+
+// MaxAheadFor is the Processor.MaxAhead of a stack whose fetch looks lookahead ahead.
+func MaxAheadFor(lookahead time.Duration) time.Duration {
+	return min(lookahead, MaxDelay) + AheadSlack
+}
+
+// checkEarly vets a message that arrived early before it is re-sent: a firing due past
+// MaxAhead, or of a timer that does not exist, is refused — the error makes SQS redeliver it
+// until the queue's maxReceiveCount moves it to the dead-letter queue — with the reason logged.
+func (p *Processor) checkEarly(ctx context.Context, f message.Firing, wait time.Duration) error {
+	bound := p.MaxAhead
+	if bound <= 0 {
+		bound = MaxAheadFor(MaxDelay)
+	}
+	log := p.Log.With("app", f.Key().AppName(), "timer", f.Timer, "tenant", f.Tenant, "due_at", f.DueAt, "reason", f.Reason)
+	if wait > bound {
+		p.stats.Rejected.Add(1)
+		metricsOr(p.Metrics).MessageRejected()
+		err := fmt.Errorf("%w: due at %s, %s from now: no Sundial component sends a firing due more than %s ahead (the fetch's look-ahead and %s of slack)",
+			message.ErrMalformed, f.DueAt.Format(time.RFC3339), fmtDur(wait), fmtDur(bound), fmtDur(AheadSlack))
+		log.Error("processor: message due too far ahead; it will go to the dead-letter queue", "error", err)
+		return err
+	}
+	if _, err := p.Store.Get(ctx, f.Key()); errors.Is(err, timer.ErrNotFound) {
+		p.stats.Rejected.Add(1)
+		metricsOr(p.Metrics).MessageRejected()
+		log.Error("processor: message arrived early for an unknown timer; it will go to the dead-letter queue", "error", err)
+		return err
+	} else if err != nil {
+		log.Error("processor: could not read the timer of an early message; it will be redelivered", "error", err)
+		return err
+	}
+	return nil
 }
 
 // misfire applies the timer's misfire policy to an overdue scheduled firing: "skip" returns

@@ -111,6 +111,9 @@ func Parse(r io.Reader) (Manifest, error) {
 	if len(data) > MaxFileBytes {
 		return Manifest{}, fmt.Errorf("%w: larger than %d bytes", errkind.Invalid, MaxFileBytes)
 	}
+	if err := checkExpansion(data); err != nil {
+		return Manifest{}, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var m Manifest
@@ -219,6 +222,7 @@ func (t Timer) problems() []error {
 	if err := t.Action.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("action: %v", err))
 	}
+	errs = append(errs, t.itemProblems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
 			errs = append(errs, fmt.Errorf("properties: key %q must be 1..128 characters", k))

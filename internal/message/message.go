@@ -2,12 +2,12 @@
 package message
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/strictjson"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -74,20 +74,16 @@ func Encode(f Firing) (string, error) {
 	return string(b), nil
 }
 
-// Decode parses and validates a body; unknown fields are refused so that a message meant for
-// another system is not half-understood.
+// Decode parses and validates a body strictly (strictjson, as the console's PATCH): unknown,
+// duplicate or case-variant keys and trailing data are refused, so that a message meant for
+// another system — or read differently by another decoder — is not half-understood.
 func Decode(body string) (Firing, error) {
 	if len(body) > MaxBodyBytes {
 		return Firing{}, fmt.Errorf("%w: body is %d bytes, limit %d", ErrMalformed, len(body), MaxBodyBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(body)))
-	dec.DisallowUnknownFields()
 	var f Firing
-	if err := dec.Decode(&f); err != nil {
+	if err := strictjson.Decode([]byte(body), &f); err != nil {
 		return Firing{}, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	if dec.More() {
-		return Firing{}, fmt.Errorf("%w: trailing data after the JSON object", ErrMalformed)
 	}
 	if err := f.Validate(); err != nil {
 		return Firing{}, err

@@ -9,8 +9,10 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/cost"
@@ -34,7 +36,15 @@ type Instance struct {
 	Active     bool
 	// ItemBytes is its timer item's size (ItemBytes; 0: cost.TimerItemBytes).
 	ItemBytes int
+	// Count is how many like instances this one stands for (0: one): FromManifest gives a
+	// manifest that makes more than MaxListedInstances one Instance per entry, standing for
+	// its shards and tenants, so that a plan's memory grows with the manifest, not with the
+	// instances it makes.
+	Count int
 }
+
+// weight is the instances inst stands for.
+func (inst Instance) weight() int { return max(inst.Count, 1) }
 
 // ItemBytes estimates a timer item's size as DynamoDB bills it: the benchmark's measured
 // item (cost.TimerItemBytes) and what this one stores beyond it — the name twice (key and
@@ -76,19 +86,31 @@ func ItemBytes(name, tenant string, st timer.Settings) int {
 	return max(n+mapBytes("properties", st.Properties), 1)
 }
 
+// MaxListedInstances is the most instances a plan lists one by one; a manifest that makes
+// more is planned one row per entry (Instance.Count).
+const MaxListedInstances = 10_000
+
 // FromManifest expands a manifest's entries into their instances: shards, and one per tenant
 // for multi-tenant entries (tenants: the manifest's when nil). The warnings name the
-// multi-tenant entries that make no instance for want of tenants.
+// multi-tenant entries that make no instance for want of tenants. Above MaxListedInstances,
+// each entry is one Instance whose Count is its shards × tenants (and a warning says so).
 func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([]Instance, []string) {
 	if tenants == nil {
 		tenants = m.Tenants
 	}
 	var out []Instance
 	var warnings []string
+	total := 0
 	for _, t := range m.Timers {
 		if t.MultiTenant && len(tenants) == 0 {
 			warnings = append(warnings, fmt.Sprintf("%s is multi-tenant and no tenant is named: not counted (give the tenants)", t.Name))
 		}
+		total += copies(t, len(tenants))
+	}
+	if total > MaxListedInstances {
+		return perEntry(m, tenants, d), append(warnings, fmt.Sprintf("the manifest makes %d instances: planned one row per entry standing for its shards × tenants (TENANT \"(N instances)\", --json \"count\"), all of them counted", total))
+	}
+	for _, t := range m.Timers {
 		for _, in := range t.Expand(tenants, d) {
 			out = append(out, Instance{App: timer.NormApp(m.App), Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
 				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
@@ -96,6 +118,53 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 		}
 	}
 	return out, warnings
+}
+
+// copies is how many instances entry t makes for n tenants.
+func copies(t manifest.Timer, n int) int {
+	c := len(t.InstanceNames())
+	if t.MultiTenant {
+		c *= n
+	}
+	return c
+}
+
+// perEntry is one Instance per entry, standing for its copies; its item size is that of the
+// last shard (the longest tt_index) for a tenant of the tenants' mean name length.
+func perEntry(m manifest.Manifest, tenants []string, d manifest.Defaults) []Instance {
+	tenant := ""
+	if len(tenants) > 0 {
+		sum := 0
+		for _, name := range tenants {
+			sum += len(name)
+		}
+		tenant = strings.Repeat("t", (sum+len(tenants)-1)/len(tenants))
+	}
+	out := make([]Instance, 0, len(m.Timers))
+	for _, t := range m.Timers {
+		n := copies(t, len(tenants))
+		if n == 0 {
+			continue
+		}
+		st := t.Settings(d)
+		names := t.InstanceNames()
+		if t.Shards > 0 {
+			st.Properties = maps.Clone(st.Properties)
+			if st.Properties == nil {
+				st.Properties = map[string]string{}
+			}
+			st.Properties[manifest.PropShardIndex] = fmt.Sprint(t.Shards - 1)
+			st.Properties[manifest.PropShardTotal] = fmt.Sprint(t.Shards)
+		}
+		ten := ""
+		if t.MultiTenant {
+			ten = tenant
+		}
+		out = append(out, Instance{App: timer.NormApp(m.App), Timer: t.Name, Schedule: st.Schedule, Timezone: st.Timezone, DST: st.DST,
+			Priority: st.Priority, MaxRetries: st.MaxRetries, Active: t.IsActive(), Count: n,
+			ItemBytes: ItemBytes(names[len(names)-1], ten, st)})
+	}
+	return out
 }
 
 // FromStored converts the stack's stored instances (their effective settings, an operator's
@@ -136,6 +205,9 @@ type Input struct {
 
 // MaxDays bounds the horizon (the per-second histogram is kept for all of it).
 const MaxDays = 31
+
+// MaxInstances bounds the instances a plan counts (Σ Count): the per-second counts are int32.
+const MaxInstances = 1_000_000_000
 
 // MaxFirings bounds the firings enumerated (schedule.Next calls): a manifest of many distinct
 // sub-minute schedules over a long horizon is refused rather than left running.
@@ -200,6 +272,9 @@ type InstancePlan struct {
 	Timezone string `json:"timezone"`
 	DST      string `json:"dst"`
 	Active   bool   `json:"active"`
+	// Count is how many like instances the row stands for (1, or an entry's shards × tenants
+	// when the manifest makes more than MaxListedInstances); Firings are each one's.
+	Count int `json:"count"`
 	// Firings in the horizon, and per day on average (Firings ÷ Days).
 	Firings       int     `json:"firings"`
 	FiringsPerDay float64 `json:"firingsPerDay"`
@@ -340,12 +415,12 @@ func Compute(in Input) (Plan, error) {
 	)
 	for i, inst := range in.Instances {
 		perInst[i] = InstancePlan{App: timer.AppName(inst.App), Timer: inst.Timer, Tenant: inst.Tenant, Priority: inst.Priority, Schedule: inst.Schedule,
-			Timezone: zoneName(inst.Timezone), DST: dstName(inst.DST), Active: inst.Active, PerDay: []DayCount{}, ItemBytes: inst.ItemBytes}
+			Timezone: zoneName(inst.Timezone), DST: dstName(inst.DST), Active: inst.Active, Count: inst.weight(), PerDay: []DayCount{}, ItemBytes: inst.ItemBytes}
 	}
 	for _, g := range groups {
 		counts := [4]int32{}
 		for _, m := range g.members {
-			counts[in.Instances[m].Priority-1]++
+			counts[in.Instances[m].Priority-1] += int32(in.Instances[m].weight())
 		}
 		for pr, c := range counts {
 			if c > 0 && hist[pr] == nil {
@@ -377,14 +452,15 @@ func Compute(in Input) (Plan, error) {
 			ip.WriteUnitsPerFiring = (cost.ClaimWrites+cost.FinishWrites)*timerKB + cost.LogWrites*cost.WriteKB(in.Items.Log) +
 				ip.IndexMoveShare*cost.DueIndexMoveWrites
 			ex, fl := retryFactors(in.FailureRate, in.Instances[m].MaxRetries)
-			executions := float64(r.firings) * ex
+			w := float64(ip.Count)
+			executions := float64(r.firings) * ex * w
 			writeKB += executions * timerKB
 			readKB += executions * cost.ReadKB(ip.ItemBytes)
-			scheduled += float64(r.firings)
-			retries += float64(r.firings) * (ex - 1)
-			failed += float64(r.firings) * fl
-			moves += r.moves
-			stale += r.staleMinutes
+			scheduled += float64(r.firings) * w
+			retries += float64(r.firings) * (ex - 1) * w
+			failed += float64(r.firings) * fl * w
+			moves += r.moves * w
+			stale += r.staleMinutes * w
 		}
 	}
 	if !in.Summary {
@@ -400,7 +476,7 @@ func Compute(in Input) (Plan, error) {
 		pp := PriorityPlan{Priority: pr + 1, TemplateConcurrency: in.Stack.Concurrency[pr]}
 		for _, inst := range in.Instances {
 			if inst.Active && inst.Priority == pr+1 {
-				pp.Instances++
+				pp.Instances += inst.weight()
 			}
 		}
 		var sum int64
@@ -456,8 +532,8 @@ func Compute(in Input) (Plan, error) {
 	sumBytes := 0
 	for _, inst := range in.Instances {
 		if inst.Active {
-			sumBytes += inst.ItemBytes
-			active++
+			sumBytes += inst.ItemBytes * inst.weight()
+			active += inst.weight()
 		}
 	}
 	if active > 0 {
@@ -550,7 +626,14 @@ func (in *Input) defaults() error {
 		return fmt.Errorf("%w: target utilization %v is out of range 0.2..0.9 (DynamoDB auto scaling's 20%%..90%%)", ErrInput, in.TargetUtilization)
 	}
 	ins := make([]Instance, len(in.Instances))
+	total := 0
 	for i, inst := range in.Instances {
+		if inst.Count < 0 || inst.Count > MaxInstances {
+			return fmt.Errorf("%w: timer %q: count %d is out of range 0..%d", ErrInput, inst.Timer, inst.Count, MaxInstances)
+		}
+		if total += inst.weight(); total > MaxInstances {
+			return fmt.Errorf("%w: more than %d timer instances: plan fewer tenants or entries", ErrInput, MaxInstances)
+		}
 		if inst.Priority == 0 {
 			inst.Priority = timer.DefaultPriority
 		}
@@ -659,7 +742,7 @@ func (p *Plan) warn(in Input) {
 	inactive := 0
 	for _, inst := range in.Instances {
 		if !inst.Active {
-			inactive++
+			inactive += inst.weight()
 		}
 	}
 	if inactive > 0 {
@@ -671,7 +754,7 @@ func countActive(ins []Instance) int {
 	n := 0
 	for _, in := range ins {
 		if in.Active {
-			n++
+			n += in.weight()
 		}
 	}
 	return n

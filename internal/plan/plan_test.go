@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -399,4 +400,62 @@ func TestItemBytes(t *testing.T) {
 		require.Equal(t, 500, p.Instances[1].ItemBytes, "the measured default")
 		require.InDelta(t, 2*43200*1.5*2+2*43200*1.5, p.Month.FiringsUsage.WriteUnits, 1e-6, "claim and finish at 1.5 KB on average, the log item 1 and the page 0.5")
 	})
+}
+
+// An Instance with a Count plans as that many like instances: the totals of a manifest
+// listed one instance per tenant and planned one row per entry are the same.
+func TestCountedInstancesPlanAsTheirCopies(t *testing.T) {
+	t.Parallel()
+	m, err := manifest.Parse(strings.NewReader(`
+timers:
+  - name: Report
+    schedule: "every 1m"
+    multiTenant: true
+    maxRetries: 2
+    action: {http: {url: "http://127.0.0.1:9/ok"}}
+  - name: Sweep
+    schedule: "every 30s"
+    shards: 3
+    multiTenant: true
+    priority: 1
+    action: {http: {url: "http://127.0.0.1:9/ok"}}
+`))
+	require.NoError(t, err)
+	tenants := make([]string, 2000)
+	for i := range tenants {
+		tenants[i] = fmt.Sprintf("tenant%04d", i)
+	}
+	listed, warnings := plan.FromManifest(m, tenants, manifest.Defaults{})
+	require.Empty(t, warnings)
+	require.Len(t, listed, 8000)
+	grouped := []plan.Instance{
+		{Timer: "Report", Schedule: "every 1m", Priority: 3, MaxRetries: 2, Active: true, Count: 2000, ItemBytes: listed[0].ItemBytes},
+		{Timer: "Sweep", Schedule: "every 30s", Priority: 1, Active: true, Count: 6000, ItemBytes: listed[2000].ItemBytes},
+	}
+	in := plan.Input{From: from, Days: 1, FailureRate: 0.1}
+	in.Instances = listed
+	a := compute(t, in)
+	in.Instances = grouped
+	b := compute(t, in)
+	require.Len(t, b.Instances, 2)
+	require.Equal(t, 2000, b.Instances[0].Count)
+	for i := range 4 {
+		require.Equal(t, a.Priorities[i].Instances, b.Priorities[i].Instances, i)
+		require.InDelta(t, a.Priorities[i].FiringsPerDay, b.Priorities[i].FiringsPerDay, 1e-6, i)
+		require.Equal(t, a.Priorities[i].PeakFiringsPerSecond, b.Priorities[i].PeakFiringsPerSecond, i)
+	}
+	require.InEpsilon(t, a.Month.Executions, b.Month.Executions, 1e-9)
+	require.InEpsilon(t, a.Month.Retries, b.Month.Retries, 1e-9)
+	require.InEpsilon(t, a.Month.TotalUsage.WriteUnits, b.Month.TotalUsage.WriteUnits, 1e-3)
+	require.InEpsilon(t, a.Month.OnDemand.USD, b.Month.OnDemand.USD, 1e-3)
+
+	// Past MaxListedInstances, FromManifest itself plans one row per entry.
+	many := make([]string, plan.MaxListedInstances)
+	for i := range many {
+		many[i] = fmt.Sprint("t", i)
+	}
+	rows, warnings := plan.FromManifest(m, many, manifest.Defaults{})
+	require.Len(t, rows, 2)
+	require.Equal(t, []int{plan.MaxListedInstances, 3 * plan.MaxListedInstances}, []int{rows[0].Count, rows[1].Count})
+	require.Len(t, warnings, 1)
 }

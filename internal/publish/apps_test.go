@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -402,6 +403,13 @@ func TestAppManifestS3(t *testing.T) {
 		"billing-config/timers.yaml?v2": "timers:\n  - {name: Cleanup, schedule: every 1h, priority: 2, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n",
 		"billing-config/bad.yaml":       "timers:\n  - {name: Cleanup, schedule: every 1h, priority: 7, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n",
 	}}
+	// One 300 KB value aliased 19 times (6 MB expanded), and one over DynamoDB's item limit.
+	aliases := "timers:\n  - {name: T0, schedule: every 1h, action: {http: {url: \"http://h/\"}}, properties: {p: &big " + strings.Repeat("x", 300<<10) + "}}\n"
+	for i := 1; i < 20; i++ {
+		aliases += fmt.Sprintf("  - {name: T%d, schedule: every 1h, action: {http: {url: \"http://h/\"}}, properties: {p: *big}}\n", i)
+	}
+	f.objects["billing-config/aliases.yaml"] = aliases
+	f.objects["billing-config/huge.yaml"] = "timers:\n  - {name: Huge, schedule: every 1h, action: {http: {url: \"http://h/\"}}, properties: {p: " + strings.Repeat("x", 410<<10) + "}}\n"
 	h.S3 = f
 	ev := func(loc map[string]any) cfn.Event {
 		return cfn.Event{RequestType: cfn.RequestCreate, RequestID: "r-" + loc["Key"].(string), ResourceType: publish.TimersResourceType,
@@ -417,9 +425,14 @@ func TestAppManifestS3(t *testing.T) {
 
 	_, _, err = h.Handle(ctx, ev(map[string]any{"Bucket": "billing-config", "Key": "bad.yaml"}))
 	require.ErrorContains(t, err, `ManifestS3: s3://billing-config/bad.yaml: invalid input: timers[0] "Cleanup": priority: 7`)
+	// The size checks of `sundial check` hold for a manifest read from S3 too.
+	_, _, err = h.Handle(ctx, ev(map[string]any{"Bucket": "billing-config", "Key": "aliases.yaml"}))
+	require.ErrorContains(t, err, `ManifestS3: s3://billing-config/aliases.yaml: invalid input: the manifest expands`)
+	_, _, err = h.Handle(ctx, ev(map[string]any{"Bucket": "billing-config", "Key": "huge.yaml"}))
+	require.ErrorContains(t, err, `ManifestS3: s3://billing-config/huge.yaml: invalid input: timers[0] "Huge": properties/action: an instance would be a`)
 	_, _, err = h.Handle(ctx, ev(map[string]any{"Bucket": "billing-config", "Key": "missing.yaml"}))
 	require.ErrorContains(t, err, "NoSuchKey")
 	_, _, err = h.Handle(ctx, ev(map[string]any{"Key": "x"}))
 	require.ErrorContains(t, err, "want {Bucket, Key, Version (optional)}")
-	require.Equal(t, []string{"billing-config/timers.yaml?v2", "billing-config/bad.yaml", "billing-config/missing.yaml"}, f.asked)
+	require.Equal(t, []string{"billing-config/timers.yaml?v2", "billing-config/bad.yaml", "billing-config/aliases.yaml", "billing-config/huge.yaml", "billing-config/missing.yaml"}, f.asked)
 }
