@@ -17,7 +17,8 @@ type LambdaAPI interface {
 var _ LambdaAPI = (*lambda.Client)(nil)
 
 // LambdaInvoker runs a Lambda action synchronously (RequestResponse), so the run's outcome and
-// duration are the function's own, exactly like an HTTP action.
+// duration are the function's own, exactly like an HTTP action; an async action's answer is
+// its acceptance.
 type LambdaInvoker struct {
 	Client LambdaAPI
 }
@@ -40,10 +41,12 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 	}
 	fn := spec.Lambda.Function
 	limit := budget(ctx)
+	// Always RequestResponse, async actions too: an Event invocation is Lambda's to retry
+	// (twice after a function error), to keep for hours when throttled and sometimes to
+	// deliver twice — runs of one firing that Sundial neither fences nor logs. An async action
+	// answers at once that it started the work (elsewhere: a Lambda function stops when it
+	// answers) and reports with the client.
 	kind := types.InvocationTypeRequestResponse
-	if p.Async {
-		kind = types.InvocationTypeEvent // Lambda queues it and answers 202 at once
-	}
 	fenced, err := fence(ctx)
 	if err != nil {
 		return Result{}, classify(ctx, limit, &Failure{head: "lambda invoke not sent: its deadline had passed", Err: err})
@@ -82,7 +85,9 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 		}
 	}
 	if p.Async {
-		return Result{Status: int(out.StatusCode), Accepted: true}, nil
+		// A successful answer to an async payload is the acceptance; the outcome comes
+		// with the client's Complete or Fail.
+		return Result{Status: 200, Accepted: true}, nil
 	}
 	next, err := decodeResult(out.Payload)
 	if err != nil {

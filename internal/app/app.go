@@ -107,7 +107,8 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	a.LogWriter = &LogWriter{Store: store, Log: o.Log}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
-		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
+		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay,
+			ProcessorWait: timer.MaxSyncTimeout(cfg.ProcessorTimeout)}}
 	return a, nil
 }
 
