@@ -1,6 +1,8 @@
 package sundial
 
 import (
+	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -34,4 +36,37 @@ func TestProcessorTimeout(t *testing.T) {
 	require.NotNil(t, env, "every function is told the processor's timeout")
 	require.Equal(t, "!Ref", timeout.Tag)
 	require.Equal(t, timeout.Tag+" "+timeout.Value, env.Tag+" "+env.Value, "the variable and the processor's Timeout are one parameter")
+}
+
+// Every ARN the template builds names the stack's partition (${AWS::Partition}): a literal
+// "arn:aws:" is wrong in aws-cn and aws-us-gov, where no policy or reference with it matches.
+// Descriptions are prose for the operator and may show examples.
+func TestTemplateARNsUseThePartition(t *testing.T) {
+	t.Parallel()
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(Template, &doc))
+	literal := regexp.MustCompile(`arn:aws[a-z-]*:`)
+	var found []string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == "Description" {
+					continue
+				}
+				walk(n.Content[i+1], path+"."+n.Content[i].Value)
+			}
+		case yaml.ScalarNode:
+			if literal.MatchString(n.Value) {
+				found = append(found, fmt.Sprintf("%s (line %d): %s", path, n.Line, n.Value))
+			}
+		}
+	}
+	walk(&doc, "")
+	require.Empty(t, found, "ARNs with a literal partition; use ${AWS::Partition}")
 }
