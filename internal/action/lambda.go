@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 )
@@ -15,6 +18,38 @@ type LambdaAPI interface {
 }
 
 var _ LambdaAPI = (*lambda.Client)(nil)
+
+// LambdaOptions configures a Lambda client that invokes actions (pass it to lambda.New or
+// lambda.NewFromConfig): its SDK retries only the calls Lambda cannot have run.
+func LambdaOptions(o *lambda.Options) { o.Retryer = InvokeRetryer() }
+
+// InvokeRetryer is the SDK's standard retryer retrying only an Invoke that never reached a
+// function: a connection that could not be made (the request never left), and a throttle
+// (429 TooManyRequestsException and the other throttling codes: Lambda ran nothing). Any
+// other error — a connection reset or a timeout once the request was written, a 5xx — may
+// come after the function ran; retried by the SDK it would run the action twice under one
+// execution, with one line in the log. It is the attempt's failure instead: Sundial's retry
+// policy runs the next attempt, logged as such.
+func InvokeRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.Retryables = []retry.IsErrorRetryable{
+			retry.NoRetryCanceledError{},
+			retry.IsErrorRetryableFunc(notSent),
+			retry.RetryableErrorCode{Codes: retry.DefaultThrottleErrorCodes},
+			retry.IsErrorRetryableFunc(func(error) aws.Ternary { return aws.FalseTernary }),
+		}
+	})
+}
+
+// notSent: the connection could not be made (a dial error: refused, unreachable, DNS), so
+// nothing was sent.
+func notSent(err error) aws.Ternary {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return aws.TrueTernary
+	}
+	return aws.UnknownTernary
+}
 
 // LambdaInvoker runs a Lambda action synchronously (RequestResponse), so the run's outcome and
 // duration are the function's own, exactly like an HTTP action; an async action's answer is
