@@ -6,7 +6,9 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // cmdCheck validates a manifest offline — what a deploy would reject, it rejects, naming the
@@ -14,12 +16,23 @@ import (
 // entries make one per registered tenant, which only the stack knows).
 func cmdCheck(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	params := map[string]string{}
+	fs.Var((*templateParams)(&params), "param", "template parameter `NAME=VALUE` of the stack the manifest is for, repeatable, e.g. --param ProcessorTimeoutSeconds=300 (default: the template's defaults)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	path, m, err := manifestArg(fs)
 	if err != nil {
 		return err
+	}
+	// A timer without async must fit what the stack's processor can wait: its function's
+	// Timeout in the template this binary carries.
+	processor, err := sundial.ProcessorTimeout(sundial.Template, params)
+	if err != nil {
+		return err
+	}
+	if err := m.ValidateFor(manifest.Defaults{ProcessorWait: timer.MaxSyncTimeout(processor)}); err != nil {
+		return fmt.Errorf("manifest %s: %w", path, err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	printf(tw, "TIMER\tSCHEDULE\tINSTANCES\n")

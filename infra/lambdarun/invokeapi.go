@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"reflect"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,13 +49,33 @@ const (
 //     with or without a :qualifier.
 //   - An invocation runs to its end (or the function's timeout) even if the caller hangs up.
 //
-// Not emulated: request signing is not checked, asynchronous invocations are not retried on
-// error (Lambda retries twice) and have no destinations, X-Amz-Log-Type: Tail returns no log,
-// and concurrency is not limited.
+// Event invocations are handled as Lambda's asynchronous invocation queue handles them
+// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html): after
+// a function error the event is retried twice, 1 and then 2 minutes later (EventRetryDelays);
+// an event older than its maximum age (6 hours, MaxEventAge) is dropped instead of run; and,
+// the queue being at-least-once, an event is sometimes delivered twice
+// (DuplicateProbability). EventStats counts what it did.
+//
+// Not emulated: request signing is not checked, asynchronous invocations have no
+// destinations and are never throttled (so never kept back for hours: concurrency is not
+// limited), and X-Amz-Log-Type: Tail returns no log.
 type InvokeAPI struct {
 	// Region and Account appear in ARNs of error messages (default us-east-1, 000000000000).
 	Region, Account string
 	Log             *slog.Logger // default: discard
+
+	// EventRetryDelays are the waits before each retry of an Event invocation whose
+	// function failed. nil: Lambda's, two retries 1 and 2 minutes apart
+	// (DefaultEventRetryDelays); an empty slice: none (MaximumRetryAttempts 0). Tests shrink them.
+	EventRetryDelays []time.Duration
+	// MaxEventAge: an event not yet run this long after it was accepted is dropped, with a
+	// warning (0: Lambda's default and maximum, 6 hours).
+	MaxEventAge time.Duration
+	// DuplicateProbability is the chance, 0..1, that an Event invocation is delivered a
+	// second time, at once, as Lambda's queue occasionally does (0: never).
+	DuplicateProbability float64
+
+	events EventStats
 
 	mu     sync.RWMutex
 	fns    map[string]Invoker
@@ -215,15 +237,20 @@ func (a *InvokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 			invokeAPIError(w, http.StatusServiceUnavailable, "ServiceException", "the local Lambda service is shutting down")
 			return
 		}
-		a.async.Add(1)
+		deliveries := 1
+		if p := a.DuplicateProbability; p > 0 && mrand.Float64() < p {
+			deliveries = 2
+			a.events.Duplicated.Add(1)
+		}
+		a.async.Add(deliveries)
 		a.mu.Unlock()
-		go func() {
-			defer a.async.Done()
-			if _, err := a.run(a.baseCtx, fn, id, payload); err != nil {
-				a.log().Warn("asynchronous invocation failed (Lambda would retry it; this emulation does not)",
-					"function", name, "request_id", id, "error", err)
-			}
-		}()
+		accepted := time.Now()
+		for range deliveries {
+			go func() {
+				defer a.async.Done()
+				a.runEvent(fn, name, id, payload, accepted)
+			}()
+		}
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		// Detached from the caller's connection, as on Lambda: the function runs on when the
@@ -248,6 +275,63 @@ func (a *InvokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(out)
+	}
+}
+
+// DefaultEventRetryDelays are Lambda's retries of a failed Event invocation: two, after 1 and
+// then 2 more minutes.
+var DefaultEventRetryDelays = []time.Duration{time.Minute, 2 * time.Minute}
+
+// DefaultMaxEventAge is how long Lambda keeps an Event invocation by default (and at most).
+const DefaultMaxEventAge = 6 * time.Hour
+
+// EventStats counts what the emulated asynchronous queue did.
+type EventStats struct {
+	Retried    atomic.Int64 // runs after a function error
+	Duplicated atomic.Int64 // events delivered twice
+	Expired    atomic.Int64 // events dropped at their maximum age
+	Failed     atomic.Int64 // events whose last run failed (Lambda discards them without a destination)
+}
+
+// EventStats returns the asynchronous queue's counters.
+func (a *InvokeAPI) EventStats() *EventStats { return &a.events }
+
+// runEvent runs one delivery of an Event invocation and its retries after function errors,
+// each only while the event is younger than its maximum age.
+func (a *InvokeAPI) runEvent(fn Invoker, name, id string, payload []byte, accepted time.Time) {
+	delays := a.EventRetryDelays
+	if delays == nil {
+		delays = DefaultEventRetryDelays
+	}
+	maxAge := a.MaxEventAge
+	if maxAge <= 0 {
+		maxAge = DefaultMaxEventAge
+	}
+	log := a.log().With("function", name, "request_id", id)
+	for attempt := 0; ; attempt++ {
+		if age := time.Since(accepted); age > maxAge {
+			a.events.Expired.Add(1)
+			log.Warn("asynchronous invocation dropped: older than its maximum event age", "age", age.String(), "max_age", maxAge.String())
+			return
+		}
+		if attempt > 0 {
+			a.events.Retried.Add(1)
+		}
+		_, err := a.run(a.baseCtx, fn, id, payload)
+		if err == nil || errors.Is(err, ErrStopped) || a.baseCtx.Err() != nil {
+			return
+		}
+		if attempt == len(delays) {
+			a.events.Failed.Add(1)
+			log.Warn("asynchronous invocation failed after its retries; discarded (no destination)", "attempts", attempt+1, "error", err)
+			return
+		}
+		log.Warn("asynchronous invocation failed; Lambda retries it", "attempt", attempt+1, "retry_in", delays[attempt].String(), "error", err)
+		select {
+		case <-time.After(delays[attempt]):
+		case <-a.baseCtx.Done():
+			return
+		}
 	}
 }
 

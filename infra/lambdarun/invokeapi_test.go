@@ -285,3 +285,106 @@ func TestInvokeAPICloseWaitsForEventInvocations(t *testing.T) {
 	_, err = client.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("slow")})
 	require.Error(t, err, "a closed API takes no invocation")
 }
+
+// Event invocations are Lambda's to retry, expire and sometimes deliver twice: the emulation
+// does all three, with the delays shrunk.
+func TestInvokeAPIEventQueue(t *testing.T) {
+	t.Parallel()
+	start := func(t *testing.T, api *lambdarun.InvokeAPI, fn rawInvoker) *lambda.Client {
+		t.Helper()
+		require.NoError(t, api.Register("fn", fn))
+		base, err := api.Start("127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = api.Close(ctx)
+		})
+		return lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(base),
+			Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	}
+	event := func(t *testing.T, c *lambda.Client) {
+		t.Helper()
+		out, err := c.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("fn"), InvocationType: types.InvocationTypeEvent, Payload: []byte(`{}`)})
+		require.NoError(t, err)
+		require.EqualValues(t, http.StatusAccepted, out.StatusCode)
+	}
+	type run struct {
+		id string
+		at time.Time
+	}
+	recorder := func(fail bool) (rawInvoker, chan run) {
+		runs := make(chan run, 10)
+		return func(_ context.Context, id string, _ []byte) ([]byte, error) {
+			runs <- run{id, time.Now()}
+			if fail {
+				return nil, errors.New("boom")
+			}
+			return []byte(`{}`), nil
+		}, runs
+	}
+	collect := func(runs chan run, quiet time.Duration) []run {
+		var got []run
+		for {
+			select {
+			case r := <-runs:
+				got = append(got, r)
+			case <-time.After(quiet):
+				return got
+			}
+		}
+	}
+
+	t.Run("DefaultsAreLambdas", func(t *testing.T) {
+		t.Parallel()
+		require.Equal(t, []time.Duration{time.Minute, 2 * time.Minute}, lambdarun.DefaultEventRetryDelays)
+		require.Equal(t, 6*time.Hour, lambdarun.DefaultMaxEventAge)
+	})
+
+	t.Run("AFunctionErrorIsRetriedTwiceAfterTheDelays", func(t *testing.T) {
+		t.Parallel()
+		api := lambdarun.NewInvokeAPI()
+		api.EventRetryDelays = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}
+		fn, runs := recorder(true)
+		event(t, start(t, api, fn))
+		got := collect(runs, time.Second)
+		require.Len(t, got, 3, "the first run and Lambda's two retries")
+		require.Equal(t, got[0].id, got[2].id, "one event, one request id")
+		require.GreaterOrEqual(t, got[1].at.Sub(got[0].at), 100*time.Millisecond)
+		require.GreaterOrEqual(t, got[2].at.Sub(got[1].at), 200*time.Millisecond)
+		require.EqualValues(t, 2, api.EventStats().Retried.Load())
+		require.EqualValues(t, 1, api.EventStats().Failed.Load())
+	})
+
+	t.Run("ASuccessIsNotRetried", func(t *testing.T) {
+		t.Parallel()
+		api := lambdarun.NewInvokeAPI()
+		api.EventRetryDelays = []time.Duration{50 * time.Millisecond, 50 * time.Millisecond}
+		fn, runs := recorder(false)
+		event(t, start(t, api, fn))
+		require.Len(t, collect(runs, 500*time.Millisecond), 1)
+	})
+
+	t.Run("ARetryPastTheMaximumAgeIsDropped", func(t *testing.T) {
+		t.Parallel()
+		api := lambdarun.NewInvokeAPI()
+		api.EventRetryDelays = []time.Duration{300 * time.Millisecond, time.Millisecond}
+		api.MaxEventAge = 200 * time.Millisecond
+		fn, runs := recorder(true)
+		event(t, start(t, api, fn))
+		require.Len(t, collect(runs, time.Second), 1, "the retry would run after the event's maximum age")
+		require.EqualValues(t, 1, api.EventStats().Expired.Load())
+	})
+
+	t.Run("AnEventIsSometimesDeliveredTwice", func(t *testing.T) {
+		t.Parallel()
+		api := lambdarun.NewInvokeAPI()
+		api.DuplicateProbability = 1
+		fn, runs := recorder(false)
+		event(t, start(t, api, fn))
+		got := collect(runs, 500*time.Millisecond)
+		require.Len(t, got, 2)
+		require.Equal(t, got[0].id, got[1].id)
+		require.EqualValues(t, 1, api.EventStats().Duplicated.Load())
+	})
+}

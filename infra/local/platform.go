@@ -429,11 +429,11 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 	// packages the functions first); use it as it is rather than redeploying.
 	outs, err := stack.Describe(ctx, p.AWS, o.Stack)
 	if errors.Is(err, stack.ErrNotFound) || (err == nil && o.Examples && outs.Values[ordersTableOutput] == "") {
-		tpl := o.Template
-		if tpl == "" {
-			return fmt.Errorf("stack %q is not at %s: deploying it needs the template's path (--template)", o.Stack, o.Endpoint)
+		if o.Template != "" {
+			outs, err = stack.Deploy(ctx, p.AWS, o.Stack, o.Template, o.Params)
+		} else { // the template this binary carries, as the embedded platform uses it
+			outs, err = stack.DeployBody(ctx, p.AWS, o.Stack, "the template built into sundial", sundial.Template, o.Params)
 		}
-		outs, err = stack.Deploy(ctx, p.AWS, o.Stack, tpl, o.Params)
 	}
 	if err != nil {
 		return fmt.Errorf("stack %s at %s: %w", o.Stack, o.Endpoint, err)
@@ -447,7 +447,10 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 		local["SUNDIAL_LAMBDA_ENDPOINT"] = p.actions.URL()
 	}
 	p.funcs = map[string]*function{}
-	procTimeout := 900 * time.Second
+	procTimeout := 900 * time.Second // the template's ProcessorTimeoutSeconds, as deployed
+	if n := paramInt(outs.Parameters, "ProcessorTimeoutSeconds"); n > 0 {
+		procTimeout = time.Duration(n) * time.Second
+	}
 	for name, timeout := range map[string]time.Duration{FnFetch: time.Minute, FnRecovery: time.Minute, FnProcessor: procTimeout} {
 		f := &function{name: name, timeout: timeout, memoryMB: 128, aws: p.AWS, env: withLocalSettings(outs.Env(nil), o, local)}
 		if f.cfg, err = config.FromEnv(func(k string) string { return f.env[k] }); err != nil {

@@ -48,21 +48,27 @@ var capabilities = []types.Capability{types.CapabilityCapabilityIam, types.Capab
 // Deploy deletes and recreates it. On an emulator the whole deploy is bounded
 // by emulatorDeadline.
 func Deploy(ctx context.Context, cfg aws.Config, name, templatePath string, params map[string]string) (Outputs, error) {
+	body, err := os.ReadFile(templatePath)
+	if err != nil {
+		return Outputs{}, fmt.Errorf("deploy %q: %w", name, err)
+	}
+	return DeployBody(ctx, cfg, name, templatePath, body, params)
+}
+
+// DeployBody is Deploy for a template held in memory (the one the sundial binary carries);
+// source names it in errors.
+func DeployBody(ctx context.Context, cfg aws.Config, name, source string, body []byte, params map[string]string) (Outputs, error) {
 	if cfg.BaseEndpoint != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, emulatorDeadline)
 		defer cancel()
-	}
-	body, err := os.ReadFile(templatePath)
-	if err != nil {
-		return Outputs{}, fmt.Errorf("deploy %q: %w", name, err)
 	}
 	if len(body) > maxTemplateBody {
 		body = compact(body) // its comments dropped
 	}
 	if len(body) > maxTemplateBody {
 		return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes without its comments; CloudFormation takes at most %d inline (use sam deploy, which uploads it)",
-			name, templatePath, len(body), maxTemplateBody)
+			name, source, len(body), maxTemplateBody)
 	}
 	if cfg.BaseEndpoint != nil && bytes.Contains(body, []byte("\n  PublishTimers:")) && params["PublishTimers"] == "" {
 		// An emulator runs no functions, so it cannot run the publish custom resource; the

@@ -53,6 +53,7 @@ var paramDefaults = map[string]string{
 	"DefaultRetryDelaySeconds": "10",
 	"LogRetentionDays":         "30",
 	"FetchTickMinutes":         "1",
+	"ProcessorTimeoutSeconds":  "900",
 }
 
 // Env returns the SUNDIAL_* environment variables that template.yaml gives every function,
@@ -62,19 +63,20 @@ var paramDefaults = map[string]string{
 // test keeps the two equal.
 func (o Outputs) Env(extra map[string]string) map[string]string {
 	env := map[string]string{
-		"SUNDIAL_TIMERS_TABLE":        o.TimersTable,
-		"SUNDIAL_LOG_TABLE":           o.LogTable,
-		"SUNDIAL_QUEUE_P1":            o.Queues[0],
-		"SUNDIAL_QUEUE_P2":            o.Queues[1],
-		"SUNDIAL_QUEUE_P3":            o.Queues[2],
-		"SUNDIAL_QUEUE_P4":            o.Queues[3],
-		"SUNDIAL_DLQ":                 o.DLQ,
-		"SUNDIAL_DUE_SHARDS":          strconv.Itoa(o.DueShards),
-		"SUNDIAL_DEFAULT_MAX_RETRIES": o.param("DefaultMaxRetries"),
-		"SUNDIAL_DEFAULT_RETRY_DELAY": o.param("DefaultRetryDelaySeconds") + "s",
-		"SUNDIAL_LOG_RETENTION_DAYS":  o.param("LogRetentionDays"),
-		"SUNDIAL_FETCH_SCHEDULE":      fetchSchedule(o.param("FetchTickMinutes")),
-		"SUNDIAL_ENDPOINT_URL":        "", // sam local's --env-vars sets it
+		"SUNDIAL_TIMERS_TABLE":              o.TimersTable,
+		"SUNDIAL_LOG_TABLE":                 o.LogTable,
+		"SUNDIAL_QUEUE_P1":                  o.Queues[0],
+		"SUNDIAL_QUEUE_P2":                  o.Queues[1],
+		"SUNDIAL_QUEUE_P3":                  o.Queues[2],
+		"SUNDIAL_QUEUE_P4":                  o.Queues[3],
+		"SUNDIAL_DLQ":                       o.DLQ,
+		"SUNDIAL_DUE_SHARDS":                strconv.Itoa(o.DueShards),
+		"SUNDIAL_DEFAULT_MAX_RETRIES":       o.param("DefaultMaxRetries"),
+		"SUNDIAL_DEFAULT_RETRY_DELAY":       o.param("DefaultRetryDelaySeconds") + "s",
+		"SUNDIAL_LOG_RETENTION_DAYS":        o.param("LogRetentionDays"),
+		"SUNDIAL_FETCH_SCHEDULE":            fetchSchedule(o.param("FetchTickMinutes")),
+		"SUNDIAL_PROCESSOR_TIMEOUT_SECONDS": o.param("ProcessorTimeoutSeconds"),
+		"SUNDIAL_ENDPOINT_URL":              "", // sam local's --env-vars sets it
 	}
 	maps.Copy(env, extra)
 	return env

@@ -58,12 +58,12 @@ func TestOutputs(t *testing.T) {
 		o := Outputs{TimersTable: "TimersTable", LogTable: "LogTable", DLQ: "DeadLetterQueue",
 			Queues: [4]string{"P1Queue", "P2Queue", "P3Queue", "P4Queue"}, DueShards: 4, Parameters: params}
 		require.Equal(t, want, o.Env(nil))
-		params["FetchTickMinutes"], params["DueShards"], params["DefaultRetryDelaySeconds"] = "5", "16", "30"
+		params["FetchTickMinutes"], params["DueShards"], params["DefaultRetryDelaySeconds"], params["ProcessorTimeoutSeconds"] = "5", "16", "30", "300"
 		o.Parameters, o.DueShards = params, 16
 		tpl, err := sam.TranslateFile(context.Background(), templatePath(t))
 		require.NoError(t, err)
 		ev := &sam.Evaluator{Template: tpl, Params: params, StackName: "s", Region: "us-east-1", Resources: logicalIDs{}}
-		for _, name := range []string{"SUNDIAL_FETCH_SCHEDULE", "SUNDIAL_DUE_SHARDS", "SUNDIAL_DEFAULT_RETRY_DELAY"} {
+		for _, name := range []string{"SUNDIAL_FETCH_SCHEDULE", "SUNDIAL_DUE_SHARDS", "SUNDIAL_DEFAULT_RETRY_DELAY", "SUNDIAL_PROCESSOR_TIMEOUT_SECONDS"} {
 			v, err := ev.String(tpl.Resources["FetchFunction"].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)[name])
 			require.NoError(t, err)
 			require.Equal(t, v, o.Env(nil)[name], name)

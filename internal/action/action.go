@@ -22,8 +22,8 @@ import (
 type Result struct {
 	Status  int        // HTTP status, or 200 for Lambda
 	NextRun *time.Time // set when the response is a JSON object with an RFC3339 "nextRun" (UTC)
-	// Accepted: an async start was accepted (HTTP 202, or a Lambda Event invocation); the
-	// action reports its outcome later with the payload's token.
+	// Accepted: an async start was accepted (HTTP 202, or a Lambda function's successful
+	// answer to an async payload); the action reports its outcome later with the payload's token.
 	Accepted bool
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 )
@@ -16,8 +19,41 @@ type LambdaAPI interface {
 
 var _ LambdaAPI = (*lambda.Client)(nil)
 
+// LambdaOptions configures a Lambda client that invokes actions (pass it to lambda.New or
+// lambda.NewFromConfig): its SDK retries only the calls Lambda cannot have run.
+func LambdaOptions(o *lambda.Options) { o.Retryer = InvokeRetryer() }
+
+// InvokeRetryer is the SDK's standard retryer retrying only an Invoke that never reached a
+// function: a connection that could not be made (the request never left), and a throttle
+// (429 TooManyRequestsException and the other throttling codes: Lambda ran nothing). Any
+// other error — a connection reset or a timeout once the request was written, a 5xx — may
+// come after the function ran; retried by the SDK it would run the action twice under one
+// execution, with one line in the log. It is the attempt's failure instead: Sundial's retry
+// policy runs the next attempt, logged as such.
+func InvokeRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.Retryables = []retry.IsErrorRetryable{
+			retry.NoRetryCanceledError{},
+			retry.IsErrorRetryableFunc(notSent),
+			retry.RetryableErrorCode{Codes: retry.DefaultThrottleErrorCodes},
+			retry.IsErrorRetryableFunc(func(error) aws.Ternary { return aws.FalseTernary }),
+		}
+	})
+}
+
+// notSent: the connection could not be made (a dial error: refused, unreachable, DNS), so
+// nothing was sent.
+func notSent(err error) aws.Ternary {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return aws.TrueTernary
+	}
+	return aws.UnknownTernary
+}
+
 // LambdaInvoker runs a Lambda action synchronously (RequestResponse), so the run's outcome and
-// duration are the function's own, exactly like an HTTP action.
+// duration are the function's own, exactly like an HTTP action; an async action's answer is
+// its acceptance.
 type LambdaInvoker struct {
 	Client LambdaAPI
 }
@@ -40,10 +76,12 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 	}
 	fn := spec.Lambda.Function
 	limit := budget(ctx)
+	// Always RequestResponse, async actions too: an Event invocation is Lambda's to retry
+	// (twice after a function error), to keep for hours when throttled and sometimes to
+	// deliver twice — runs of one firing that Sundial neither fences nor logs. An async action
+	// answers at once that it started the work (elsewhere: a Lambda function stops when it
+	// answers) and reports with the client.
 	kind := types.InvocationTypeRequestResponse
-	if p.Async {
-		kind = types.InvocationTypeEvent // Lambda queues it and answers 202 at once
-	}
 	fenced, err := fence(ctx)
 	if err != nil {
 		return Result{}, classify(ctx, limit, &Failure{head: "lambda invoke not sent: its deadline had passed", Err: err})
@@ -82,7 +120,9 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 		}
 	}
 	if p.Async {
-		return Result{Status: int(out.StatusCode), Accepted: true}, nil
+		// A successful answer to an async payload is the acceptance; the outcome comes
+		// with the client's Complete or Fail.
+		return Result{Status: 200, Accepted: true}, nil
 	}
 	next, err := decodeResult(out.Payload)
 	if err != nil {

@@ -188,3 +188,21 @@ func TestLambdaInvokeGuards(t *testing.T) {
 		})
 	}
 }
+
+// An async action is invoked RequestResponse too (never Event, which Lambda would retry and
+// sometimes deliver twice); its successful answer is the acceptance, a function error a failure.
+func TestLambdaAsyncIsRequestResponse(t *testing.T) {
+	t.Parallel()
+	inv, calls := fakeLambda(t, reply(200, "", "", `{"started":true}`))
+	res, err := inv.Invoke(context.Background(), Spec{Lambda: &LambdaSpec{Function: "archive"}}, Payload{Timer: "Archive", Async: true, Token: "tok"})
+	require.NoError(t, err)
+	require.Equal(t, Result{Status: 200, Accepted: true}, res)
+	call := <-calls
+	require.Equal(t, string(types.InvocationTypeRequestResponse), call.invocationType)
+	require.Contains(t, call.body, `"token":"tok"`)
+
+	inv, calls = fakeLambda(t, reply(200, "X-Amz-Function-Error", "Unhandled", `{"errorMessage":"no"}`))
+	_, err = inv.Invoke(context.Background(), Spec{Lambda: &LambdaSpec{Function: "archive"}}, Payload{Timer: "Archive", Async: true, Token: "tok"})
+	require.ErrorContains(t, err, "lambda function error Unhandled")
+	require.Equal(t, string(types.InvocationTypeRequestResponse), (<-calls).invocationType)
+}

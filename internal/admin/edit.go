@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -68,6 +69,13 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	sch, err := ValidateOverridable(eff, cur.Timezone)
 	if err != nil {
 		return cur, err
+	}
+	// A timeout the processor cannot wait for is refused when the edit sets it (a value
+	// stored before this rule does not block an edit of the schedule).
+	if eff.Timeout != cur.Timeout {
+		if err := manifest.WaitProblem(eff.Timeout, cur.Async, s.Defaults.Wait()); err != nil {
+			return cur, fmt.Errorf("%w: timer %s: timeout: %w", errkind.Invalid, key, err)
+		}
 	}
 	eff.DST = schedule.DST(eff.DST).Stored() // "shift" is kept as "", as items written before it
 	now := s.Clock.Now()

@@ -57,7 +57,7 @@ func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, er
 // a publish retried with the same id does not wake them again. An empty deploy wakes nothing.
 func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy string) (SyncReport, error) {
 	var rep SyncReport
-	if err := m.Validate(); err != nil {
+	if err := m.ValidateFor(s.Defaults); err != nil {
 		return rep, err
 	}
 	now := s.Clock.Now()

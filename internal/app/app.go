@@ -107,7 +107,8 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	a.LogWriter = &LogWriter{Store: store, Log: o.Log}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
-		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
+		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay,
+			ProcessorWait: timer.MaxSyncTimeout(cfg.ProcessorTimeout)}}
 	return a, nil
 }
 
@@ -115,9 +116,9 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 // (locally, the platform's emulated Invoke API: the AWS emulator cannot run functions).
 func lambdaClient(awsCfg aws.Config, cfg config.Config) *lambda.Client {
 	if cfg.LambdaEndpoint == "" {
-		return lambda.NewFromConfig(awsCfg)
+		return lambda.NewFromConfig(awsCfg, action.LambdaOptions)
 	}
-	return lambda.NewFromConfig(awsCfg, func(o *lambda.Options) { o.BaseEndpoint = aws.String(cfg.LambdaEndpoint) })
+	return lambda.NewFromConfig(awsCfg, action.LambdaOptions, func(o *lambda.Options) { o.BaseEndpoint = aws.String(cfg.LambdaEndpoint) })
 }
 
 var _ engine.Metrics = (*emf.Recorder)(nil)

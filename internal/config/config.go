@@ -20,6 +20,10 @@ type Config struct {
 	DefaultMaxRetries int
 	DefaultRetryDelay time.Duration
 	LogRetention      time.Duration
+	// ProcessorTimeout is the processor function's timeout (SUNDIAL_PROCESSOR_TIMEOUT_SECONDS,
+	// the template's ProcessorTimeoutSeconds, which is also that function's Timeout): it bounds
+	// the timeout of a timer that is not async (timer.MaxSyncTimeout).
+	ProcessorTimeout time.Duration
 	// Tick is the fetch interval; the fetch looks ahead two ticks. It is the interval of the
 	// fetch's schedule (SUNDIAL_FETCH_SCHEDULE, from the template's FetchTickMinutes parameter, a
 	// rate() expression), unless SUNDIAL_TICK sets it (the local platform's sub-minute ticks).
@@ -87,6 +91,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DefaultMaxRetries: num("SUNDIAL_DEFAULT_MAX_RETRIES", 3, 0, 100),
 		DefaultRetryDelay: dur("SUNDIAL_DEFAULT_RETRY_DELAY", 10*time.Second, 0, 24*time.Hour),
 		LogRetention:      time.Duration(num("SUNDIAL_LOG_RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
+		ProcessorTimeout:  time.Duration(num("SUNDIAL_PROCESSOR_TIMEOUT_SECONDS", 900, 1, 900)) * time.Second,
 	}
 	c.Tick = time.Minute
 	if v := getenv("SUNDIAL_FETCH_SCHEDULE"); v != "" {

@@ -12,8 +12,9 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// The seed's archive job takes 2 hours; Lambda stops at 15 minutes. Such a timer runs async:
-// the processor starts it with a token, and the action reports heartbeats and its outcome.
+// The seed's archive job takes 2 hours; Lambda stops at 15 minutes. Such a timer is async
+// (async: true, which its timeout requires): the processor starts it with a token, and the
+// action reports heartbeats and its outcome.
 func TestAsyncExecution(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -22,7 +23,7 @@ func TestAsyncExecution(t *testing.T) {
 		t.Helper()
 		_, f := setupProcessor(t)
 		in := instance("Archive", t0)
-		in.Timeout, in.Heartbeat = 2*time.Hour, 10*time.Minute
+		in.Timeout, in.Heartbeat, in.Async = 2*time.Hour, 10*time.Minute, true
 		f.put(in)
 		var token string
 		f.Invoker.fn = func(_ context.Context, p action.Payload) (action.Result, error) {

@@ -273,9 +273,11 @@ func (p *Processor) misfire(running timer.Instance, reason message.Reason, log *
 // AsyncStartTimeout bounds the call that starts an async action.
 const AsyncStartTimeout = 30 * time.Second
 
-// run invokes the action under the timer's timeout (or what is left of this invocation). A
-// timer whose timeout this invocation cannot wait for, or that asks for it, runs async: the
-// call only starts the action and accepted reports that it did.
+// run invokes the action under the timer's timeout (or what is left of this invocation). Only
+// a timer that asks for it (async: true) runs async: the call only starts the action and
+// accepted reports that it did. A timeout longer than the invocation can wait is refused when
+// the timer is published or edited (timer.MaxSyncTimeout); one stored before that rule, or an
+// invocation that lost time before the run, caps the action at what is left, and the log says so.
 //
 // The action must end inside its lease (claim + timeout × 1.2) with room left for the write
 // that ends it, or recovery could take the lease back and start the next execution while this
@@ -288,7 +290,7 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 	if dl, ok := ctx.Deadline(); ok {
 		left = time.Until(dl) - p.DeadlineMargin
 	}
-	async := in.Async || left < timeout
+	async := in.Async
 	capped := false
 	if async {
 		timeout = min(AsyncStartTimeout, timeout)

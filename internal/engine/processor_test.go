@@ -550,32 +550,46 @@ func TestProcessor(t *testing.T) {
 		require.Equal(t, "timed out after 50ms", log[0].Error)
 	})
 
-	t.Run("ATimerLongerThanTheInvocationStartsAsyncAndAStartThatHangsIsCapped", func(t *testing.T) {
-		t.Parallel()
-		p, f := setupProcessor(t)
-		p.DeadlineMargin = 500 * time.Millisecond
-		in := instance("Long", t0) // 1 minute timeout, more than the invocation has left
-		f.put(in)
-		f.Invoker.fn = func(ctx context.Context, _ action.Payload) (action.Result, error) {
-			<-ctx.Done()
-			return action.Result{}, &action.Failure{Timeout: true, Err: ctx.Err()}
-		}
-		lambdaCtx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
+	// Only async: true makes a timer async. One whose timeout is longer than the invocation
+	// can wait (stored before publish refused it, or an invocation that lost time) runs
+	// synchronously, capped at what is left, and the log says so.
+	for _, tc := range []struct {
+		name    string
+		async   bool
+		wantErr string
+	}{
+		{"ATimerLongerThanTheInvocationRunsSynchronouslyCappedAtItsDeadline", false, "(capped by the processor invocation's own deadline)"},
+		{"AnAsyncStartThatHangsIsCapped", true, "async start timed out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, f := setupProcessor(t)
+			p.DeadlineMargin = 500 * time.Millisecond
+			in := instance("Long", t0) // 1 minute timeout, more than the invocation has left
+			in.Async = tc.async
+			f.put(in)
+			f.Invoker.fn = func(ctx context.Context, _ action.Payload) (action.Result, error) {
+				<-ctx.Done()
+				return action.Result{}, &action.Failure{Timeout: true, Err: ctx.Err()}
+			}
+			lambdaCtx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
 
-		resp, err := p.Handle(lambdaCtx, event(t, scheduled(in)))
-		require.NoError(t, err)
-		require.Empty(t, resp.BatchItemFailures)
-		require.NoError(t, lambdaCtx.Err(), "the margin is kept free to write the result")
+			resp, err := p.Handle(lambdaCtx, event(t, scheduled(in)))
+			require.NoError(t, err)
+			require.Empty(t, resp.BatchItemFailures)
+			require.NoError(t, lambdaCtx.Err(), "the margin is kept free to write the result")
 
-		log := f.Store.Executions()
-		require.Len(t, log, 1)
-		require.Equal(t, timer.OutcomeTimeout, log[0].Outcome)
-		require.Contains(t, log[0].Error, "async start timed out")
-		require.True(t, f.Invoker.Calls()[0].Async, "a 1-minute timer cannot be waited for in a 1-second invocation: async mode")
-		require.NotEmpty(t, f.Invoker.Calls()[0].Token)
-		require.False(t, f.get(t, in.Key).Running(), "the result was written before the invocation ended")
-	})
+			log := f.Store.Executions()
+			require.Len(t, log, 1)
+			require.Equal(t, timer.OutcomeTimeout, log[0].Outcome)
+			require.Contains(t, log[0].Error, tc.wantErr)
+			call := f.Invoker.Calls()[0]
+			require.Equal(t, tc.async, call.Async, "async only when the timer asks for it")
+			require.Equal(t, tc.async, call.Token != "")
+			require.False(t, f.get(t, in.Key).Running(), "the result was written before the invocation ended")
+		})
+	}
 
 	t.Run("FailedRecordIsHiddenForABackoffThatGrowsWithItsReceiveCount", func(t *testing.T) {
 		t.Parallel()

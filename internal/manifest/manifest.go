@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -82,6 +83,40 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 type Defaults struct {
 	MaxRetries int
 	RetryDelay time.Duration
+	// ProcessorWait is what a processor can wait for an action (timer.MaxSyncTimeout of the
+	// processor function's timeout): the default timeout, and the longest timeout a timer
+	// without async may have. Zero: the default stack's, timer.DefaultTimeout.
+	ProcessorWait time.Duration
+}
+
+// Wait is d.ProcessorWait, or the default stack's when it is not set.
+func (d Defaults) Wait() time.Duration {
+	if d.ProcessorWait > 0 {
+		return d.ProcessorWait
+	}
+	return timer.DefaultTimeout
+}
+
+// WaitProblem is the error for a timeout a processor cannot wait for, or nil: only an async
+// action (started, then reporting with the client) may run longer than one processor invocation.
+func WaitProblem(timeout time.Duration, async bool, wait time.Duration) error {
+	if async || timeout <= wait {
+		return nil
+	}
+	return fmt.Errorf("timeout %s exceeds what a processor can wait (%s): set async: true, or a timeout up to %s",
+		FormatDuration(timeout), FormatDuration(wait), FormatDuration(wait))
+}
+
+// FormatDuration writes d as a manifest would: 20m, 14m50s, 1h30m.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // MaxFileBytes bounds a manifest.
@@ -124,6 +159,21 @@ func Parse(r io.Reader) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	return m, m.Validate()
+}
+
+// ValidateFor is Validate for a stack with defaults d: a timer without async must also have a
+// timeout the stack's processor can wait for (d.Wait()).
+func (m Manifest) ValidateFor(d Defaults) error {
+	errs := []error{m.Validate()}
+	for i, t := range m.Timers {
+		if t.Timeout == nil {
+			continue // the default is d.Wait(): it fits
+		}
+		if err := WaitProblem(t.Timeout.Duration, t.Async, d.Wait()); err != nil {
+			errs = append(errs, fmt.Errorf("%w: timers[%d] %q: timeout: %v", errkind.Invalid, i, t.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Validate checks every timer.
@@ -319,7 +369,7 @@ func (t Timer) ExpandFor(app string, tenants []string, d Defaults) []Desired {
 func (t Timer) Settings(d Defaults) timer.Settings {
 	s := timer.Settings{
 		Schedule: t.Schedule, Timezone: t.Timezone, DST: schedule.DST(t.DST).Stored(), Priority: timer.DefaultPriority,
-		Timeout: timer.DefaultTimeout, MaxRetries: d.MaxRetries, RetryDelay: d.RetryDelay,
+		Timeout: d.Wait(), MaxRetries: d.MaxRetries, RetryDelay: d.RetryDelay,
 		Action: t.Action, Properties: t.Properties, Misfire: t.Misfire,
 	}
 	if s.Misfire == "" {

@@ -15,10 +15,12 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 )
 
-// Defaults from the OutSystems Timer reference: 20-minute timeout, priority 3 "Normal", 3 retries.
+// Defaults from the OutSystems Timer reference (priority 3 "Normal", 3 retries), except the
+// timeout: OutSystems' 20 minutes is longer than a processor (a Lambda function, 15 minutes at
+// most) can wait, so the default is what a processor of the default stack can wait.
 const (
 	DefaultPriority   = 3
-	DefaultTimeout    = 20 * time.Minute
+	DefaultTimeout    = 15*time.Minute - ProcessorMargin // MaxSyncTimeout(900 s): 14m50s
 	DefaultMaxRetries = 3
 	DefaultRetryDelay = 10 * time.Second
 	// LeaseFactor: a crashed execution is recovered after timeout + 20% (the OutSystems Timer reference).
@@ -27,6 +29,21 @@ const (
 	// misfired (the platform was down or saturated); its timer's misfire policy applies.
 	MisfireThreshold = time.Minute
 )
+
+// ProcessorMargin is what a processor invocation keeps from its own timeout besides the
+// action's: holding an early message until its due instant (up to 3 s), the claim, and the
+// write that ends the execution (3 s).
+const ProcessorMargin = 10 * time.Second
+
+// MaxSyncTimeout is the longest timeout a timer without async can have: what a processor
+// whose function times out after processorTimeout can wait for its action. It is also the
+// default timeout of a stack with that processor timeout.
+func MaxSyncTimeout(processorTimeout time.Duration) time.Duration {
+	if processorTimeout <= 2*ProcessorMargin {
+		return processorTimeout / 2
+	}
+	return processorTimeout - ProcessorMargin
+}
 
 // Misfire policies: what an overdue timer does after downtime. Neither replays every
 // missed instant.

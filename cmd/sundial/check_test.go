@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sundial check refuses a timeout the stack's processor cannot wait for without async, with
+// the limit of the template this binary carries (or of its --param values); the repository's
+// example manifests pass.
+func TestCheckTimeoutAgainstTheProcessor(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "timers.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`timers:
+  - {name: Nightly, schedule: "02:00", timeout: 20m, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: Archive, schedule: "03:00", timeout: 2h, async: true, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`), 0o600))
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"check", path}, &out, &errOut)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut.String(), `timers[0] "Nightly": timeout: timeout 20m exceeds what a processor can wait (14m50s): set async: true, or a timeout up to 14m50s`)
+	require.NotContains(t, errOut.String(), "Archive")
+
+	errOut.Reset()
+	require.NotEqual(t, 0, run(context.Background(), []string{"check", "--param", "ProcessorTimeoutSeconds=60", "../../examples/orders.yaml"}, &out, &errOut))
+	require.Contains(t, errOut.String(), "timeout 1m30s exceeds what a processor can wait (50s)")
+
+	for _, m := range []string{"../../examples/timers.yaml", "../../examples/orders.yaml"} {
+		out.Reset()
+		errOut.Reset()
+		require.Equal(t, 0, run(context.Background(), []string{"check", m}, &out, &errOut), errOut.String())
+		require.Contains(t, out.String(), ": valid")
+	}
+}
