@@ -12,13 +12,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/infra/emulator"
-	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -129,9 +126,7 @@ func TestAppStackEndToEnd(t *testing.T) {
 	}
 
 	// The function wrote its runs table (WarmUp and Invoices record a run), with its own role.
-	cfg, err := emulator.AWSConfig(context.Background(), endpoint, localaws.Region)
-	require.NoError(t, err)
-	cfg.Credentials = credentials.NewStaticCredentialsProvider(localaws.OperatorKey, "local", "")
+	cfg := adminConfig(t, dir, endpoint)
 	runs, err := dynamodb.NewFromConfig(cfg).Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("billing-RunsTable")})
 	require.NoError(t, err)
 	timers := map[string]bool{}
@@ -181,5 +176,5 @@ func TestAppStackEndToEnd(t *testing.T) {
 	require.Eventually(t, func() bool { return len(rec.get("Cleanup")) > n }, 30*time.Second, 200*time.Millisecond,
 		"the default app's Cleanup keeps firing")
 
-	requireIAMClean(t, endpoint)
+	requireIAMClean(t, dir, endpoint)
 }

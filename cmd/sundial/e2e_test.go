@@ -19,10 +19,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/actionspec"
@@ -116,10 +120,17 @@ var sundialBinary = sync.OnceValues(func() (string, error) {
 
 func cli(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return cliEnv(t, dir, nil, args...)
+}
+
+// cliEnv runs the CLI in dir with env added to this process's environment.
+func cliEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	bin, err := sundialBinary()
 	require.NoError(t, err)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
@@ -206,8 +217,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// Bad input while it runs: a malformed body and a firing for a timer that does not exist.
 	ctx := context.Background()
-	awsCfg, err := emulator.AWSConfig(ctx, endpoint, "")
-	require.NoError(t, err)
+	awsCfg := adminConfig(t, dir, endpoint)
 	outs, err := stack.Describe(ctx, awsCfg, "sundial")
 	require.NoError(t, err)
 	sq := sqs.NewFromConfig(awsCfg)
@@ -399,8 +409,35 @@ func TestEndToEnd(t *testing.T) {
 		require.Contains(t, stderr, "timer not found")
 	})
 
+	t.Run("OnlyTheKeysItKnowsAreServed", func(t *testing.T) {
+		// Issue 28: signatures were not verified, and an unknown key was the operator's,
+		// allowed everything (a made-up key ran DeleteTable).
+		info, err := os.Stat(filepath.Join(dir, local.DefaultStateFile))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the state file holds the administrator's secret")
+		st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
+		require.True(t, ok)
+		for key, want := range map[[2]string]string{
+			{"AKIAMADEUPKEY", "whatever"}: "UnrecognizedClientException",
+			{st.AccessKeyID, "guessed"}:   "InvalidSignatureException",
+		} {
+			cfg := awsCfg.Copy()
+			cfg.Credentials = credentials.NewStaticCredentialsProvider(key[0], key[1], "")
+			_, err := dynamodb.NewFromConfig(cfg).DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(outs.TimersTable)})
+			var apiErr smithy.APIError
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, want, apiErr.ErrorCode(), err.Error())
+		}
+		// A developer whose shell holds (real) AWS credentials still drives the local
+		// platform: the CLI signs with the ones `sundial up` recorded.
+		out, stderr, code := cliEnv(t, dir, []string{"AWS_ACCESS_KEY_ID=AKIADEVELOPERSOWN", "AWS_SECRET_ACCESS_KEY=real-secret"},
+			"timers", "list", "--endpoint", endpoint)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, "Fast")
+	})
+
 	t.Run("EveryCallWasAllowedByItsFunctionsRole", func(t *testing.T) {
-		requireIAMClean(t, endpoint)
+		requireIAMClean(t, dir, endpoint)
 	})
 
 	t.Run("StopsCleanlyOnInterrupt", func(t *testing.T) {
@@ -459,13 +496,30 @@ func interrupt(t *testing.T, up *exec.Cmd) {
 // requireIAMClean fails the test if a function of the `sundial up` at endpoint made a call its
 // role's policy does not allow (AWS would have answered AccessDenied), and logs the grants no
 // call used.
-func requireIAMClean(t *testing.T, endpoint string) {
+func requireIAMClean(t *testing.T, dir, endpoint string) {
 	t.Helper()
-	rep, err := localaws.FetchIAMReport(context.Background(), endpoint)
+	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
+	require.True(t, ok, "sundial up recorded its state in %s", dir)
+	admin, ok := st.Admin(endpoint)
+	require.True(t, ok, "sundial up recorded its administrator's credentials for %s", endpoint)
+	rep, err := localaws.FetchIAMReport(context.Background(), endpoint, admin)
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Calls, "the functions' calls are checked")
 	require.Empty(t, rep.Denied, rep.String())
 	t.Log(rep.String())
+}
+
+// adminConfig is the AWS configuration of a client of the `sundial up` at endpoint, run in
+// dir: signed with the administrator's credentials it recorded in its state file (its
+// endpoint refuses any other key).
+func adminConfig(t *testing.T, dir, endpoint string) aws.Config {
+	t.Helper()
+	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
+	require.True(t, ok, "sundial up recorded its state in %s", dir)
+	require.Equal(t, endpoint, st.Endpoint)
+	cfg, err := st.Config(context.Background())
+	require.NoError(t, err)
+	return cfg
 }
 
 func readLogs(t *testing.T, dir, endpoint, name string) []view.Execution {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
@@ -51,14 +52,18 @@ func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error)
 	if ep == "" {
 		ep = os.Getenv("AWS_ENDPOINT_URL")
 	}
-	if ep == "" {
-		if st, ok := local.ReadState(local.DefaultStateFile); ok && (t.stack == "" || t.stack == st.Stack) {
-			ep = st.Endpoint
-		}
+	st, running := local.ReadState(local.DefaultStateFile)
+	if ep == "" && running && (t.stack == "" || t.stack == st.Stack) {
+		ep = st.Endpoint
 	}
 	awsCfg, err := emulator.AWSConfig(ctx, ep, t.region)
 	if err != nil {
 		return aws.Config{}, stack.Outputs{}, err
+	}
+	if admin, ok := st.Admin(ep); running && ok {
+		// The running `sundial up`'s endpoint verifies signatures: sign with the
+		// administrator's credentials it recorded, not the shell's AWS credentials.
+		awsCfg.Credentials = credentials.StaticCredentialsProvider{Value: admin}
 	}
 	outs, err := stack.Describe(ctx, awsCfg, t.stack)
 	return awsCfg, outs, err

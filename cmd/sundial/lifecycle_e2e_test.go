@@ -259,6 +259,6 @@ timers:
 	})
 
 	t.Run("EveryCallWasAllowedByItsFunctionsRole", func(t *testing.T) {
-		requireIAMClean(t, endpoint)
+		requireIAMClean(t, dir, endpoint)
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
 )
 
@@ -71,7 +70,7 @@ func TestUpParam(t *testing.T) {
 		require.Contains(t, stdout.String(), "parameters Capacity=Provisioned TimersWriteCapacityMin=8")
 		st, ok := local.ReadState(local.DefaultStateFile)
 		require.True(t, ok)
-		cfg, err := emulator.AWSConfig(ctx, st.Endpoint, "")
+		cfg, err := st.Config(ctx)
 		require.NoError(t, err)
 		d, err := dynamodb.NewFromConfig(cfg).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("sundial-TimersTable")})
 		require.NoError(t, err)

@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,20 +52,33 @@ func TestEngines(t *testing.T) {
 		require.NoError(t, err)
 	})
 
-	t.Run("SQSListensOnLoopbackOnly", func(t *testing.T) {
-		u, err := url.Parse(q.Endpoint)
-		require.NoError(t, err)
+	// Issue 28: DynamoDB Local listened on every interface (*:PORT), reachable from other
+	// machines with no check at all. Both engines answer only on loopback.
+	t.Run("EnginesListenOnLoopbackOnly", func(t *testing.T) {
 		addrs, err := net.InterfaceAddrs()
 		require.NoError(t, err)
-		for _, a := range addrs {
-			ip, _, _ := net.ParseCIDR(a.String())
-			if ip == nil || ip.IsLoopback() || ip.To4() == nil {
-				continue
+		for name, endpoint := range map[string]string{"DynamoDB Local": ddb.Endpoint, "fauxqs": q.Endpoint} {
+			u, err := url.Parse(endpoint)
+			require.NoError(t, err)
+			port, err := strconv.Atoi(u.Port())
+			require.NoError(t, err)
+			if runtime.GOOS == "linux" {
+				local := listeningAddresses(t, port)
+				require.NotEmpty(t, local, "%s listens on its port", name)
+				for _, a := range local {
+					require.NotRegexp(t, `^0+$`, a, "%s listens on every interface (%v): it must listen on 127.0.0.1 only", name, local)
+				}
 			}
-			c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), u.Port()), time.Second)
-			if err == nil {
-				c.Close()
-				t.Fatalf("fauxqs answers on %s: it must listen on 127.0.0.1 only", ip)
+			for _, a := range addrs {
+				ip, _, _ := net.ParseCIDR(a.String())
+				if ip == nil || ip.IsLoopback() || ip.To4() == nil {
+					continue
+				}
+				c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), u.Port()), time.Second)
+				if err == nil {
+					c.Close()
+					t.Fatalf("%s answers on %s: it must listen on 127.0.0.1 only", name, ip)
+				}
 			}
 		}
 	})
@@ -247,4 +262,29 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// listeningAddresses are the local addresses (hex, as /proc/net/tcp and tcp6 write them) of
+// the sockets listening on port.
+func listeningAddresses(t *testing.T, port int) []string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) < 4 || fields[3] != "0A" {
+				continue
+			}
+			addr, p, ok := strings.Cut(fields[1], ":")
+			if ok && p == fmt.Sprintf("%04X", port) {
+				out = append(out, addr)
+			}
+		}
+	}
+	return out
 }

@@ -2,8 +2,11 @@ package emulator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +30,12 @@ const (
 
 // EnginesDirEnv overrides where Install puts the engines.
 const EnginesDirEnv = "SUNDIAL_ENGINES_DIR"
+
+// dynamoLauncherSource starts DynamoDB Local bound to 127.0.0.1: the jar has no
+// bind-address option and listens on every interface.
+//
+//go:embed SundialDynamoDBLocal.java
+var dynamoLauncherSource []byte
 
 // fauxqsLauncher starts fauxqs bound to 127.0.0.1: its CLI listens on every interface.
 //
@@ -150,10 +159,52 @@ type DynamoDBOptions struct {
 	Log io.Writer
 }
 
-// StartDynamoDB starts DynamoDB Local on a free port. One database serves every credential
-// (-sharedDb), as one AWS account would. DynamoDB Local has no bind-address option: it
-// listens on every interface of the machine (say so wherever that matters).
+// dynamoLauncher returns the directory of the compiled SundialDynamoDBLocal class, compiling
+// it (with the JDK's compiler module, which Debian's Java 17 runtime package carries) into
+// the engines' directory the first time. Several processes may race: each compiles into a
+// directory of its own and renames it into place; the first rename wins.
+func dynamoLauncher(e Engines, logw io.Writer) (string, error) {
+	sum := sha256.Sum256(append(append([]byte{}, dynamoLauncherSource...), e.DynamoDB...))
+	dir := filepath.Join(e.Dir, "sundial-dynamodb-launcher-"+hex.EncodeToString(sum[:6]))
+	if _, err := os.Stat(filepath.Join(dir, "SundialDynamoDBLocal.class")); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(e.Dir, ".launcher-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "SundialDynamoDBLocal.java")
+	if err := os.WriteFile(src, dynamoLauncherSource, 0o644); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(logw, "engines: compiling DynamoDB Local's loopback launcher into %s\n", dir)
+	out, err := exec.Command(e.Java, "-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn",
+		"-cp", filepath.Join(e.DynamoDB, "DynamoDBLocal.jar"), "-d", tmp, src).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("compile DynamoDB Local's loopback launcher (needs the JDK compiler module, jdk.compiler): %w\n%s", err, out)
+	}
+	if err := os.Remove(src); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "SundialDynamoDBLocal.class")); statErr == nil {
+			return dir, nil // another process was first
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+// StartDynamoDB starts DynamoDB Local on a free 127.0.0.1 port. One database serves every
+// credential (-sharedDb), as one AWS account would. The jar has no bind-address option (its
+// Jetty server listens on every interface): it is started through SundialDynamoDBLocal,
+// which binds it to loopback; its CORS allow-list names no page (its default is '*').
 func StartDynamoDB(ctx context.Context, e Engines, o DynamoDBOptions) (*Server, error) {
+	launcher, err := dynamoLauncher(e, cmp.Or[io.Writer](o.Log, io.Discard))
+	if err != nil {
+		return nil, fmt.Errorf("DynamoDB Local: %w", err)
+	}
 	storage := []string{"-inMemory"}
 	if o.DBPath != "" {
 		if err := os.MkdirAll(o.DBPath, 0o755); err != nil {
@@ -169,8 +220,9 @@ func StartDynamoDB(ctx context.Context, e Engines, o DynamoDBOptions) (*Server, 
 		name: "DynamoDB Local",
 		dir:  e.DynamoDB,
 		command: func(port int) ([]string, []string) {
-			argv := []string{e.Java, "-XX:+UseParallelGC", "-Djava.library.path=./DynamoDBLocal_lib",
-				"-jar", "DynamoDBLocal.jar", "-port", strconv.Itoa(port), "-sharedDb", "-disableTelemetry"}
+			argv := []string{e.Java, "-XX:+UseParallelGC", "-Djava.library.path=./DynamoDBLocal_lib", "-Dsundial.host=127.0.0.1",
+				"-cp", "DynamoDBLocal.jar" + string(os.PathListSeparator) + launcher, "SundialDynamoDBLocal",
+				"-port", strconv.Itoa(port), "-sharedDb", "-disableTelemetry", "-cors", "http://no-web-page.invalid"}
 			return append(argv, storage...), nil
 		},
 		ready:     answersPOST,

@@ -7,8 +7,9 @@
 // the platform provisioned, so that tools find a stack's outputs the way they do on AWS.
 //
 // The caller is known by the access key ID of its request's signature (functions are given
-// their role's key, as Lambda gives a function its role's credentials); signatures are not
-// verified.
+// their role's key and secret, as Lambda gives a function its role's credentials; the
+// platform's administrator has its own), and the signature is verified (auth.go says what
+// is checked, in which order).
 package gateway
 
 import (
@@ -31,16 +32,15 @@ import (
 	"github.com/sundialhq/sundial/infra/iam"
 )
 
-// maxBody bounds a request body (DynamoDB's largest request is 16 MB).
-const maxBody = 16 << 20
-
 // Gateway routes and authorizes AWS requests.
 type Gateway struct {
 	// DynamoDB and SQS are the engines' endpoints.
 	DynamoDB, SQS string
-	// Auth decides requests; nil allows everything.
+	// Auth knows the callers' keys and decides requests; nil allows everything, unsigned.
 	Auth *iam.Authorizer
-	Log  *slog.Logger
+	// MaxInFlight bounds the bytes of request bodies read at once (DefaultMaxInFlight).
+	MaxInFlight int64
+	Log         *slog.Logger
 	// Region and Account are the stack's: DynamoDB Local's own ARNs are translated to them
 	// and back (see streams.go). Empty: those of Auth's environment; no translation without.
 	Region, Account string
@@ -50,6 +50,8 @@ type Gateway struct {
 	stacks map[string]StackInfo
 
 	arns   *arnTranslator
+	hosts  map[string]bool
+	budget *budget
 	client *http.Client
 	srv    *http.Server
 	ln     net.Listener
@@ -93,6 +95,11 @@ func (g *Gateway) Start(addr string) (string, error) {
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
 		g.url = "http://127.0.0.1:" + strconv.Itoa(tcp.Port) // every interface, this machine's clients use loopback
 	}
+	g.hosts = ownHosts(ln.Addr())
+	if g.MaxInFlight <= 0 {
+		g.MaxInFlight = DefaultMaxInFlight
+	}
+	g.budget = newBudget(g.MaxInFlight)
 	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = g.srv.Serve(ln) }()
 	return g.url, nil
@@ -136,12 +143,64 @@ func (g *Gateway) Close() error {
 
 // IAMReportPath answers GET with the IAM check's report (iam.Report as JSON): what the
 // functions were refused and which grants no call used. Tests of a `sundial up` process
-// read it; it is not an AWS API.
+// read it, signed with the administrator's key (service name ReportService); it is not an
+// AWS API.
 const IAMReportPath = "/_sundial/iam"
 
-// ServeHTTP routes one request.
+// ServeHTTP routes one request: it checks who sends it (auth.go) before reading its body,
+// classifies it, authorizes it and forwards it.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == IAMReportPath && r.Method == http.MethodGet {
+	svc := service(r)
+	if g.hosts != nil && !g.hosts[strings.ToLower(r.Host)] {
+		refuse(w, svc, http.StatusMisdirectedRequest, "MisdirectedRequest",
+			fmt.Sprintf("the local endpoint answers only to its own addresses (%s), not to Host %q", g.url, r.Host))
+		return
+	}
+	if fromBrowser(r) {
+		refuse(w, svc, http.StatusForbidden, "AccessDeniedException",
+			"the local endpoint does not serve web pages' requests (Origin or Sec-Fetch-Site sent): use an AWS SDK or the CLI")
+		return
+	}
+	if len(r.Header.Values("X-Amz-Target")) > 1 || len(r.Header.Values("Content-Type")) > 1 {
+		// The check reads the first; an engine may read the last.
+		refuse(w, svc, http.StatusBadRequest, "ValidationException", "the request has more than one X-Amz-Target or Content-Type header")
+		return
+	}
+	report := r.URL.Path == IAMReportPath && r.Method == http.MethodGet
+	var auth authHeader
+	var cred iam.Credential
+	if g.Auth != nil {
+		var err error
+		if auth, err = parseAuthorization(r); err != nil {
+			code := "IncompleteSignatureException"
+			if errors.Is(err, errNoAuth) {
+				code = "MissingAuthenticationTokenException"
+			}
+			authError(w, svc, code, err.Error())
+			return
+		}
+		var known bool
+		if cred, known = g.Auth.Credential(auth.keyID); !known {
+			authError(w, svc, "UnrecognizedClientException", "The security token included in the request is invalid.")
+			return
+		}
+	}
+	body, release, ok := g.readBody(w, r, svc, report)
+	if !ok {
+		return
+	}
+	defer release()
+	if g.Auth != nil {
+		if err := verify(r.Context(), r, auth, cred.Secret, body, svc, time.Now()); err != nil {
+			authError(w, svc, "InvalidSignatureException", err.Error())
+			return
+		}
+	}
+	if report {
+		if g.Auth != nil && !cred.Admin {
+			writeJSONError(w, http.StatusForbidden, "AccessDeniedException", "only the platform's administrator may read the IAM report")
+			return
+		}
 		var rep iam.Report
 		if g.Auth != nil {
 			rep = g.Auth.Report()
@@ -150,18 +209,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(rep)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "request body unreadable or too large", http.StatusBadRequest)
-		return
-	}
 	req, upstream, err := g.classify(r, body)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, "UnknownOperationException", err.Error())
 		return
 	}
 	if g.Auth != nil {
-		role, refused, err := g.Auth.Authorize(accessKey(r), req)
+		role, refused, err := g.Auth.Authorize(auth.keyID, req)
 		if err != nil {
 			writeJSONError(w, http.StatusBadRequest, "ValidationException", err.Error())
 			return
@@ -180,6 +234,67 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
 	}
 	g.forward(w, r, req.Service, upstream, body)
+}
+
+// readBody reads the request's body once it fits the service's limit and the in-flight
+// budget; release gives its bytes back. A body too large is answered in the service's error
+// format, unread.
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, svc iam.Service, report bool) (body []byte, release func(), ok bool) {
+	limit := maxRequest(svc, r)
+	if report || svc == "" {
+		limit = 0
+	}
+	if r.ContentLength > limit {
+		tooLarge(w, svc, r.ContentLength, limit)
+		return nil, nil, false
+	}
+	weight := limit
+	if r.ContentLength >= 0 {
+		weight = r.ContentLength
+	}
+	weight = max(weight, minWeight)
+	if err := g.budget.acquire(r.Context(), weight); err != nil {
+		refuse(w, svc, http.StatusServiceUnavailable, "ServiceUnavailable", "the request was cancelled while the endpoint was busy")
+		return nil, nil, false
+	}
+	release = func() { g.budget.release(weight) }
+	// A body trickled slowly holds its share of the budget for a minute at most (a
+	// server-wide ReadTimeout would also end long polls and invocations).
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(time.Minute))
+	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)))
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		release()
+		refuse(w, svc, http.StatusBadRequest, "IncompleteBody", "the request body could not be read: "+err.Error())
+		return nil, nil, false
+	}
+	if n > limit {
+		release()
+		tooLarge(w, svc, n, limit)
+		return nil, nil, false
+	}
+	return buf.Bytes(), release, true
+}
+
+// tooLarge answers a body over the service's limit as the service does.
+func tooLarge(w http.ResponseWriter, svc iam.Service, n, limit int64) {
+	msg := fmt.Sprintf("Request size %d exceeded %d bytes", n, limit)
+	switch svc {
+	case iam.Lambda:
+		refuse(w, svc, http.StatusRequestEntityTooLarge, "RequestTooLargeException",
+			fmt.Sprintf("Request must be smaller than %d bytes for the Invoke operation", limit))
+	case iam.SQS:
+		refuse(w, svc, http.StatusBadRequest, "InvalidParameterValue", msg)
+	case iam.CloudFormation:
+		refuse(w, svc, http.StatusBadRequest, "ValidationError", msg)
+	case iam.DynamoDB:
+		refuse(w, svc, http.StatusBadRequest, "ValidationException", msg)
+	default:
+		refuse(w, svc, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge",
+			"the local endpoint serves DynamoDB, SQS, Lambda Invoke and CloudFormation DescribeStacks; this request is none of them and has a body")
+	}
 }
 
 // classify names the request's service and operation and the engine that serves it.
@@ -202,25 +317,14 @@ func (g *Gateway) classify(r *http.Request, body []byte) (iam.Request, string, e
 		if !strings.HasSuffix(r.URL.Path, "/invocations") {
 			op = "GetFunction"
 		}
-		return iam.Request{Service: iam.Lambda, Operation: op, Path: r.URL.EscapedPath()}, lambda, nil
-	case strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded"):
+		return iam.Request{Service: iam.Lambda, Operation: op, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery}, lambda, nil
+	case target == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded"):
 		form, err := url.ParseQuery(string(body))
 		if err == nil && form.Get("Version") == "2010-05-15" {
 			return iam.Request{Service: iam.CloudFormation, Operation: form.Get("Action"), Form: form}, "", nil
 		}
 	}
 	return iam.Request{}, "", fmt.Errorf("the local platform serves DynamoDB, SQS, Lambda Invoke and CloudFormation DescribeStacks; this request is none of them (X-Amz-Target %q, path %s)", target, r.URL.Path)
-}
-
-// accessKey reads the access key ID from a SigV4 Authorization header.
-func accessKey(r *http.Request) string {
-	h := r.Header.Get("Authorization")
-	_, cred, ok := strings.Cut(h, "Credential=")
-	if !ok {
-		return ""
-	}
-	key, _, _ := strings.Cut(cred, "/")
-	return key
 }
 
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
@@ -232,8 +336,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, svc iam.Servic
 		writeJSONError(w, http.StatusInternalServerError, "InternalFailure", err.Error())
 		return
 	}
-	out := r.URL.ResolveReference(&url.URL{})
-	out.Scheme, out.Host = u.Scheme, u.Host
+	// The path and query as sent (a resolved URL would drop dot segments: the request
+	// authorized must be the one forwarded).
+	out := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, out.String(), bytes.NewReader(body))
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, "InternalFailure", err.Error())

@@ -1,6 +1,7 @@
 package iam
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,14 +10,16 @@ import (
 )
 
 // Authorizer decides calls for the identities it knows, by access key ID, and remembers
-// what it decided: the denials and which grants the allowed calls used. Keys it does not
-// know are the operator's (the CLI, tests, a developer's shell): allowed everything and
-// not recorded, as an administrator's credentials would be.
+// what it decided: the denials and which grants the allowed calls used. It holds each
+// key's secret, for the endpoint to verify the request's signature with (Credential). A key
+// it does not know is refused (ErrUnknownKey); an administrator's key is allowed
+// everything and not recorded.
 type Authorizer struct {
 	Env Env
 
 	mu     sync.Mutex
-	roles  map[string]*Role // by access key ID
+	creds  map[string]Credential // by access key ID
+	roles  map[string]*Role      // by access key ID
 	denied []Denial
 	used   map[string]map[Grant]int // role name → grant → calls
 	calls  map[string]int           // role name → calls checked
@@ -32,27 +35,62 @@ func (d Denial) String() string { return fmt.Sprintf("%s may not %s", d.Role, d.
 
 // NewAuthorizer returns an authorizer with no roles.
 func NewAuthorizer(env Env) *Authorizer {
-	return &Authorizer{Env: env, roles: map[string]*Role{}, used: map[string]map[Grant]int{}, calls: map[string]int{}}
+	return &Authorizer{Env: env, creds: map[string]Credential{}, roles: map[string]*Role{}, used: map[string]map[Grant]int{}, calls: map[string]int{}}
 }
 
-// AddRole makes calls signed with accessKeyID the role's.
-func (a *Authorizer) AddRole(accessKeyID string, r *Role) {
+// Credential is what an access key ID stands for: its secret and its principal.
+type Credential struct {
+	Secret string
+	// Principal names the caller: a role's name, or the administrator's.
+	Principal string
+	// Admin: allowed everything (the platform's administrator), else the role's policies.
+	Admin bool
+}
+
+// ErrUnknownKey is a request signed with an access key ID the authorizer does not know.
+var ErrUnknownKey = errors.New("the security token included in the request is invalid")
+
+// Credential returns what accessKeyID stands for.
+func (a *Authorizer) Credential(accessKeyID string) (Credential, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	c, ok := a.creds[accessKeyID]
+	return c, ok
+}
+
+// AddAdmin makes calls signed with accessKeyID and secret the administrator's (named name):
+// allowed everything.
+func (a *Authorizer) AddAdmin(accessKeyID, secret, name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.creds[accessKeyID] = Credential{Secret: secret, Principal: name, Admin: true}
+	delete(a.roles, accessKeyID)
+}
+
+// AddRole makes calls signed with accessKeyID and secret the role's.
+func (a *Authorizer) AddRole(accessKeyID, secret string, r *Role) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.creds[accessKeyID] = Credential{Secret: secret, Principal: r.Name}
 	a.roles[accessKeyID] = r
 	if a.used[r.Name] == nil {
 		a.used[r.Name] = map[Grant]int{}
 	}
 }
 
-// Authorize checks the request signed with accessKeyID. It returns the role's name ("" for
-// the operator) and, when the role may not make it, the first call refused.
-func (a *Authorizer) Authorize(accessKeyID string, r Request) (role string, refused *Call, err error) {
+// Authorize checks the request signed with accessKeyID (its signature verified by the
+// caller). It returns the principal's name and, when a role may not make it, the first call
+// refused; an administrator may make any call.
+func (a *Authorizer) Authorize(accessKeyID string, r Request) (principal string, refused *Call, err error) {
 	a.mu.Lock()
+	cred, known := a.creds[accessKeyID]
 	rl := a.roles[accessKeyID]
 	a.mu.Unlock()
-	if rl == nil {
-		return "", nil, nil
+	if !known {
+		return "", nil, ErrUnknownKey
+	}
+	if cred.Admin {
+		return cred.Principal, nil, nil
 	}
 	calls, err := a.Env.Calls(r)
 	if err != nil {

@@ -128,22 +128,29 @@ func TestAuthorizerReport(t *testing.T) {
 	t.Parallel()
 	a := NewAuthorizer(Env{Region: "us-east-1", Account: "000000000000"})
 	q := "arn:aws:sqs:us-east-1:000000000000:"
-	a.AddRole("KEY", &Role{Name: "Fn", Policies: []Policy{{Name: "P", Statements: []Statement{
+	a.AddRole("KEY", "secret", &Role{Name: "Fn", Policies: []Policy{{Name: "P", Statements: []Statement{
 		{Sid: "Send", Effect: "Allow", Actions: []string{"sqs:SendMessage", "sqs:ChangeMessageVisibility"}, Resources: []string{q + "q1"}},
 	}}, Managed["arn:aws:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole"]}})
-	role, refused, err := a.Authorize("KEY", Request{Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/0/q1"}`)})
+	role, refused, err := a.Authorize("KEY", Request{Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/q1"}`)})
 	require.NoError(t, err)
 	require.Equal(t, "Fn", role)
 	require.Nil(t, refused)
-	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/0/q2"}`)})
+	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/q2"}`)})
 	require.NoError(t, err)
 	require.Equal(t, &Call{"sqs:SendMessage", q + "q2"}, refused)
-	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "ReceiveMessage", Body: []byte(`{"QueueUrl":"http://h/0/q9"}`)})
+	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "ReceiveMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/q9"}`)})
 	require.NoError(t, err)
 	require.Nil(t, refused, "the managed SQS execution policy allows receiving from any queue")
-	_, refused, err = a.Authorize("OPERATOR", Request{Service: SQS, Operation: "DeleteQueue", Body: []byte(`{"QueueUrl":"http://h/0/q1"}`)})
+	_, _, err = a.Authorize("OPERATOR", Request{Service: SQS, Operation: "DeleteQueue", Body: []byte(`{"QueueUrl":"http://h/000000000000/q1"}`)})
+	require.ErrorIs(t, err, ErrUnknownKey, "an unknown key is nobody's (it used to be the operator's, allowed everything)")
+	a.AddAdmin("ADMIN", "secret", "admin")
+	who, refused, err := a.Authorize("ADMIN", Request{Service: SQS, Operation: "DeleteQueue", Body: []byte(`{"QueueUrl":"http://h/000000000000/q1"}`)})
 	require.NoError(t, err)
-	require.Nil(t, refused, "an unknown key is the operator's")
+	require.Nil(t, refused, "the administrator may do anything")
+	require.Equal(t, "admin", who)
+	c, ok := a.Credential("KEY")
+	require.True(t, ok)
+	require.Equal(t, Credential{Secret: "secret", Principal: "Fn"}, c)
 
 	rep := a.Report()
 	require.Equal(t, []Denial{{"Fn", Call{"sqs:SendMessage", q + "q2"}}}, rep.Denied)
@@ -191,4 +198,51 @@ func TestStreamGrants(t *testing.T) {
 	require.Equal(t, []Statement{{Effect: "Allow", Actions: []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
 		"dynamodb:ListStreams", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"}, Resources: []string{"*"}}},
 		managed.Policies[0].Statements, "AWSLambdaDynamoDBExecutionRole as AWS publishes it (v1)")
+}
+
+// The check reads a request as the engine does. encoding/json matched keys ignoring case and
+// kept the last of duplicates, so these bodies were authorized for one table or queue while
+// DynamoDB Local and fauxqs read another (issue 28: the log table's role got to the timers
+// table, a P1-only sender reached the DLQ); a Lambda path with a dot segment was authorized
+// for its first function and forwarded, cleaned, to the second.
+func TestCallsReadAsTheEngine(t *testing.T) {
+	t.Parallel()
+	e := Env{Region: "us-east-1", Account: "000000000000"}
+	for name, bad := range map[string]Request{
+		"case-variant key": {Service: DynamoDB, Operation: "GetItem",
+			Body: []byte(`{"TableName":"sundial-LogTable","Key":{},"tablename":"sundial-TimersTable"}`)},
+		"case-variant key, reversed": {Service: DynamoDB, Operation: "GetItem",
+			Body: []byte(`{"tablename":"sundial-TimersTable","TableName":"sundial-LogTable"}`)},
+		"only a case variant": {Service: DynamoDB, Operation: "GetItem", Body: []byte(`{"tablename":"sundial-TimersTable"}`)},
+		"duplicate key":       {Service: DynamoDB, Operation: "GetItem", Body: []byte(`{"TableName":"A","TableName":"B"}`)},
+		"escaped duplicate":   {Service: DynamoDB, Operation: "GetItem", Body: []byte(`{"TableName":"A","\u0054ableName":"B"}`)},
+		"index case variant":  {Service: DynamoDB, Operation: "Query", Body: []byte(`{"TableName":"A","IndexName":"due","indexname":"secret"}`)},
+		"batch duplicate table": {Service: DynamoDB, Operation: "BatchWriteItem",
+			Body: []byte(`{"RequestItems":{"A":[],"A":[]}}`)},
+		"transact case variant": {Service: DynamoDB, Operation: "TransactWriteItems",
+			Body: []byte(`{"TransactItems":[{"Put":{"TableName":"A","tablename":"B"}}]}`)},
+		"trailing data": {Service: DynamoDB, Operation: "GetItem", Body: []byte(`{"TableName":"A"}{"TableName":"B"}`)},
+		"sqs case variant": {Service: SQS, Operation: "SendMessage",
+			Body: []byte(`{"QueueUrl":"http://h/000000000000/sundial-P1","queueurl":"http://h/000000000000/sundial-DLQ"}`)},
+		"sqs duplicate": {Service: SQS, Operation: "SendMessage",
+			Body: []byte(`{"QueueUrl":"http://h/000000000000/sundial-P1","QueueUrl":"http://h/000000000000/sundial-DLQ"}`)},
+		"sqs url with more path": {Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/sundial-DLQ/../sundial-P1"}`)},
+		"sqs url with a query":   {Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/sundial-P1?x=/sundial-DLQ"}`)},
+		"sqs url escaped":        {Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/sundial%2DP1"}`)},
+		"lambda dot-dot":         {Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-action-x/../sundial-example-orderpush/invocations"},
+		"lambda escaped slash":   {Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-action-x%2F..%2Fother/invocations"},
+		"lambda empty segment":   {Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions//sundial-action-x/invocations"},
+		"lambda extra segment":   {Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-action-x/invocations/x"},
+		"lambda two qualifiers":  {Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-action-x:1/invocations", Query: "Qualifier=2"},
+		"lambda other query":     {Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-action-x/invocations", Query: "FunctionName=other"},
+	} {
+		calls, err := e.Calls(bad)
+		require.Error(t, err, "%s: authorized as %v", name, calls)
+	}
+	calls, err := e.Calls(Request{Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-action-x/invocations", Query: "Qualifier=live"})
+	require.NoError(t, err)
+	require.Equal(t, []Call{{"lambda:InvokeFunction", "arn:aws:lambda:us-east-1:000000000000:function:sundial-action-x:live"}}, calls)
+	calls, err = e.Calls(Request{Service: DynamoDB, Operation: "BatchGetItem", Body: []byte(`{"RequestItems":{"t":{},"T":{}}}`)})
+	require.NoError(t, err, "table names keep their case: two tables")
+	require.Len(t, calls, 2)
 }

@@ -1,10 +1,10 @@
 package iam
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -24,7 +24,8 @@ type Request struct {
 	Service   Service
 	Operation string // e.g. UpdateItem, SendMessageBatch, Invoke, DescribeStacks
 	Body      []byte
-	Path      string // Lambda's REST path
+	Path      string // Lambda's REST path, escaped as sent
+	Query     string // Lambda's REST query, as sent
 	Form      url.Values
 }
 
@@ -42,7 +43,7 @@ func (e Env) Calls(r Request) ([]Call, error) {
 	case SQS:
 		return e.sqsCalls(r.Operation, r.Body)
 	case Lambda:
-		return e.lambdaCalls(r.Operation, r.Path)
+		return e.lambdaCalls(r.Operation, r.Path, r.Query)
 	case CloudFormation:
 		stack := r.Form.Get("StackName")
 		if stack == "" {
@@ -58,16 +59,10 @@ func (e Env) Calls(r Request) ([]Call, error) {
 }
 
 func (e Env) table(name string) string {
+	if strings.HasPrefix(name, "arn:") {
+		return name // DynamoDB takes a table's ARN as its TableName
+	}
 	return fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", e.Region, e.Account, name)
-}
-
-type dynamoBody struct {
-	TableName     string
-	IndexName     string
-	StreamArn     string // DynamoDB Streams: DescribeStream, GetShardIterator
-	ShardIterator string // DynamoDB Streams: GetRecords
-	RequestItems  map[string]json.RawMessage
-	TransactItems []map[string]struct{ TableName string }
 }
 
 // dynamoCalls: most operations act on the table named by TableName (on the index named by
@@ -77,31 +72,48 @@ type dynamoBody struct {
 // operations are dynamodb: actions too, on the stream's ARN
 // (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL): DescribeStream and
 // GetShardIterator name it, GetRecords carries it at the head of its shard iterator (as
-// AWS's iterators do: "ARN|…"), and ListStreams acts on "*".
+// AWS's iterators do: "ARN|…"), and ListStreams acts on "*". The body is read strictly
+// (strict.go): the names authorized are the ones the engine reads.
 func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
-	var b dynamoBody
+	b := object{}
 	if len(body) > 0 {
-		if err := json.Unmarshal(body, &b); err != nil {
-			return nil, fmt.Errorf("dynamodb %s: the body is not JSON: %w", op, err)
+		var err error
+		if b, err = strictObject(body, true); err != nil {
+			return nil, fmt.Errorf("dynamodb %s: the body: %w", op, err)
 		}
 	}
+	fields := map[string]string{}
+	for _, key := range []string{"TableName", "IndexName", "StreamArn", "ShardIterator"} {
+		v, err := b.str(key)
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb %s: %w", op, err)
+		}
+		fields[key] = v
+	}
+	field := func(key string) string { return fields[key] }
+	var out []Call
 	switch op {
 	case "ListTables", "DescribeLimits", "DescribeEndpoints", "ListStreams":
 		return []Call{{Action: "dynamodb:" + op, Resource: "*"}}, nil
 	case "DescribeStream", "GetShardIterator":
-		if !isStreamARN(b.StreamArn) {
-			return nil, fmt.Errorf("dynamodb %s: StreamArn %q is not a stream's ARN", op, b.StreamArn)
+		arn := field("StreamArn")
+		if !isStreamARN(arn) {
+			return nil, fmt.Errorf("dynamodb %s: StreamArn %q is not a stream's ARN", op, arn)
 		}
-		return []Call{{Action: "dynamodb:" + op, Resource: b.StreamArn}}, nil
+		return []Call{{Action: "dynamodb:" + op, Resource: arn}}, nil
 	case "GetRecords":
-		arn, _, _ := strings.Cut(b.ShardIterator, "|")
+		arn, _, _ := strings.Cut(field("ShardIterator"), "|")
 		if !isStreamARN(arn) {
 			return nil, fmt.Errorf("dynamodb %s: the shard iterator does not begin with a stream's ARN", op)
 		}
 		return []Call{{Action: "dynamodb:" + op, Resource: arn}}, nil
 	case "BatchGetItem", "BatchWriteItem":
-		var out []Call
-		for _, t := range slices.Sorted(maps.Keys(b.RequestItems)) {
+		// Table names keep their case: two names differing in case are two tables.
+		items, err := b.obj("RequestItems", false)
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb %s: %w", op, err)
+		}
+		for _, t := range slices.Sorted(maps.Keys(items)) {
 			out = append(out, Call{Action: "dynamodb:" + op, Resource: e.table(t)})
 		}
 		if len(out) == 0 {
@@ -109,17 +121,29 @@ func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
 		}
 		return out, nil
 	case "TransactWriteItems", "TransactGetItems":
-		var out []Call
-		for i, item := range b.TransactItems {
+		items, err := b.list("TransactItems")
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb %s: %w", op, err)
+		}
+		for i, raw := range items {
+			item, err := strictObject(raw, true)
+			if err != nil {
+				return nil, fmt.Errorf("dynamodb %s: item %d: %w", op, i, err)
+			}
 			if len(item) != 1 {
 				return nil, fmt.Errorf("dynamodb %s: item %d has %d operations", op, i, len(item))
 			}
-			for kind, v := range item {
+			for kind := range item {
 				action := map[string]string{"ConditionCheck": "ConditionCheckItem", "Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "Get": "GetItem"}[kind]
-				if action == "" || v.TableName == "" {
-					return nil, fmt.Errorf("dynamodb %s: item %d: %s", op, i, kind)
+				v, err := item.obj(kind, true)
+				if err != nil {
+					return nil, fmt.Errorf("dynamodb %s: item %d: %w", op, i, err)
 				}
-				out = append(out, Call{Action: "dynamodb:" + action, Resource: e.table(v.TableName)})
+				table, err := v.str("TableName")
+				if err != nil || action == "" || table == "" {
+					return nil, fmt.Errorf("dynamodb %s: item %d: %s needs a TableName", op, i, kind)
+				}
+				out = append(out, Call{Action: "dynamodb:" + action, Resource: e.table(table)})
 			}
 		}
 		if len(out) == 0 {
@@ -127,12 +151,13 @@ func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
 		}
 		return out, nil
 	}
-	if b.TableName == "" {
+	table := field("TableName")
+	if table == "" {
 		return nil, fmt.Errorf("dynamodb %s: no TableName", op)
 	}
-	res := e.table(b.TableName)
-	if b.IndexName != "" && (op == "Query" || op == "Scan") {
-		res += "/index/" + b.IndexName
+	res := e.table(table)
+	if index := field("IndexName"); index != "" && (op == "Query" || op == "Scan") {
+		res += "/index/" + index
 	}
 	return []Call{{Action: "dynamodb:" + op, Resource: res}}, nil
 }
@@ -159,24 +184,40 @@ var sqsActions = map[string]string{
 	"ChangeMessageVisibilityBatch": "ChangeMessageVisibility",
 }
 
+// queueName is what SQS names a queue: 1 to 80 letters, digits, hyphens and underscores, a
+// FIFO queue's ending in .fifo.
+var queueName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}(\.fifo)?$`)
+
+// sqsCalls: an operation on a queue names it by QueueUrl (QueueName for CreateQueue and
+// GetQueueUrl). The engine finds a queue by its whole URL, so only a URL of the canonical
+// form http(s)://HOST/ACCOUNT/NAME is accepted: its last segment is then the queue the engine
+// acts on.
 func (e Env) sqsCalls(op string, body []byte) ([]Call, error) {
-	var b struct{ QueueUrl, QueueName string }
+	b := object{}
 	if len(body) > 0 {
-		if err := json.Unmarshal(body, &b); err != nil {
-			return nil, fmt.Errorf("sqs %s: the body is not JSON: %w", op, err)
+		var err error
+		if b, err = strictObject(body, true); err != nil {
+			return nil, fmt.Errorf("sqs %s: the body: %w", op, err)
 		}
+	}
+	qurl, err := b.str("QueueUrl")
+	if err != nil {
+		return nil, fmt.Errorf("sqs %s: %w", op, err)
+	}
+	name, err := b.str("QueueName")
+	if err != nil {
+		return nil, fmt.Errorf("sqs %s: %w", op, err)
 	}
 	action := op
 	if a, ok := sqsActions[op]; ok {
 		action = a
 	}
-	name := b.QueueName
-	if b.QueueUrl != "" {
-		u, err := url.Parse(b.QueueUrl)
-		if err != nil {
-			return nil, fmt.Errorf("sqs %s: QueueUrl %q: %w", op, b.QueueUrl, err)
+	if qurl != "" {
+		if name, err = queueOfURL(qurl); err != nil {
+			return nil, fmt.Errorf("sqs %s: %w", op, err)
 		}
-		name = u.Path[strings.LastIndex(u.Path, "/")+1:]
+	} else if name != "" && !queueName.MatchString(name) {
+		return nil, fmt.Errorf("sqs %s: QueueName %q is not a queue name ([A-Za-z0-9_-]{1,80}, .fifo for a FIFO queue)", op, name)
 	}
 	if name == "" {
 		return []Call{{Action: "sqs:" + action, Resource: "*"}}, nil
@@ -184,21 +225,69 @@ func (e Env) sqsCalls(op string, body []byte) ([]Call, error) {
 	return []Call{{Action: "sqs:" + action, Resource: fmt.Sprintf("arn:aws:sqs:%s:%s:%s", e.Region, e.Account, name)}}, nil
 }
 
+// queueOfURL returns the queue a canonical queue URL names.
+func queueOfURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	bad := func(why string) error {
+		return fmt.Errorf("QueueUrl %q %s: a queue URL is http(s)://HOST/ACCOUNT/NAME, as CreateQueue and GetQueueUrl answer it", s, why)
+	}
+	if err != nil {
+		return "", bad("does not parse")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.RawPath != "" {
+		return "", bad("is not a plain URL")
+	}
+	parts := strings.Split(u.Path, "/")
+	if len(parts) != 3 || parts[0] != "" || !accountID.MatchString(parts[1]) || !queueName.MatchString(parts[2]) {
+		return "", bad("has another path")
+	}
+	return parts[2], nil
+}
+
+var accountID = regexp.MustCompile(`^[0-9]{12}$`)
+
+// lambdaPath is Lambda's REST path of a function: its name (or ARN, or name:qualifier)
+// between /2015-03-31/functions/ and /invocations (Invoke) or the end (GetFunction).
+var (
+	lambdaFunction = regexp.MustCompile(`^(arn:aws:lambda:[a-z0-9-]+:[0-9]{12}:function:)?[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$`)
+	lambdaQualifer = regexp.MustCompile(`^[A-Za-z0-9$_-]{1,128}$`)
+)
+
 // lambdaCalls: Invoke is authorized as lambda:InvokeFunction on the function's ARN (a
-// qualifier, as in NAME:alias, is part of it).
-func (e Env) lambdaCalls(op, p string) ([]Call, error) {
+// qualifier, as in NAME:alias or ?Qualifier=, is part of it). p is the path as sent
+// (escaped); only a canonical path is accepted — no dot segments, no empty segments, no
+// escaped slash — so that the function authorized is the one the path names for every
+// reader of it.
+func (e Env) lambdaCalls(op, p, query string) ([]Call, error) {
 	const prefix = "/2015-03-31/functions/"
-	if !strings.HasPrefix(p, prefix) {
+	rest, ok := strings.CutPrefix(p, prefix)
+	if !ok {
 		return nil, fmt.Errorf("lambda: unknown path %s", p)
 	}
-	fn := strings.TrimPrefix(p, prefix)
-	fn, _, _ = strings.Cut(fn, "/")
-	if u, err := url.PathUnescape(fn); err == nil {
-		fn = u
+	fn, tail, _ := strings.Cut(rest, "/")
+	if (op == "Invoke") != (tail == "invocations") || (op != "Invoke" && tail != "") {
+		return nil, fmt.Errorf("lambda: the path %s is not /2015-03-31/functions/FUNCTION[/invocations]", p)
 	}
-	arn := fn
-	if !strings.HasPrefix(fn, "arn:") {
-		arn = fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", e.Region, e.Account, fn)
+	name, err := url.PathUnescape(fn)
+	if err != nil || !lambdaFunction.MatchString(name) {
+		return nil, fmt.Errorf("lambda: %q in the path %s is not a function name, ARN or NAME:QUALIFIER", fn, p)
+	}
+	arn := name
+	if !strings.HasPrefix(name, "arn:") {
+		arn = fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", e.Region, e.Account, name)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("lambda: the query %q: %w", query, err)
+	}
+	for k, v := range q {
+		if k != "Qualifier" || len(v) != 1 || !lambdaQualifer.MatchString(v[0]) {
+			return nil, fmt.Errorf("lambda: the query %q: only one Qualifier=VERSION|ALIAS is accepted", query)
+		}
+		if strings.Count(strings.TrimPrefix(arn, "arn:aws:lambda:"), ":") > 3 {
+			return nil, fmt.Errorf("lambda: the function %s has a qualifier in its name and in the query", name)
+		}
+		arn += ":" + v[0]
 	}
 	action := "lambda:InvokeFunction"
 	if op != "Invoke" {

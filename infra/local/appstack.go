@@ -20,10 +20,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/infra/provision"
@@ -142,7 +140,7 @@ func (p *Platform) deployAppStacks(ctx context.Context, o Options) error {
 		p.appStates = append(p.appStates, state)
 	}
 	if o.StateFile != "" {
-		return WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, AppStacks: p.appStates})
+		return WriteState(o.StateFile, p.stateRecord(o))
 	}
 	return nil
 }
@@ -431,11 +429,10 @@ func DeleteAppStack(ctx context.Context, statePath, which string) ([]CustomResou
 		return nil, fmt.Errorf("app stack %s is not deployed on the running platform (deployed: %v)", which, have)
 	}
 	app := s.AppStacks[i]
-	cfg, err := emulator.AWSConfig(ctx, s.Endpoint, s.Region)
+	cfg, err := s.Config(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Credentials = credentials.NewStaticCredentialsProvider(localaws.OperatorKey, "local", "")
 	var done []CustomResource
 	for j := len(app.CustomResources) - 1; j >= 0; j-- {
 		cr := app.CustomResources[j]

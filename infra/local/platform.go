@@ -306,7 +306,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		}
 	}
 	if o.StateFile != "" {
-		if err = WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region}); err != nil {
+		if err = WriteState(o.StateFile, p.stateRecord(o)); err != nil {
 			return nil, err
 		}
 	}
@@ -314,6 +314,17 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		return p, err
 	}
 	return p, p.deployAppStacks(ctx, o)
+}
+
+// stateRecord is what the state file records of the running platform: where it is and, for the
+// embedded one, its administrator's credentials.
+func (p *Platform) stateRecord(o Options) State {
+	s := State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, AppStacks: p.appStates}
+	if p.Local != nil {
+		admin := p.Local.Admin()
+		s.AccessKeyID, s.SecretAccessKey = admin.AccessKeyID, admin.SecretAccessKey
+	}
+	return s
 }
 
 // upEmbedded starts the engines, provisions the stack from the translation and configures

@@ -17,9 +17,11 @@ import (
 // with SUNDIAL_ENDPOINT_URL (and SUNDIAL_LAMBDA_ENDPOINT) pointing at the local endpoint as a
 // container reaches it: dockerHost is the host name containers use for this machine
 // (127.0.0.1 with `--docker-network host` on Linux, host.docker.internal with Docker
-// Desktop). SAM passes the developer's own AWS credentials into the container, which the
-// local endpoint treats as the operator's: sam local invocations are not checked against the
-// functions' roles. Queue URLs stay as they are: the SQS API takes them as names.
+// Desktop). SAM passes the shell's AWS credentials into the container, and the local
+// endpoint verifies signatures: run sam local with the platform's administrator credentials
+// (accessKeyId and secretAccessKey in .sundial/local.json) as AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY; sam local invocations are then not checked against the functions'
+// roles. Queue URLs stay as they are: the SQS API takes them as names.
 func (p *Platform) SamEnv(dockerHost string) (map[string]map[string]string, error) {
 	if p.Stack == nil {
 		return nil, fmt.Errorf("sam-env: only the embedded platform has a stack to describe (not %s)", p.Endpoint)

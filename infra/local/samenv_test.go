@@ -45,7 +45,10 @@ func TestSamEnvFileRunsAFunctionAsSamLocalWould(t *testing.T) {
 	bin, err := local.BuildBootstraps(context.Background(), "../..", filepath.Join(dir, "bin"), local.FnFetch)
 	require.NoError(t, err)
 	env := file["FetchFunction"]
-	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "AKIDDEVELOPER", "secret" // the developer's, as SAM passes them
+	// SAM passes the shell's credentials: the developer gives it the platform's
+	// administrator's (the endpoint refuses any key it does not know).
+	admin := p.Local.Admin()
+	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = admin.AccessKeyID, admin.SecretAccessKey
 	fn, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{Name: "FetchFunction", Bootstrap: bin[local.FnFetch],
 		Env: env, Timeout: time.Minute, Output: &logs})
 	require.NoError(t, err)

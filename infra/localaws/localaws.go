@@ -7,6 +7,9 @@ package localaws
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +23,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -70,12 +74,14 @@ type Env struct {
 
 	dynamo, queues *emulator.Server // started here; nil for shared engines
 	engines        Endpoints
+	admin          aws.Credentials
 	operator       aws.Config
 	ddb            *dynamodb.Client
 	sqs            *sqs.Client
 
-	mu     sync.Mutex
-	stacks map[string]*provision.Stack
+	mu      sync.Mutex
+	stacks  map[string]*provision.Stack
+	secrets map[string]string // role key ID → its secret
 }
 
 // Start installs (when missing) and starts the engines, translates the template and starts
@@ -84,7 +90,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	e := &Env{stacks: map[string]*provision.Stack{}}
+	e := &Env{stacks: map[string]*provision.Stack{}, secrets: map[string]string{}}
 	defer func() {
 		if err != nil {
 			_ = e.Stop()
@@ -113,6 +119,8 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 		return nil, translated
 	}
 	e.Auth = iam.NewAuthorizer(iam.Env{Region: Region, Account: sam.Account})
+	e.admin = NewCredentials("LOCALADMIN")
+	e.Auth.AddAdmin(e.admin.AccessKeyID, e.admin.SecretAccessKey, AdminPrincipal)
 	e.engines = ep
 	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account,
 		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
@@ -126,15 +134,26 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	if e.operator, err = emulator.AWSConfig(ctx, e.Endpoint, Region); err != nil {
 		return nil, err
 	}
-	e.operator.Credentials = credentials.NewStaticCredentialsProvider(OperatorKey, "local", "")
-	// Provisioning talks to the engines through the gateway too, as the operator.
+	e.operator.Credentials = credentials.StaticCredentialsProvider{Value: e.admin}
+	// Provisioning talks to the engines through the gateway too, as the administrator.
 	e.ddb, e.sqs = dynamodb.NewFromConfig(e.operator), sqs.NewFromConfig(e.operator)
 	return e, nil
 }
 
-// OperatorKey is the access key ID of the operator's credentials (the CLI, tests, the
-// local platform's own setup): allowed everything, as an administrator is.
-const OperatorKey = "LOCALOPERATOR"
+// AdminPrincipal names the platform's administrator: the credentials each local AWS
+// generates for itself (Admin), allowed everything. The CLI, tests and the platform's own
+// setup sign with them; `sundial up` records them in its state file for the CLI.
+const AdminPrincipal = "local-administrator"
+
+// NewCredentials returns a new access key: an ID of prefix and random letters and digits
+// (DynamoDB Local accepts nothing else in one) and a random secret (crypto/rand.Text: 26
+// base32 characters, 128 bits, each).
+func NewCredentials(prefix string) aws.Credentials {
+	return aws.Credentials{AccessKeyID: prefix + rand.Text(), SecretAccessKey: rand.Text() + rand.Text(), Source: "sundial local platform"}
+}
+
+// Admin returns the administrator's credentials.
+func (e *Env) Admin() aws.Credentials { return e.admin }
 
 // Provision creates (or finds, on a kept database) the stack name with the parameters, and
 // makes DescribeStacks answer for it. Each function's role gets an access key of its own:
@@ -152,9 +171,15 @@ func (e *Env) ProvisionTemplate(ctx context.Context, t *sam.Template, name strin
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: %w", name, err)
 	}
+	e.mu.Lock()
 	for _, id := range slices.Sorted(maps.Keys(st.Roles)) {
-		e.Auth.AddRole(RoleKey(name, id), st.Roles[id])
+		key := RoleKey(name, id)
+		if e.secrets[key] == "" {
+			e.secrets[key] = rand.Text() + rand.Text()
+		}
+		e.Auth.AddRole(key, e.secrets[key], st.Roles[id])
 	}
+	e.mu.Unlock()
 	e.Gateway.AddStack(gateway.StackInfo{Name: name, Region: Region, Created: time.Now(), Parameters: st.Params, Outputs: st.Outputs})
 	e.mu.Lock()
 	e.stacks[name] = st
@@ -177,7 +202,7 @@ func alnum(s string) string {
 	}, s)
 }
 
-// Operator is the AWS configuration of the operator: everything allowed.
+// Operator is the AWS configuration of the administrator: everything allowed.
 func (e *Env) Operator() aws.Config { return e.operator.Copy() }
 
 // Config is the AWS configuration a function of a stack runs with: its role's credentials,
@@ -185,6 +210,7 @@ func (e *Env) Operator() aws.Config { return e.operator.Copy() }
 func (e *Env) Config(stackName, function string) (aws.Config, error) {
 	e.mu.Lock()
 	st := e.stacks[stackName]
+	secrets := e.secrets
 	e.mu.Unlock()
 	if st == nil {
 		return aws.Config{}, fmt.Errorf("stack %s is not provisioned", stackName)
@@ -194,7 +220,11 @@ func (e *Env) Config(stackName, function string) (aws.Config, error) {
 		return aws.Config{}, fmt.Errorf("stack %s has no function %s (functions: %v)", stackName, function, slices.Sorted(maps.Keys(st.Functions)))
 	}
 	cfg := e.operator.Copy()
-	cfg.Credentials = credentials.NewStaticCredentialsProvider(RoleKey(stackName, fn.Role.Name), "local", "")
+	key := RoleKey(stackName, fn.Role.Name)
+	e.mu.Lock()
+	secret := secrets[key]
+	e.mu.Unlock()
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(key, secret, "")
 	return cfg, nil
 }
 
@@ -267,11 +297,17 @@ func (e *Env) Stop() error {
 	return errors.Join(errs...)
 }
 
-// FetchIAMReport reads the IAM report of a local AWS (a `sundial up` process's) at endpoint.
-func FetchIAMReport(ctx context.Context, endpoint string) (iam.Report, error) {
+// FetchIAMReport reads the IAM report of a local AWS (a `sundial up` process's) at endpoint,
+// signed with its administrator's credentials (admin; a `sundial up` records them in its
+// state file).
+func FetchIAMReport(ctx context.Context, endpoint string, admin aws.Credentials) (iam.Report, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(endpoint, "/")+gateway.IAMReportPath, nil)
 	if err != nil {
 		return iam.Report{}, err
+	}
+	empty := sha256.Sum256(nil)
+	if err := v4.NewSigner().SignHTTP(ctx, admin, req, hex.EncodeToString(empty[:]), gateway.ReportService, Region, time.Now()); err != nil {
+		return iam.Report{}, fmt.Errorf("IAM report: %w", err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

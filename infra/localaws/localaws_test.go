@@ -136,7 +136,7 @@ func TestIAMReportEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	_, err = sqs.NewFromConfig(rec).ListQueues(ctx, &sqs.ListQueuesInput{})
 	requireCode(t, err, "AccessDenied")
-	rep, err := FetchIAMReport(ctx, e.Endpoint)
+	rep, err := FetchIAMReport(ctx, e.Endpoint, e.Admin())
 	require.NoError(t, err)
 	require.Len(t, rep.Denied, 1)
 	require.Equal(t, "sqs:ListQueues", rep.Denied[0].Call.Action)

@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
-	"github.com/sundialhq/sundial/infra/localaws"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/message"
@@ -90,7 +89,7 @@ func (e *env) memory(ctx context.Context, outDir, bootstrap string, batches int)
 	defer logf.Close()
 	env := maps.Clone(d.env)
 	// At DEBUG every successful execution has its line: the phase counts them.
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL": aws.ToString(e.aws.BaseEndpoint), "AWS_ACCESS_KEY_ID": localaws.OperatorKey, "AWS_SECRET_ACCESS_KEY": "local",
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL": aws.ToString(e.aws.BaseEndpoint), "AWS_ACCESS_KEY_ID": e.local.Admin().AccessKeyID, "AWS_SECRET_ACCESS_KEY": e.local.Admin().SecretAccessKey,
 		"AWS_LAMBDA_LOG_LEVEL": "DEBUG"} {
 		env[k] = v
 	}
