@@ -59,6 +59,9 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := t.followActions(); err != nil {
+		return err
+	}
 	_, m, err := manifestArg(fs)
 	if err != nil {
 		return err

@@ -15,10 +15,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/demoaction"
+	"github.com/sundialhq/sundial/internal/manifest"
 )
 
 func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -72,12 +74,26 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *actions != "" {
 		ln, err := net.Listen("tcp", *actions)
 		if err != nil {
-			return fmt.Errorf("example actions: %w", err)
+			return fmt.Errorf("example actions: %w (%s)", err, moveHint(err, "--actions", "ACTIONS", "127.0.0.1:9001"))
 		}
 		srv := &http.Server{Handler: demoaction.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
-		fmt.Fprintf(stdout, "example actions on http://%s/\n", ln.Addr())
+		// The manifest's ${SUNDIAL_ACTIONS} is this address, for the manifest up syncs and
+		// (through the state file) for a later `sundial sync`.
+		o.ActionsAddr = ln.Addr().String()
+		if err := os.Setenv(manifest.ActionsVar, o.ActionsAddr); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "example actions on http://%s/ (the manifests' ${%s})\n", ln.Addr(), manifest.ActionsVar)
+	}
+	if co.addr != "" {
+		ln, err := co.listen()
+		if err != nil {
+			return err
+		}
+		co.ln = ln
+		defer ln.Close()
 	}
 	if err := os.MkdirAll(filepath.Dir(*logPath), 0o755); err != nil {
 		return err
@@ -140,6 +156,16 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopWatch()
 	stopConsole()
 	return p.Stop()
+}
+
+// moveHint says how to move a listener whose address is taken: the flag, and the Makefile
+// variable that sets it for make run, run-apps and run-orders.
+func moveHint(err error, flag, makeVar, example string) string {
+	hint := fmt.Sprintf("move it with %s ADDR, or make run %s=%s", flag, makeVar, example)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		hint = "the address is taken, by another sundial up or another program: " + hint
+	}
+	return hint
 }
 
 // templateParams is --param NAME=VALUE, repeatable: the template's parameters for the stack.

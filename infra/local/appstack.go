@@ -142,7 +142,7 @@ func (p *Platform) deployAppStacks(ctx context.Context, o Options) error {
 		p.appStates = append(p.appStates, state)
 	}
 	if o.StateFile != "" {
-		return WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, AppStacks: p.appStates})
+		return WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, Actions: o.ActionsAddr, AppStacks: p.appStates})
 	}
 	return nil
 }

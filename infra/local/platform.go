@@ -67,6 +67,9 @@ type Options struct {
 	Invoker engine.Invoker
 	// StateFile, when set, records the endpoint and stack for later CLI commands.
 	StateFile string
+	// ActionsAddr is where `sundial up --actions` serves the example actions (the manifests'
+	// ${SUNDIAL_ACTIONS}), recorded in the state file for a later `sundial sync`.
+	ActionsAddr string
 
 	// Processes runs each function's built bootstrap as separate processes behind an emulated
 	// Lambda Runtime API (lambdarun.ProcessFunction), as Lambda runs them, instead of its
@@ -306,7 +309,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		}
 	}
 	if o.StateFile != "" {
-		if err = WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region}); err != nil {
+		if err = WriteState(o.StateFile, State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, Actions: o.ActionsAddr}); err != nil {
 			return nil, err
 		}
 	}

@@ -4,7 +4,8 @@
 // as Lambda would serve it, a local third party to push to, and orders to push. It prints
 // each execution and, every few seconds, where the orders stand. Ctrl-C stops.
 //
-// Make the third party fail from another terminal:
+// Make the third party fail from another terminal (its address is --third-party, make
+// run-orders THIRD_PARTY=…; 127.0.0.1:9100 by default):
 //
 //	curl -X POST 'http://127.0.0.1:9100/control?fail=all'        # every push fails
 //	curl -X POST 'http://127.0.0.1:9100/control?order=7&times=2' # order 7's next two pushes fail
@@ -53,7 +54,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	tick := fs.Duration("tick", 10*time.Second, "fetch and recovery interval")
 	logPath := fs.String("log", ".sundial/orders-demo.log", "JSON log of every function")
 	every := fs.Duration("status", 5*time.Second, "how often to print where the orders stand")
+	thirdParty := fs.String("third-party", "127.0.0.1:9100", "serve the local third party on this address: the manifest's ${SUNDIAL_ACTIONS}, which its timers push to")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := os.Setenv(manifest.ActionsVar, *thirdParty); err != nil {
 		return err
 	}
 	if *scenario < 1 || *scenario > 5 {
@@ -83,7 +88,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	tp := orders.NewThirdParty(uint64(time.Now().UnixNano()))
 	if _, err := tp.Start(endpoint.Host); err != nil {
-		return fmt.Errorf("%w (the timers push to %s, from %s)", err, endpoint, *manifestPath)
+		return fmt.Errorf("%w (the timers push to %s, from %s; move the third party with --third-party ADDR, or make run-orders THIRD_PARTY=127.0.0.1:9101)", err, endpoint, *manifestPath)
 	}
 	defer tp.Close()
 	fmt.Fprintf(stdout, "third party  %s (orders to %s)\n", tp.URL(), tp.PushURL())
@@ -98,7 +103,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defer logFile.Close()
 	fmt.Fprintln(stdout, "starting the local platform with the examples…")
 	p, err := local.Up(ctx, local.Options{Template: "template.yaml", Manifest: *manifestPath, Tick: *tick,
-		Examples: true, Out: stdout, Log: logFile, StateFile: local.DefaultStateFile})
+		Examples: true, Out: stdout, Log: logFile, StateFile: local.DefaultStateFile, ActionsAddr: endpoint.Host})
 	if err != nil {
 		return err
 	}
