@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"strings"
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -92,7 +93,11 @@ func printReport(w io.Writer, rep admin.SyncReport) {
 		{"deactivated", rep.Deactivated}, {"operator changes kept", rep.Kept}, {"woken (When Published)", rep.Woken},
 	} {
 		if len(l.names) > 0 || l.what == "created" || l.what == "updated" || l.what == "unchanged" || l.what == "deactivated" {
-			printf(w, "%s %v\n", l.what, l.names)
+			if len(l.names) == 0 {
+				printf(w, "%s 0\n", l.what)
+				continue
+			}
+			printf(w, "%s %d: %s\n", l.what, len(l.names), strings.Join(l.names, ", "))
 		}
 	}
 }
