@@ -106,3 +106,20 @@ func TestSyncFollowsTheRunningUpsActions(t *testing.T) {
 	require.NoError(t, (&target{stack: "sundial", endpoint: "http://elsewhere"}).followActions())
 	require.Equal(t, "", os.Getenv(manifest.ActionsVar))
 }
+
+// up's "try" line names the sundial the user ran (./bin/sundial from make run), not a sundial
+// that is not on PATH.
+func TestSelfCommand(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for arg0, want := range map[string]string{
+		"./bin/sundial":                     "./bin/sundial",
+		"bin/sundial":                       "./bin/sundial",
+		"sundial":                           "sundial",
+		filepath.Join(wd, "bin", "sundial"): "./bin/sundial",
+		"/opt/elsewhere/sundial":            "/opt/elsewhere/sundial",
+		"../sundial-main/bin/sundial":       "../sundial-main/bin/sundial",
+	} {
+		require.Equal(t, want, selfCommand(arg0), arg0)
+	}
+}

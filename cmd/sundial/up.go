@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -103,7 +104,10 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer logFile.Close()
-	o.Log, o.Out, o.StateFile = logFile, stdout, local.DefaultStateFile
+	// Executions start while up deploys (a When Published timer at once): their lines wait for
+	// the banner (endpoint, console, login), so that it is not buried under them.
+	lines := &heldWriter{w: stdout, held: &bytes.Buffer{}}
+	o.Log, o.Out, o.StateFile = logFile, lines, local.DefaultStateFile
 	fmt.Fprintln(stdout, "starting the local platform…")
 	p, err := local.Up(ctx, o)
 	if err != nil {
@@ -148,14 +152,70 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	stopWatch := func() {}
 	if *watch && len(o.AppStacks) > 0 {
-		stopWatch = watchAppStacks(ctx, p, o.AppStacks, stdout)
+		stopWatch = watchAppStacks(ctx, p, o.AppStacks, lines)
 	}
-	fmt.Fprintf(stdout, "try        AWS_ENDPOINT_URL=%s sundial timers list   (Ctrl-C stops)\n", p.Endpoint)
+	fmt.Fprintf(stdout, "try        %s timers list   (here or below; elsewhere add --endpoint %s)   Ctrl-C stops\n", selfCommand(os.Args[0]), p.Endpoint)
+	lines.release()
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
 	stopWatch()
 	stopConsole()
 	return p.Stop()
+}
+
+// heldWriter holds what is written (up to maxHeld bytes) until release, then writes it and
+// passes every later write through.
+type heldWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	held *bytes.Buffer // nil once released
+}
+
+const maxHeld = 1 << 20
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		return h.w.Write(p)
+	}
+	if h.held.Len()+len(p) <= maxHeld {
+		h.held.Write(p)
+	}
+	return len(p), nil
+}
+
+func (h *heldWriter) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held != nil {
+		_, _ = h.w.Write(h.held.Bytes())
+		h.held = nil
+	}
+}
+
+// selfCommand is how the user runs this sundial again from the current directory: arg0 as
+// invoked (./bin/sundial from make run), "sundial" when it was found on PATH, an absolute path
+// outside the current directory as it is.
+func selfCommand(arg0 string) string {
+	if !strings.ContainsRune(arg0, os.PathSeparator) {
+		return "sundial"
+	}
+	if filepath.IsAbs(arg0) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return arg0
+		}
+		rel, err := filepath.Rel(wd, arg0)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return arg0
+		}
+		arg0 = rel
+	}
+	if !strings.HasPrefix(arg0, ".") {
+		arg0 = "./" + arg0
+	}
+	return arg0
 }
 
 // moveHint says how to move a listener whose address is taken: the flag, and the Makefile
