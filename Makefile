@@ -54,24 +54,32 @@ build-BillingInvoicesFunction:
 
 ## run: the local platform on the embedded engines with the example timers (Ctrl-C stops; the
 ## database is kept in .sundial/dynamodb across runs: `make run FRESH=1` starts empty)
+## ACTIONS: where the example actions listen (the manifests' ${SUNDIAL_ACTIONS}); CONSOLE: the
+## console's address (default 127.0.0.1:8089, else any free port). Another platform on this
+## machine: make run ACTIONS=127.0.0.1:9001 CONSOLE=127.0.0.1:8090
 FRESH ?=
+ACTIONS ?= 127.0.0.1:9000
+CONSOLE ?=
+UP_ADDRS = --actions $(ACTIONS) $(if $(CONSOLE),--console $(CONSOLE))
 run: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
-	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000 $(if $(FRESH),--fresh)
+	./bin/sundial up --manifest $(MANIFEST) $(UP_ADDRS) $(if $(FRESH),--fresh)
 
 ## run-apps: as run, plus the example billing app's own stack (examples/billing): two apps on one
 ## platform, the default app's from MANIFEST and billing's from its Custom::SundialTimers
 ## (`./bin/sundial app-stack delete examples/billing` deactivates billing's timers)
 run-apps: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
-	./bin/sundial up --manifest $(MANIFEST) --actions 127.0.0.1:9000 --app-stack examples/billing $(if $(FRESH),--fresh)
+	./bin/sundial up --manifest $(MANIFEST) $(UP_ADDRS) --app-stack examples/billing $(if $(FRESH),--fresh)
 
 ## run-orders: seed 001's order-push scenarios (examples/orders) on the local platform, with a
-## local third party on 127.0.0.1:9100 to push to and fail on demand; SCENARIO=1..5 (default 5)
+## local third party on THIRD_PARTY (default 127.0.0.1:9100) to push to and fail on demand;
+## SCENARIO=1..5 (default 5)
 SCENARIO ?= 5
+THIRD_PARTY ?= 127.0.0.1:9100
 run-orders: deps
 	$(GO) build -o bin/sundial ./cmd/sundial
-	$(GO) run ./examples/orders/cmd/orders-demo --scenario $(SCENARIO)
+	$(GO) run ./examples/orders/cmd/orders-demo --scenario $(SCENARIO) --third-party $(THIRD_PARTY)
 
 ## test: unit, integration and end-to-end tests. The integration tests share one pair of engines
 ## (sundial engines serve), each test binary creating its own stack on them; the tests that run

@@ -33,6 +33,20 @@ type consoleOptions struct {
 	hosts    string // --console-host, comma-separated
 
 	cert *tls.Certificate // loaded by check
+	ln   net.Listener     // bound by listen before the platform starts, so a taken port fails fast
+}
+
+// listen binds the console's address: a taken default falls back to any free port, a taken
+// --console is an error saying how to move it.
+func (o *consoleOptions) listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil && !o.explicit {
+		ln, err = net.Listen("tcp", "127.0.0.1:0") // the default port is taken: any free one
+	}
+	if err != nil {
+		return nil, fmt.Errorf("console: %w (%s)", err, moveHint(err, "--console", "CONSOLE", "127.0.0.1:8090"))
+	}
+	return ln, nil
 }
 
 // check refuses a console that would send the token, login codes and session cookie in
@@ -110,12 +124,12 @@ func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *sl
 	if generated {
 		o.token = console.NewToken()
 	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil && !o.explicit {
-		ln, err = net.Listen("tcp", "127.0.0.1:0") // the default port is taken: any free one
-	}
-	if err != nil {
-		return nil, fmt.Errorf("console: %w (choose another address with --console)", err)
+	ln := o.ln
+	if ln == nil {
+		var err error
+		if ln, err = o.listen(); err != nil {
+			return nil, err
+		}
 	}
 	base := consoleBase(o, ln.Addr())
 	// The console is Service Center's API function: it runs with that function's role.

@@ -8,14 +8,19 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -52,9 +57,13 @@ func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error)
 	if ep == "" {
 		ep = os.Getenv("AWS_ENDPOINT_URL")
 	}
-	st, running := local.ReadState(local.DefaultStateFile)
-	if ep == "" && running && (t.stack == "" || t.stack == st.Stack) {
-		ep = st.Endpoint
+	st, running, looked := t.localState()
+	if ep == "" {
+		if running {
+			ep = st.Endpoint
+		} else if err := awsCredentials(ctx, t.region); err != nil {
+			return aws.Config{}, stack.Outputs{}, noPlatform(looked)
+		}
 	}
 	awsCfg, err := emulator.AWSConfig(ctx, ep, t.region)
 	if err != nil {
@@ -67,6 +76,60 @@ func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error)
 	}
 	outs, err := stack.Describe(ctx, awsCfg, t.stack)
 	return awsCfg, outs, err
+}
+
+// localState is the running `sundial up` a command talks to when no endpoint is given: the
+// state file in the current directory or its nearest parent with one, if its stack is --stack.
+// looked lists where it looked.
+func (t *target) localState() (st local.State, ok bool, looked []string) {
+	st, _, looked, ok = local.FindState(".")
+	if ok && t.stack != "" && t.stack != st.Stack {
+		looked[len(looked)-1] += fmt.Sprintf(" (stack %q, not --stack %q)", st.Stack, t.stack)
+		return local.State{}, false, looked
+	}
+	return st, ok, looked
+}
+
+// followActions makes a manifest's ${SUNDIAL_ACTIONS} the running `sundial up`'s --actions
+// address when the command talks to that platform and the environment does not set it, so a
+// sync of examples/timers.yaml keeps calling the actions up serves.
+func (t *target) followActions() error {
+	if os.Getenv(manifest.ActionsVar) != "" || t.endpoint != "" || os.Getenv("AWS_ENDPOINT_URL") != "" {
+		return nil
+	}
+	if st, ok, _ := t.localState(); ok && st.Actions != "" {
+		return os.Setenv(manifest.ActionsVar, st.Actions)
+	}
+	return nil
+}
+
+// awsCredentials checks that AWS credentials can be found (environment, profile, SSO, the
+// instance's role), quietly: without them the SDK's own messages (IMDS fallbacks) would be
+// all a user sees.
+func awsCredentials(ctx context.Context, region string) error {
+	opts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = cfg.Credentials.Retrieve(ctx)
+	return err
+}
+
+// noPlatform is the error of a command with nowhere to go: no running `sundial up` and no AWS
+// credentials. The SDK's own error (a chain of IMDS causes) is left out: it is noise here.
+func noPlatform(looked []string) error {
+	return fmt.Errorf("%w: no running `sundial up` found (looked for %s), and no AWS credentials for a deployed stack "+
+		"(none in the environment, ~/.aws or an instance role).\n"+
+		"  Start one: make run (or ./bin/sundial up) in the project directory, then run this command there or below it;\n"+
+		"  or point at one: --endpoint URL (or AWS_ENDPOINT_URL) for a local or LocalStack endpoint,\n"+
+		"  or AWS credentials (AWS_PROFILE, aws configure, aws sso login) with --region and --stack NAME for a deployed stack",
+		errkind.NotFound, strings.Join(looked, ", "))
 }
 
 func parse(fs *flag.FlagSet, args []string) error {

@@ -91,8 +91,9 @@ func printHealth(w io.Writer, h console.Health) {
 		console.FormatMs(lh.LatenessP50Ms), console.FormatMs(lh.LatenessP95Ms), console.FormatMs(lh.LatenessMaxMs),
 		console.FormatMs(lh.DurationP50Ms), console.FormatMs(lh.DurationMaxMs))
 	if len(h.Running) > 0 {
-		printf(w, "\nRUNNING\tSINCE\tBY\tATTEMPT\tLEASE UNTIL\n")
+		printf(w, "\n")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		printf(tw, "RUNNING\tSINCE\tBY\tATTEMPT\tLEASE UNTIL\n")
 		for _, r := range h.Running {
 			printf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Key, clock(&r.Since), r.By, r.Attempt, clock(&r.LeaseExpiresAt))
 		}

@@ -133,7 +133,7 @@ timers:
 
 	t.Run("TenantsAddListRemove", func(t *testing.T) {
 		out := run("tenants", "add", "initech")
-		require.Contains(t, out, "created [Report@initech]")
+		require.Contains(t, out, "created 1: Report@initech")
 		require.True(t, list()["Report@initech"].Active)
 		require.Eventually(t, func() bool {
 			for _, c := range rec.get("Report") {
@@ -153,7 +153,7 @@ timers:
 		require.Equal(t, map[string]string{"acme": "manifest", "globex": "manifest", "initech": "cli"}, got)
 
 		out = run("tenants", "remove", "globex")
-		require.Contains(t, out, "deactivated [Report@globex]")
+		require.Contains(t, out, "deactivated 1: Report@globex")
 		require.False(t, list()["Report@globex"].Active)
 		_, stderr, code := cli(t, dir, "tenants", "remove", "globex", "--endpoint", endpoint)
 		require.Equal(t, 3, code, "removing it again: not found")
@@ -168,8 +168,8 @@ timers:
 		run("timers", "edit", "Sweep-0", "--schedule", "every 5s")
 		require.NoError(t, os.WriteFile(manifestPath, []byte(doc(false)), 0o644))
 		out := run("sync", manifestPath)
-		require.Contains(t, out, "deactivated [Legacy]")
-		require.Contains(t, out, "woken (When Published) [Init]")
+		require.Contains(t, out, "deactivated 1: Legacy")
+		require.Contains(t, out, "woken (When Published) 1: Init")
 		ts := list()
 		require.False(t, ts["Sweep-2"].Active, "the operator's deactivate survives the sync")
 		require.Equal(t, "every 5s", ts["Sweep-0"].Schedule, "the operator's schedule survives the sync")
@@ -192,9 +192,9 @@ timers:
 `, srvURL)), 0o644))
 		out := run("sync", billing)
 		require.Contains(t, out, "app billing")
-		require.Contains(t, out, "created [billing:Report billing:Init]")
-		require.Contains(t, out, "deactivated []", "the default app's timers are not the billing app's business")
-		require.Contains(t, out, "woken (When Published) [billing:Init]")
+		require.Contains(t, out, "created 2: billing:Report, billing:Init")
+		require.Contains(t, out, "deactivated 0\n", "the default app's timers are not the billing app's business")
+		require.Contains(t, out, "woken (When Published) 1: billing:Init")
 		ts := list()
 		for k, v := range before {
 			require.Equal(t, v.Active, ts[k].Active, "%s is untouched by another app's publish", k)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
@@ -52,6 +53,9 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := t.followActions(); err != nil {
+		return err
+	}
 	_, m, err := manifestArg(fs)
 	if err != nil {
 		return err
@@ -93,7 +97,11 @@ func printReport(w io.Writer, rep admin.SyncReport) {
 		{"deactivated", rep.Deactivated}, {"operator changes kept", rep.Kept}, {"woken (When Published)", rep.Woken},
 	} {
 		if len(l.names) > 0 || l.what == "created" || l.what == "updated" || l.what == "unchanged" || l.what == "deactivated" {
-			printf(w, "%s %v\n", l.what, l.names)
+			if len(l.names) == 0 {
+				printf(w, "%s 0\n", l.what)
+				continue
+			}
+			printf(w, "%s %d: %s\n", l.what, len(l.names), strings.Join(l.names, ", "))
 		}
 	}
 }

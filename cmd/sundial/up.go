@@ -15,10 +15,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/demoaction"
+	"github.com/sundialhq/sundial/internal/manifest"
 )
 
 func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -72,12 +75,26 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *actions != "" {
 		ln, err := net.Listen("tcp", *actions)
 		if err != nil {
-			return fmt.Errorf("example actions: %w", err)
+			return fmt.Errorf("example actions: %w (%s)", err, moveHint(err, "--actions", "ACTIONS", "127.0.0.1:9001"))
 		}
 		srv := &http.Server{Handler: demoaction.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
-		fmt.Fprintf(stdout, "example actions on http://%s/\n", ln.Addr())
+		// The manifest's ${SUNDIAL_ACTIONS} is this address, for the manifest up syncs and
+		// (through the state file) for a later `sundial sync`.
+		o.ActionsAddr = ln.Addr().String()
+		if err := os.Setenv(manifest.ActionsVar, o.ActionsAddr); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "example actions on http://%s/ (the manifests' ${%s})\n", ln.Addr(), manifest.ActionsVar)
+	}
+	if co.addr != "" {
+		ln, err := co.listen()
+		if err != nil {
+			return err
+		}
+		co.ln = ln
+		defer ln.Close()
 	}
 	if err := os.MkdirAll(filepath.Dir(*logPath), 0o755); err != nil {
 		return err
@@ -87,7 +104,10 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer logFile.Close()
-	o.Log, o.Out, o.StateFile = logFile, stdout, local.DefaultStateFile
+	// Executions start while up deploys (a When Published timer at once): their lines wait for
+	// the banner (endpoint, console, login), so that it is not buried under them.
+	lines := &heldWriter{w: stdout, held: &bytes.Buffer{}}
+	o.Log, o.Out, o.StateFile = logFile, lines, local.DefaultStateFile
 	fmt.Fprintln(stdout, "starting the local platform…")
 	p, err := local.Up(ctx, o)
 	if err != nil {
@@ -132,14 +152,80 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	stopWatch := func() {}
 	if *watch && len(o.AppStacks) > 0 {
-		stopWatch = watchAppStacks(ctx, p, o.AppStacks, stdout)
+		stopWatch = watchAppStacks(ctx, p, o.AppStacks, lines)
 	}
-	fmt.Fprintf(stdout, "try        AWS_ENDPOINT_URL=%s sundial timers list   (Ctrl-C stops)\n", p.Endpoint)
+	fmt.Fprintf(stdout, "try        %s timers list   (here or below; elsewhere add --endpoint %s)   Ctrl-C stops\n", selfCommand(os.Args[0]), p.Endpoint)
+	lines.release()
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
 	stopWatch()
 	stopConsole()
 	return p.Stop()
+}
+
+// heldWriter holds what is written (up to maxHeld bytes) until release, then writes it and
+// passes every later write through.
+type heldWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	held *bytes.Buffer // nil once released
+}
+
+const maxHeld = 1 << 20
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		return h.w.Write(p)
+	}
+	if h.held.Len()+len(p) <= maxHeld {
+		h.held.Write(p)
+	}
+	return len(p), nil
+}
+
+func (h *heldWriter) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held != nil {
+		_, _ = h.w.Write(h.held.Bytes())
+		h.held = nil
+	}
+}
+
+// selfCommand is how the user runs this sundial again from the current directory: arg0 as
+// invoked (./bin/sundial from make run), "sundial" when it was found on PATH, an absolute path
+// outside the current directory as it is.
+func selfCommand(arg0 string) string {
+	if !strings.ContainsRune(arg0, os.PathSeparator) {
+		return "sundial"
+	}
+	if filepath.IsAbs(arg0) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return arg0
+		}
+		rel, err := filepath.Rel(wd, arg0)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return arg0
+		}
+		arg0 = rel
+	}
+	if !strings.HasPrefix(arg0, ".") {
+		arg0 = "./" + arg0
+	}
+	return arg0
+}
+
+// moveHint says how to move a listener whose address is taken: the flag, and the Makefile
+// variable that sets it for make run, run-apps and run-orders.
+func moveHint(err error, flag, makeVar, example string) string {
+	hint := fmt.Sprintf("move it with %s ADDR, or make run %s=%s", flag, makeVar, example)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		hint = "the address is taken, by another sundial up or another program: " + hint
+	}
+	return hint
 }
 
 // templateParams is --param NAME=VALUE, repeatable: the template's parameters for the stack.

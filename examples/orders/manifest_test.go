@@ -21,7 +21,7 @@ func TestExampleManifest(t *testing.T) {
 		cfg    orders.Config
 		active bool
 	}
-	const ep = "http://127.0.0.1:9100/orders"
+	ep := "http://" + manifest.ActionsAddr() + "/orders" // the endpoint follows ${SUNDIAL_ACTIONS}
 	base := orders.Config{Endpoint: ep, Batch: 1, RetryDelay: 10 * time.Minute, PushTimeout: orders.DefaultPushTimeout}
 	with := func(f func(*orders.Config)) orders.Config { c := base; f(&c); return c }
 	wants := map[string]want{

@@ -45,6 +45,9 @@ func TestSampleEvent(t *testing.T) {
 	want, err := json.Marshal(p)
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(raw))
+	// The sample is what `make run-orders` sends: its ${SUNDIAL_ACTIONS} is the third party's
+	// default address.
+	t.Setenv(manifest.ActionsVar, "127.0.0.1:9100")
 	m, err := manifest.Load("../../examples/orders.yaml")
 	require.NoError(t, err)
 	var props map[string]string

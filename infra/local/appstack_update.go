@@ -133,16 +133,12 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 	if err != nil {
 		return up, errors.Join(err, restore())
 	}
-	var served []string
-	for _, id := range slices.Sorted(maps.Keys(st.Functions)) {
-		if _, had := p.appFunctions[state.Name][id]; had {
-			served = append(served, id)
-		} else {
-			up.Skipped = append(up.Skipped, fmt.Sprintf("%s (AWS::Lambda::Function): added by the update, not served: restart sundial up", id))
-		}
+	served, added := functionChanges(prev, t, slices.Sorted(maps.Keys(st.Functions)), p.appFunctions[state.Name])
+	for _, id := range added {
+		up.Skipped = append(up.Skipped, fmt.Sprintf("%s (AWS::Lambda::Function): added by the update, not served: restart sundial up", id))
 	}
 	if len(served) > 0 {
-		up.Skipped = append(up.Skipped, fmt.Sprintf("functions %s: not rebuilt by an update: restart sundial up for a changed function", strings.Join(served, ", ")))
+		up.Skipped = append(up.Skipped, fmt.Sprintf("functions %s: changed, not rebuilt by an update: restart sundial up for them", strings.Join(served, ", ")))
 	}
 	before := map[string]CustomResource{}
 	for _, cr := range state.CustomResources {
@@ -292,4 +288,19 @@ func (p *Platform) saveAppStates() error {
 	}
 	s.AppStacks = p.appStates
 	return WriteState(p.state, s)
+}
+
+// functionChanges sorts an update's functions (ids, of the new template next) into the served
+// ones (in running) whose definition differs from the previous template's, which the update
+// does not rebuild, and the added ones, which it does not serve. A function the update left
+// alone is neither: an update of timers only says nothing about functions.
+func functionChanges(prev, next *sam.Template, ids []string, running map[string]bool) (changed, added []string) {
+	for _, id := range ids {
+		if !running[id] {
+			added = append(added, id)
+		} else if prev == nil || !reflect.DeepEqual(prev.Resources[id], next.Resources[id]) {
+			changed = append(changed, id)
+		}
+	}
+	return changed, added
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -18,12 +19,18 @@ import (
 type lineHandler struct {
 	out   io.Writer
 	mu    *sync.Mutex
+	width *int // of the timer column: the longest name printed yet, at least minNameWidth
 	next  slog.Handler
 	attrs []slog.Attr
 }
 
+// minNameWidth fits the example timers' names (TenantReport@globex, billing:Invoices), so
+// their columns line up from the first line; a longer name widens the column from then on.
+const minNameWidth = 20
+
 func newLineHandler(out io.Writer, next slog.Handler) *lineHandler {
-	return &lineHandler{out: out, mu: &sync.Mutex{}, next: next}
+	w := minNameWidth
+	return &lineHandler{out: out, mu: &sync.Mutex{}, width: &w, next: next}
 }
 
 func (h *lineHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -44,17 +51,23 @@ func (h *lineHandler) WithGroup(name string) slog.Handler {
 }
 
 func (h *lineHandler) Handle(ctx context.Context, r slog.Record) error {
-	if line := h.line(r); line != "" {
-		h.mu.Lock()
-		fmt.Fprintln(h.out, line)
-		h.mu.Unlock()
-	}
+	h.print(r)
 	if !h.next.Enabled(ctx, r.Level) {
 		return nil
 	}
 	return h.next.Handle(ctx, r)
 }
 
+// print writes r's human line, if it has one.
+func (h *lineHandler) print(r slog.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if line := h.line(r); line != "" {
+		fmt.Fprintln(h.out, line)
+	}
+}
+
+// line is r's human line ("" for none); h.mu is held.
 func (h *lineHandler) line(r slog.Record) string {
 	a := map[string]slog.Value{}
 	for _, at := range h.attrs {
@@ -69,10 +82,11 @@ func (h *lineHandler) line(r slog.Record) string {
 		name += "@" + t
 	}
 	ts := r.Time.UTC().Format("15:04:05.000")
+	*h.width = max(*h.width, utf8.RuneCountInString(name))
 	switch r.Message {
 	case "execution":
-		s := fmt.Sprintf("%s %-18s %-9s scheduled %s attempt %s late %+dms took %dms next %s",
-			ts, name, a["outcome"].String(), clock(a["scheduled_at"]), a["attempt"].String(),
+		s := fmt.Sprintf("%s %-*s %-9s scheduled %s attempt %s late %+dms took %dms next %s",
+			ts, *h.width, name, a["outcome"].String(), clock(a["scheduled_at"]), a["attempt"].String(),
 			a["lateness_ms"].Int64(), a["duration_ms"].Int64(), clock(a["next_run"]))
 		if e := a["error"].String(); e != "" {
 			s += "  error: " + oneLine(e)
@@ -82,7 +96,7 @@ func (h *lineHandler) line(r slog.Record) string {
 		}
 		return s
 	case "recovered execution":
-		return fmt.Sprintf("%s %-18s recovered execution %s by %s (lease expired)", ts, name, a["execution_id"].String(), a["running_by"].String())
+		return fmt.Sprintf("%s %-*s recovered execution %s by %s (lease expired)", ts, *h.width, name, a["execution_id"].String(), a["running_by"].String())
 	case "processor: rejected message", "processor: unknown timer; message will go to the dead-letter queue":
 		return fmt.Sprintf("%s %s: %s", ts, r.Message, oneLine(a["error"].String()))
 	}

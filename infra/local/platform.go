@@ -67,6 +67,9 @@ type Options struct {
 	Invoker engine.Invoker
 	// StateFile, when set, records the endpoint and stack for later CLI commands.
 	StateFile string
+	// ActionsAddr is where `sundial up --actions` serves the example actions (the manifests'
+	// ${SUNDIAL_ACTIONS}), recorded in the state file for a later `sundial sync`.
+	ActionsAddr string
 
 	// Processes runs each function's built bootstrap as separate processes behind an emulated
 	// Lambda Runtime API (lambdarun.ProcessFunction), as Lambda runs them, instead of its
@@ -319,7 +322,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 // stateRecord is what the state file records of the running platform: where it is and, for the
 // embedded one, its administrator's credentials.
 func (p *Platform) stateRecord(o Options) State {
-	s := State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, AppStacks: p.appStates}
+	s := State{Endpoint: p.Endpoint, Stack: o.Stack, Region: o.Region, Actions: o.ActionsAddr, AppStacks: p.appStates}
 	if p.Local != nil {
 		admin := p.Local.Admin()
 		s.AccessKeyID, s.SecretAccessKey = admin.AccessKeyID, admin.SecretAccessKey

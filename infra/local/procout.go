@@ -51,11 +51,7 @@ func (o *processOutput) line(line []byte) {
 	if rec.Level >= slog.LevelInfo {
 		o.write(line) // the function runs at DEBUG for the human lines; the log keeps what Lambda's would
 	}
-	if human := o.lines.line(rec); human != "" {
-		o.lines.mu.Lock()
-		_, _ = io.WriteString(o.lines.out, human+"\n")
-		o.lines.mu.Unlock()
-	}
+	o.lines.print(rec)
 }
 
 func (o *processOutput) write(line []byte) {

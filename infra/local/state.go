@@ -19,6 +19,9 @@ type State struct {
 	Endpoint string `json:"endpoint"`
 	Stack    string `json:"stack"`
 	Region   string `json:"region,omitempty"`
+	// Actions is the address of up's example actions (--actions): the manifests'
+	// ${SUNDIAL_ACTIONS} for `sundial sync` against this platform.
+	Actions string `json:"actions,omitempty"`
 	// AppStacks are the apps' own stacks deployed on it (sundial up --app-stack).
 	AppStacks []AppStackState `json:"appStacks,omitempty"`
 	// AccessKeyID and SecretAccessKey are the embedded platform's administrator credentials
@@ -96,4 +99,26 @@ func ReadState(path string) (State, bool) {
 		return State{}, false
 	}
 	return s, true
+}
+
+// FindState finds a running `sundial up`'s state: DefaultStateFile in dir or its nearest parent
+// that has one, as git finds its repository. looked lists the files tried, for an error that
+// says where.
+func FindState(dir string) (s State, path string, looked []string, ok bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	for {
+		path = filepath.Join(abs, DefaultStateFile)
+		looked = append(looked, path)
+		if s, ok = ReadState(path); ok {
+			return s, path, looked, true
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return State{}, "", looked, false
+		}
+		abs = parent
+	}
 }

@@ -126,6 +126,12 @@ func (s *Server) baseFor(r *http.Request) string {
 
 func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(staticFS())))
+	// Browsers ask for /favicon.ico whatever the page says; an SVG answers it (not a 404).
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		http.ServeFileFS(w, r, staticFS(), "favicon.svg")
+	})
 	mux.HandleFunc("GET /login", s.loginPage)
 	mux.HandleFunc("POST /login", s.loginWithToken)
 	mux.Handle("POST /logout", s.page(s.logout))

@@ -89,9 +89,14 @@ func layoutTimeline(execs []timer.Execution, loc *time.Location) *Timeline {
 			Title: fmt.Sprintf("due %s, started %s late", e.ShouldHaveRunAt.In(loc).Format("15:04:05.000"), late),
 		})
 	}
+	// Labels as precise as the ticks' spacing needs, so no two read the same (one execution of
+	// a few milliseconds spans a second: its ticks are a quarter second apart).
 	layout := "15:04:05"
-	if span > 24*time.Hour {
+	switch step := span / 4; {
+	case span > 24*time.Hour:
 		layout = "Jan 2 15:04"
+	case step < time.Second:
+		layout = "15:04:05.000"
 	}
 	for i := range 5 {
 		at := t0.Add(span * time.Duration(i) / 4)
@@ -102,7 +107,11 @@ func layoutTimeline(execs []timer.Execution, loc *time.Location) *Timeline {
 		case 4:
 			anchor = "end"
 		}
-		tl.Ticks = append(tl.Ticks, TimelineTick{X: x(at), Label: at.In(loc).Format(layout), Anchor: anchor})
+		label := at.In(loc).Format(layout)
+		if n := len(tl.Ticks); n > 0 && tl.Ticks[n-1].Label == label {
+			continue
+		}
+		tl.Ticks = append(tl.Ticks, TimelineTick{X: x(at), Label: label, Anchor: anchor})
 	}
 	return tl
 }

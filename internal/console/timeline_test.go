@@ -13,6 +13,24 @@ func TestLayoutTimeline(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC)
 
+	// One short execution (a When Published timer's) spans a second: its ticks were five
+	// "18:00:00"s. Every span gets distinct labels.
+	t.Run("TickLabelsAreDistinct", func(t *testing.T) {
+		t.Parallel()
+		for _, span := range []time.Duration{0, 20 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second, 90 * time.Second, 3 * time.Hour, 30 * time.Hour} {
+			tl := layoutTimeline([]timer.Execution{{ShouldHaveRunAt: t0, StartedAt: t0, Duration: span, Outcome: timer.OutcomeSuccess}}, time.UTC)
+			require.GreaterOrEqual(t, len(tl.Ticks), 2, "%s", span)
+			seen := map[string]bool{}
+			for _, tk := range tl.Ticks {
+				require.False(t, seen[tk.Label], "span %s: label %q twice in %v", span, tk.Label, tl.Ticks)
+				seen[tk.Label] = true
+			}
+		}
+		tl := layoutTimeline([]timer.Execution{{StartedAt: t0, Duration: 20 * time.Millisecond}}, time.UTC)
+		require.Equal(t, "18:00:00.000", tl.Ticks[0].Label)
+		require.Equal(t, "18:00:00.250", tl.Ticks[1].Label)
+	})
+
 	t.Run("NothingToDraw", func(t *testing.T) {
 		t.Parallel()
 		require.Nil(t, layoutTimeline(nil, time.UTC))

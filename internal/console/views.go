@@ -22,7 +22,11 @@ type timersData struct {
 
 func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: q.Get("failing") == "on"}
+	failing, err := boolParam(q.Get("failing"), "failing")
+	if err != nil {
+		return err
+	}
+	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: failing}
 	rows, err := s.svc.Timers(r.Context(), f)
 	if err != nil {
 		return err
@@ -57,7 +61,11 @@ type logsData struct {
 
 func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := LogFilter{App: q.Get("app"), Timer: q.Get("timer"), Tenant: q.Get("tenant"), ErrorsOnly: q.Get("errors") == "on", After: q.Get("after")}
+	errorsOnly, err := boolParam(q.Get("errors"), "errors") // the form's "on", and the API's true/1
+	if err != nil {
+		return err
+	}
+	f := LogFilter{App: q.Get("app"), Timer: q.Get("timer"), Tenant: q.Get("tenant"), ErrorsOnly: errorsOnly, After: q.Get("after")}
 	page, err := s.svc.Logs(r.Context(), f)
 	if err != nil {
 		return err

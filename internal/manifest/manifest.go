@@ -158,6 +158,7 @@ func Parse(r io.Reader) (Manifest, error) {
 		}
 		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
+	m.expandActions(ActionsAddr())
 	return m, m.Validate()
 }
 

@@ -123,15 +123,31 @@ func (h *Handler) handleApp(ctx context.Context, ev cfn.Event) (string, map[stri
 		log.Info("publish: this request was published before; nothing to do")
 		return AppPhysicalID(app), map[string]any{"App": app, "AlreadyPublished": true}, nil
 	}
-	rep, err := h.Admin.Publish(ctx, m, deploy)
+	// When Published wakes for properties this resource never published: a rollback's Update
+	// carries the previous properties (already published by the deploy it returns to), so it
+	// restores the previous timers and wakes nothing; a failed deploy is not a publish.
+	props := AppPropertiesKey(app, ev)
+	seen, err := h.Admin.Published(ctx, app, props)
 	if err != nil {
+		return fail(err)
+	}
+	wake := deploy
+	if seen {
+		wake = ""
+		log.Info("publish: these properties were published before (a rollback, or a deploy back to them): When Published timers are not woken")
+	}
+	rep, err := h.Admin.Publish(ctx, m, wake)
+	if err != nil {
+		return fail(err)
+	}
+	if err := h.Admin.MarkPublished(ctx, app, props); err != nil {
 		return fail(err)
 	}
 	if err := h.Admin.MarkPublished(ctx, app, deploy); err != nil {
 		return fail(err)
 	}
 	log.Info("published", "created", rep.Created, "updated", rep.Updated, "deactivated", rep.Deactivated,
-		"kept", rep.Kept, "woken", rep.Woken)
+		"kept", rep.Kept, "woken", rep.Woken, "republished", seen)
 	return AppPhysicalID(app), map[string]any{
 		"App": app, "Created": len(rep.Created), "Updated": len(rep.Updated), "Unchanged": len(rep.Unchanged),
 		"Deactivated": len(rep.Deactivated), "Kept": len(rep.Kept), "Woken": len(rep.Woken),
@@ -388,4 +404,22 @@ func AppDeployKey(app string, ev cfn.Event) string {
 		h.Write([]byte{0})
 	}
 	return "app-" + app + "-" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// AppPropertiesKey names what a Custom::SundialTimers request publishes, whatever the request:
+// the app, the stack, the resource and its properties. When Published timers wake only for a
+// key not published before, so a rollback (an Update back to properties that were published)
+// wakes nothing. ServiceToken and ServiceTimeout are left out: they do not change what is
+// published.
+func AppPropertiesKey(app string, ev cfn.Event) string {
+	props := maps.Clone(ev.ResourceProperties)
+	delete(props, "ServiceToken")
+	delete(props, "ServiceTimeout")
+	b, _ := json.Marshal(props) // map keys sorted: canonical
+	h := sha256.New()
+	for _, s := range []string{app, ev.StackID, ev.LogicalResourceID, string(b)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return "props-" + app + "-" + hex.EncodeToString(h.Sum(nil)[:12])
 }

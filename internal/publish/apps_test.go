@@ -436,3 +436,59 @@ func TestAppManifestS3(t *testing.T) {
 	require.ErrorContains(t, err, "want {Bucket, Key, Version (optional)}")
 	require.Equal(t, []string{"billing-config/timers.yaml?v2", "billing-config/bad.yaml", "billing-config/aliases.yaml", "billing-config/huge.yaml", "billing-config/missing.yaml"}, f.asked)
 }
+
+// A rolled-back update is not a publish for When Published: the rollback's Update carries the
+// previous properties, which were published before, so it restores the previous timers and
+// wakes nothing (before, it woke billing:Init again). A deploy of new properties wakes it; a
+// failed Update (the publish refused the manifest) changes and wakes nothing.
+func TestAppRollbackDoesNotWakeWhenPublished(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, _, _ := newAppHandler(t)
+	ev := appEvent(t)
+	_, data, err := h.Handle(ctx, ev)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, data["Woken"], "the first publish wakes Init")
+
+	// The update's publish fails (an invalid manifest): nothing changes, nothing wakes...
+	bad := appEvent(t)
+	bad.RequestType, bad.RequestID, bad.PhysicalResourceID = cfn.RequestUpdate, "r-bad", "sundial-timers-billing"
+	bad.OldResourceProperties = ev.ResourceProperties
+	bad.ResourceProperties["Manifest"].(map[string]any)["timers"].([]any)[0].(map[string]any)["timeout"] = "forever"
+	_, _, err = h.Handle(ctx, bad)
+	require.Error(t, err)
+	// ...and CloudFormation rolls it back: an Update to the previous properties.
+	back := appEvent(t)
+	back.RequestType, back.RequestID, back.PhysicalResourceID = cfn.RequestUpdate, "r-rollback", "sundial-timers-billing"
+	back.OldResourceProperties = bad.ResourceProperties
+	_, data, err = h.Handle(ctx, back)
+	require.NoError(t, err)
+	require.EqualValues(t, 0, data["Woken"], "a rollback is not a publish for When Published")
+	require.EqualValues(t, 3, data["Unchanged"])
+
+	// An update that succeeded, then a rollback of it (another resource of the stack failed):
+	// the new properties woke Init once, the rollback's restores the previous timers only.
+	up := appEvent(t)
+	up.RequestType, up.RequestID, up.PhysicalResourceID = cfn.RequestUpdate, "r-update", "sundial-timers-billing"
+	up.OldResourceProperties = ev.ResourceProperties
+	up.ResourceProperties["Manifest"].(map[string]any)["timers"].([]any)[0].(map[string]any)["schedule"] = "every 2h"
+	_, data, err = h.Handle(ctx, up)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, data["Woken"], "new properties are a publish")
+	back2 := appEvent(t)
+	back2.RequestType, back2.RequestID, back2.PhysicalResourceID = cfn.RequestUpdate, "r-rollback-2", "sundial-timers-billing"
+	back2.OldResourceProperties = up.ResourceProperties
+	_, data, err = h.Handle(ctx, back2)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, data["Updated"], "the rollback restored every 1h")
+	require.EqualValues(t, 0, data["Woken"])
+
+	// A property that changes per deploy (DeployId) makes every deploy a publish, a deploy back
+	// to an earlier manifest included.
+	next := appEvent(t)
+	next.RequestType, next.RequestID, next.PhysicalResourceID = cfn.RequestUpdate, "r-next", "sundial-timers-billing"
+	next.ResourceProperties["DeployId"] = "20261125T230000Z"
+	_, data, err = h.Handle(ctx, next)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, data["Woken"])
+}

@@ -4,7 +4,8 @@
 // as Lambda would serve it, a local third party to push to, and orders to push. It prints
 // each execution and, every few seconds, where the orders stand. Ctrl-C stops.
 //
-// Make the third party fail from another terminal:
+// Make the third party fail from another terminal (its address is --third-party, make
+// run-orders THIRD_PARTY=…; 127.0.0.1:9100 by default):
 //
 //	curl -X POST 'http://127.0.0.1:9100/control?fail=all'        # every push fails
 //	curl -X POST 'http://127.0.0.1:9100/control?order=7&times=2' # order 7's next two pushes fail
@@ -53,11 +54,19 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	tick := fs.Duration("tick", 10*time.Second, "fetch and recovery interval")
 	logPath := fs.String("log", ".sundial/orders-demo.log", "JSON log of every function")
 	every := fs.Duration("status", 5*time.Second, "how often to print where the orders stand")
+	spread := fs.Duration("spread", 2*time.Minute, "the completed orders fall due one after another over this time (0: all at once), so the third party's failure controls have pushes left to act on")
+	thirdParty := fs.String("third-party", "127.0.0.1:9100", "serve the local third party on this address: the manifest's ${SUNDIAL_ACTIONS}, which its timers push to")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := os.Setenv(manifest.ActionsVar, *thirdParty); err != nil {
 		return err
 	}
 	if *scenario < 1 || *scenario > 5 {
 		return fmt.Errorf("--scenario %d: want 1..5", *scenario)
+	}
+	if *spread < 0 || *spread > 24*time.Hour {
+		return fmt.Errorf("--spread %s: want 0..24h", *spread)
 	}
 	if *completed < 0 || *paid < 0 || *completed+*paid > 100_000 {
 		return errors.New("--orders and --paid: want counts >= 0, at most 100000 in all")
@@ -83,7 +92,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	tp := orders.NewThirdParty(uint64(time.Now().UnixNano()))
 	if _, err := tp.Start(endpoint.Host); err != nil {
-		return fmt.Errorf("%w (the timers push to %s, from %s)", err, endpoint, *manifestPath)
+		return fmt.Errorf("%w (the timers push to %s, from %s; move the third party with --third-party ADDR, or make run-orders THIRD_PARTY=127.0.0.1:9101)", err, endpoint, *manifestPath)
 	}
 	defer tp.Close()
 	fmt.Fprintf(stdout, "third party  %s (orders to %s)\n", tp.URL(), tp.PushURL())
@@ -98,7 +107,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defer logFile.Close()
 	fmt.Fprintln(stdout, "starting the local platform with the examples…")
 	p, err := local.Up(ctx, local.Options{Template: "template.yaml", Manifest: *manifestPath, Tick: *tick,
-		Examples: true, Out: stdout, Log: logFile, StateFile: local.DefaultStateFile})
+		Examples: true, Out: stdout, Log: logFile, StateFile: local.DefaultStateFile, ActionsAddr: endpoint.Host})
 	if err != nil {
 		return err
 	}
@@ -124,7 +133,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 		}
 	}
-	if err := seed(ctx, store, *completed, *paid); err != nil {
+	if err := store.PutAll(ctx, seedOrders(time.Now(), *completed, *paid, *spread)); err != nil {
 		return err
 	}
 	for _, name := range mine {
@@ -132,8 +141,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "scenario %d   %s (%s): %d completed orders to push, %d paid ones to leave alone\n",
-		*scenario, entry, strings.Join(mine, ", "), *completed, *paid)
+	fmt.Fprintf(stdout, "scenario %d   %s (%s): %d completed orders to push, due over %s, %d paid ones to leave alone\n",
+		*scenario, entry, strings.Join(mine, ", "), *completed, *spread, *paid)
 	fmt.Fprintf(stdout, "fail pushes  curl -X POST '%[1]s/control?fail=all'  |  '%[1]s/control?order=7&times=2'  |  '%[1]s/control?rate=0.3'  |  '%[1]s/control?fail=none'\n", tp.URL())
 	fmt.Fprintf(stdout, "watch        curl %s/stats   ./bin/sundial timers list   ./bin/sundial logs   (Ctrl-C stops)\n", tp.URL())
 
@@ -151,19 +160,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// seed writes orders 1..completed (completed) and the next paid ones (paid only), due now.
-func seed(ctx context.Context, s *orders.Store, completed, paid int) error {
-	now := time.Now()
+// seedOrders makes orders 1..completed (completed) and the next paid ones (paid only). The
+// completed ones fall due one after another over spread from now (the first at once): pushed
+// all on the first run, they would leave the third party's failure controls nothing to act on.
+func seedOrders(now time.Time, completed, paid int, spread time.Duration) []orders.Order {
 	all := make([]orders.Order, 0, completed+paid)
 	for i := range completed + paid {
+		due := now
+		if i < completed && completed > 0 {
+			due = now.Add(spread * time.Duration(i) / time.Duration(completed))
+		}
 		o := orders.Order{ID: int64(i + 1), Desc: fmt.Sprintf("demo order %d", i+1), State: orders.StateCompleted,
-			ScheduledPushTime: orders.Ms(now), CreateTime: orders.Ms(now)}
+			ScheduledPushTime: orders.Ms(due), CreateTime: orders.Ms(now)}
 		if i >= completed {
 			o.State = orders.StatePaid
 		}
 		all = append(all, o)
 	}
-	return s.PutAll(ctx, all)
+	return all
 }
 
 func status(ctx context.Context, w io.Writer, s *orders.Store, tp *orders.ThirdParty) {
