@@ -34,6 +34,8 @@ Usage:
   sundial timers run-now|activate|deactivate NAME   (the same as the commands below)
   sundial health [--json]     Environment Health: fetcher, queues, processors, execution order
   sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N]
+  sundial logs redrive [--json] [--limit N]   log what the log writer gave up (its failure
+                              queue), read back from the stream: within 24 h of the executions
   sundial run-now NAME        run as soon as possible (activates a deactivated timer)
   sundial activate NAME
   sundial deactivate NAME     a running execution is not stopped

@@ -472,7 +472,8 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 	if arn := aws.ToString(d.Table.LatestStreamArn); arn != "" {
 		f := &function{name: FnLogWriter, timeout: time.Minute, memoryMB: 128, aws: p.AWS, cfg: p.funcs[FnFetch].cfg, env: p.funcs[FnFetch].env,
 			streams: []provision.StreamSource{{StreamArn: arn, Table: outs.TimersTable, StartingPosition: "TRIM_HORIZON", BatchSize: 100,
-				BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: -1, ReportBatchItemFailures: true, Enabled: true}}}
+				BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: 5, MaximumRecordAge: time.Hour,
+				OnFailure: outs.Values["LogWriterFailureQueueUrl"], ReportBatchItemFailures: true, Enabled: true}}}
 		p.funcs[FnLogWriter] = f
 	}
 	return nil
@@ -587,7 +588,15 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 			src := &lambdarun.StreamSource{Streams: dynamodbstreams.NewFromConfig(f.aws), StreamArn: ss.StreamArn, Function: f.invoker,
 				StartingPosition: ss.StartingPosition, BatchSize: ss.BatchSize, BatchingWindow: ss.BatchingWindow,
 				BisectBatchOnFunctionError: ss.BisectBatchOnFunctionError, MaximumRetryAttempts: ss.MaximumRetryAttempts,
-				ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters, Positions: positions, Log: log.With("function", name)}
+				MaximumRecordAge: ss.MaximumRecordAge, ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters,
+				Positions: positions, Log: log.With("function", name)}
+			if ss.OnFailure != "" {
+				// Lambda sends the destination record with the function's role.
+				src.OnFailure, src.OnFailureURL = sqs.NewFromConfig(f.aws), ss.OnFailure
+			}
+			if p.Stack != nil && p.Stack.Functions[logicalIDs[name]] != nil {
+				src.FunctionArn = p.Stack.Functions[logicalIDs[name]].Arn
+			}
 			p.streams = append(p.streams, src)
 			p.streamsWG.Go(func() { src.Run(streamCtx) })
 		}
