@@ -114,7 +114,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	}
 	e.Auth = iam.NewAuthorizer(iam.Env{Region: Region, Account: sam.Account})
 	e.engines = ep
-	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account,
+	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account, Throttle: &gateway.Throttle{},
 		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
 	listen := o.Listen
 	if listen == "" {
@@ -156,6 +156,10 @@ func (e *Env) ProvisionTemplate(ctx context.Context, t *sam.Template, name strin
 		e.Auth.AddRole(RoleKey(name, id), st.Roles[id])
 	}
 	e.Gateway.AddStack(gateway.StackInfo{Name: name, Region: Region, Created: time.Now(), Parameters: st.Params, Outputs: st.Outputs})
+	// DynamoDB Local does not throttle: the gateway enforces the provisioned tables' units.
+	for _, u := range st.ProvisionedUnits() {
+		e.Gateway.Throttle.SetCapacity(gateway.Capacity{Table: u.Table, Index: u.Index, Read: float64(u.Read), Write: float64(u.Write)})
+	}
 	e.mu.Lock()
 	e.stacks[name] = st
 	e.mu.Unlock()
