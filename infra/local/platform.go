@@ -470,10 +470,15 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 		return fmt.Errorf("timers table %s at %s: %w", outs.TimersTable, o.Endpoint, err)
 	}
 	if arn := aws.ToString(d.Table.LatestStreamArn); arn != "" {
+		ss := provision.StreamSource{StreamArn: arn, Table: outs.TimersTable, StartingPosition: "TRIM_HORIZON", BatchSize: 100,
+			BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: -1, ReportBatchItemFailures: true, Enabled: true}
+		if q := outs.Values["LogWriterFailureQueueUrl"]; q != "" {
+			// The template's limits, only with its destination (a stack deployed from an
+			// older template has none: its records are retried until they succeed).
+			ss.MaximumRetryAttempts, ss.MaximumRecordAge, ss.OnFailure = 5, time.Hour, q
+		}
 		f := &function{name: FnLogWriter, timeout: time.Minute, memoryMB: 128, aws: p.AWS, cfg: p.funcs[FnFetch].cfg, env: p.funcs[FnFetch].env,
-			streams: []provision.StreamSource{{StreamArn: arn, Table: outs.TimersTable, StartingPosition: "TRIM_HORIZON", BatchSize: 100,
-				BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: 5, MaximumRecordAge: time.Hour,
-				OnFailure: outs.Values["LogWriterFailureQueueUrl"], ReportBatchItemFailures: true, Enabled: true}}}
+			streams: []provision.StreamSource{ss}}
 		p.funcs[FnLogWriter] = f
 	}
 	return nil
