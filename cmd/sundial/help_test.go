@@ -15,7 +15,7 @@ func TestHelpFlags(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"up"}, {"timers", "list"}, {"timers", "edit"}, {"logs"}, {"health"}, {"run-now"}, {"sync"}, {"check"}, {"plan"},
-		{"tenants", "list"}, {"apps", "list"}, {"apps", "release"}, {"schedule", "next"}, {"invoke"}, {"dlq", "list"}, {"engines"}, {"app-stack", "delete"},
+		{"tenants", "list"}, {"apps", "list"}, {"apps", "release"}, {"schedule", "next"}, {"invoke"}, {"dlq", "list"}, {"engines"}, {"app-stack", "delete"}, {"logs", "redrive"},
 	} {
 		for _, h := range []string{"-h", "--help"} {
 			var out, errOut bytes.Buffer
