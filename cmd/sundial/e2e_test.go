@@ -364,6 +364,17 @@ func TestEndToEnd(t *testing.T) {
 		require.Contains(t, string(upLog), `field \"timer\" given twice`)
 	})
 
+	t.Run("LogsRedrive", func(t *testing.T) {
+		q := outs.Values["LogWriterFailureQueueUrl"]
+		require.NotEmpty(t, q, "the stack names the log writer's failure queue")
+		_, err := sq.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q), MessageBody: aws.String(`{"not":"an on-failure record"}`)})
+		require.NoError(t, err)
+		out, stderr, code := cli(t, dir, "logs", "redrive", "--endpoint", endpoint)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, "redriven 0 failed batches")
+		require.Contains(t, out, "not a DynamoDB stream on-failure record", "kept, with the reason")
+	})
+
 	t.Run("InvalidManifestChangesNothing", func(t *testing.T) {
 		before, _, code := cli(t, dir, "timers", "list", "--json", "--endpoint", endpoint)
 		require.Equal(t, 0, code)

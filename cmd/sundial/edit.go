@@ -18,7 +18,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	var t target
 	t.flags(fs)
 	sch := fs.String("schedule", "", "new effective `SCHEDULE` (sundial schedule next previews one)")
-	timeout := fs.Duration("timeout", 0, "new effective timeout, e.g. 20m (1s..24h)")
+	timeout := fs.Duration("timeout", 0, "new effective timeout, e.g. 10m (1s..24h; no longer than a processor can wait unless async)")
 	prio := fs.Int("priority", 0, "new priority, 1 (highest) .. 4 (lowest)")
 	dst := fs.String("dst", "", "new DST policy: shift (a time the clocks skip fires at the old offset's instant) or skip (not that day)")
 	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout, priority and DST policy")

@@ -6,12 +6,16 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/termsafe"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
 func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "redrive" {
+		return cmdLogsRedrive(ctx, args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
 	var t target
 	t.flags(fs)
@@ -69,4 +73,43 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 			v.Outcome, v.DurationMs, termsafe.String(v.ExecutedBy), clock(v.NextRun), termsafe.String(v.Error))
 	}
 	return tw.Flush()
+}
+
+// cmdLogsRedrive writes into the log the executions of the stream batches the log writer gave
+// up (its on-failure queue), read back from the timers table's stream.
+func cmdLogsRedrive(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("logs redrive", flag.ContinueOnError)
+	var t target
+	t.flags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	limit := fs.Int("limit", 1000, "at most N failed batches")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *limit < 1 || *limit > 100000 {
+		return usageErr("logs redrive: --limit must be in 1..100000")
+	}
+	awsCfg, outs, err := t.connect(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := t.appOn(awsCfg, outs)
+	if err != nil {
+		return err
+	}
+	rep, err := app.NewLogRedrive(awsCfg, a.Store, outs.Values["LogWriterFailureQueueUrl"], nil).Run(ctx, *limit)
+	if *asJSON {
+		if rep.Kept == nil {
+			rep.Kept = []app.RedriveKept{}
+		}
+		if jerr := writeJSON(stdout, rep); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	printf(stdout, "redriven %d failed batches: %d stream records, %d executions logged\n", rep.Batches, rep.Records, rep.Logged)
+	for _, k := range rep.Kept {
+		printf(stdout, "kept %s (shard %s, records %s..%s): %s\n", k.MessageID, termsafe.String(k.Shard), k.Start, k.End, termsafe.String(k.Reason))
+	}
+	return err
 }

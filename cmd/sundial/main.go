@@ -37,6 +37,8 @@ Usage:
   sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
   sundial activate NAME [--app APP]
   sundial deactivate NAME [--app APP]   a running execution is not stopped
+  sundial logs redrive [--json] [--limit N] [--app APP]   log what the log writer gave up (its
+                              failure queue), read back from the stream: within 24 h of the executions
   sundial sync MANIFEST       publish a manifest, as a deploy does: create/update/deactivate
                               timers, keep operators' changes, run When Published timers once
   sundial check MANIFEST      validate a manifest offline (what a deploy would reject)

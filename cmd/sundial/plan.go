@@ -39,6 +39,8 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	tenants := fs.String("tenants", "", "tenants of the multi-tenant timers: a count N or names a,b,c (default: the manifest's tenants:)")
 	failure := fs.Float64("failure-rate", 0, "share of executions that fail, 0..1 (each failure is retried up to the timer's retries)")
 	perFiring := fs.Float64("per-firing-ms", cost.PerFiringMs, "processor time a firing occupies, ms (measured by make bench with an action that answers at once; add your action's duration ÷ 3)")
+	timersMax := fs.Int("timers-write-capacity-max", cost.DefaultStack().TimersWriteMax, "template TimersWriteCapacityMax (Capacity=Provisioned): the timers table's write units at most")
+	logMax := fs.Int("log-write-capacity-max", cost.DefaultStack().LogWriteMax, "template LogWriteCapacityMax (Capacity=Provisioned): the log table's write units at most")
 	target := fs.Int("target-utilization", int(100*cost.DefaultTargetUtilization), "template TargetUtilization: percent of provisioned capacity auto scaling keeps in use, 20..90")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -74,6 +76,9 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	if *maxRetries < 0 || *maxRetries > 100 {
 		return usageErr("plan: --default-max-retries %d is out of range 0..100", *maxRetries)
 	}
+	if *timersMax < 1 || *logMax < 1 {
+		return usageErr("plan: --timers-write-capacity-max and --log-write-capacity-max must be 1 or more (write units)")
+	}
 	capacity, err := console.ParseCapacity(*concurrency)
 	if err != nil {
 		return usageErr("plan: --concurrency: %v", err)
@@ -97,7 +102,7 @@ func cmdPlan(args []string, stdout io.Writer) error {
 		return err
 	}
 	in.Stack = cost.Stack{FetchTick: time.Duration(*tick) * time.Minute, DueShards: *shards, LogRetentionDays: *retention,
-		MemoryMB: cost.DefaultStack().MemoryMB, Concurrency: capacity}
+		MemoryMB: cost.DefaultStack().MemoryMB, Concurrency: capacity, TimersWriteMax: *timersMax, LogWriteMax: *logMax}
 	in.Instances, in.Warnings = plan.FromManifest(m, names, manifest.Defaults{MaxRetries: *maxRetries})
 	p, err := plan.Compute(in)
 	if err != nil {

@@ -43,6 +43,7 @@ func (r *Report) Print(w io.Writer) {
 		row("log writer batches failed", st.FunctionErrors+st.PartialFailures, fmt.Sprintf("of %d; retried from the stream: %d records read, %d delivered, %d filtered out, %d discarded",
 			st.Invocations, st.Read, st.Delivered, st.Filtered, st.Discarded))
 	}
+	row("log writer batches given up, redriven", r.Redriven.Batches, fmt.Sprintf("from its failure queue at the end: %d records, %d executions logged", r.Redriven.Records, r.Redriven.Logged))
 	row("cold starts", r.Processes.ColdStarts, fmt.Sprintf("processes started; %d ended mid-invocation, %d timed out", r.Processes.Exits, r.Processes.Timeouts))
 	row("action calls", res.ActionCalls, "")
 	row("lateness p50 / p95 / max", fmt.Sprintf("%s / %s / %s", ms(res.LatenessP50), ms(res.LatenessP95), ms(res.LatenessMax)), "first attempts, claim − due, clocks corrected")

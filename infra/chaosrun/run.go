@@ -12,6 +12,7 @@ import (
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -106,7 +107,10 @@ type Report struct {
 	Offsets            []time.Duration
 	// Streams are the stream event sources' counts at the end (the log writer's).
 	Streams []lambdarun.StreamStats
-	WorkDir string
+	// Redriven is what `sundial logs redrive` wrote at the end from the log writer's failure
+	// queue (batches it gave up during the chaos), as an operator answers LogWriterFailed.
+	Redriven app.RedriveReport
+	WorkDir  string
 }
 
 // Run performs a chaos run and checks it. The error is about the run itself (it could not
@@ -195,6 +199,13 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, fmt.Errorf("stop the functions: %w", err)
 	}
 	rep.Streams = p.Streams()
+	// Batches the log writer gave up (its retry limit, through kills and faults) are in its
+	// failure queue, not the log: the operator's redrive writes them, as LogWriterFailed asks.
+	rd, err := app.NewLogRedrive(p.AWS, p.App.Store, p.Outputs.Values["LogWriterFailureQueueUrl"], nil).Run(ctx, 10000)
+	rep.Redriven = rd
+	if err != nil {
+		return nil, fmt.Errorf("redrive the log writer's failure queue: %w", err)
+	}
 	ev, err := evidence(ctx, p.App.Store, rec, obs.snapshot(), c)
 	if err != nil {
 		return nil, err
@@ -207,6 +218,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	if rep.CaughtUp.IsZero() {
 		rep.Result.problem("the run did not catch up within %s after the chaos ended", c.CatchUp)
+	}
+	for _, k := range rd.Kept {
+		rep.Result.problem("log writer batch given up and not redriven (shard %s, %s..%s): %s", k.Shard, k.Start, k.End, k.Reason)
 	}
 	if drainErr != nil {
 		rep.Result.problem("the log writer did not catch up with the timers table's stream: %v", drainErr)

@@ -41,6 +41,8 @@ type Gateway struct {
 	// MaxInFlight bounds the bytes of request bodies read at once (DefaultMaxInFlight).
 	MaxInFlight int64
 	Log         *slog.Logger
+	// Throttle, when set, enforces provisioned tables' units (throttle.go).
+	Throttle *Throttle
 	// Region and Account are the stack's: DynamoDB Local's own ARNs are translated to them
 	// and back (see streams.go). Empty: those of Auth's environment; no translation without.
 	Region, Account string
@@ -232,6 +234,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
+		if g.Throttle != nil {
+			g.Throttle.Serve(w, req.Operation, body, func(w http.ResponseWriter, b []byte) { g.forward(w, r, req.Service, upstream, b) })
+			return
+		}
 	}
 	g.forward(w, r, req.Service, upstream, body)
 }

@@ -2,6 +2,7 @@ package lambdarun
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/infra/eventfilter"
 )
@@ -29,6 +31,47 @@ type StreamsAPI interface {
 
 var _ StreamsAPI = (*dynamodbstreams.Client)(nil)
 
+// DestinationAPI is what an on-failure destination needs: SQS SendMessage.
+type DestinationAPI interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// DestinationRecord is what Lambda sends a stream event source mapping's on-failure
+// destination for a batch it gave up: where the records are, not the records.
+type DestinationRecord struct {
+	RequestContext struct {
+		RequestID              string `json:"requestId"`
+		FunctionArn            string `json:"functionArn"`
+		Condition              string `json:"condition"` // RetryAttemptsExhausted or RecordAgeExceeded
+		ApproximateInvokeCount int    `json:"approximateInvokeCount"`
+	} `json:"requestContext"`
+	ResponseContext *struct {
+		StatusCode      int    `json:"statusCode"`
+		ExecutedVersion string `json:"executedVersion"`
+		FunctionError   string `json:"functionError,omitempty"`
+	} `json:"responseContext,omitempty"`
+	Version   string          `json:"version"`
+	Timestamp string          `json:"timestamp"`
+	BatchInfo StreamBatchInfo `json:"DDBStreamBatchInfo"`
+}
+
+// StreamBatchInfo locates the records given up in the stream.
+type StreamBatchInfo struct {
+	ShardID                         string `json:"shardId"`
+	StartSequenceNumber             string `json:"startSequenceNumber"`
+	EndSequenceNumber               string `json:"endSequenceNumber"`
+	ApproximateArrivalOfFirstRecord string `json:"approximateArrivalOfFirstRecord"`
+	ApproximateArrivalOfLastRecord  string `json:"approximateArrivalOfLastRecord"`
+	BatchSize                       int    `json:"batchSize"`
+	StreamArn                       string `json:"streamArn"`
+}
+
+// The conditions of a DestinationRecord.
+const (
+	ConditionRetriesExhausted = "RetryAttemptsExhausted"
+	ConditionRecordAge        = "RecordAgeExceeded"
+)
+
 // StreamSource emulates Lambda's event source mapping for a DynamoDB stream: it lists the
 // stream's shards (DescribeStream, every page) and reads each with its own poller, a child
 // shard only once its parent has been read to its end and every record of it delivered. A
@@ -37,9 +80,13 @@ var _ StreamsAPI = (*dynamodbstreams.Client)(nil)
 // passed since the first of them was read (and within Lambda's 6 MB payload), as an
 // events.DynamoDBEvent exactly as Lambda sends it.
 //
-// A failed batch is retried, after a backoff, until it succeeds or MaximumRetryAttempts
-// is exhausted (-1, Lambda's default, retries until the record leaves the stream, so no
-// record is ever skipped): with ReportBatchItemFailures, from the first failed sequence
+// A failed batch is retried, after a backoff, until it succeeds, MaximumRetryAttempts is
+// exhausted or its first record is older than MaximumRecordAge (-1 and 0, Lambda's
+// defaults, retry until the record leaves the stream, so no record is ever skipped); what
+// is given up is reported to the OnFailure destination, as Lambda does, by a metadata
+// record only (DestinationRecord: the shard and the sequence numbers of the first and last
+// records given up, not the records, which stay in the stream for 24 hours from their
+// write): with ReportBatchItemFailures, from the first failed sequence
 // number the response lists (an answer naming no record of the batch fails it whole); on a
 // function error, the whole batch — split in two halves, each retried on its own, when
 // BisectBatchOnFunctionError is set.
@@ -59,7 +106,16 @@ type StreamSource struct {
 	// MaximumRetryAttempts: retries of a failed batch before its records are discarded (0:
 	// none). NoRetryLimit (-1, Lambda's default, which provision.StreamSource carries when
 	// the template says nothing) never discards.
-	MaximumRetryAttempts    int
+	MaximumRetryAttempts int
+	// MaximumRecordAge: a record older than this (by its ApproximateCreationDateTime) is
+	// given up before its next invocation, retried or not. 0: no limit (Lambda's -1).
+	MaximumRecordAge time.Duration
+	// OnFailure, when set, receives a DestinationRecord (SQS SendMessage to OnFailureURL,
+	// with the function's role, as Lambda sends it) for each batch given up; the records
+	// count as done only once it is sent. FunctionArn names the function in it.
+	OnFailure               DestinationAPI
+	OnFailureURL            string
+	FunctionArn             string
 	ReportBatchItemFailures bool
 	// Filter is the mapping's FilterCriteria: records that do not pass are dropped (and
 	// count as processed). Nil passes every record.
@@ -102,8 +158,9 @@ type StreamStats struct {
 	// Shards are the shards listed; Done those read to their end and delivered.
 	Shards, Done int
 	// Read counts the records read, Filtered those the filter dropped, Delivered those in
-	// batches the function took, Discarded those given up after MaximumRetryAttempts.
-	Read, Filtered, Delivered, Discarded int64
+	// batches the function took, Discarded those given up (MaximumRetryAttempts,
+	// MaximumRecordAge); SentToDestination the DestinationRecords sent for them.
+	Read, Filtered, Delivered, Discarded, SentToDestination int64
 	// Pending are records read and passed but not yet delivered (the batch in flight too).
 	Pending int
 	// Invocations, FunctionErrors (the whole batch failed) and PartialFailures (the
@@ -272,6 +329,7 @@ type shardReader struct {
 	saved    string    // the position last kept (Positions)
 	plan     []int     // sizes of the next batches after a bisection
 	attempts int       // failed invocations at the current first pending record
+	fnError  bool      // the last failure was a function error (not a partial failure)
 	n        int
 }
 
@@ -473,6 +531,18 @@ func (r *shardReader) batch() int {
 // deliver invokes the function with the next batch and acts on the outcome.
 func (r *shardReader) deliver(ctx context.Context) {
 	s := r.s
+	if s.MaximumRecordAge > 0 {
+		old := 0
+		for old < len(r.pending) && time.Since(r.pending[old].created) > s.MaximumRecordAge {
+			old++
+		}
+		if old > 0 {
+			if r.giveUp(ctx, old, ConditionRecordAge) {
+				r.attempts, r.plan = 0, nil
+			}
+			return
+		}
+	}
 	n := r.batch()
 	recs := r.pending[:n]
 	var payload strings.Builder
@@ -504,12 +574,14 @@ func (r *shardReader) deliver(ctx context.Context) {
 	}
 	switch {
 	case err == nil && failedAt < 0:
+		r.fnError = false
 		r.done(n, false)
 		r.attempts = 0
 		if len(r.plan) > 0 {
 			r.plan = r.plan[1:]
 		}
 	case err == nil: // the response listed failed records: retry from the first
+		r.fnError = false
 		s.mu.Lock()
 		s.stats.PartialFailures++
 		s.lastErr = fmt.Sprintf("%s: the function reported record %s (and %d after it) as failed", id, recs[failedAt].seq, n-failedAt-1)
@@ -528,6 +600,7 @@ func (r *shardReader) deliver(ctx context.Context) {
 		s.stats.FunctionErrors++
 		s.mu.Unlock()
 		s.fail("invocation "+id, err)
+		r.fnError = true
 		r.failed(ctx, n, s.BisectBatchOnFunctionError)
 	}
 }
@@ -580,12 +653,11 @@ func (r *shardReader) failed(ctx context.Context, n int, bisect bool) {
 	s := r.s
 	r.attempts++
 	if s.MaximumRetryAttempts >= 0 && r.attempts > s.MaximumRetryAttempts {
-		s.Log.Error("stream event source: retries exhausted; records discarded", "stream", s.StreamArn, "shard", r.st.id,
-			"records", n, "first", r.pending[0].seq, "last", r.pending[n-1].seq, "attempts", r.attempts)
-		r.done(n, true)
-		r.attempts = 0
-		if len(r.plan) > 0 {
-			r.plan = r.plan[1:]
+		if r.giveUp(ctx, n, ConditionRetriesExhausted) {
+			r.attempts = 0
+			if len(r.plan) > 0 {
+				r.plan = r.plan[1:]
+			}
 		}
 		return
 	}
@@ -603,6 +675,68 @@ func (r *shardReader) failed(ctx context.Context, n int, bisect bool) {
 		backoff *= 2
 	}
 	sleep(ctx, min(backoff, s.MaxRetryBackoff), nil)
+}
+
+// giveUp discards the first n pending records, after sending their DestinationRecord to
+// the OnFailure destination when there is one (retried until it is sent: until then the
+// records are not done, and ctx ending leaves them to be read again). It reports whether
+// they were discarded.
+func (r *shardReader) giveUp(ctx context.Context, n int, condition string) bool {
+	s := r.s
+	first, last := r.pending[0], r.pending[n-1]
+	s.Log.Error("stream event source: records given up", "stream", s.StreamArn, "shard", r.st.id, "condition", condition,
+		"records", n, "first", first.seq, "last", last.seq, "attempts", r.attempts, "destination", s.OnFailureURL)
+	if s.OnFailure != nil {
+		var rec DestinationRecord
+		rec.RequestContext.RequestID = requestID()
+		rec.RequestContext.FunctionArn = s.FunctionArn
+		rec.RequestContext.Condition = condition
+		rec.RequestContext.ApproximateInvokeCount = r.attempts
+		if r.attempts > 0 {
+			rec.ResponseContext = &struct {
+				StatusCode      int    `json:"statusCode"`
+				ExecutedVersion string `json:"executedVersion"`
+				FunctionError   string `json:"functionError,omitempty"`
+			}{StatusCode: 200, ExecutedVersion: "$LATEST"}
+			if r.fnError {
+				rec.ResponseContext.FunctionError = "Unhandled"
+			}
+		}
+		rec.Version, rec.Timestamp = "1.0", time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		rec.BatchInfo = StreamBatchInfo{ShardID: r.st.id, StartSequenceNumber: first.seq, EndSequenceNumber: last.seq,
+			ApproximateArrivalOfFirstRecord: first.created.UTC().Format(time.RFC3339),
+			ApproximateArrivalOfLastRecord:  last.created.UTC().Format(time.RFC3339), BatchSize: n, StreamArn: s.StreamArn}
+		body, err := json.Marshal(rec)
+		if err != nil {
+			s.fail("encode the destination record", err) // cannot happen: strings and numbers
+			return false
+		}
+		for backoff := s.RetryBackoff; ; backoff = min(backoff*2, s.MaxRetryBackoff) {
+			_, err := s.OnFailure.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(s.OnFailureURL), MessageBody: aws.String(string(body))})
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+			s.fail("send to the on-failure destination", err)
+			if sleep(ctx, backoff, nil); ctx.Err() != nil {
+				return false
+			}
+		}
+		s.mu.Lock()
+		s.stats.SentToDestination++
+		s.mu.Unlock()
+	}
+	r.done(n, true)
+	return true
+}
+
+// requestID is a random request ID in a UUID's shape.
+func requestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 // firstFailure reads a ReportBatchItemFailures response: the index of the first record it

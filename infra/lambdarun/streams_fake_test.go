@@ -28,7 +28,8 @@ import (
 // Iterators are "ARN|shard|position".
 type fakeStream struct {
 	arn      string
-	pageSize int // shards per DescribeStream page
+	pageSize int           // shards per DescribeStream page
+	age      time.Duration // how long ago put's records were written
 
 	mu     sync.Mutex
 	shards []*fakeShard
@@ -67,7 +68,7 @@ func (f *fakeStream) put(shard string, n int) []string {
 		for range n {
 			f.seq++
 			seq := fmt.Sprintf("%021d", f.seq)
-			now := time.Now()
+			now := time.Now().Add(-f.age)
 			s.records = append(s.records, types.Record{EventID: aws.String("e" + seq), EventName: types.OperationTypeModify,
 				EventSource: aws.String("aws:dynamodb"), EventVersion: aws.String("1.1"), AwsRegion: aws.String("ddblocal"),
 				Dynamodb: &types.StreamRecord{ApproximateCreationDateTime: &now, SequenceNumber: aws.String(seq), SizeBytes: aws.Int64(10),

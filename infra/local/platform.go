@@ -487,9 +487,15 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 		return fmt.Errorf("timers table %s at %s: %w", outs.TimersTable, o.Endpoint, err)
 	}
 	if arn := aws.ToString(d.Table.LatestStreamArn); arn != "" {
+		ss := provision.StreamSource{StreamArn: arn, Table: outs.TimersTable, StartingPosition: "TRIM_HORIZON", BatchSize: 100,
+			BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: -1, ReportBatchItemFailures: true, Enabled: true}
+		if q := outs.Values["LogWriterFailureQueueUrl"]; q != "" {
+			// The template's limits, only with its destination (a stack deployed from an
+			// older template has none: its records are retried until they succeed).
+			ss.MaximumRetryAttempts, ss.MaximumRecordAge, ss.OnFailure = 5, time.Hour, q
+		}
 		f := &function{name: FnLogWriter, timeout: time.Minute, memoryMB: 128, aws: p.AWS, cfg: p.funcs[FnFetch].cfg, env: p.funcs[FnFetch].env,
-			streams: []provision.StreamSource{{StreamArn: arn, Table: outs.TimersTable, StartingPosition: "TRIM_HORIZON", BatchSize: 100,
-				BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: -1, ReportBatchItemFailures: true, Enabled: true}}}
+			streams: []provision.StreamSource{ss}}
 		p.funcs[FnLogWriter] = f
 	}
 	return nil
@@ -604,7 +610,15 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 			src := &lambdarun.StreamSource{Streams: dynamodbstreams.NewFromConfig(f.aws), StreamArn: ss.StreamArn, Function: f.invoker,
 				StartingPosition: ss.StartingPosition, BatchSize: ss.BatchSize, BatchingWindow: ss.BatchingWindow,
 				BisectBatchOnFunctionError: ss.BisectBatchOnFunctionError, MaximumRetryAttempts: ss.MaximumRetryAttempts,
-				ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters, Positions: positions, Log: log.With("function", name)}
+				MaximumRecordAge: ss.MaximumRecordAge, ReportBatchItemFailures: ss.ReportBatchItemFailures, Filter: ss.Filters,
+				Positions: positions, Log: log.With("function", name)}
+			if ss.OnFailure != "" {
+				// Lambda sends the destination record with the function's role.
+				src.OnFailure, src.OnFailureURL = sqs.NewFromConfig(f.aws), ss.OnFailure
+			}
+			if p.Stack != nil && p.Stack.Functions[logicalIDs[name]] != nil {
+				src.FunctionArn = p.Stack.Functions[logicalIDs[name]].Arn
+			}
 			p.streams = append(p.streams, src)
 			p.streamsWG.Go(func() { src.Run(streamCtx) })
 		}

@@ -122,7 +122,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e.admin = NewCredentials("LOCALADMIN")
 	e.Auth.AddAdmin(e.admin.AccessKeyID, e.admin.SecretAccessKey, AdminPrincipal)
 	e.engines = ep
-	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account,
+	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account, Throttle: &gateway.Throttle{},
 		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
 	listen := o.Listen
 	if listen == "" {
@@ -181,6 +181,10 @@ func (e *Env) ProvisionTemplate(ctx context.Context, t *sam.Template, name strin
 	}
 	e.mu.Unlock()
 	e.Gateway.AddStack(gateway.StackInfo{Name: name, Region: Region, Created: time.Now(), Parameters: st.Params, Outputs: st.Outputs})
+	// DynamoDB Local does not throttle: the gateway enforces the provisioned tables' units.
+	for _, u := range st.ProvisionedUnits() {
+		e.Gateway.Throttle.SetCapacity(gateway.Capacity{Table: u.Table, Index: u.Index, Read: float64(u.Read), Write: float64(u.Write)})
+	}
 	e.mu.Lock()
 	e.stacks[name] = st
 	e.mu.Unlock()

@@ -567,12 +567,32 @@ func (s *Stack) streamSource(res *Resource) (StreamSource, error) {
 		}
 	}
 	ss.BatchingWindow = time.Duration(window) * time.Second
+	if age != -1 && age < 60 {
+		return ss, fmt.Errorf("MaximumRecordAgeInSeconds %d: want -1 or 60..604800", age)
+	}
+	if age > 0 {
+		ss.MaximumRecordAge = time.Duration(age) * time.Second
+	}
+	if dc, ok := p["DestinationConfig"].(map[string]any); ok {
+		of, _ := dc["OnFailure"].(map[string]any)
+		dest := fmt.Sprint(of["Destination"])
+		for _, r := range s.Resources {
+			if r.Type == "AWS::SQS::Queue" && r.Attrs["Arn"] == dest {
+				ss.OnFailure = r.Ref
+			}
+		}
+		if ss.OnFailure == "" {
+			return ss, fmt.Errorf("DestinationConfig.OnFailure.Destination %s: the local platform emulates only an SQS queue of the stack as a stream's on-failure destination", dest)
+		}
+	} else if p["DestinationConfig"] != nil {
+		return ss, fmt.Errorf("DestinationConfig: want an object with OnFailure.Destination")
+	}
 	for _, o := range []struct {
 		name string
 		set  bool
 	}{
-		{"MaximumRecordAgeInSeconds", age != -1}, {"ParallelizationFactor", parallel != 1}, {"TumblingWindowInSeconds", tumbling != 0},
-		{"DestinationConfig", p["DestinationConfig"] != nil}, {"StartingPositionTimestamp", p["StartingPositionTimestamp"] != nil},
+		{"ParallelizationFactor", parallel != 1}, {"TumblingWindowInSeconds", tumbling != 0},
+		{"StartingPositionTimestamp", p["StartingPositionTimestamp"] != nil},
 	} {
 		if o.set {
 			return ss, fmt.Errorf("%s is not emulated by the local platform's stream event sources", o.name)

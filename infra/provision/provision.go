@@ -116,7 +116,13 @@ type StreamSource struct {
 	// BisectBatchOnFunctionError splits a failed batch in two and retries the halves.
 	BisectBatchOnFunctionError bool
 	// MaximumRetryAttempts: -1 (the default) retries until the record leaves the stream.
-	MaximumRetryAttempts    int
+	MaximumRetryAttempts int
+	// MaximumRecordAge: records older than this are given up (0: Lambda's default -1, kept
+	// until they leave the stream).
+	MaximumRecordAge time.Duration
+	// OnFailure is the URL of the SQS queue (DestinationConfig.OnFailure, a queue of the
+	// stack) that receives a metadata record of each batch given up; "" for none.
+	OnFailure               string
 	ReportBatchItemFailures bool
 	// Filters are the mapping's FilterCriteria (nil: every record).
 	Filters *eventfilter.Criteria

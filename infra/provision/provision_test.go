@@ -111,7 +111,9 @@ func TestProvision(t *testing.T) {
 		require.Equal(t, time.Second, ss.BatchingWindow)
 		require.True(t, ss.BisectBatchOnFunctionError)
 		require.True(t, ss.ReportBatchItemFailures)
-		require.Equal(t, -1, ss.MaximumRetryAttempts, "Lambda's default: retry until the record leaves the stream")
+		require.Equal(t, 5, ss.MaximumRetryAttempts, "a poison record holds its shard for a few retries, not 24 hours")
+		require.Equal(t, time.Hour, ss.MaximumRecordAge)
+		require.Equal(t, st.Resources["LogWriterFailureQueue"].Ref, ss.OnFailure, "given-up batches go to the failure queue")
 		require.True(t, ss.Enabled)
 		require.Len(t, ss.Filters.Patterns(), 1)
 		finish := map[string]any{"eventName": "MODIFY", "dynamodb": map[string]any{
@@ -215,18 +217,25 @@ func TestStreamSourceProperties(t *testing.T) {
 	require.False(t, ss.Enabled)
 	require.Equal(t, 3, ss.MaximumRetryAttempts)
 	require.Equal(t, 10000, ss.BatchSize)
+	require.Zero(t, ss.MaximumRecordAge)
+	s.Resources["Q"] = &Resource{Type: "AWS::SQS::Queue", Ref: "http://q/s-Q", Attrs: map[string]string{"Arn": "arn:aws:sqs:us-east-1:000000000000:s-Q"}}
+	ss, err = source(map[string]any{"MaximumRecordAgeInSeconds": 3600.0,
+		"DestinationConfig": map[string]any{"OnFailure": map[string]any{"Destination": "arn:aws:sqs:us-east-1:000000000000:s-Q"}}})
+	require.NoError(t, err)
+	require.Equal(t, time.Hour, ss.MaximumRecordAge)
+	require.Equal(t, "http://q/s-Q", ss.OnFailure, "the destination queue's URL")
 	for msg, props := range map[string]map[string]any{
-		`filter operator "prefix" is not emulated`:  {"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": `{"eventName":[{"prefix":"MOD"}]}`}}}},
-		"FilterCriteria.Filters[0]: no Pattern":     {"FilterCriteria": map[string]any{"Filters": []any{map[string]any{}}}},
-		"StartingPosition \"AT_TIMESTAMP\"":         {"StartingPosition": "AT_TIMESTAMP"},
-		"BatchSize 0: want 1..10000":                {"BatchSize": 0.0},
-		"MaximumRetryAttempts -2":                   {"MaximumRetryAttempts": -2.0},
-		"MaximumBatchingWindowInSeconds 301":        {"MaximumBatchingWindowInSeconds": 301.0},
-		"ParallelizationFactor is not emulated":     {"ParallelizationFactor": 2.0},
-		"TumblingWindowInSeconds is not emulated":   {"TumblingWindowInSeconds": 60.0},
-		"MaximumRecordAgeInSeconds is not emulated": {"MaximumRecordAgeInSeconds": 3600.0},
-		"DestinationConfig is not emulated":         {"DestinationConfig": map[string]any{"OnFailure": map[string]any{"Destination": "arn:aws:sqs:x"}}},
-		"is not the stream of a table of the stack": {"EventSourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/other/stream/x"},
+		`filter operator "prefix" is not emulated`:            {"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": `{"eventName":[{"prefix":"MOD"}]}`}}}},
+		"FilterCriteria.Filters[0]: no Pattern":               {"FilterCriteria": map[string]any{"Filters": []any{map[string]any{}}}},
+		"StartingPosition \"AT_TIMESTAMP\"":                   {"StartingPosition": "AT_TIMESTAMP"},
+		"BatchSize 0: want 1..10000":                          {"BatchSize": 0.0},
+		"MaximumRetryAttempts -2":                             {"MaximumRetryAttempts": -2.0},
+		"MaximumBatchingWindowInSeconds 301":                  {"MaximumBatchingWindowInSeconds": 301.0},
+		"ParallelizationFactor is not emulated":               {"ParallelizationFactor": 2.0},
+		"TumblingWindowInSeconds is not emulated":             {"TumblingWindowInSeconds": 60.0},
+		"MaximumRecordAgeInSeconds 30: want -1 or 60..604800": {"MaximumRecordAgeInSeconds": 30.0},
+		"only an SQS queue of the stack":                      {"DestinationConfig": map[string]any{"OnFailure": map[string]any{"Destination": "arn:aws:sqs:x"}}},
+		"is not the stream of a table of the stack":           {"EventSourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/other/stream/x"},
 	} {
 		_, err := source(props)
 		require.ErrorContains(t, err, msg)

@@ -7,14 +7,15 @@ import (
 )
 
 // Application Auto Scaling does not run locally: DynamoDB Local neither throttles nor reports
-// consumed capacity to CloudWatch, so a PROVISIONED table keeps the units it was created with.
+// consumed capacity to CloudWatch, so a PROVISIONED table keeps the units it was created with;
+// the local endpoint throttles it at its target's MaxCapacity (ProvisionedUnits).
 // The scalable targets and their policies get the names and ARNs AWS would give them, and are
 // checked as Application Auto Scaling checks them when they are registered: a DynamoDB target
 // names a table (or a global secondary index) of the stack that is billed PROVISIONED, with a
 // dimension of its kind, and MinCapacity <= MaxCapacity; a DynamoDB target-tracking policy
 // tracks the utilization of its target's dimension, as a percent.
 
-const notScaled = "the table or index keeps its initial provisioned units (DynamoDB Local does not throttle)"
+const notScaled = "not scaled: the table or index keeps its initial units, and the local endpoint throttles it at the target's MaxCapacity"
 
 // scalableTarget names an AWS::ApplicationAutoScaling::ScalableTarget. Its Ref is the
 // scalable target's ID as CloudFormation returns it: "resource|dimension|namespace".

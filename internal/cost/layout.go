@@ -224,11 +224,15 @@ type Stack struct {
 	// Concurrency is P1Concurrency..P4Concurrency: the pollers of each queue, whose empty
 	// receives are part of the idle cost.
 	Concurrency [4]int
+	// TimersWriteMax and LogWriteMax are TimersWriteCapacityMax and LogWriteCapacityMax: the
+	// write units auto scaling gives the timers and log tables at most (Capacity=Provisioned).
+	TimersWriteMax, LogWriteMax int
 }
 
 // DefaultStack is template.yaml's defaults.
 func DefaultStack() Stack {
-	return Stack{FetchTick: time.Minute, DueShards: 4, LogRetentionDays: 30, MemoryMB: 128, Concurrency: [4]int{4, 3, 2, 2}}
+	return Stack{FetchTick: time.Minute, DueShards: 4, LogRetentionDays: 30, MemoryMB: 128, Concurrency: [4]int{4, 3, 2, 2},
+		TimersWriteMax: 1000, LogWriteMax: 500}
 }
 
 // LookAhead is how far ahead of its instant a fetch tick covers.

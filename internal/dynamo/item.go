@@ -172,7 +172,8 @@ func (it instanceItem) instance() timer.Instance {
 type logItem struct {
 	PK string `dynamodbav:"pk"`
 	SK string `dynamodbav:"sk"`
-	// ErrDay is set only on a failed execution: "<app>#<day>", the errorsByDay partition.
+	// ErrDay is set only on a failed execution: "<app>#<day>#<shard>", its errorsByDay
+	// partition (errShardPK).
 	ErrDay string `dynamodbav:"errDay,omitempty"`
 	// App: as instanceItem's (an entry without it is the default app's).
 	App             string `dynamodbav:"app,omitempty"`
@@ -218,7 +219,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		Version: e.Version, ExpiresAt: started.Add(retention).Unix(),
 	}
 	if e.Outcome.Failed() {
-		it.ErrDay = errPK(e.AppName(), started.Format(time.DateOnly))
+		it.ErrDay = errShardPK(e.AppName(), started.Format(time.DateOnly), e.ExecutionID)
 	}
 	return it
 }

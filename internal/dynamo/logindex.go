@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,8 +65,30 @@ type pageItem struct {
 // pagePK is the partition of an app's pages of one day ("2006-01-02").
 func pagePK(app, day string) string { return "D#" + app + "#" + day }
 
-// errPK is the errorsByDay partition of an app's failed executions of one day.
+// errPK is the errorsByDay partition of an app's failed executions of one day; errShardPK
+// one of its errShards write shards. A failed entry goes to the shard of its execution id, so
+// one app's failures spread over errShards index partitions: a partition takes 1,000 write
+// units a second, a failed entry writes 1 on the index (TestErrorsByDayUnitsPerFailure),
+// and one app may fail about errShards × 1,000 times a second before the index throttles the
+// log writer. A reader merges the shards, and the unsharded key of entries written before.
 func errPK(app, day string) string { return app + "#" + day }
+
+const errShards = 4
+
+func errShardPK(app, day, execID string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(execID))
+	return errPK(app, day) + "#" + strconv.Itoa(int(h.Sum32()%errShards))
+}
+
+// errPKs are every errorsByDay partition of an app's day: the shards, then the unsharded key.
+func errPKs(app, day string) []string {
+	out := make([]string, 0, errShards+1)
+	for k := range errShards {
+		out = append(out, errPK(app, day)+"#"+strconv.Itoa(k))
+	}
+	return append(out, errPK(app, day))
+}
 
 type pageRef struct {
 	instance string // the log item's partition key (timer.Key.String())
@@ -350,12 +374,14 @@ func (s *Store) allTimersLog(ctx context.Context, app, tenant string, errorsOnly
 	for d := 0; d < days && len(out) < limit; d++ {
 		m := &merge[logItem]{key: func(it logItem) string { return it.SK }}
 		for _, a := range apps {
-			kc := expression.Key("errDay").Equal(expression.Value(errPK(a, day.Format(time.DateOnly)))).And(expression.Key("sk").LessThan(expression.Value(before)))
-			src, err := logSource[logItem](s, indexErrors, kc, filt, int32(min(limit, 100)))
-			if err != nil {
-				return nil, err
+			for _, pk := range errPKs(a, day.Format(time.DateOnly)) {
+				kc := expression.Key("errDay").Equal(expression.Value(pk)).And(expression.Key("sk").LessThan(expression.Value(before)))
+				src, err := logSource[logItem](s, indexErrors, kc, filt, int32(min(limit, 100)))
+				if err != nil {
+					return nil, err
+				}
+				m.srcs = append(m.srcs, src)
 			}
-			m.srcs = append(m.srcs, src)
 		}
 		if out, err = takeEntries(ctx, m, out, limit); err != nil {
 			return nil, err

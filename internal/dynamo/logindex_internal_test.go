@@ -89,3 +89,25 @@ func FuzzPageRefs(f *testing.F) {
 		require.Equal(t, s, strings.Join(lines, "\n"), "what was read is what was written")
 	})
 }
+
+// One app's failures of a day spread evenly over errShards errorsByDay partitions (by
+// execution id), so that a partition's 1,000 write units a second do not cap one app's
+// failures at 1,000 a second; the readers' partitions are the shards and the unsharded key.
+func TestErrorsByDayShards(t *testing.T) {
+	t.Parallel()
+	count := map[string]int{}
+	for i := range 4000 {
+		e := timer.Execution{Key: timer.Key{App: "billing", Timer: "Hot"}, ExecutionID: testExecID(i), Outcome: timer.OutcomeError,
+			StartedAt: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
+		count[toLogItem(e, time.Hour).ErrDay]++
+	}
+	require.Len(t, count, errShards)
+	for pk, n := range count {
+		require.Contains(t, errPKs("billing", "2026-11-25"), pk)
+		require.InDelta(t, 4000/errShards, n, 4000/errShards/5, "%s: even spread", pk)
+	}
+	require.Equal(t, "billing#2026-11-25", errPKs("billing", "2026-11-25")[errShards], "entries written before the shards are read too")
+}
+
+// testExecID is an execution id like the processor's (20 characters of base32).
+func testExecID(i int) string { return fmt.Sprintf("%020X", uint64(i)*0x9E3779B97F4A7C15) }

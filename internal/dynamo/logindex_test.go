@@ -193,7 +193,7 @@ func TestAllTimersByApp(t *testing.T) {
 		{"OneApp", timer.LogQuery{App: appA}, func(e timer.Execution) bool { return e.App == appA }, []string{"D#" + appA + "#" + date}},
 		{"TheDefaultApp", timer.LogQuery{App: timer.DefaultApp}, func(e timer.Execution) bool { return e.App == "" }, []string{"D#default#" + date}},
 		{"OneAppOneTenant", timer.LogQuery{App: appB, Tenant: "acme"}, func(e timer.Execution) bool { return e.App == appB && e.Tenant == "acme" }, []string{"D#" + appB + "#" + date}},
-		{"OneAppsFailures", timer.LogQuery{App: appB, ErrorsOnly: true}, func(e timer.Execution) bool { return e.App == appB && e.Outcome.Failed() }, []string{appB + "#" + date}},
+		{"OneAppsFailures", timer.LogQuery{App: appB, ErrorsOnly: true}, func(e timer.Execution) bool { return e.App == appB && e.Outcome.Failed() }, []string{appB + "#" + date, appB + "#" + date + "#0", appB + "#" + date + "#1", appB + "#" + date + "#2", appB + "#" + date + "#3"}},
 		{"EveryApp", timer.LogQuery{}, func(timer.Execution) bool { return true }, nil},
 		{"EveryAppsFailures", timer.LogQuery{ErrorsOnly: true}, func(e timer.Execution) bool { return e.Outcome.Failed() }, nil},
 	} {

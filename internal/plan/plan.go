@@ -346,6 +346,12 @@ type Month struct {
 	// throttled and retried, and the firings late).
 	PeakWriteUnitsPerSecond float64 `json:"peakWriteUnitsPerSecond"`
 	PeakExceedsBurst        bool    `json:"peakExceedsBurst"`
+	// PeakTimersWriteUnitsPerSecond and PeakLogWriteUnitsPerSecond split the busiest
+	// second's write units between the timers table (claims and finishes) and the log table
+	// (entries and pages): with Capacity=Provisioned each is held to its table's maximum
+	// (Stack.TimersWriteMax, Stack.LogWriteMax), and the plan warns above it.
+	PeakTimersWriteUnitsPerSecond float64 `json:"peakTimersWriteUnitsPerSecond"`
+	PeakLogWriteUnitsPerSecond    float64 `json:"peakLogWriteUnitsPerSecond"`
 }
 
 // Priced is a month's bill.
@@ -571,6 +577,23 @@ func Compute(in Input) (Plan, error) {
 	if load.Executions > 0 {
 		m.PeakWriteUnitsPerSecond = float64(peakAll) * m.FiringsUsage.WriteUnits / load.Executions
 		m.PeakExceedsBurst = m.PeakWriteUnitsPerSecond-m.Capacity.WCU > cost.BurstSeconds*m.Capacity.WCU
+		timersShare := (load.Executions*(cost.ClaimWrites+cost.FinishWrites)*timerKB + load.IndexMoves*cost.DueIndexMoveWrites) / m.FiringsUsage.WriteUnits
+		m.PeakTimersWriteUnitsPerSecond = m.PeakWriteUnitsPerSecond * timersShare
+		m.PeakLogWriteUnitsPerSecond = m.PeakWriteUnitsPerSecond - m.PeakTimersWriteUnitsPerSecond
+		for _, t := range []struct {
+			table, param string
+			need         float64
+			max          int
+		}{
+			{"timers", "TimersWriteCapacityMax", m.PeakTimersWriteUnitsPerSecond, in.Stack.TimersWriteMax},
+			{"log", "LogWriteCapacityMax", m.PeakLogWriteUnitsPerSecond, in.Stack.LogWriteMax},
+		} {
+			if want := math.Ceil(t.need / in.TargetUtilization); t.need > float64(t.max) {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("with Capacity=Provisioned, the busiest second needs %.0f write units on the %s table, above %s (%d): "+
+					"a peak longer than the burst capacity is throttled and late; raise %s to %.0f (the peak at TargetUtilization %.0f%%)",
+					t.need, t.table, t.param, t.max, t.param, want, 100*in.TargetUtilization))
+			}
+		}
 	}
 	p.Month = m
 	return p, nil
@@ -595,6 +618,12 @@ func (in *Input) defaults() error {
 	}
 	if in.Stack.Concurrency == ([4]int{}) {
 		in.Stack.Concurrency = def.Concurrency
+	}
+	if in.Stack.TimersWriteMax <= 0 {
+		in.Stack.TimersWriteMax = def.TimersWriteMax
+	}
+	if in.Stack.LogWriteMax <= 0 {
+		in.Stack.LogWriteMax = def.LogWriteMax
 	}
 	if in.Days == 0 {
 		in.Days = 7

@@ -459,3 +459,33 @@ timers:
 	require.Equal(t, []int{plan.MaxListedInstances, 3 * plan.MaxListedInstances}, []int{rows[0].Count, rows[1].Count})
 	require.Len(t, warnings, 1)
 }
+
+// With Capacity=Provisioned a table gets at most its maximum write units: a manifest whose
+// busiest second needs more is warned about, naming the parameter to raise and to what; the
+// template's defaults hold the benchmark's 300 firings/s.
+func TestPlanWarnsAboveTheWriteMaximums(t *testing.T) {
+	t.Parallel()
+	many := func(n int) []plan.Instance {
+		out := make([]plan.Instance, n)
+		for i := range out {
+			out[i] = one("every 1s", "")
+			out[i].Timer = "T" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + time.Duration(i).String()
+		}
+		return out
+	}
+	p, err := plan.Compute(plan.Input{Instances: many(300), From: from, Days: 1})
+	require.NoError(t, err)
+	require.InDelta(t, 600, p.Month.PeakTimersWriteUnitsPerSecond, 1, "claim and finish")
+	require.InDelta(t, 321, p.Month.PeakLogWriteUnitsPerSecond, 5, "the entry and the page's share")
+	for _, w := range p.Warnings {
+		require.NotContains(t, w, "CapacityMax", "the defaults hold 300 firings/s")
+	}
+	st := cost.DefaultStack()
+	st.TimersWriteMax, st.LogWriteMax = 100, 100
+	p, err = plan.Compute(plan.Input{Instances: many(300), From: from, Days: 1, Stack: st})
+	require.NoError(t, err)
+	joined := strings.Join(p.Warnings, "\n")
+	require.Contains(t, joined, "the busiest second needs 600 write units on the timers table, above TimersWriteCapacityMax (100)")
+	require.Contains(t, joined, "raise TimersWriteCapacityMax to 858")
+	require.Contains(t, joined, "on the log table, above LogWriteCapacityMax (100)")
+}
