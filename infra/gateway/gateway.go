@@ -44,6 +44,8 @@ type Gateway struct {
 	// Region and Account are the stack's: DynamoDB Local's own ARNs are translated to them
 	// and back (see streams.go). Empty: those of Auth's environment; no translation without.
 	Region, Account string
+	// Replica, when set, answers DynamoDB reads as a lagging replica and index may (replica.go).
+	Replica *Replica
 
 	mu     sync.RWMutex
 	lambda string
@@ -178,6 +180,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
+		if g.Replica != nil {
+			g.Replica.serve(w, r, req.Operation, body, upstream, func(w http.ResponseWriter) { g.forward(w, r, req.Service, upstream, body) })
+			return
+		}
 	}
 	g.forward(w, r, req.Service, upstream, body)
 }

@@ -72,8 +72,8 @@ func TestSteady(t *testing.T) {
 		// 1000 × (claim 1 + finish 1 + log 1) + 100 moves × 2 + 10 failures × 1, and 300 log
 		// writer invocations' pages of 3.3 executions (233 bytes: 1 unit each).
 		WriteUnits: 3000 + 200 + 10 + 300,
-		// (100 fetched + 1440 rereads) × 0.5 + 400 watermark reads.
-		ReadUnits: 770 + 400,
+		// 100 fetched × 1 (strongly consistent) + 1440 rereads × 0.5 + 400 watermark reads.
+		ReadUnits: 100 + 720 + 400,
 		// 20 fetch sends; per invocation a receive, a delete, and 0.9 of a follow-up send.
 		SQSRequests: 20 + 400*2.9,
 		// Claims and finishes, watermark reads, log writes, 16 BatchGetItems of up to 100.
@@ -101,7 +101,7 @@ func TestSteady(t *testing.T) {
 		l2.Items = cost.ItemSizes{Timer: 4097, Log: 1025} // 5 KB (2 × 4 KB) and 2 KB
 		u := cost.Steady(l2)
 		require.InDelta(t, 1000*(5+5)+200+1000*2+10*2+300, u.WriteUnits, 1e-9, "index moves and pages are what they are, whatever the item")
-		require.InDelta(t, 1540*0.5*2+400, u.ReadUnits, 1e-9)
+		require.InDelta(t, (100+1440*0.5)*2+400, u.ReadUnits, 1e-9)
 	})
 	t.Run("NothingFired", func(t *testing.T) {
 		t.Parallel()

@@ -26,6 +26,10 @@ type Fetcher struct {
 	// Lookahead is how far past now a tick enqueues. Twice the tick interval absorbs a late
 	// tick without a gap; at most SQS's 900 s delay.
 	Lookahead time.Duration
+	// IndexLag is how long a write may take to show in the due index (a global secondary
+	// index, eventually consistent: normally within a second on AWS). A tick waits this long
+	// between advancing the watermark and querying the index; see Run.
+	IndexLag time.Duration
 	// ShardGrace is how long the shards above a lowered Shards must stay empty before the
 	// fetch stops reading them (default RetireGrace).
 	ShardGrace time.Duration
@@ -48,6 +52,16 @@ type FetchStats struct {
 }
 
 // Run performs one tick.
+//
+// A writer that keys a next run for the fetch (Store.Finish, an operator's edit) reads the
+// watermark after its write and sends the firing itself if the watermark has passed it
+// (finisher.followUps); otherwise the tick that advances past it comes after that read, hence
+// after the write. The index shows a write only IndexLag after it, so the tick waits that
+// long between its advance and its query: a write made just before the advance is then in
+// the index, and a later one was sent by its writer. The look-ahead must exceed the tick
+// interval by IndexLag (config: two ticks plus IndexLag), so that the wait delays no firing.
+// The items found are then read strongly consistent (Store.QueryDue), so that the index's
+// entries are judged by the items as they are, not as a lagging replica has them.
 func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	now := f.Clock.Now()
 	to := now.Add(min(f.Lookahead, MaxDelay))
@@ -65,7 +79,11 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 		f.restore(ctx, prev, to)
 		return st, fmt.Errorf("fetch: %w", err)
 	}
-	due, err := f.queryAll(ctx, span, prev, to)
+	err = settle(ctx, f.IndexLag)
+	var due []timer.Instance
+	if err == nil {
+		due, err = f.queryAll(ctx, span, prev, to)
+	}
 	if err == nil {
 		st.Due = len(due)
 		timer.Sort(due, now)
@@ -92,6 +110,21 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	metricsOr(f.Metrics).FetchTick(st.Sent)
 	f.Log.Info("fetch tick", "from", prev, "to", to, "due", st.Due, "sent", st.Sent)
 	return st, nil
+}
+
+// settle waits d (the index's lag), or until ctx ends.
+func settle(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func (f *Fetcher) restore(ctx context.Context, prev, to time.Time) {

@@ -262,7 +262,7 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, 720, m.IndexMoves, 1e-9)
 		u := m.FiringsUsage
 		require.InDelta(t, 720*6, u.WriteUnits, 1e-9)
-		require.InDelta(t, 720*0.5+720, u.ReadUnits, 1e-9, "the fetch reads each, no stale key")
+		require.InDelta(t, 720*1+720, u.ReadUnits, 1e-9, "the fetch reads each (strongly consistent), no stale key")
 		require.InDelta(t, 720+720*2, u.SQSRequests, 1e-9, "the fetch sends each; receive and delete")
 	})
 	t.Run("Retries", func(t *testing.T) {
