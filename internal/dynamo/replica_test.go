@@ -94,3 +94,45 @@ func TestFetchSeesAFinishJustBeforeTheTick(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoveryKeepsALeaseAHeartbeatExtended is issue 22's item 4: an async action's
+// heartbeat extends its lease 200 ms before it expires, and recovery, sweeping just after the
+// old expiry, reads the instance from a replica that has not seen the heartbeat. It must not
+// end the execution: the action runs on, and ending it would let a second one start. Not
+// parallel: recovery sweeps every instance of the shared table.
+func TestRecoveryKeepsALeaseAHeartbeatExtended(t *testing.T) {
+	testenv.Integration(t)
+	const staleness = 1500 * time.Millisecond
+	s, rp, shards := replicaStore(t, gateway.ReplicaConfig{StaleReads: staleness, StaleReadRate: 1})
+	ctx := context.Background()
+	clock := timer.NewManualClock(now())
+	key := timer.Key{Timer: testenv.Unique(t)}
+	due := clock.Now()
+	require.NoError(t, s.Create(ctx, instance(key, shards, due)))
+	running, err := s.Claim(ctx, key, timer.Claim{Due: due, ScheduledAt: due, Attempt: 1, Now: due, ExecutionID: "exec-1", By: "p1"})
+	require.NoError(t, err)
+	// The action accepted the work: the lease shrinks to a heartbeat window, as the
+	// processor sets it for an async start.
+	expires := due.Add(2 * time.Second)
+	require.NoError(t, s.ExtendLease(ctx, key, running.Fence(), expires, due))
+	time.Sleep(staleness + 300*time.Millisecond) // every replica has that lease
+
+	// The heartbeat, 200 ms before the lease expires.
+	clock.Set(expires.Add(-200 * time.Millisecond))
+	until := clock.Now().Add(5 * time.Second)
+	require.NoError(t, s.ExtendLease(ctx, key, running.Fence(), until, clock.Now()))
+
+	// Recovery sweeps 300 ms later; its read is a replica's, without the heartbeat.
+	clock.Advance(500 * time.Millisecond)
+	rec := &engine.Recoverer{Store: s, Queue: &inmem.Queue{}, Clock: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Shards: shards, LostAfter: time.Minute}
+	_, err = rec.Run(ctx)
+	require.NoError(t, err)
+	require.NotZero(t, rp.Stats().StaleReads, "recovery read the instance as it was before the heartbeat")
+
+	got, err := s.Get(ctx, key)
+	require.NoError(t, err)
+	require.True(t, got.Running(), "the execution goes on: %+v", got)
+	require.Equal(t, running.Fence(), got.Fence())
+	require.Equal(t, until, got.LeaseExpiresAt)
+}

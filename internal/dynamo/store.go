@@ -290,36 +290,56 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 // ExtendLease implements engine.Store (async heartbeats); the version is not bumped, so the
 // execution's fence stays valid. The condition holds the lease to the execution's deadline
 // (leaseDeadline, written by the claim as isRunningSince + leaseMs, the timeout × 1.2 then in
-// force), whatever the caller asks: a stale or buggy action cannot keep the timer forever.
-// timer.ErrPastDeadline if `until` is past it, timer.ErrFenceLost if the execution no longer
-// holds the instance.
-func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error {
+// force), whatever the caller asks: a stale or buggy action cannot keep the timer forever; and
+// it extends only a lease that lives (leaseExpiresAt > now): once expired, recovery may be
+// ending the execution, and a heartbeat must not revive it. timer.ErrFenceLost if the
+// execution no longer holds the instance, timer.ErrLeaseExpired if its lease expired,
+// timer.ErrPastDeadline if `until` is past the deadline.
+func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error {
 	n := expression.Name
 	owns := n("execId").Equal(expression.Value(fence.ExecutionID)).And(n("version").Equal(expression.Value(fence.Version)))
-	cond := owns.And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until))))
+	cond := owns.And(n("leaseExpiresAt").GreaterThan(expression.Value(ms(now)))).
+		And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until))))
 	upd := expression.Set(n("leaseExpiresAt"), expression.Value(ms(until)))
 	_, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueNone)
 	if isConditionFailed(err) {
 		old, ok := conditionOld(err)
-		if !ok {
-			in, gerr := s.Get(ctx, key)
-			if gerr != nil && !errors.Is(gerr, timer.ErrNotFound) {
+		var in timer.Instance
+		if ok {
+			if len(old) == 0 {
+				return timer.ErrFenceLost
+			}
+			var derr error
+			if in, derr = decodeInstance(old); derr != nil {
+				return timer.ErrFenceLost
+			}
+		} else {
+			var gerr error
+			in, gerr = s.Get(ctx, key)
+			if errors.Is(gerr, timer.ErrNotFound) {
+				return timer.ErrFenceLost
+			}
+			if gerr != nil {
 				return fmt.Errorf("extend lease %s: %w", key, gerr)
 			}
-			if gerr == nil && in.Fence() == fence {
-				return pastDeadline(key, until, in.LeaseDeadline)
-			}
+		}
+		switch {
+		case in.Fence() != fence:
 			return timer.ErrFenceLost
+		case !in.LeaseExpiresAt.After(now):
+			return leaseExpired(key, in.LeaseExpiresAt, now)
 		}
-		if in, derr := decodeInstance(old); derr == nil && len(old) > 0 && in.Fence() == fence {
-			return pastDeadline(key, until, in.LeaseDeadline)
-		}
-		return timer.ErrFenceLost
+		return pastDeadline(key, until, in.LeaseDeadline)
 	}
 	if err != nil {
 		return fmt.Errorf("extend lease %s: %w", key, err)
 	}
 	return nil
+}
+
+func leaseExpired(key timer.Key, expired, now time.Time) error {
+	return fmt.Errorf("%w: %s's lease expired at %s (now %s)", timer.ErrLeaseExpired, key,
+		expired.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 }
 
 func pastDeadline(key timer.Key, until, deadline time.Time) error {
