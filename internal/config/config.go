@@ -25,8 +25,9 @@ type Config struct {
 	// rate() expression), unless SUNDIAL_TICK sets it (the local platform's sub-minute ticks).
 	Tick time.Duration
 	// IndexLag bounds how long a write takes to show in the due index (a global secondary
-	// index: "within a second" normally on AWS); the fetch waits it before each query and
-	// looks ahead two ticks plus IndexLag (engine.Fetcher.IndexLag). SUNDIAL_INDEX_LAG.
+	// index: "within a second" normally on AWS); the fetch looks at the index again this
+	// long after its first look, and looks ahead two ticks plus IndexLag
+	// (engine.Fetcher.IndexLag). SUNDIAL_INDEX_LAG.
 	IndexLag time.Duration
 	// LostAfter: an unclaimed firing this far past due is re-sent by recovery.
 	LostAfter time.Duration

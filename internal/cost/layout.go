@@ -94,8 +94,11 @@ const (
 	EventualReadUnits = 0.5
 	// FetchReadUnits: the fetch reads the items it finds in the keys-only due index with
 	// BatchGetItem, strongly consistent (what it sends is decided on them), per item (per 4 KB
-	// of it).
-	FetchReadUnits = StrongReadUnits
+	// of it), and twice: it looks at the index again SUNDIAL_INDEX_LAG after its first look
+	// (engine.Fetcher.Run).
+	FetchReadUnits = 2 * StrongReadUnits
+	// FetchLooks: the due index queries of a tick, per shard.
+	FetchLooks = 2
 	// RecoveryReadUnits: recovery reads the items it finds in the due index with BatchGetItem,
 	// eventually consistent (its writes are conditional on what it decided from), per item.
 	RecoveryReadUnits = EventualReadUnits
@@ -161,7 +164,10 @@ const (
 	MinConcurrency = 2
 	// FetchSeconds and RecoverySeconds are a fetch tick's and a recovery sweep's duration
 	// with nothing due (make bench, idle runs: 9–11 ms and 17–18 ms).
-	FetchSeconds    = 0.011
+	FetchSeconds = 0.011
+	// FetchLagSeconds: a tick waits SUNDIAL_INDEX_LAG (default 2 s) before its second look
+	// at the due index (engine.Fetcher.Run), billed as Lambda duration.
+	FetchLagSeconds = 2.0
 	RecoverySeconds = 0.018
 	// LogWriterSeconds is a log writer invocation's duration: assumed (not measured yet),
 	// a few BatchWriteItem requests.

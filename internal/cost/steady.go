@@ -125,12 +125,12 @@ type IdleWork struct {
 }
 
 // ModelIdle is the model's idle work: a fetch tick advances the watermark, reads the shard
-// count and queries every shard; a recovery sweep reads the shard count and queries every
+// count and queries every shard FetchLooks times, FetchLagSeconds apart; a recovery sweep reads the shard count and queries every
 // shard RecoveryQueriesPerShard times. (The benchmark measures the same thing.)
 func ModelIdle(s Stack) IdleWork {
 	shards := float64(max(s.DueShards, 1))
 	return IdleWork{
-		Fetch:    Sweep{Writes: WatermarkWrites, Gets: ShardCountReads, Queries: shards, Seconds: FetchSeconds},
+		Fetch:    Sweep{Writes: WatermarkWrites, Gets: ShardCountReads, Queries: shards * FetchLooks, Seconds: FetchSeconds + FetchLagSeconds},
 		Recovery: Sweep{Gets: ShardCountReads, Queries: shards * RecoveryQueriesPerShard, Seconds: RecoverySeconds},
 	}
 }
