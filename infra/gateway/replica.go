@@ -369,7 +369,7 @@ func (rp *Replica) add(id string, v itemVersion) {
 	if time.Since(rp.lastTrim) > time.Minute {
 		rp.lastTrim = time.Now()
 		for id, h := range rp.history {
-			if last := h.versions[len(h.versions)-1]; last.at.Before(time.Now().Add(-keep)) {
+			if last := h.versions[len(h.versions)-1]; !last.at.IsZero() && last.at.Before(time.Now().Add(-keep)) {
 				delete(rp.history, id) // settled: every read answers what the engine has
 			}
 		}
