@@ -180,10 +180,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
-		if g.Replica != nil {
-			g.Replica.serve(w, r, req.Operation, body, upstream, func(w http.ResponseWriter) { g.forward(w, r, req.Service, upstream, body) })
-			return
-		}
+	}
+	if req.Service == iam.DynamoDB && g.Replica != nil { // last: it stands for the engine
+		g.Replica.serve(w, r, req.Operation, body, upstream, func(w http.ResponseWriter) { g.forward(w, r, req.Service, upstream, body) })
+		return
 	}
 	g.forward(w, r, req.Service, upstream, body)
 }
