@@ -34,6 +34,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&c.KillRate, "kill-rate", 0.15, "share of processor invocations killed mid-invocation")
 	fs.DurationVar(&c.IdleKillEvery, "idle-kill-every", 7*time.Second, "kill an idle processor instance this often (0: never)")
 	fs.Float64Var(&c.FreezeRate, "freeze-rate", 0.005, "chance that an action's start freezes every busy processor for longer than a lease (negative: never)")
+	c.Replica = chaosrun.DefaultReplica
+	fs.DurationVar(&c.Replica.IndexLag, "index-lag", c.Replica.IndexLag, "the due index (any GSI) shows a change up to this late (0: never)")
+	fs.Float64Var(&c.Replica.IndexLagRate, "index-lag-rate", c.Replica.IndexLagRate, "share of index changes that lag")
+	fs.DurationVar(&c.Replica.StaleReads, "stale-reads", c.Replica.StaleReads, "an eventually consistent item read answers the item as it was this long ago (0: never)")
+	fs.Float64Var(&c.Replica.StaleReadRate, "stale-read-rate", c.Replica.StaleReadRate, "share of eventually consistent item reads answered stale")
 	fs.Uint64Var(&c.Seed, "seed", 42, "seed of every random draw")
 	fs.DurationVar(&c.CatchUp, "catch-up", 90*time.Second, "longest wait, after the chaos, for every due firing to be claimed")
 	fs.StringVar(&c.Template, "template", "template.yaml", "SAM template of the stack")
@@ -44,6 +49,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	if c.Faults, err = chaos.Parse(*faults); err != nil {
 		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if err := c.Replica.Validate(); err != nil {
+		fmt.Fprintln(stderr, "sundial-chaos: --index-lag, --stale-reads:", err)
 		return 2
 	}
 	rep, err := chaosrun.Run(ctx, c)

@@ -23,7 +23,7 @@ func TestManifestIsValid(t *testing.T) {
 
 // TestChaos is the shortened chaos run `make test` includes (`make chaos` runs it for
 // minutes): 30 timers for 30 s under kills, one freeze of the busy processors, duplicates,
-// throttling, 5xx and skewed clocks. Besides the invariants it requires that the chaos really
+// throttling, 5xx, skewed clocks, index lag and stale reads. Besides the invariants it requires that the chaos really
 // happened.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
@@ -31,7 +31,7 @@ func TestChaos(t *testing.T) {
 	}
 	var progress bytes.Buffer
 	rep, err := chaosrun.Run(context.Background(), chaosrun.Config{
-		Timers: 30, Duration: 30 * time.Second, CatchUp: time.Minute, Faults: chaosrun.DefaultFaults,
+		Timers: 30, Duration: 30 * time.Second, CatchUp: time.Minute, Faults: chaosrun.DefaultFaults, Replica: chaosrun.DefaultReplica,
 		KillRate: 0.2, IdleKillEvery: 5 * time.Second, FreezeRate: 0, Seed: uint64(time.Now().UnixNano()),
 		Template: "../../template.yaml", SourceDir: "../..", WorkDir: t.TempDir(), Progress: &progress,
 	})
@@ -59,6 +59,8 @@ func TestChaos(t *testing.T) {
 		require.Positive(t, n, "DynamoDB %s faults were injected", kind)
 	}
 	require.Greater(t, len(rep.Offsets), 3, "processes with skewed clocks")
+	require.Positive(t, rep.Replica.StaleReads, "eventually consistent reads were answered stale")
+	require.Positive(t, rep.Replica.HiddenEntries, "the due index lagged")
 	// Enough firings for the chaos to mean something. The count varies: the freeze stops the
 	// busy processors for 25–28 s of the 30, and a timer held that long fires once for the
 	// instants it missed (its next run counts from its finish) — 147 in a loaded CI run.

@@ -15,7 +15,10 @@ func (r *Report) Print(w io.Writer) {
 	res := r.Result
 	fmt.Fprintf(w, "\nchaos run: %d timers, %s of chaos (+%s to catch up), seed %d\n", res.Timers,
 		r.ChaosEnd.Sub(r.Started).Round(time.Second), catchUp(r), r.Config.Seed)
-	fmt.Fprintf(w, "faults: %s; kill rate %.0f%% of processor invocations\n\n", r.Config.Faults, 100*r.Config.KillRate)
+	fmt.Fprintf(w, "faults: %s; kill rate %.0f%% of processor invocations\n", r.Config.Faults, 100*r.Config.KillRate)
+	rc := r.Config.Replica
+	fmt.Fprintf(w, "replica: index lag %s (%.0f%% of changes), stale reads %s (%.0f%% of eventually consistent reads)\n\n",
+		rc.IndexLag, 100*rc.IndexLagRate, rc.StaleReads, 100*rc.StaleReadRate)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(name string, v any, note string) { fmt.Fprintf(tw, "%s\t%v\t  %s\n", name, v, note) }
 	fmt.Fprintln(tw, "INJECTED\t\t")
@@ -27,6 +30,8 @@ func (r *Report) Print(w io.Writer) {
 	row("SQS faults", r.faults("SQS"), r.faultKinds("SQS"))
 	row("SQS messages sent twice", r.Faults["SQS SendMessageBatch dup"], "")
 	row("clock offsets", offsets(r.Offsets), fmt.Sprintf("%d processes", len(r.Offsets)))
+	row("stale item reads", r.Replica.StaleReads, fmt.Sprintf("eventually consistent reads answered with the item as it was %s before", rc.StaleReads))
+	row("index entries hidden", r.Replica.HiddenEntries, fmt.Sprintf("index queries that did not yet show a change made within %s", rc.IndexLag))
 	fmt.Fprintln(tw, "OBSERVED\t\t")
 	row("firings due", res.FiringsDue, "distinct scheduled firings that came due (retries not counted)")
 	row("executions logged", res.Executions, "")

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sundialhq/sundial/infra/gateway"
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/chaos"
+	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -24,6 +26,9 @@ type Config struct {
 	Duration time.Duration // the chaos phase; default 5m
 	// Faults are injected into the function processes (their Seed is the run's seed).
 	Faults chaos.Config
+	// Replica is the index lag and the stale reads the local endpoint answers with, shared
+	// by every process (infra/gateway/replica.go; its Seed is the run's seed). Zero: none.
+	Replica gateway.ReplicaConfig
 	// KillRate is the share of processor invocations killed (fetch and recovery: a third);
 	// IdleKillEvery kills an idle processor instance that often (0: never).
 	KillRate      float64
@@ -57,6 +62,11 @@ type Config struct {
 // all (the frozen processors woke before recovery had ended their executions).
 const freezeFor = 25 * time.Second
 
+// DefaultReplica is the staleness of `make chaos`: a global secondary index lags up to 1.5 s
+// (every other change), an eventually consistent item read answers the item as it was 2 s ago
+// (one read in three). The fetch waits SUNDIAL_INDEX_LAG (2 s) for the index.
+var DefaultReplica = gateway.ReplicaConfig{IndexLag: 1500 * time.Millisecond, IndexLagRate: 0.5, StaleReads: 2 * time.Second, StaleReadRate: 0.3}
+
 // DefaultFaults are the faults of `make chaos`.
 var DefaultFaults = chaos.Config{
 	DynamoDB:  chaos.Faults{Throttle: 0.05, Server: 0.02, ServerAfter: 0.01},
@@ -76,6 +86,7 @@ func (c *Config) defaults() {
 		c.Progress = io.Discard
 	}
 	c.Faults.Seed = c.Seed
+	c.Replica.Seed = c.Seed
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -100,10 +111,11 @@ type Report struct {
 	Freezes            struct{ Events, Processes int64 }
 	Processes          struct{ ColdStarts, Exits, Timeouts int64 }
 	Faults             map[string]int // "service operation fault" -> injected
-	ClaimsLost         int            // duplicate or stale messages whose claim lost (acknowledged)
-	Requeued           int            // firings recovery re-sent because nobody claimed them
-	NotRecorded        int            // results a processor could not write (recovered later)
-	FailedBatches      int            // processor invocations that failed (killed): batch redelivered
+	Replica            gateway.ReplicaStats
+	ClaimsLost         int // duplicate or stale messages whose claim lost (acknowledged)
+	Requeued           int // firings recovery re-sent because nobody claimed them
+	NotRecorded        int // results a processor could not write (recovered later)
+	FailedBatches      int // processor invocations that failed (killed): batch redelivered
 	Offsets            []time.Duration
 	// Streams are the stream event sources' counts at the end (the log writer's).
 	Streams []lambdarun.StreamStats
@@ -151,13 +163,23 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		fmt.Fprintf(c.Progress, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
 
+	var replica *gateway.Replica
+	settings := map[string]string{"SUNDIAL_LOST_AFTER": c.LostAfter.String(), "SUNDIAL_FAILED_BACKOFF": "1s"}
+	if c.Replica.Enabled() {
+		if replica, err = gateway.NewReplica(c.Replica); err != nil {
+			return nil, err
+		}
+		if c.Replica.IndexLag > config.DefaultIndexLag {
+			settings["SUNDIAL_INDEX_LAG"] = c.Replica.IndexLag.String() // the fetch waits for the lag emulated
+		}
+	}
 	progress("building the functions and starting the platform (DynamoDB Local, fauxqs, the stack, %d timers)…", c.Timers)
 	p, err := local.Up(ctx, local.Options{
 		Template: c.Template, Manifest: manifest, Tick: c.Tick, Stack: "sundial-chaos",
 		Processes: true, SourceDir: c.SourceDir, BootstrapDir: filepath.Join(dir, "bin"),
 		Chaos: c.Faults.String(), OnInvoke: kill.onInvoke, Log: obs,
-		Settings: map[string]string{"SUNDIAL_LOST_AFTER": c.LostAfter.String(), "SUNDIAL_FAILED_BACKOFF": "1s"},
-		Params:   map[string]string{"ProcessorTimeoutSeconds": "60"},
+		Settings: settings, Replica: replica,
+		Params: map[string]string{"ProcessorTimeoutSeconds": "60"},
 	})
 	if err != nil {
 		return nil, err
@@ -170,7 +192,8 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	rep.Started = time.Now()
 	kill.firstFreeze.Store(rep.Started.Add(c.Duration / 4).UnixNano())
 	kill.start(p.Functions)
-	progress("chaos for %s: faults %s, killing %.0f%% of processor invocations", c.Duration, c.Faults, 100*c.KillRate)
+	progress("chaos for %s: faults %s, killing %.0f%% of processor invocations; index lag %s, stale reads %s", c.Duration, c.Faults, 100*c.KillRate,
+		c.Replica.IndexLag, c.Replica.StaleReads)
 	chaosPhase(ctx, c, kill, progress, rec)
 	kill.stop()
 	rep.ChaosEnd = time.Now()
@@ -226,6 +249,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		rep.Result.problem("the log writer did not catch up with the timers table's stream: %v", drainErr)
 	}
 	rep.count(kill, obs.snapshot())
+	if replica != nil {
+		rep.Replica = replica.Stats()
+	}
 	return rep, nil
 }
 

@@ -46,6 +46,8 @@ type Gateway struct {
 	// Region and Account are the stack's: DynamoDB Local's own ARNs are translated to them
 	// and back (see streams.go). Empty: those of Auth's environment; no translation without.
 	Region, Account string
+	// Replica, when set, answers DynamoDB reads as a lagging replica and index may (replica.go).
+	Replica *Replica
 
 	mu     sync.RWMutex
 	lambda string
@@ -234,10 +236,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
-		if g.Throttle != nil {
-			g.Throttle.Serve(w, req.Operation, body, func(w http.ResponseWriter, b []byte) { g.forward(w, r, req.Service, upstream, b) })
-			return
+		engine := func(w http.ResponseWriter, b []byte) { g.forward(w, r, req.Service, upstream, b) }
+		if g.Replica != nil { // innermost: it stands for the engine
+			forward := engine
+			engine = func(w http.ResponseWriter, b []byte) {
+				g.Replica.serve(w, r, req.Operation, b, upstream, func(w http.ResponseWriter) { forward(w, b) })
+			}
 		}
+		if g.Throttle != nil {
+			g.Throttle.Serve(w, req.Operation, body, engine)
+		} else {
+			engine(w, body)
+		}
+		return
 	}
 	g.forward(w, r, req.Service, upstream, body)
 }

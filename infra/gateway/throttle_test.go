@@ -17,14 +17,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeDynamo answers every write as DynamoDB Local does when asked for ConsumedCapacity
+// capacityDynamo answers every write as DynamoDB Local does when asked for ConsumedCapacity
 // (INDEXES): units on the table T and its index I, and records what it was asked.
-type fakeDynamo struct {
+type capacityDynamo struct {
 	mu    sync.Mutex
 	asked []string // each request's ReturnConsumedCapacity
 }
 
-func (f *fakeDynamo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *capacityDynamo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	var req struct{ ReturnConsumedCapacity string }
 	_ = json.Unmarshal(b, &req)
@@ -46,7 +46,7 @@ func (f *fakeDynamo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // unused units accumulate up to 300 seconds' worth (burst capacity).
 func TestThrottleProvisionedUnits(t *testing.T) {
 	t.Parallel()
-	fake := &fakeDynamo{}
+	fake := &capacityDynamo{}
 	engine := httptest.NewServer(fake)
 	defer engine.Close()
 	now := time.Unix(1_800_000_000, 0)

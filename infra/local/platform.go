@@ -24,6 +24,7 @@ import (
 
 	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/gateway"
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/localaws"
@@ -84,6 +85,9 @@ type Options struct {
 	// Chaos is given to the function processes as SUNDIAL_CHAOS (see internal/chaos), and its
 	// SQS faults also hit the platform's own event source pollers. Needs Processes.
 	Chaos string
+	// Replica makes the embedded endpoint's DynamoDB answers lag as AWS's index and replicas
+	// may (infra/gateway/replica.go; the chaos test sets it). Embedded only.
+	Replica *gateway.Replica
 	// OnInvoke is called when a function process takes an invocation (for a chaos test to
 	// kill it); it must not block.
 	OnInvoke func(function string, instance int, requestID string)
@@ -230,6 +234,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if o.Tick != 0 && (o.Tick < 100*time.Millisecond || o.Tick > config.MaxTick) {
 		return nil, fmt.Errorf("local: tick %s: want 100ms..%s (the fetch looks ahead two ticks; SQS delays at most 15m)", o.Tick, config.MaxTick)
 	}
+	if o.Replica != nil && o.Endpoint != "" {
+		return nil, errors.New("local: the replica emulation is the embedded endpoint's; an endpoint given (LocalStack, AWS) has its own consistency")
+	}
 	if o.LambdaEndpoint != "" && len(o.Actions) > 0 {
 		return nil, errors.New("local: Lambda actions go either to the given Invoke API or to the platform's own action functions, not both")
 	}
@@ -341,7 +348,7 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		}
 		body = b
 	}
-	env, err := localaws.Start(ctx, localaws.Options{Template: body, DBPath: o.DataDir, Log: o.Log, Listen: o.Listen})
+	env, err := localaws.Start(ctx, localaws.Options{Template: body, DBPath: o.DataDir, Log: o.Log, Listen: o.Listen, Replica: o.Replica})
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,9 @@ type Options struct {
 	// Engines, when set, are engines already running (`sundial engines serve`, shared by the
 	// test binaries of `make test`): none is started, and Stop leaves them running.
 	Engines *Endpoints
+	// Replica, when set, makes the gateway's DynamoDB answers lag as an index and a replica
+	// may (infra/gateway/replica.go).
+	Replica *gateway.Replica
 }
 
 // Endpoints are running engines' URLs.
@@ -123,7 +126,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e.Auth.AddAdmin(e.admin.AccessKeyID, e.admin.SecretAccessKey, AdminPrincipal)
 	e.engines = ep
 	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account, Throttle: &gateway.Throttle{},
-		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway")}
+		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway"), Replica: o.Replica}
 	listen := o.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"

@@ -28,6 +28,11 @@ type Config struct {
 	// fetch's schedule (SUNDIAL_FETCH_SCHEDULE, from the template's FetchTickMinutes parameter, a
 	// rate() expression), unless SUNDIAL_TICK sets it (the local platform's sub-minute ticks).
 	Tick time.Duration
+	// IndexLag bounds how long a write takes to show in the due index (a global secondary
+	// index: "within a second" normally on AWS); the fetch looks at the index again this
+	// long after its first look, and looks ahead two ticks plus IndexLag
+	// (engine.Fetcher.IndexLag). SUNDIAL_INDEX_LAG.
+	IndexLag time.Duration
 	// LostAfter: an unclaimed firing this far past due is re-sent by recovery.
 	LostAfter time.Duration
 	// ShardGrace is how long the shards above a lowered DueShards must stay empty before the
@@ -41,6 +46,10 @@ type Config struct {
 	// infra/lambdarun.InvokeAPI), since the AWS emulator cannot run functions.
 	LambdaEndpoint string
 }
+
+// DefaultIndexLag is twice the second within which AWS says a write normally reaches a
+// global secondary index.
+const DefaultIndexLag = 2 * time.Second
 
 // MaxTick is the longest fetch interval: the fetch looks ahead two ticks and SQS delays a
 // message at most 15 minutes.
@@ -106,6 +115,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.Tick = dur("SUNDIAL_TICK", c.Tick, 100*time.Millisecond, MaxTick)
+	c.IndexLag = dur("SUNDIAL_INDEX_LAG", DefaultIndexLag, 0, time.Minute)
 	c.LostAfter = dur("SUNDIAL_LOST_AFTER", 2*c.Tick+30*time.Second, time.Second, 24*time.Hour)
 	c.ShardGrace = dur("SUNDIAL_SHARD_GRACE", 0, 0, 24*time.Hour)
 	c.FailedBackoff = dur("SUNDIAL_FAILED_BACKOFF", 30*time.Second, time.Second, time.Hour)

@@ -52,6 +52,21 @@ func TestFromEnv(t *testing.T) {
 		}
 	})
 
+	t.Run("IndexLag", func(t *testing.T) {
+		t.Parallel()
+		c, err := FromEnv(env(full))
+		require.NoError(t, err)
+		require.Equal(t, 2*time.Second, c.IndexLag, "twice the second AWS names")
+		with := maps.Clone(full)
+		with["SUNDIAL_INDEX_LAG"] = "0s"
+		c, err = FromEnv(env(with))
+		require.NoError(t, err)
+		require.Zero(t, c.IndexLag, "0: one look per tick")
+		with["SUNDIAL_INDEX_LAG"] = "2m"
+		_, err = FromEnv(env(with))
+		require.ErrorContains(t, err, `SUNDIAL_INDEX_LAG="2m": want a duration in 0s..1m0s`)
+	})
+
 	t.Run("LambdaEndpoint", func(t *testing.T) {
 		t.Parallel()
 		c, err := FromEnv(env(full))

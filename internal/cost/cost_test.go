@@ -53,11 +53,11 @@ func TestPerFiring(t *testing.T) {
 		}},
 		"RareTimersMoveTheirDueKey": {func() cost.Window {
 			w := steady()
-			w.IndexMoves = 10 // every finish: 2 more writes, and the fetch reads each again
+			w.IndexMoves = 10 // every finish: 2 more writes, and the fetch reads each again (strongly consistent, two looks)
 			return w
 		}, cost.Usage{
 			Requests: 2.5, DynamoRequests: 2.2, SQSRequests: 0.3,
-			WriteUnits: 5.1, ReadUnits: 0.1 + 0.5,
+			WriteUnits: 5.1, ReadUnits: 0.1 + 2,
 			LambdaRequests: 0.2, LambdaGBSeconds: gbs,
 			LogIngestBytes: 560,
 		}},

@@ -92,9 +92,16 @@ const (
 	// StrongReadUnits and EventualReadUnits: a read of up to 4 KB.
 	StrongReadUnits   = 1.0
 	EventualReadUnits = 0.5
-	// BatchGetReadUnits: the fetch and recovery read the items they find in the keys-only
-	// due index with BatchGetItem, eventually consistent, per item (per 4 KB of it).
-	BatchGetReadUnits = EventualReadUnits
+	// FetchReadUnits: the fetch reads the items it finds in the keys-only due index with
+	// BatchGetItem, strongly consistent (what it sends is decided on them), per item (per 4 KB
+	// of it), and twice: it looks at the index again SUNDIAL_INDEX_LAG after its first look
+	// (engine.Fetcher.Run).
+	FetchReadUnits = 2 * StrongReadUnits
+	// FetchLooks: the due index queries of a tick, per shard.
+	FetchLooks = 2
+	// RecoveryReadUnits: recovery reads the items it finds in the due index with BatchGetItem,
+	// eventually consistent (its writes are conditional on what it decided from), per item.
+	RecoveryReadUnits = EventualReadUnits
 	// WatermarkReadUnits: the processor reads the fetch watermark (a strongly consistent
 	// GetItem of the small meta item) once per batch at most (the finisher keeps a read for
 	// 5 s, so under load far less: an upper bound).
@@ -105,7 +112,7 @@ const (
 	// RecoveryRereadsPerMinute: recovery sweeps every minute; each sweep reads (BatchGetItem)
 	// every instance whose due-index key lies in the past. A frequent timer's key stays in
 	// the past (its finishes never move it), so each frequent instance is read this many
-	// times a minute: BatchGetReadUnits each.
+	// times a minute: RecoveryReadUnits each.
 	RecoveryRereadsPerMinute = 1
 	// RecoveryQueriesPerShard: a sweep queries the due index once per shard (engine.Store
 	// QueryPast) and takes expired leases and firings never claimed from what it read.
@@ -157,7 +164,10 @@ const (
 	MinConcurrency = 2
 	// FetchSeconds and RecoverySeconds are a fetch tick's and a recovery sweep's duration
 	// with nothing due (make bench, idle runs: 9–11 ms and 17–18 ms).
-	FetchSeconds    = 0.011
+	FetchSeconds = 0.011
+	// FetchLagSeconds: a tick waits SUNDIAL_INDEX_LAG (default 2 s) before its second look
+	// at the due index (engine.Fetcher.Run), billed as Lambda duration.
+	FetchLagSeconds = 2.0
 	RecoverySeconds = 0.018
 	// LogWriterSeconds is a log writer invocation's duration: assumed (not measured yet),
 	// a few BatchWriteItem requests.

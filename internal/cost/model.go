@@ -115,8 +115,8 @@ var ErrNoFirings = errors.New("cost: no firings in the window")
 // claims, finishes retried after a concurrent change, recovery marks), PutItem, DeleteItem,
 // TransactWriteItems — is charged one unit per KB of timer item. Reads: GetItem reads a small meta item (the watermark, the shard count),
 // strongly consistent; the BatchGetItem reads are the model's (the fetch reads each moved
-// instance once, recovery each stale key RecoveryRereadsPerMinute times a minute,
-// BatchGetReadUnits per 4 KB of timer item); Query and Scan QueryReadUnits each.
+// instance once, FetchReadUnits, recovery each stale key RecoveryRereadsPerMinute times a
+// minute, RecoveryReadUnits, per 4 KB of timer item); Query and Scan QueryReadUnits each.
 func PerFiring(w Window) (Usage, error) {
 	if w.Firings <= 0 {
 		return Usage{}, ErrNoFirings
@@ -135,7 +135,7 @@ func PerFiring(w Window) (Usage, error) {
 	u.WriteUnits += f*LogWrites*logKB + float64(w.Failed)*LogErrorsWrites*logKB
 	u.WriteUnits += PageWriteUnitsOf(f, float64(w.Lambda["logwriter"].Count))
 	u.WriteUnits += (updates - claims - finishes + calls("PutItem") + calls("DeleteItem") + calls("TransactWriteItems")) * timerKB
-	u.ReadUnits += (w.IndexMoves + w.StaleKeyMinutes*RecoveryRereadsPerMinute) * BatchGetReadUnits * timer4KB
+	u.ReadUnits += (w.IndexMoves*FetchReadUnits + w.StaleKeyMinutes*RecoveryRereadsPerMinute*RecoveryReadUnits) * timer4KB
 
 	for op, st := range w.Calls {
 		n := float64(st.Calls)

@@ -44,9 +44,9 @@ type Load struct {
 //     LogWrites per KB of log item, LogErrorsWrites more for a failure, a log page per log
 //     writer invocation (PageWriteUnits of its share of the executions),
 //     DueIndexMoveWrites per index move;
-//   - read units: BatchGetReadUnits per 4 KB of timer item for every moved firing the fetch
-//     reads and every recovery reread of a stale key, WatermarkReadUnits per processor
-//     invocation;
+//   - read units per 4 KB of timer item: FetchReadUnits for every moved firing the fetch
+//     reads, RecoveryReadUnits for every recovery reread of a stale key; WatermarkReadUnits
+//     per processor invocation;
 //   - SQS: the fetch's sends; per processor invocation one receive, one delete and, for the
 //     share of firings the finisher sends, one send of their follow-ups;
 //   - Lambda: processor invocations of RecordsPerInvocation × PerFiringMs each (the hold
@@ -75,7 +75,7 @@ func Steady(l Load) Usage {
 	u.WriteUnits = l.Executions*(ClaimWrites+FinishWrites)*timerKB + l.IndexMoves*DueIndexMoveWrites +
 		l.Executions*LogWrites*logKB + l.Failed*LogErrorsWrites*logKB + PageWriteUnitsOf(l.Executions, l.LogWriterInvocations)
 	rereads := l.StaleKeyMinutes * RecoveryRereadsPerMinute
-	u.ReadUnits = (l.IndexMoves+rereads)*BatchGetReadUnits*timer4KB + l.ProcessorInvocations*WatermarkReadUnits
+	u.ReadUnits = (l.IndexMoves*FetchReadUnits+rereads*RecoveryReadUnits)*timer4KB + l.ProcessorInvocations*WatermarkReadUnits
 
 	followed := 0.0 // the share of firings the finisher sends
 	if l.Executions > 0 {
@@ -125,12 +125,12 @@ type IdleWork struct {
 }
 
 // ModelIdle is the model's idle work: a fetch tick advances the watermark, reads the shard
-// count and queries every shard; a recovery sweep reads the shard count and queries every
+// count and queries every shard FetchLooks times, FetchLagSeconds apart; a recovery sweep reads the shard count and queries every
 // shard RecoveryQueriesPerShard times. (The benchmark measures the same thing.)
 func ModelIdle(s Stack) IdleWork {
 	shards := float64(max(s.DueShards, 1))
 	return IdleWork{
-		Fetch:    Sweep{Writes: WatermarkWrites, Gets: ShardCountReads, Queries: shards, Seconds: FetchSeconds},
+		Fetch:    Sweep{Writes: WatermarkWrites, Gets: ShardCountReads, Queries: shards * FetchLooks, Seconds: FetchSeconds + FetchLagSeconds},
 		Recovery: Sweep{Gets: ShardCountReads, Queries: shards * RecoveryQueriesPerShard, Seconds: RecoverySeconds},
 	}
 }

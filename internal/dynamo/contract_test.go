@@ -187,26 +187,30 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 
 	// ---------------------------------------------------------------- lease extension
 	// The store holds every extension to the claim's deadline (isRunningSince + timeout × 1.2
-	// then in force), whatever the caller asks.
+	// then in force), whatever the caller asks, and extends only a lease that lives: once it
+	// has expired (at leaseExpiresAt itself), recovery may be ending the execution.
 	require.Equal(t, lease, claimed.LeaseDeadline, "a claim's first lease runs to its deadline")
 	for _, x := range []struct {
-		name  string
-		key   timer.Key
-		fence timer.Fence
-		until time.Time
-		err   error
+		name       string
+		key        timer.Key
+		fence      timer.Fence
+		until, now time.Time
+		err        error
 	}{
-		{"shorter", a.Key, claimed.Fence(), now1.Add(5 * time.Second), nil},
-		{"to the deadline", a.Key, claimed.Fence(), lease, nil},
-		{"past the deadline", a.Key, claimed.Fence(), lease.Add(ms), timer.ErrPastDeadline},
-		{"far past the deadline", a.Key, claimed.Fence(), lease.Add(24 * time.Hour), timer.ErrPastDeadline},
-		{"stale fence", a.Key, timer.Fence{ExecutionID: "exec-1", Version: claimed.Version - 1}, now1, timer.ErrFenceLost},
-		{"another execution", a.Key, timer.Fence{ExecutionID: "exec-x", Version: claimed.Version}, now1, timer.ErrFenceLost},
-		{"claimed without a stored deadline", running.Key, running.Fence(), base, timer.ErrPastDeadline},
-		{"unknown", key("Unknown", ""), claimed.Fence(), now1, timer.ErrFenceLost},
+		{"shorter", a.Key, claimed.Fence(), now1.Add(5 * time.Second), now1, nil},
+		{"when it expires", a.Key, claimed.Fence(), now1.Add(10 * time.Second), now1.Add(5 * time.Second), timer.ErrLeaseExpired},
+		{"after it expired", a.Key, claimed.Fence(), lease, now1.Add(6 * time.Second), timer.ErrLeaseExpired},
+		{"just before it expires", a.Key, claimed.Fence(), now1.Add(7 * time.Second), now1.Add(5*time.Second - ms), nil},
+		{"to the deadline", a.Key, claimed.Fence(), lease, now1, nil},
+		{"past the deadline", a.Key, claimed.Fence(), lease.Add(ms), now1, timer.ErrPastDeadline},
+		{"far past the deadline", a.Key, claimed.Fence(), lease.Add(24 * time.Hour), now1, timer.ErrPastDeadline},
+		{"stale fence", a.Key, timer.Fence{ExecutionID: "exec-1", Version: claimed.Version - 1}, now1, now1, timer.ErrFenceLost},
+		{"another execution", a.Key, timer.Fence{ExecutionID: "exec-x", Version: claimed.Version}, now1, now1, timer.ErrFenceLost},
+		{"claimed without a stored deadline", running.Key, running.Fence(), base, now1, timer.ErrPastDeadline},
+		{"unknown", key("Unknown", ""), claimed.Fence(), now1, now1, timer.ErrFenceLost},
 	} {
 		before, _ := h.Get(ctx, x.key)
-		err := h.ExtendLease(ctx, x.key, x.fence, x.until)
+		err := h.ExtendLease(ctx, x.key, x.fence, x.until, x.now)
 		r.rec("extend lease "+x.name, nil, err)
 		after, _ := h.Get(ctx, x.key)
 		if x.err != nil {
@@ -247,6 +251,21 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	require.ErrorIs(t, err, timer.ErrFenceLost)
 	r.rec("finish unknown", nil, err)
 	require.Empty(t, h.logged(t, a.Key), "a write that fails its fence logs nothing")
+
+	// Recovery read the instance from a replica that had not seen the last heartbeat (its
+	// lease then ran to now1 + 5 s), and at now1 + 6 s decides to take it back: the lease
+	// has run to now1 + 12 s since, so the execution goes on and nothing is written.
+	stale := claimed
+	stale.LeaseExpiresAt = now1.Add(5 * time.Second)
+	recoveredAt := now1.Add(6 * time.Second)
+	recover := timer.Decide(stale, timer.RunResult{Outcome: timer.OutcomeRecovered, Finished: recoveredAt, IfLeaseExpiredBy: recoveredAt}, next)
+	_, err = finish(ctx, h, stale, recover)
+	require.ErrorIs(t, err, timer.ErrLeaseLive)
+	r.rec("recover a lease extended since it was read", nil, err)
+	got, err = h.Get(ctx, a.Key)
+	require.NoError(t, err)
+	require.Equal(t, claimed, got, "a refused recovery changes nothing")
+	require.Empty(t, h.logged(t, a.Key), "and logs nothing")
 
 	want, err = claimed.Apply(dec)
 	require.NoError(t, err)

@@ -90,6 +90,9 @@ func (s *Store) finishFailed(ctx context.Context, observed timer.Instance, f tim
 		return after, nil
 	case cur.ExecID != f.Fence.ExecutionID || cur.Version != f.Fence.Version:
 		return timer.Instance{}, timer.ErrFenceLost
+	case !f.IfLeaseExpiredBy.IsZero() && cur.LeaseExpiresAt > ms(f.IfLeaseExpiredBy):
+		return timer.Instance{}, fmt.Errorf("%w: %s's lease runs until %s, after %s", timer.ErrLeaseLive, observed.Key,
+			fromMs(cur.LeaseExpiresAt).UTC().Format(time.RFC3339Nano), f.IfLeaseExpiredBy.UTC().Format(time.RFC3339Nano))
 	}
 	return timer.Instance{}, timer.ErrChanged
 }
@@ -104,6 +107,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 		cond = cond.And(n("nextRun").Equal(expression.Value(ms(f.NextRun))))
 	} else {
 		cond = cond.And(n("nextRun").AttributeNotExists())
+	}
+	if !f.IfLeaseExpiredBy.IsZero() {
+		// Recovery's finish: only a lease that has expired is taken back, whatever the
+		// (eventually consistent) read it decided from said.
+		cond = cond.And(n("leaseExpiresAt").AttributeNotExists().Or(n("leaseExpiresAt").LessThanEqual(expression.Value(ms(f.IfLeaseExpiredBy)))))
 	}
 	upd := expression.Set(n("lastRun"), expression.Value(ms(f.LastRun))).
 		Set(n("lastDurationMs"), expression.Value(f.LastDuration.Milliseconds())).

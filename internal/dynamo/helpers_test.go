@@ -169,6 +169,8 @@ func errKind(err error) string {
 		{errkind.Invalid, "ErrInvalid"},
 		{timer.ErrExists, "ErrExists"},
 		{timer.ErrPastDeadline, "ErrPastDeadline"},
+		{timer.ErrLeaseExpired, "ErrLeaseExpired"},
+		{timer.ErrLeaseLive, "ErrLeaseLive"},
 	} {
 		if errors.Is(err, k.err) {
 			return k.name

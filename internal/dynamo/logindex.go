@@ -475,7 +475,7 @@ func (s *Store) getEntries(ctx context.Context, refs []pageRef) ([]timer.Executi
 			"sk": &types.AttributeValueMemberS{Value: r.ref},
 		}
 	}
-	found, err := s.batchGet(ctx, s.logs, keys)
+	found, err := s.batchGet(ctx, s.logs, keys, false) // a log listing; no decision rests on it
 	if err != nil {
 		return nil, err
 	}

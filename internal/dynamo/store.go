@@ -124,15 +124,18 @@ func (s *Store) Watermark(ctx context.Context) (time.Time, error) {
 }
 
 // QueryDue implements engine.Store: one Query of the due index for the keys in the window,
-// then the items (BatchGetItem, eventually consistent: the index itself is, and the finish
-// that keyed a next run for the fetch wrote it at least a tick before the fetch reads it). An index key can be earlier than the
+// then the items, read strongly consistent (BatchGetItem with ConsistentRead). The index is
+// eventually consistent and can lag the items (engine.Fetcher.Run waits for it), but which
+// items are sent is decided on the items as they are: an eventually consistent read could
+// answer an instance as it was before a finish written just before the tick (still running),
+// and the firing would be left out of its only window. An index key can be earlier than the
 // instance's next run (Store.Finish), and items change between the two reads, so what is
 // returned is checked against the item itself.
 func (s *Store) QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
 	if !after.IsZero() && !after.Before(upTo) {
 		return nil, nil // an empty window (DynamoDB refuses BETWEEN with bounds reversed)
 	}
-	ins, err := s.readDueIndex(ctx, shard, after, upTo)
+	ins, err := s.readDueIndex(ctx, shard, after, upTo, true)
 	if err != nil {
 		return nil, err
 	}
@@ -149,14 +152,17 @@ func (s *Store) QueryDue(ctx context.Context, shard int, after, upTo time.Time) 
 // QueryPast implements engine.Store from the same index: every instance keyed at or before
 // now, running ones included (a running instance keeps its entry, keyed at or before the
 // instant it was claimed for, hence before its lease's end). The items are read eventually
-// consistent: recovery's writes are conditional on what they expect, so a stale read only
-// defers a decision to the next sweep.
+// consistent (half the read units: a sweep reads every instance keyed in the past): every
+// write recovery makes is conditional on what it decided from (a lease it ends must still
+// have expired, a firing it re-sends must still be idle at that next run), so a stale read
+// only defers a decision to the next sweep.
 func (s *Store) QueryPast(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error) {
-	return s.readDueIndex(ctx, shard, time.Time{}, now)
+	return s.readDueIndex(ctx, shard, time.Time{}, now, false)
 }
 
-// readDueIndex reads the instances whose due index key in `shard` lies in (after, upTo].
-func (s *Store) readDueIndex(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error) {
+// readDueIndex reads the instances whose due index key in `shard` lies in (after, upTo],
+// strongly consistent if consistent.
+func (s *Store) readDueIndex(ctx context.Context, shard int, after, upTo time.Time, consistent bool) ([]timer.Instance, error) {
 	kc := expression.Key("dueShard").Equal(expression.Value(shardKey(shard)))
 	if after.IsZero() {
 		kc = kc.And(expression.Key("dueAt").LessThanEqual(expression.Value(ms(upTo))))
@@ -183,7 +189,7 @@ func (s *Store) readDueIndex(ctx context.Context, shard int, after, upTo time.Ti
 			keys = append(keys, map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]})
 		}
 	}
-	items, err := s.batchGet(ctx, s.timers, keys)
+	items, err := s.batchGet(ctx, s.timers, keys, consistent)
 	if err != nil {
 		return nil, err
 	}
@@ -198,14 +204,14 @@ func (s *Store) readDueIndex(ctx context.Context, shard int, after, upTo time.Ti
 	return out, nil
 }
 
-// batchGet reads items by key, eventually consistent, 100 keys a request, until DynamoDB has
-// answered every key (UnprocessedKeys are asked again after a pause). Items that are not
-// there are left out.
-func (s *Store) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+// batchGet reads items by key (strongly consistent if consistent), 100 keys a request, until
+// DynamoDB has answered every key (UnprocessedKeys are asked again after a pause). Items that
+// are not there are left out.
+func (s *Store) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	for len(keys) > 0 {
 		n := min(len(keys), 100)
-		req := map[string]types.KeysAndAttributes{table: {Keys: keys[:n]}}
+		req := map[string]types.KeysAndAttributes{table: {Keys: keys[:n], ConsistentRead: aws.Bool(consistent)}}
 		keys = keys[n:]
 		for attempt := 0; len(req) > 0; attempt++ {
 			if attempt > 0 {
@@ -284,36 +290,56 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 // ExtendLease implements engine.Store (async heartbeats); the version is not bumped, so the
 // execution's fence stays valid. The condition holds the lease to the execution's deadline
 // (leaseDeadline, written by the claim as isRunningSince + leaseMs, the timeout × 1.2 then in
-// force), whatever the caller asks: a stale or buggy action cannot keep the timer forever.
-// timer.ErrPastDeadline if `until` is past it, timer.ErrFenceLost if the execution no longer
-// holds the instance.
-func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error {
+// force), whatever the caller asks: a stale or buggy action cannot keep the timer forever; and
+// it extends only a lease that lives (leaseExpiresAt > now): once expired, recovery may be
+// ending the execution, and a heartbeat must not revive it. timer.ErrFenceLost if the
+// execution no longer holds the instance, timer.ErrLeaseExpired if its lease expired,
+// timer.ErrPastDeadline if `until` is past the deadline.
+func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error {
 	n := expression.Name
 	owns := n("execId").Equal(expression.Value(fence.ExecutionID)).And(n("version").Equal(expression.Value(fence.Version)))
-	cond := owns.And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until))))
+	cond := owns.And(n("leaseExpiresAt").GreaterThan(expression.Value(ms(now)))).
+		And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until))))
 	upd := expression.Set(n("leaseExpiresAt"), expression.Value(ms(until)))
 	_, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueNone)
 	if isConditionFailed(err) {
 		old, ok := conditionOld(err)
-		if !ok {
-			in, gerr := s.Get(ctx, key)
-			if gerr != nil && !errors.Is(gerr, timer.ErrNotFound) {
+		var in timer.Instance
+		if ok {
+			if len(old) == 0 {
+				return timer.ErrFenceLost
+			}
+			var derr error
+			if in, derr = decodeInstance(old); derr != nil {
+				return timer.ErrFenceLost
+			}
+		} else {
+			var gerr error
+			in, gerr = s.Get(ctx, key)
+			if errors.Is(gerr, timer.ErrNotFound) {
+				return timer.ErrFenceLost
+			}
+			if gerr != nil {
 				return fmt.Errorf("extend lease %s: %w", key, gerr)
 			}
-			if gerr == nil && in.Fence() == fence {
-				return pastDeadline(key, until, in.LeaseDeadline)
-			}
+		}
+		switch {
+		case in.Fence() != fence:
 			return timer.ErrFenceLost
+		case !in.LeaseExpiresAt.After(now):
+			return leaseExpired(key, in.LeaseExpiresAt, now)
 		}
-		if in, derr := decodeInstance(old); derr == nil && len(old) > 0 && in.Fence() == fence {
-			return pastDeadline(key, until, in.LeaseDeadline)
-		}
-		return timer.ErrFenceLost
+		return pastDeadline(key, until, in.LeaseDeadline)
 	}
 	if err != nil {
 		return fmt.Errorf("extend lease %s: %w", key, err)
 	}
 	return nil
+}
+
+func leaseExpired(key timer.Key, expired, now time.Time) error {
+	return fmt.Errorf("%w: %s's lease expired at %s (now %s)", timer.ErrLeaseExpired, key,
+		expired.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 }
 
 func pastDeadline(key timer.Key, until, deadline time.Time) error {

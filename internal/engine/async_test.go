@@ -66,6 +66,11 @@ func TestAsyncExecution(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(19*time.Minute), until)
 		require.Equal(t, until, f.get(t, in.Key).LeaseExpiresAt)
+		for at := 18 * time.Minute; at < 140*time.Minute; at += 9 * time.Minute { // a heartbeat every 9 minutes
+			f.Clock.Set(t0.Add(at))
+			_, err = r.Heartbeat(ctx, token)
+			require.NoError(t, err, "at %s", at)
+		}
 		f.Clock.Set(t0.Add(140 * time.Minute))
 		until, err = r.Heartbeat(ctx, token)
 		require.NoError(t, err)
@@ -73,6 +78,18 @@ func TestAsyncExecution(t *testing.T) {
 		f.Clock.Set(t0.Add(144 * time.Minute))
 		_, err = r.Heartbeat(ctx, token)
 		require.ErrorIs(t, err, engine.ErrDeadlinePassed)
+	})
+
+	t.Run("AHeartbeatAfterTheLeaseExpiredIsRefused", func(t *testing.T) {
+		t.Parallel()
+		f, in, token := start(t)
+		r := reporter(f)
+		f.Clock.Set(t0.Add(10 * time.Minute)) // the lease expires now: recovery may be taking it back
+		_, err := r.Heartbeat(ctx, token)
+		require.ErrorIs(t, err, timer.ErrLeaseExpired)
+		got := f.get(t, in.Key)
+		require.Equal(t, t0.Add(10*time.Minute), got.LeaseExpiresAt, "the lease is not revived")
+		require.True(t, got.Running())
 	})
 
 	t.Run("CompleteEndsItLikeASynchronousRun", func(t *testing.T) {

@@ -26,6 +26,10 @@ type Fetcher struct {
 	// Lookahead is how far past now a tick enqueues. Twice the tick interval absorbs a late
 	// tick without a gap; at most SQS's 900 s delay.
 	Lookahead time.Duration
+	// IndexLag is how long a write may take to show in the due index (a global secondary
+	// index, eventually consistent: normally within a second on AWS). A tick looks at the
+	// index again this long after its first look; see Run.
+	IndexLag time.Duration
 	// ShardGrace is how long the shards above a lowered Shards must stay empty before the
 	// fetch stops reading them (default RetireGrace).
 	ShardGrace time.Duration
@@ -45,9 +49,24 @@ type FetchStats struct {
 	To   time.Time `json:"to"`
 	Due  int       `json:"due"`
 	Sent int       `json:"sent"`
+	// Late are the firings only the second look found (the index lagged on them).
+	Late int `json:"late,omitempty"`
 }
 
 // Run performs one tick.
+//
+// A writer that keys a next run for the fetch (Store.Finish, an operator's edit) reads the
+// watermark after its write and sends the firing itself if the watermark has passed it
+// (finisher.followUps); otherwise the tick that advances past it comes after that read, hence
+// after the write. But the due index shows a write only up to IndexLag after it (a global
+// secondary index is eventually consistent), so a write made just before the advance may be
+// missing from a query made at once. The tick therefore looks twice: right after the advance,
+// and again IndexLag later, when every write made before the advance is in the index; the
+// second look sends only what the first did not (a firing is known by instance and next run).
+// A tick that dies between the looks loses only what the index lagged on, which recovery
+// re-sends; one that dies before the first look loses its window, as before. The items found
+// are read strongly consistent (Store.QueryDue), so that what is sent is decided on the items
+// as they are, not as a lagging replica has them.
 func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	now := f.Clock.Now()
 	to := now.Add(min(f.Lookahead, MaxDelay))
@@ -65,18 +84,14 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 		f.restore(ctx, prev, to)
 		return st, fmt.Errorf("fetch: %w", err)
 	}
-	due, err := f.queryAll(ctx, span, prev, to)
-	if err == nil {
-		st.Due = len(due)
-		timer.Sort(due, now)
-		msgs := make([]Outgoing, 0, len(due))
-		for _, in := range due {
-			msgs = append(msgs, outgoing(in, message.ReasonSchedule, now))
+	sent := map[firing]bool{}
+	err = f.look(ctx, span, prev, to, sent, &st)
+	if err == nil && f.IndexLag > 0 {
+		first := st.Sent
+		if err = settle(ctx, f.IndexLag); err == nil {
+			err = f.look(ctx, span, prev, to, sent, &st)
 		}
-		err = f.Queue.Send(ctx, msgs)
-		if err == nil {
-			st.Sent = len(msgs)
-		}
+		st.Late = st.Sent - first
 	}
 	if err != nil {
 		// Give the window back so the next tick retries it; duplicates of what was sent are
@@ -90,8 +105,58 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 		}
 	}
 	metricsOr(f.Metrics).FetchTick(st.Sent)
-	f.Log.Info("fetch tick", "from", prev, "to", to, "due", st.Due, "sent", st.Sent)
+	f.Log.Info("fetch tick", "from", prev, "to", to, "due", st.Due, "sent", st.Sent, "late_in_index", st.Late)
 	return st, nil
+}
+
+// firing names one firing of an instance: its next run.
+type firing struct {
+	key timer.Key
+	at  int64 // NextRun, Unix ms
+}
+
+// look queries the window and sends the firings it finds that are not in sent, adding them.
+func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent map[firing]bool, st *FetchStats) error {
+	found, err := f.queryAll(ctx, span, prev, to)
+	if err != nil {
+		return err
+	}
+	now := f.Clock.Now()
+	due := found[:0]
+	for _, in := range found {
+		if id := (firing{in.Key, in.NextRun.UnixMilli()}); !sent[id] {
+			due = append(due, in)
+		}
+	}
+	timer.Sort(due, now)
+	msgs := make([]Outgoing, 0, len(due))
+	for _, in := range due {
+		msgs = append(msgs, outgoing(in, message.ReasonSchedule, now))
+	}
+	if err := f.Queue.Send(ctx, msgs); err != nil {
+		return err
+	}
+	for _, in := range due {
+		sent[firing{in.Key, in.NextRun.UnixMilli()}] = true
+	}
+	st.Due += len(due)
+	st.Sent += len(msgs)
+	return nil
+}
+
+// settle waits d (the index's lag), or until ctx ends.
+func settle(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func (f *Fetcher) restore(ctx context.Context, prev, to time.Time) {

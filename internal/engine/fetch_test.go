@@ -24,6 +24,17 @@ func TestFetcher(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
+	t.Run("LooksAgainAfterTheIndexLagAndSendsOnlyWhatItMissed", func(t *testing.T) {
+		t.Parallel()
+		fetch, f := setupFetcher(t)
+		fetch.IndexLag = 20 * time.Millisecond
+		f.put(instance("Seen", t0.Add(30*time.Second)), instance("AlsoSeen", t0.Add(40*time.Second)))
+		st, err := fetch.Run(ctx)
+		require.NoError(t, err)
+		require.Equal(t, engine.FetchStats{To: t0.Add(2 * time.Minute), Due: 2, Sent: 2}, st, "the second look sends nothing twice")
+		require.ElementsMatch(t, []string{"Seen", "AlsoSeen"}, keys(f.Queue.Drain()))
+	})
+
 	t.Run("EnqueuesWhatFallsDueWithinTheLookaheadDelayedToItsDueSecondInPriorityOrder", func(t *testing.T) {
 		t.Parallel()
 		fetch, f := setupFetcher(t)

@@ -35,15 +35,18 @@ type Store interface {
 	// Finish ends the execution that `observed` (the instance as last read) holds: it runs
 	// timer.Instance.Apply in one fenced write, and the execution's log entry e follows from
 	// that write, exactly once (the DynamoDB adapter derives it from the table's stream; the
-	// in-memory store writes it with the change). timer.ErrFenceLost (someone else ended it)
+	// in-memory store writes it with the change). timer.ErrFenceLost (someone else ended it),
+	// timer.ErrLeaseLive (recovery's finish, Finish.IfLeaseExpiredBy, of a lease that lives)
 	// or timer.ErrChanged (the instance changed under the decision). It returns the instance
 	// after the change. sentUpTo is a watermark the caller read before the call: the caller
 	// sends a next run at or before it itself (followUps), so the store need not make the
 	// fetch find it.
 	Finish(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution, sentUpTo time.Time) (timer.Instance, error)
-	// ExtendLease moves the lease expiry of the execution holding the fence to `until`;
-	// timer.ErrFenceLost if it no longer holds the instance.
-	ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until time.Time) error
+	// ExtendLease moves the lease expiry of the execution holding the fence to `until`, if
+	// the lease is still alive at now (LeaseExpiresAt > now); timer.ErrFenceLost if it no
+	// longer holds the instance, timer.ErrLeaseExpired if the lease expired (recovery may be
+	// taking it back), timer.ErrPastDeadline past the execution's deadline.
+	ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error
 	// Get reads an instance (strongly consistent): timer.ErrNotFound.
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
 	// ShardSpan records that this deployment places instances on `shards` write shards and

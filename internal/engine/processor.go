@@ -350,7 +350,8 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 // execution ends when the action reports, or recovery finds it silent.
 func (p *Processor) started(ctx context.Context, running timer.Instance, log *slog.Logger) {
 	p.stats.Started.Add(1)
-	until := p.Clock.Now().Add(running.HeartbeatWindow())
+	now := p.Clock.Now()
+	until := now.Add(running.HeartbeatWindow())
 	deadline := running.LeaseDeadline
 	if deadline.IsZero() { // never after this build's claims; kept for a clear bound regardless
 		deadline = running.IsRunningSince.Add(running.Lease())
@@ -358,7 +359,7 @@ func (p *Processor) started(ctx context.Context, running timer.Instance, log *sl
 	if until.After(deadline) {
 		until = deadline
 	}
-	if err := p.Store.ExtendLease(ctx, running.Key, running.Fence(), until); err != nil {
+	if err := p.Store.ExtendLease(ctx, running.Key, running.Fence(), until, now); err != nil {
 		log.Warn("processor: could not set the async lease; the claim's lease (timeout × 1.2) stands", "error", err)
 	}
 	log.Info("execution started async", "execution_id", running.ExecutionID, "lease_until", until)

@@ -80,12 +80,20 @@ func (r *Recoverer) recoverShard(ctx context.Context, past []timer.Instance, now
 		res := timer.RunResult{
 			Outcome:  timer.OutcomeRecovered,
 			Finished: now,
+			// The read may be a replica's, without the latest heartbeat: the write itself
+			// requires the lease to have expired.
+			IfLeaseExpiredBy: now,
 			Error: fmt.Sprintf("execution %s by %s did not finish: lease expired at %s (timeout %s + 20%%); recovered",
 				in.ExecutionID, in.IsRunningBy, in.LeaseExpiresAt.Format(time.RFC3339Nano), in.Timeout),
 		}
 		after, exec, err := r.finisher.finish(ctx, in, res)
 		if errors.Is(err, timer.ErrFenceLost) {
 			continue // it finished (or was recovered) meanwhile
+		}
+		if errors.Is(err, timer.ErrLeaseLive) {
+			r.Log.Info("recovery: lease extended since it was read; the execution goes on", "app", in.AppName(), "timer", in.Timer,
+				"tenant", in.Tenant, "execution_id", in.ExecutionID, "error", err)
+			continue
 		}
 		if err != nil {
 			errs = append(errs, err)

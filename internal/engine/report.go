@@ -48,7 +48,7 @@ func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, erro
 	if until.After(tok.Deadline) {
 		until = tok.Deadline
 	}
-	if err := r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until); err != nil {
+	if err := r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until, now); err != nil {
 		if errors.Is(err, timer.ErrPastDeadline) { // the token lies about its deadline; the store does not
 			return time.Time{}, fmt.Errorf("%w: %w", ErrDeadlinePassed, err)
 		}

@@ -163,12 +163,16 @@ func (s *Store) Finish(_ context.Context, observed timer.Instance, f timer.Finis
 }
 
 // ExtendLease implements engine.Store.
-func (s *Store) ExtendLease(_ context.Context, key timer.Key, fence timer.Fence, until time.Time) error {
+func (s *Store) ExtendLease(_ context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.instances[key]
 	if !ok || in.Fence() != fence {
 		return timer.ErrFenceLost
+	}
+	if !in.LeaseExpiresAt.After(now) {
+		return fmt.Errorf("%w: %s's lease expired at %s (now %s)", timer.ErrLeaseExpired, key,
+			in.LeaseExpiresAt.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 	}
 	if until.After(in.LeaseDeadline) {
 		return fmt.Errorf("%w: %s asked until %s, deadline %s", timer.ErrPastDeadline, key,

@@ -14,6 +14,12 @@ var (
 	// ErrPastDeadline: a lease extension past the execution's deadline (its claim plus
 	// timeout × 1.2) was refused; the lease keeps its expiry and recovery takes it back then.
 	ErrPastDeadline = errkind.New(errkind.Conflict, "lease extension refused: past the execution's deadline (timeout × 1.2 from its claim)")
+	// ErrLeaseExpired: a lease extension came after the lease had expired; recovery may take
+	// the execution back at any moment, so the lease is not revived.
+	ErrLeaseExpired = errkind.New(errkind.Conflict, "lease extension refused: the lease has expired; recovery takes the execution back")
+	// ErrLeaseLive: recovery's end of an execution was refused because its lease had not
+	// expired (a heartbeat extended it after recovery read the instance).
+	ErrLeaseLive = errkind.New(errkind.Conflict, "the execution's lease has not expired")
 	// ErrChanged: the instance changed under a guarded write that was not fenced by ownership
 	// (for example nextRun or active was edited during a run); re-read and decide again.
 	ErrChanged = errkind.New(errkind.Conflict, "timer changed concurrently")

@@ -65,6 +65,10 @@ type Finish struct {
 	// Active: whether the instance is active, which decides if it re-enters the due index.
 	KeepNextRun bool
 	Active      bool
+	// IfLeaseExpiredBy, when set (recovery's finish), makes the change apply only if the
+	// execution's lease expired by then (LeaseExpiresAt <= it): a heartbeat that extended
+	// the lease after recovery read the instance keeps the execution (ErrLeaseLive).
+	IfLeaseExpiredBy time.Time
 }
 
 // RunResult is what happened to an execution.
@@ -74,6 +78,8 @@ type RunResult struct {
 	Finished time.Time
 	// RequestedNextRun is a next run the action asked for (OutSystems dynamic Next_Run).
 	RequestedNextRun *time.Time
+	// IfLeaseExpiredBy: see Finish.IfLeaseExpiredBy (recovery sets it to its now).
+	IfLeaseExpiredBy time.Time
 }
 
 // NextFunc computes a schedule's next run strictly after t; ok=false means none.
@@ -105,6 +111,8 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		LastRun:      in.IsRunningSince,
 		LastDuration: res.Finished.Sub(in.IsRunningSince),
 		Active:       in.Active,
+
+		IfLeaseExpiredBy: res.IfLeaseExpiredBy,
 	}
 	if f.LastDuration < 0 {
 		f.LastDuration = 0 // clocks of different processors may disagree slightly
@@ -150,6 +158,9 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 func (in Instance) Apply(f Finish) (Instance, error) {
 	if in.ExecutionID != f.Fence.ExecutionID || in.Version != f.Fence.Version {
 		return in, ErrFenceLost
+	}
+	if !f.IfLeaseExpiredBy.IsZero() && in.LeaseExpiresAt.After(f.IfLeaseExpiredBy) {
+		return in, ErrLeaseLive
 	}
 	if in.Active != f.Active || in.NextRun.IsZero() == f.KeepNextRun {
 		return in, ErrChanged

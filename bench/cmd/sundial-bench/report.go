@@ -179,11 +179,11 @@ func (r *results) reportCost(w func(string, ...any), img func(string, string)) {
 	w("| DynamoDB provisioned write capacity | $%.5f per WCU-hour |\n| DynamoDB provisioned read capacity | $%.5f per RCU-hour |\n\n", pr.DynamoWCUHour, pr.DynamoRCUHour)
 	w("Model assumptions (`internal/cost/layout.go`, the constants `sundial plan` prices with too): free tiers ignored; each SQS request is under 64 KB (largest request body counted: %s bytes); "+
 		"write units per KB of item: a claim %d, a finish %d plus %d for a due-index move (keys-only entries, whatever the item's size), the log item %d and %d more for a failure (errorsByDay), a log page per log writer batch (%d bytes an execution, per KB), any other write 1; "+
-		"`GetItem` reads a small meta item, strongly consistent (1 unit); the fetch reads each moved firing and recovery each instance whose due key lies in the past (%d× a minute) with `BatchGetItem`, %.1f unit per 4 KB; a `Query` that finds nothing or little is %.1f unit; "+
+		"`GetItem` reads a small meta item, strongly consistent (1 unit); the fetch reads each moved firing with `BatchGetItem`, strongly consistent, %.1f unit per 4 KB, and recovery each instance whose due key lies in the past (%d× a minute), eventually consistent, %.1f unit per 4 KB; a `Query` that finds nothing or little is %.1f unit; "+
 		"Lambda duration is the invocations' measured wall time on the local engines, rounded up per millisecond — **an upper bound**, since the engines queue calls DynamoDB would serve in parallel; log ingestion is the functions' JSON lines as measured plus ~%d bytes of Lambda's START/END/REPORT per invocation; "+
 		"the log item and its index entries are stored for %d days; a month is %d days.\n\n",
 		thousands(float64(maxBytes(p.Calls, "SQS"))), cost.ClaimWrites, cost.FinishWrites, cost.DueIndexMoveWrites, cost.LogWrites, cost.LogErrorsWrites, cost.PageRefBytes,
-		cost.RecoveryRereadsPerMinute, cost.BatchGetReadUnits, cost.QueryReadUnits, cost.LambdaPlatformLogBytes, logRetentionDays, cost.MonthDays)
+		cost.FetchReadUnits, cost.RecoveryRereadsPerMinute, cost.RecoveryReadUnits, cost.QueryReadUnits, cost.LambdaPlatformLogBytes, logRetentionDays, cost.MonthDays)
 }
 
 func (r *results) reportThroughput(w func(string, ...any), img func(string, string)) {
