@@ -84,18 +84,22 @@ func TestTerminalSafety(t *testing.T) {
 	require.LessOrEqual(t, len(lines), 4, "one line per entry: %q", out)
 
 	// The functions' metrics are in their log, as EMF lines (on Lambda: stdout, then CloudWatch).
-	logText, err := os.ReadFile(filepath.Join(dir, "up.log"))
-	require.NoError(t, err)
+	// A fetch tick's line is written when the tick ends, after its second look at the due
+	// index (SUNDIAL_INDEX_LAG after the first), which may be after the execution is logged.
 	var emfFiring, emfTick bool
-	for _, l := range strings.Split(string(logText), "\n") {
-		if !strings.Contains(l, `"_aws"`) {
-			continue
+	require.Eventually(t, func() bool {
+		logText, err := os.ReadFile(filepath.Join(dir, "up.log"))
+		require.NoError(t, err)
+		lines := strings.Split(string(logText), "\n")
+		for _, l := range lines[:len(lines)-1] { // whole lines: the last may be being written
+			if !strings.Contains(l, `"_aws"`) {
+				continue
+			}
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &doc), l)
+			emfFiring = emfFiring || (doc["Firings"] == 1.0 && doc["Outcome"] == "error" && doc["Priority"] == "3")
+			emfTick = emfTick || doc["FetchTicks"] == 1.0
 		}
-		var doc map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &doc), l)
-		emfFiring = emfFiring || (doc["Firings"] == 1.0 && doc["Outcome"] == "error" && doc["Priority"] == "3")
-		emfTick = emfTick || doc["FetchTicks"] == 1.0
-	}
-	require.True(t, emfFiring, "an EMF line for the failed firing in the function log")
-	require.True(t, emfTick, "an EMF line for the fetch tick")
+		return emfFiring && emfTick
+	}, 15*time.Second, 200*time.Millisecond, "EMF lines in the function log: the failed firing (%v), the fetch tick (%v)", &emfFiring, &emfTick)
 }

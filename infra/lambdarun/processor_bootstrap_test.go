@@ -27,11 +27,17 @@ func TestRealProcessorBootstrap(t *testing.T) {
 	cfg, outs := testenv.Stack(t)
 	bin := buildBootstrap(t, t.TempDir(), "github.com/sundialhq/sundial/functions/processor")
 	out := &testenv.SyncBuffer{}
+	// The endpoint verifies signatures: the process signs with the processor role's key, as
+	// Lambda gives a function its role's credentials.
+	roleCfg, err := testenv.Local(t).Config(testenv.StackName(), "ProcessorFunction")
+	require.NoError(t, err)
+	key, err := roleCfg.Credentials.Retrieve(context.Background())
+	require.NoError(t, err)
 	p, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{
 		Name: "sundial-processor", Bootstrap: bin, Timeout: 30 * time.Second, Output: out,
 		Env: outs.Env(map[string]string{
 			"AWS_ENDPOINT_URL":  aws.ToString(cfg.BaseEndpoint),
-			"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+			"AWS_ACCESS_KEY_ID": key.AccessKeyID, "AWS_SECRET_ACCESS_KEY": key.SecretAccessKey,
 		}),
 	})
 	require.NoError(t, err)
