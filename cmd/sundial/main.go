@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aws/smithy-go"
 	"io"
 	"os"
 	"os/signal"
@@ -123,7 +124,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "sundial:", err)
+	if hint := credentialHint(err); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
 	return errkind.ExitCode(err)
+}
+
+// credentialHint says what to do when an endpoint refused the CLI's key: a local `sundial
+// up` verifies signatures and knows only its own administrator key.
+func credentialHint(err error) string {
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return ""
+	}
+	switch api.ErrorCode() {
+	case "UnrecognizedClientException", "InvalidSignatureException", "InvalidClientTokenId", "SignatureDoesNotMatch":
+		return "hint: a local `sundial up` accepts only the administrator key it records in .sundial/local.json; " +
+			"run the command from that directory (or below it) without --endpoint, or give --endpoint exactly as `up` printed it"
+	}
+	return ""
 }
 
 func usageErr(format string, a ...any) error {

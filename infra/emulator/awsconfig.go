@@ -21,8 +21,10 @@ const DefaultRegion = "us-east-1"
 // When an endpoint is given (or AWS_ENDPOINT_URL is set), every client built
 // from the config talks to it, and if the environment holds no credentials
 // (no AWS_ACCESS_KEY_ID, no AWS_PROFILE) static "test"/"test" credentials are
-// used: emulators accept any key, and signing with them keeps a developer's
-// real profile out of local runs.
+// used: LocalStack and moto accept any key, and signing with them keeps a developer's
+// real profile out of local runs. Sundial's own local endpoint (`sundial up`) verifies
+// signatures and refuses that key: its clients sign with the administrator key it records
+// (local.State.Config, the CLI's target.connect).
 func AWSConfig(ctx context.Context, endpoint, region string) (aws.Config, error) {
 	var opts []func(*config.LoadOptions) error
 	if region != "" {

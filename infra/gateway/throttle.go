@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"net/http"
 	"strconv"
@@ -154,6 +155,14 @@ func (t *Throttle) Serve(w http.ResponseWriter, op string, body []byte, forward 
 	forward(rec, body)
 	out := rec.body.Bytes()
 	var resp map[string]json.RawMessage
+	if rec.status != http.StatusOK && singleWrites[op] && bytes.Contains(out, []byte("ConditionalCheckFailedException")) {
+		// A write whose condition fails still consumes write units (at least one; DynamoDB
+		// counts the existing item's size, which Sundial's instances keep under 1 KB), but
+		// DynamoDB Local's error answer carries no ConsumedCapacity: charge one.
+		var table string
+		_ = json.Unmarshal(req["TableName"], &table)
+		t.charge(op, json.RawMessage(fmt.Sprintf(`{"TableName":%q,"CapacityUnits":1}`, table)))
+	}
 	if rec.status == http.StatusOK && json.Unmarshal(out, &resp) == nil {
 		t.charge(op, resp["ConsumedCapacity"])
 		if asked == nil {
@@ -294,6 +303,9 @@ func (t *Throttle) charge(op string, raw json.RawMessage) {
 		}
 	}
 }
+
+// singleWrites are the writes that name one item and may carry a condition.
+var singleWrites = map[string]bool{"PutItem": true, "UpdateItem": true, "DeleteItem": true}
 
 // recorder keeps an answer to be rewritten.
 type recorder struct {

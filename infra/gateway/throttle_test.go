@@ -101,3 +101,40 @@ func TestThrottleProvisionedUnits(t *testing.T) {
 		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "x"}}})
 	require.NoError(t, err)
 }
+
+// A write whose condition fails consumes a write unit on DynamoDB, though DynamoDB Local's
+// error answer carries no ConsumedCapacity: lost claims count against the table. Tried: 10
+// refused conditional updates on a table of 10 write units a second; the 11th is throttled.
+func TestThrottleChargesFailedConditions(t *testing.T) {
+	t.Parallel()
+	engine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed"}`))
+	}))
+	defer engine.Close()
+	now := time.Unix(1_800_000_000, 0)
+	th := &Throttle{Now: func() time.Time { return now }}
+	th.SetCapacity(Capacity{Table: "T", Read: 10, Write: 10})
+	g := &Gateway{DynamoDB: engine.URL, Throttle: th}
+	url, err := g.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	defer g.Close()
+	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+	update := func() error {
+		_, err := db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String("T"),
+			Key:                 map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "x"}},
+			UpdateExpression:    aws.String("SET v = :v"),
+			ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: "1"}}})
+		return err
+	}
+	var ccf *types.ConditionalCheckFailedException
+	for i := range 10 {
+		require.ErrorAs(t, update(), &ccf, "write %d: the engine's answer", i)
+	}
+	var pte *types.ProvisionedThroughputExceededException
+	require.ErrorAs(t, update(), &pte, "ten failed conditions spent the second's ten units")
+}

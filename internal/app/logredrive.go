@@ -73,6 +73,9 @@ type destinationRecord struct {
 // visibility is how long a received metadata record stays hidden while it is redriven.
 const visibility = 60
 
+// redriveWait is the long poll of each receive (an empty answer then means an empty queue).
+const redriveWait = 2
+
 // Run redrives up to limit metadata records, and stops at the first error other than a
 // batch that cannot be redriven (that one is kept and reported).
 func (r *LogRedrive) Run(ctx context.Context, limit int) (RedriveReport, error) {
@@ -82,7 +85,10 @@ func (r *LogRedrive) Run(ctx context.Context, limit int) (RedriveReport, error) 
 	}
 	for seen := 0; seen < limit; {
 		out, err := r.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(r.QueueURL),
-			MaxNumberOfMessages: int32(min(10, limit-seen)), VisibilityTimeout: visibility})
+			MaxNumberOfMessages: int32(min(10, limit-seen)), VisibilityTimeout: visibility,
+			// A long poll asks every SQS server: a short one samples some and may answer
+			// empty while batches remain, which would end the redrive early.
+			WaitTimeSeconds: redriveWait})
 		if err != nil {
 			return rep, fmt.Errorf("logs redrive: receive from %s: %w", r.QueueURL, err)
 		}

@@ -91,6 +91,9 @@ func TestFetchSeesAFinishJustBeforeTheTick(t *testing.T) {
 				}
 			}
 			require.Equal(t, []time.Time{next}, sent, "the tick sends the firing keyed just before it (replica: %+v)", rp.Stats())
+			if tc.replica.IndexLagRate > 0 {
+				require.Positive(t, rp.Stats().HiddenEntries, "the index lagged: the first look missed the new key")
+			}
 		})
 	}
 }
