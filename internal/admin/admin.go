@@ -72,7 +72,7 @@ func (s *Service) enqueueIfCovered(ctx context.Context, ins []timer.Instance, re
 }
 
 func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
-	sch, err := schedule.ParseIn(st.Schedule, st.Timezone, schedule.WithDST(schedule.DST(st.DST)))
+	sch, err := st.ParseSchedule()
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -84,5 +84,22 @@ func sameSettings(a, b timer.Settings) bool {
 	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.DST == b.DST && a.Priority == b.Priority &&
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
-		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties)
+		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b)
+}
+
+// sameCalendar compares the settings that came with business calendars: the calendar and its
+// policy, the validity window and the misfire window.
+func sameCalendar(a, b timer.Settings) bool {
+	return a.ScheduleKey() == b.ScheduleKey() && a.MisfireAfter == b.MisfireAfter
+}
+
+// nextUnderCalendar is the next run after now of the edited schedule eff with the rest of the
+// timer's settings (its calendar, validity window); sch is eff's schedule alone.
+func nextUnderCalendar(st timer.Settings, eff timer.Overridable, sch schedule.Schedule, now time.Time) time.Time {
+	st.Schedule, st.DST = eff.Schedule, eff.DST
+	if full, err := st.ParseSchedule(); err == nil {
+		sch = full
+	}
+	next, _ := sch.Next(now)
+	return next
 }

@@ -77,7 +77,7 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	de := timer.Edit{Effective: eff, Defaults: defaults, Expect: cur.Overridable(), At: now, By: e.By}
 	if eff.Schedule != cur.Schedule || eff.DST != cur.DST {
 		de.Reschedule = true
-		de.NextRun, _ = sch.Next(now)
+		de.NextRun = nextUnderCalendar(cur.Settings, eff, sch, now)
 	}
 	in, err := s.Store.SaveEdit(ctx, key, de)
 	if err != nil || !de.Reschedule {

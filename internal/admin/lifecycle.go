@@ -83,7 +83,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	var enqueue []timer.Instance
 	defs := map[string]string{}
 	for _, t := range m.Timers {
-		spec, err := json.Marshal(t)
+		spec, err := json.Marshal(m.Resolve(t)) // with its calendar's rules, for a tenant added later
 		if err != nil {
 			return rep, fmt.Errorf("encode definition %s: %w", t.Name, err)
 		}
@@ -249,7 +249,7 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	// One the publish activates runs from now on: a next run that passed while it was
 	// inactive is stale, not a missed firing to run at once.
 	stale := !cur.Active && active && !cur.Running() && cur.NextRun.Before(s.Clock.Now())
-	reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || cur.DST != st.DST || stale ||
+	reschedule := cur.ScheduleKey() != st.ScheduleKey() || stale ||
 		(cur.NextRun.IsZero() && !cur.Running() && !next.IsZero())
 	settingsChanged := reschedule || !sameSettings(cur.Settings, st)
 	in := *cur

@@ -57,6 +57,7 @@ func ItemBytes(name, tenant string, st timer.Settings) int {
 	if st.DST != "" {
 		n += len("dst") + len(st.DST)
 	}
+	n += calendarBytes(st)
 	mapBytes := func(name string, m map[string]string) int {
 		if len(m) == 0 {
 			return 0
@@ -89,7 +90,7 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 		if t.MultiTenant && len(tenants) == 0 {
 			warnings = append(warnings, fmt.Sprintf("%s is multi-tenant and no tenant is named: not counted (give the tenants)", t.Name))
 		}
-		for _, in := range t.Expand(tenants, d) {
+		for _, in := range m.Resolve(t).Expand(tenants, d) {
 			out = append(out, Instance{App: timer.NormApp(m.App), Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
 				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
 				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings)})
@@ -689,4 +690,30 @@ func dstName(d string) string {
 		return string(schedule.DSTShift)
 	}
 	return d
+}
+
+// calendarBytes is what a business calendar, its policy, a validity window and a misfire
+// window add to an instance's item: the calendar's rules are stored in it.
+func calendarBytes(st timer.Settings) int {
+	n := 0
+	if c := st.Calendar; c != nil {
+		n += len("calendar") + 3 + len("name") + len(c.Name)
+		for name, l := range map[string][]string{"dates": c.Dates, "yearly": c.Yearly, "ranges": c.Ranges, "weekdays": c.Weekdays} {
+			if len(l) > 0 {
+				n += len(name) + 3
+				for _, v := range l {
+					n += 1 + len(v)
+				}
+			}
+		}
+	}
+	if st.OnExcluded != "" {
+		n += len("onExcluded") + len(st.OnExcluded)
+	}
+	for name, set := range map[string]bool{"startAt": !st.Start.IsZero(), "endAt": !st.End.IsZero(), "misfireAfterMs": st.MisfireAfter > 0} {
+		if set {
+			n += len(name) + 8
+		}
+	}
+	return n
 }

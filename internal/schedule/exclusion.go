@@ -40,10 +40,10 @@ func ParseOnExcluded(s string) (OnExcluded, error) {
 // (YYYY-MM-DD), yearly dates (MM-DD), inclusive ranges (YYYY-MM-DD..YYYY-MM-DD) and weekdays
 // (sun..sat).
 type CalendarRules struct {
-	Dates    []string `json:"dates,omitempty" yaml:"dates"`
-	Yearly   []string `json:"yearly,omitempty" yaml:"yearly"`
-	Ranges   []string `json:"ranges,omitempty" yaml:"ranges"`
-	Weekdays []string `json:"weekdays,omitempty" yaml:"weekdays"`
+	Dates    []string `json:"dates,omitempty" yaml:"dates" dynamodbav:"dates,omitempty"`
+	Yearly   []string `json:"yearly,omitempty" yaml:"yearly" dynamodbav:"yearly,omitempty"`
+	Ranges   []string `json:"ranges,omitempty" yaml:"ranges" dynamodbav:"ranges,omitempty"`
+	Weekdays []string `json:"weekdays,omitempty" yaml:"weekdays" dynamodbav:"weekdays,omitempty"`
 }
 
 // Calendar is a parsed set of excluded dates. It holds day numbers only, so it applies in

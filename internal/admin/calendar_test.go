@@ -1,0 +1,63 @@
+package admin_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// A publish computes next runs under the timers' calendars and validity windows and stores
+// the calendar's rules with each instance (and in the definition a new tenant's instance is
+// made from); a changed calendar reschedules; an operator's schedule edit keeps the calendar.
+func TestSyncCalendarsAndWindows(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s, clock := f.svc, f.clock
+		ctx := context.Background()
+		clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)) // a Friday
+		pay, ended, later, mt, tenant := uniq(t, "Pay"), uniq(t, "Ended"), uniq(t, "Later"), uniq(t, "MT"), uniq(t, "tn")
+		t.Cleanup(func() { _, _ = s.RemoveTenant(context.Background(), tenant) })
+		doc := func(dates string) string {
+			return fmt.Sprintf(`calendars:
+  - {name: biz, weekdays: [sat, sun], dates: [%s]}
+timers:
+  - {name: %s, schedule: "09:00", calendar: biz, onExcluded: next-business-day, misfireAfter: 10m, %s}
+  - {name: %s, schedule: "09:00", end: "2026-11-01T00:00:00Z", %s}
+  - {name: %s, schedule: "09:00", start: "2027-01-05T00:00:00Z", %s}
+  - {name: %s, schedule: "09:00", calendar: biz, multiTenant: true, %s}
+`, dates, pay, act, ended, act, later, act, mt, act)
+		}
+		_, err := s.Sync(ctx, manifestOf(t, doc(`"2026-12-31"`)))
+		require.NoError(t, err)
+
+		in := get(t, s, timer.Key{Timer: pay})
+		require.Equal(t, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), in.NextRun, "the weekend is excluded: Monday")
+		require.Equal(t, []string{"sat", "sun"}, in.Calendar.Weekdays, "the rules are stored with the instance")
+		require.Equal(t, "next-business-day", in.OnExcluded)
+		require.Equal(t, 10*time.Minute, in.MisfireAfter)
+		require.True(t, get(t, s, timer.Key{Timer: ended}).NextRun.IsZero(), "past its end: no next run")
+		require.Equal(t, time.Date(2027, 1, 5, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: later}).NextRun, "not before its start")
+
+		// A tenant added after the publish gets the calendar from the stored definition.
+		_, err = s.AddTenant(ctx, tenant)
+		require.NoError(t, err)
+		require.Equal(t, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: mt, Tenant: tenant}).NextRun)
+
+		// The calendar now excludes Monday too: the publish reschedules.
+		rep, err := s.Sync(ctx, manifestOf(t, doc(`"2026-11-30"`)))
+		require.NoError(t, err)
+		require.Contains(t, rep.Updated, pay)
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun)
+		require.Equal(t, []string{"2026-11-30"}, get(t, s, timer.Key{Timer: pay}).Calendar.Dates, "the new rules are stored")
+
+		// An operator's new schedule is computed under the calendar too.
+		_, err = s.Edit(ctx, timer.Key{Timer: pay}, admin.Edit{Schedule: ptr("10:00"), By: "test"})
+		require.NoError(t, err)
+		require.Equal(t, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun)
+	})
+}
