@@ -103,3 +103,30 @@ func nextUnderCalendar(st timer.Settings, eff timer.Overridable, sch schedule.Sc
 	next, _ := sch.Next(now)
 	return next
 }
+
+// PreviewSettings returns the next n runs after `from` of a timer as its settings define them:
+// schedule, zone and DST policy, business calendar and policy, validity window. Fewer when the
+// schedule ends. A bad setting wraps errkind.Invalid.
+func PreviewSettings(st timer.Settings, from time.Time, n int) ([]time.Time, error) {
+	if len(st.Schedule) > MaxScheduleLen {
+		return nil, fmt.Errorf("%w: schedule: longer than %d characters", errkind.Invalid, MaxScheduleLen)
+	}
+	if _, err := schedule.ParseDST(st.DST); err != nil {
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
+	}
+	sch, err := st.ParseSchedule()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
+	}
+	loc, _ := schedule.LoadLocation(st.Timezone)
+	out := []time.Time{}
+	for t := from; len(out) < n; {
+		next, ok := sch.Next(t)
+		if !ok {
+			break
+		}
+		out = append(out, next.In(loc))
+		t = next
+	}
+	return out, nil
+}

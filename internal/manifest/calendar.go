@@ -1,7 +1,9 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -138,4 +140,38 @@ func must[T any](v T, err error) T {
 		return zero
 	}
 	return v
+}
+
+// LoadCalendars reads the calendars: list of any YAML file (a manifest, or a file of
+// calendars alone; its other keys are ignored) and validates them as a manifest does.
+func LoadCalendars(path string) ([]Calendar, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("calendars: %w", err)
+	}
+	var doc struct {
+		Calendars []Calendar `yaml:"calendars"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%w: calendars %s: %v", errkind.Invalid, path, err)
+	}
+	if len(doc.Calendars) == 0 {
+		return nil, fmt.Errorf("%w: calendars %s: no calendars: list in the file", errkind.Invalid, path)
+	}
+	if err := errors.Join(Manifest{Calendars: doc.Calendars}.calendarProblems()...); err != nil {
+		return nil, fmt.Errorf("calendars %s: %w", path, err)
+	}
+	return doc.Calendars, nil
+}
+
+// CalendarNamed returns the calendar called name as a timer keeps it.
+func CalendarNamed(cals []Calendar, name string) (*timer.Calendar, error) {
+	var names []string
+	for _, c := range cals {
+		if c.Name == name {
+			return &timer.Calendar{Name: c.Name, CalendarRules: c.CalendarRules}, nil
+		}
+		names = append(names, c.Name)
+	}
+	return nil, fmt.Errorf("%w: calendar: unknown calendar %q; the file defines %q", errkind.Invalid, name, names)
 }

@@ -34,6 +34,16 @@ type Instance struct {
 	Active     bool
 	// ItemBytes is its timer item's size (ItemBytes; 0: cost.TimerItemBytes).
 	ItemBytes int
+	// Calendar, OnExcluded and Window: its business calendar and validity window, which
+	// the firings per day apply.
+	Calendar   *timer.Calendar
+	OnExcluded string
+	Window     timer.Window
+}
+
+// settings are what the instance's schedule is computed from.
+func (in Instance) settings() timer.Settings {
+	return timer.Settings{Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Calendar: in.Calendar, OnExcluded: in.OnExcluded, Window: in.Window}
 }
 
 // ItemBytes estimates a timer item's size as DynamoDB bills it: the benchmark's measured
@@ -93,7 +103,8 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 		for _, in := range m.Resolve(t).Expand(tenants, d) {
 			out = append(out, Instance{App: timer.NormApp(m.App), Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
 				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
-				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings)})
+				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings),
+				Calendar: in.Settings.Calendar, OnExcluded: in.Settings.OnExcluded, Window: in.Settings.Window})
 		}
 	}
 	return out, warnings
@@ -105,7 +116,8 @@ func FromStored(ins []timer.Instance) []Instance {
 	out := make([]Instance, 0, len(ins))
 	for _, in := range ins {
 		out = append(out, Instance{App: in.App, Timer: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: in.Timezone,
-			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Timer, in.Tenant, in.Settings)})
+			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Timer, in.Tenant, in.Settings),
+			Calendar: in.Calendar, OnExcluded: in.OnExcluded, Window: in.Window})
 	}
 	return out
 }
@@ -285,7 +297,8 @@ type Priced struct {
 // group is the instances that share a schedule: their firings are enumerated once.
 type group struct {
 	schedule, timezone, dst string
-	members                 []int // indexes into Input.Instances
+	st                      timer.Settings // the schedule, zone and policy, calendar and window
+	members                 []int          // indexes into Input.Instances
 }
 
 // Compute works the plan out. It fails only on bad input: a schedule or time zone that does
@@ -309,15 +322,15 @@ func Compute(in Input) (Plan, error) {
 
 	// Instances with the same schedule fire together: enumerate each schedule once.
 	var groups []*group
-	byKey := map[[3]string]*group{}
+	byKey := map[string]*group{}
 	for i, inst := range in.Instances {
 		if !inst.Active {
 			continue
 		}
-		k := [3]string{inst.Schedule, inst.Timezone, inst.DST}
+		k := inst.settings().ScheduleKey()
 		g := byKey[k]
 		if g == nil {
-			g = &group{schedule: inst.Schedule, timezone: inst.Timezone, dst: inst.DST}
+			g = &group{schedule: inst.Schedule, timezone: inst.Timezone, dst: inst.DST, st: inst.settings()}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
@@ -581,11 +594,10 @@ type result struct {
 // It counts the firings of each whole local day of the horizon, the finishes' expected
 // moves, and the minutes the due key spends in the past.
 func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, fire func(at time.Time, sentByFetch float64)) (result, error) {
-	dst, err := schedule.ParseDST(g.dst)
-	if err != nil {
+	if _, err := schedule.ParseDST(g.dst); err != nil {
 		return result{}, err
 	}
-	sch, err := schedule.ParseIn(g.schedule, g.timezone, schedule.WithDST(dst))
+	sch, err := g.st.ParseSchedule()
 	if err != nil {
 		return result{}, err
 	}

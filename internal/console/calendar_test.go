@@ -1,0 +1,66 @@
+package console_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The timer's next runs and the edit page's preview apply its business calendar; a timer past
+// its validity window shows as ended.
+func TestCalendarPreviews(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	names := []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+	only := time.Now().UTC().AddDate(0, 0, 3).Weekday() // the one weekday the calendar leaves
+	var excluded []string
+	for w, n := range names {
+		if time.Weekday(w) != only {
+			excluded = append(excluded, n)
+		}
+	}
+	key := f.create(t, "Biz", "09:00", func(in *timer.Instance) {
+		in.Calendar = &timer.Calendar{Name: "one-day", CalendarRules: schedule.CalendarRules{Weekdays: excluded}}
+	})
+	status, body, _ := f.do(t, "GET", "/api/timers/"+keyPath(key), f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	d := decode[console.TimerDetail](t, body)
+	require.Equal(t, "one-day", d.Calendar)
+	require.Equal(t, "skip", d.OnExcluded)
+	require.NotEmpty(t, d.NextRuns)
+	for _, r := range d.NextRuns {
+		require.Equal(t, only, r.Weekday(), "next runs only on the day the calendar leaves: %s", r)
+	}
+
+	page := "/timers/" + keyPath(key) + "/edit"
+	b := f.login(t)
+	form := url.Values{"csrf": {b.csrf(t, page)}, "op": {"preview"}, "schedule": {"10:00"}, "timeout": {"20s"}, "priority": {"3"}, "dst": {"shift"}}
+	status, body, _ = b.send(t, "POST", page, form, "")
+	require.Equal(t, http.StatusOK, status)
+	preview := body[strings.Index(body, `<ol id="preview"`):]
+	preview = preview[:strings.Index(preview, "</ol>")]
+	require.Equal(t, 10, strings.Count(preview, "<li>"), preview)
+	require.Equal(t, 10, strings.Count(preview, only.String()[:3]+" "), "every preview instant on the one weekday: %s", preview)
+
+	ended := f.create(t, "Ended", "every 1h", func(in *timer.Instance) {
+		in.End = time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+		in.NextRun = time.Time{}
+	})
+	status, body, _ = f.do(t, "GET", "/api/timers/"+keyPath(ended), f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	d = decode[console.TimerDetail](t, body)
+	require.True(t, d.Ended)
+	require.False(t, d.Failing)
+	require.Empty(t, d.NextRuns, "no run after its end")
+	status, body, _ = b.send(t, "GET", "/timers/"+keyPath(ended), nil, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "ended (past its validity window)")
+}
