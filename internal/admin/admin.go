@@ -130,3 +130,12 @@ func PreviewSettings(st timer.Settings, from time.Time, n int) ([]time.Time, err
 	}
 	return out, nil
 }
+
+// validMisfireAfter checks an edited catch-up window: 0 (the default, 60 s) or 1s..168h, the
+// manifest's range.
+func validMisfireAfter(d time.Duration) error {
+	if d != 0 && (d < time.Second || d > manifest.MaxMisfireAfter) {
+		return fmt.Errorf("misfireAfter: %s is out of range 1s..%s (0: the default, %s)", d, manifest.MaxMisfireAfter, timer.MisfireThreshold)
+	}
+	return nil
+}

@@ -61,3 +61,50 @@ timers:
 		require.Equal(t, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun)
 	})
 }
+
+// An operator's catch-up window is an edit like the others: validated, kept by a publish
+// (the manifest's value becomes its default), undone by a reset.
+func TestEditMisfireAfter(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s := f.svc
+		ctx := context.Background()
+		name := uniq(t, "Late")
+		key := timer.Key{Timer: name}
+		doc := func(window string) string {
+			return fmt.Sprintf("timers:\n  - {name: %s, schedule: \"every 1h\", misfireAfter: %s, %s}\n", name, window, act)
+		}
+		_, err := s.Sync(ctx, manifestOf(t, doc("5m")))
+		require.NoError(t, err)
+		require.Equal(t, 5*time.Minute, get(t, s, key).MisfireAfter)
+
+		_, err = s.Edit(ctx, key, admin.Edit{MisfireAfter: ptr(500 * time.Millisecond), By: "test"})
+		require.ErrorContains(t, err, "misfireAfter: 500ms is out of range 1s..168h0m0s")
+		require.Equal(t, 5*time.Minute, get(t, s, key).MisfireAfter, "an invalid edit changes nothing")
+
+		_, err = s.Edit(ctx, key, admin.Edit{MisfireAfter: ptr(30 * time.Minute), By: "test"})
+		require.NoError(t, err)
+		in := get(t, s, key)
+		require.Equal(t, 30*time.Minute, in.MisfireAfter)
+		require.Equal(t, 30*time.Minute, in.MisfireWindow())
+
+		rep, err := s.Sync(ctx, manifestOf(t, doc("10m")))
+		require.NoError(t, err)
+		require.Contains(t, rep.Kept, name)
+		require.Equal(t, 30*time.Minute, get(t, s, key).MisfireAfter, "the operator's window survives the publish")
+		rec, ok, err := s.Store.EditOf(ctx, key)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, 10*time.Minute, rec.Defaults.MisfireAfter, "the manifest's new value is the default")
+
+		_, err = s.Edit(ctx, key, admin.Edit{Reset: true, By: "test"})
+		require.NoError(t, err)
+		require.Equal(t, 10*time.Minute, get(t, s, key).MisfireAfter)
+		_, ok, err = s.Store.EditOf(ctx, key)
+		require.NoError(t, err)
+		require.False(t, ok)
+
+		_, err = s.Edit(ctx, key, admin.Edit{MisfireAfter: ptr(time.Duration(0)), By: "test"})
+		require.NoError(t, err)
+		require.Equal(t, timer.MisfireThreshold, get(t, s, key).MisfireWindow(), "0: the default window")
+	})
+}

@@ -225,6 +225,9 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 		if cur.DST != edit.Defaults.DST {
 			st.DST = cur.DST
 		}
+		if cur.MisfireAfter != edit.Defaults.MisfireAfter {
+			st.MisfireAfter = cur.MisfireAfter
+		}
 	}
 	name := d.Key.String()
 	next, err := nextRun(st, s.Clock.Now())

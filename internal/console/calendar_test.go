@@ -64,3 +64,22 @@ func TestCalendarPreviews(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, "ended (past its validity window)")
 }
+
+func TestAPIEditMisfireAfter(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.create(t, "Late", "every 1h", nil)
+	path := "/api/timers/" + keyPath(key)
+	status, body, _ := f.do(t, "PATCH", path, f.token, `{"misfireAfter":"soon"}`)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, `misfireAfter: want a duration such as 10m or 90s, got \"soon\"`)
+	status, body, _ = f.do(t, "PATCH", path, f.token, `{"misfireAfter":"200h"}`)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "misfireAfter: 200h0m0s is out of range 1s..168h0m0s")
+	status, body, _ = f.do(t, "PATCH", path, f.token, `{"misfireAfter":"10m"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	d := decode[console.TimerDetail](t, body)
+	require.Equal(t, "10m0s", d.MisfireAfter)
+	require.True(t, d.Edited)
+	require.Equal(t, 10*time.Minute, f.get(t, key).MisfireAfter)
+}

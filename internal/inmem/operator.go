@@ -153,6 +153,7 @@ func (s *Store) SaveEdit(_ context.Context, key timer.Key, e timer.Edit) (timer.
 			return fmt.Errorf("%w: %s was edited by someone else meanwhile; reload and edit again", timer.ErrChanged, key)
 		}
 		in.Schedule, in.Timeout, in.Priority, in.DST = e.Effective.Schedule, e.Effective.Timeout, e.Effective.Priority, e.Effective.DST
+		in.MisfireAfter = e.Effective.MisfireAfter
 		if e.Effective == e.Defaults {
 			delete(s.op.edits, key)
 		} else {
