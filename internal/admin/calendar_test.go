@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -106,5 +108,67 @@ func TestEditMisfireAfter(t *testing.T) {
 		_, err = s.Edit(ctx, key, admin.Edit{MisfireAfter: ptr(time.Duration(0)), By: "test"})
 		require.NoError(t, err)
 		require.Equal(t, timer.MisfireThreshold, get(t, s, key).MisfireWindow(), "0: the default window")
+	})
+}
+
+// An operator's calendar edit reaches every instance using the calendar at once (rescheduled
+// from now), and a publish, and a tenant added later, keep it.
+func TestEditCalendar(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s, clock := f.svc, f.clock
+		ctx := context.Background()
+		clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)) // a Friday
+		pay, mt, tenant := uniq(t, "Pay"), uniq(t, "MT"), uniq(t, "tn")
+		cal := uniq(t, "biz")
+		t.Cleanup(func() { _, _ = s.RemoveTenant(context.Background(), tenant) })
+		doc := fmt.Sprintf(`calendars:
+  - {name: %s, weekdays: [sat, sun]}
+timers:
+  - {name: %s, schedule: "09:00", calendar: %s, onExcluded: next-business-day, %s}
+  - {name: %s, schedule: "09:00", calendar: %s, multiTenant: true, %s}
+`, cal, pay, cal, act, mt, cal, act)
+		_, err := s.Sync(ctx, manifestOf(t, doc))
+		require.NoError(t, err)
+		info, err := s.Calendar(ctx, "", cal)
+		require.NoError(t, err)
+		require.Equal(t, []string{"sat", "sun"}, info.Weekdays)
+		require.Equal(t, []string{pay}, info.Timers)
+		require.Nil(t, info.EditedAt)
+
+		_, err = s.EditCalendar(ctx, "", cal, schedule.CalendarRules{Dates: []string{"2027-02-30"}}, "test")
+		require.ErrorIs(t, err, errkind.Invalid)
+		require.ErrorContains(t, err, `dates[0]: "2027-02-30" is not a date`)
+		_, err = s.EditCalendar(ctx, "", cal+"x", schedule.CalendarRules{}, "test")
+		require.ErrorIs(t, err, timer.ErrNotFound)
+		require.Equal(t, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun, "nothing changed")
+
+		rules := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}, Dates: []string{"2026-11-30"}}
+		info, err = s.EditCalendar(ctx, "", cal, rules, "ops")
+		require.NoError(t, err)
+		require.Equal(t, "ops", info.EditedBy)
+		require.Equal(t, rules, info.CalendarRules)
+		in := get(t, s, timer.Key{Timer: pay})
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), in.NextRun, "rescheduled under the new rules")
+		require.Equal(t, rules, in.Calendar.CalendarRules)
+
+		_, err = s.Sync(ctx, manifestOf(t, doc))
+		require.NoError(t, err)
+		require.Equal(t, rules, get(t, s, timer.Key{Timer: pay}).Calendar.CalendarRules, "a publish keeps the edit")
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun)
+
+		_, err = s.AddTenant(ctx, tenant)
+		require.NoError(t, err)
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: mt, Tenant: tenant}).NextRun,
+			"a new tenant's instance takes the edited rules")
+		cals, err := s.Calendars(ctx, "")
+		require.NoError(t, err)
+		var found bool
+		for _, c := range cals {
+			if c.Name == cal {
+				found = true
+				require.ElementsMatch(t, []string{pay, mt + "@" + tenant}, c.Timers)
+			}
+		}
+		require.True(t, found)
 	})
 }

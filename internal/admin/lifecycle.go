@@ -80,6 +80,10 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			current[in.Key.Norm()] = in
 		}
 	}
+	overlay, err := s.calendarOverlay(ctx)
+	if err != nil {
+		return rep, err
+	}
 	var enqueue []timer.Instance
 	defs := map[string]string{}
 	for _, t := range m.Timers {
@@ -89,6 +93,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 		defs[m.Key(t.Name).Name()] = string(spec)
 		for _, d := range m.Expand(t, tenants, s.Defaults) {
+			overlay(m.App, &d.Settings)
 			cur, ok := current[d.Key]
 			delete(current, d.Key)
 			var curp *timer.Instance
@@ -429,11 +434,16 @@ func (s *Service) expandTenant(ctx context.Context, tenant string, apps func(app
 	if err != nil {
 		return err
 	}
+	overlay, err := s.calendarOverlay(ctx)
+	if err != nil {
+		return err
+	}
 	for _, def := range defs {
 		if !def.Timer.MultiTenant || !apps(def.App) {
 			continue
 		}
 		for _, d := range def.Timer.ExpandFor(def.App, []string{tenant}, s.Defaults) {
+			overlay(def.App, &d.Settings)
 			var curp *timer.Instance
 			cur, err := s.Store.Get(ctx, d.Key)
 			switch {

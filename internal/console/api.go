@@ -21,7 +21,7 @@ type APIRoute struct {
 }
 
 func (s *Server) apiRoutes() []APIRoute {
-	return []APIRoute{
+	return append([]APIRoute{
 		{"GET", "/api/health", s.apiHealth},
 		{"GET", "/api/timers", s.apiTimers},
 		{"GET", "/api/timers/{name}", s.apiTimer},
@@ -33,7 +33,7 @@ func (s *Server) apiRoutes() []APIRoute {
 		{"GET", "/api/logs/entry", s.apiEntry},
 		{"GET", "/api/schedule/preview", s.apiPreview},
 		{"POST", "/api/login-links", s.apiLoginLink},
-	}
+	}, s.calendarRoutes()...)
 }
 
 // APIRoutes lists the API's routes (for documentation checks).

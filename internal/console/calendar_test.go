@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -82,4 +85,57 @@ func TestAPIEditMisfireAfter(t *testing.T) {
 	require.Equal(t, "10m0s", d.MisfireAfter)
 	require.True(t, d.Edited)
 	require.Equal(t, 10*time.Minute, f.get(t, key).MisfireAfter)
+}
+
+func TestCalendarsAPIAndPage(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	app := strings.ToLower(f.prefix)
+	m, err := manifest.Parse(strings.NewReader(`app: ` + app + `
+calendars:
+  - {name: biz, weekdays: [sat, sun]}
+timers:
+  - {name: Pay, schedule: "09:00", calendar: biz, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`))
+	require.NoError(t, err)
+	_, err = f.svc.Admin.Sync(context.Background(), m)
+	require.NoError(t, err)
+	key := timer.Key{App: app, Timer: "Pay"}
+
+	status, body, _ := f.do(t, "GET", "/api/calendars?app="+app, f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	cals := decode[[]admin.CalendarInfo](t, body)
+	require.Len(t, cals, 1)
+	require.Equal(t, []string{app + ":Pay"}, cals[0].Timers)
+	require.Equal(t, []string{"sat", "sun"}, cals[0].Weekdays)
+
+	path := "/api/calendars/biz?app=" + app
+	status, body, _ = f.do(t, "PUT", path, f.token, `{"dates":["2027-02-30"]}`)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, `dates[0]: \"2027-02-30\" is not a date`)
+	status, body, _ = f.do(t, "PUT", path, f.token, `{"holidays":["2027-01-01"]}`)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	status, body, _ = f.do(t, "PUT", "/api/calendars/nope?app="+app, f.token, `{}`)
+	require.Equal(t, http.StatusNotFound, status, body)
+
+	status, body, _ = f.do(t, "PUT", path, f.token, `{"weekdays":["sun","mon","tue","wed","thu","fri"]}`)
+	require.Equal(t, http.StatusOK, status, body)
+	in := f.get(t, key)
+	require.Equal(t, time.Saturday, in.NextRun.Weekday(), "rescheduled: only Saturdays are left")
+	require.Equal(t, []string{"sun", "mon", "tue", "wed", "thu", "fri"}, in.Calendar.Weekdays)
+
+	b := f.login(t)
+	status, body, _ = b.send(t, "GET", "/calendars", nil, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `id="calendar-`+app+`-biz"`)
+	form := url.Values{"csrf": {b.csrf(t, "/calendars")}, "app": {app}, "weekdays": {"sat, sun"}, "dates": {""}, "yearly": {""}, "ranges": {""}}
+	status, _, _ = b.send(t, "POST", "/calendars/biz", form, "")
+	require.Equal(t, http.StatusSeeOther, status)
+	in = f.get(t, key)
+	require.Equal(t, []string{"sat", "sun"}, in.Calendar.Weekdays)
+	require.NotEqual(t, time.Saturday, in.NextRun.Weekday())
+	form.Set("dates", "2027-13-01")
+	status, body, _ = b.send(t, "POST", "/calendars/biz", form, "")
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "is not a date")
 }

@@ -59,3 +59,13 @@ func (s Settings) ScheduleKey() string {
 
 // Ended reports whether the timer's validity window is over at now.
 func (s Settings) Ended(now time.Time) bool { return schedule.Ended(s.End, now) }
+
+// CalendarEdit is an operator's replacement of an app's calendar's rules. It is kept across
+// publishes (a publish applies it over the manifest's rules) until edited again.
+type CalendarEdit struct {
+	App  string `json:"app"` // "" for the default app
+	Name string `json:"name"`
+	schedule.CalendarRules
+	At time.Time `json:"editedAt"`
+	By string    `json:"editedBy"`
+}
