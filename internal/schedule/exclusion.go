@@ -160,11 +160,14 @@ func (c *Calendar) Excludes(t time.Time, loc *time.Location) bool {
 }
 
 // excludesEveryDay: dates and ranges end, so only weekdays and yearly dates can exclude
-// every day, and those repeat every 400 years.
+// every day. Every day of the year (02-29 included) falls on each weekday in some year, so
+// they do exactly when every weekday or every day of the year is excluded.
 func (c *Calendar) excludesEveryDay() bool {
-	for day := range int64(146097) {
-		_, m, d := civil(day)
-		if c.weekdays&(1<<weekday(day)) == 0 && c.yearly[m]&(1<<d) == 0 {
+	if c.weekdays == allWeekdays {
+		return true
+	}
+	for m := 1; m <= 12; m++ {
+		if days := uint32(1)<<(daysIn(2000, m)+1) - 2; c.yearly[m]&days != days {
 			return false
 		}
 	}

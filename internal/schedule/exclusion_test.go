@@ -122,11 +122,14 @@ func TestCalendarValidation(t *testing.T) {
 		{CalendarRules{Ranges: []string{"2027-08-02..2027-08-32"}}, `ranges[0]: "2027-08-32" is not a date`},
 		{CalendarRules{Weekdays: []string{"funday"}}, `weekdays[0]: "funday": expected one of sun mon tue wed thu fri sat`},
 		{CalendarRules{Weekdays: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}}, `excludes every day`},
+		{CalendarRules{Yearly: everyDayOfTheYear()}, `excludes every day`},
 	} {
 		_, err := ParseCalendar(tt.rules)
 		require.ErrorContains(t, err, tt.want)
 	}
-	_, err := ParseCalendar(CalendarRules{Dates: []string{"2028-02-29"}, Yearly: []string{"02-29"}, Weekdays: []string{"SAT", "sun"}})
+	_, err := ParseCalendar(CalendarRules{Yearly: everyDayOfTheYear()[1:], Weekdays: []string{"sun", "mon", "tue", "wed", "thu", "fri"}})
+	require.NoError(t, err, "01-01 on a Saturday is left (2028)")
+	_, err = ParseCalendar(CalendarRules{Dates: []string{"2028-02-29"}, Yearly: []string{"02-29"}, Weekdays: []string{"SAT", "sun"}})
 	require.NoError(t, err)
 	_, err = ParseOnExcluded("weekly")
 	require.ErrorContains(t, err, `onExcluded "weekly": expected "skip"`)
@@ -279,4 +282,12 @@ func bruteCalendarNext(base Schedule, loc *time.Location, r CalendarRules, polic
 		return time.Time{}, false // a firing past the span might still land earlier
 	}
 	return best, found
+}
+
+func everyDayOfTheYear() []string {
+	var out []string
+	for d := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == 2000; d = d.AddDate(0, 0, 1) {
+		out = append(out, d.Format("01-02"))
+	}
+	return out
 }
