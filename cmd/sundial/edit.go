@@ -21,6 +21,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	timeout := fs.Duration("timeout", 0, "new effective timeout, e.g. 10m (1s..24h; no longer than a processor can wait unless async)")
 	prio := fs.Int("priority", 0, "new priority, 1 (highest) .. 4 (lowest)")
 	dst := fs.String("dst", "", "new DST policy: shift (a time the clocks skip fires at the old offset's instant) or skip (not that day)")
+	misfireAfter := fs.Duration("misfire-after", 0, "new catch-up window: how late a firing may be claimed before it has misfired, e.g. 10m (1s..168h; 0: the default, 60 s)")
 	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout, priority and DST policy")
 	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/timers/{name})")
 	appName := appFlag(fs)
@@ -42,10 +43,12 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 			e.Priority = prio
 		case "dst":
 			e.DST = dst
+		case "misfire-after":
+			e.MisfireAfter = misfireAfter
 		}
 	})
-	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil && !e.Reset {
-		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority, --dst or --reset")
+	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil && e.MisfireAfter == nil && !e.Reset {
+		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority, --dst, --misfire-after or --reset")
 	}
 	awsCfg, outs, err := t.connect(ctx)
 	if err != nil {
@@ -66,7 +69,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, d)
 	}
-	printf(stdout, "%s saved: schedule %q, timeout %s, priority %d, dst %s", d.Key, d.Schedule, d.Timeout, d.Priority, d.DST)
+	printf(stdout, "%s saved: schedule %q, timeout %s, priority %d, dst %s, misfireAfter %s", d.Key, d.Schedule, d.Timeout, d.Priority, d.DST, d.MisfireAfter)
 	if d.Edited {
 		printf(stdout, " (defaults: %q, %s, %d, %s)", d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority, d.DefaultDST)
 	}

@@ -50,11 +50,15 @@ Usage:
   sundial tenants list|add NAME|remove NAME [--json]
                               tenants of multi-tenant timers: add creates their instances,
                               remove deactivates them (history kept)
+  sundial calendars list|show NAME|edit NAME [--app A] [--dates D,..] [--yearly MM-DD,..] [--ranges A..B,..] [--weekdays sat,..] [--json]
+                              business calendars; edit replaces a calendar's rules at runtime,
+                              reschedules its timers, and is kept by later publishes
   sundial apps list [--json]  the apps, their timers, and the stack that owns each (one
                               stack's Custom::SundialTimers owns an app; another's is refused)
   sundial apps release NAME   free an app from its stack (gone without its resource's Delete):
                               its timers are unchanged, and another stack may publish it
   sundial schedule next EXPR [--from RFC3339] [--tz IANA] [--dst shift|skip] [-n N] [--json]
+        [--calendars FILE --calendar NAME --on-excluded skip|next-business-day|previous-business-day] [--start RFC3339] [--end RFC3339]
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
   sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues
@@ -96,6 +100,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdSync(ctx, rest, stdout)
 	case "tenants":
 		err = cmdTenants(ctx, rest, stdout)
+	case "calendars":
+		err = cmdCalendars(ctx, rest, stdout)
 	case "apps":
 		err = cmdApps(ctx, rest, stdout)
 	case "check":

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -67,7 +69,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(stdout, view.OfTimer(in))
+		return writeJSON(stdout, showOf(in, time.Now()))
 	}
 	return usageErr("timers: unknown subcommand %q; expected list, show, edit, run-now, activate or deactivate", args[0])
 }
@@ -97,6 +99,8 @@ func nextRunText(v view.Timer) string {
 		return "not scheduled (inactive)"
 	case v.NextRun == nil && v.IsRunningBy != "":
 		return "after the run"
+	case v.Ended:
+		return "ended"
 	case v.NextRun == nil:
 		return "not scheduled"
 	}
@@ -114,4 +118,23 @@ func clock(t *time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05.000")
+}
+
+// shown is `timers show`'s answer: the timer, and its next runs as its settings define them
+// (schedule, calendar, validity window), from now.
+type shown struct {
+	view.Timer
+	NextRuns      []time.Time `json:"nextRuns"`
+	NextRunsError string      `json:"nextRunsError,omitempty"`
+}
+
+func showOf(in timer.Instance, now time.Time) shown {
+	s := shown{Timer: view.OfTimer(in), NextRuns: []time.Time{}}
+	runs, err := admin.PreviewSettings(in.Settings, now, 5)
+	if err != nil {
+		s.NextRunsError = err.Error()
+	} else {
+		s.NextRuns = runs
+	}
+	return s
 }

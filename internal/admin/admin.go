@@ -72,7 +72,7 @@ func (s *Service) enqueueIfCovered(ctx context.Context, ins []timer.Instance, re
 }
 
 func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
-	sch, err := schedule.ParseIn(st.Schedule, st.Timezone, schedule.WithDST(schedule.DST(st.DST)))
+	sch, err := st.ParseSchedule()
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -84,5 +84,58 @@ func sameSettings(a, b timer.Settings) bool {
 	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.DST == b.DST && a.Priority == b.Priority &&
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
-		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties)
+		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b)
+}
+
+// sameCalendar compares the settings that came with business calendars: the calendar and its
+// policy, the validity window and the misfire window.
+func sameCalendar(a, b timer.Settings) bool {
+	return a.ScheduleKey() == b.ScheduleKey() && a.MisfireAfter == b.MisfireAfter
+}
+
+// nextUnderCalendar is the next run after now of the edited schedule eff with the rest of the
+// timer's settings (its calendar, validity window); sch is eff's schedule alone.
+func nextUnderCalendar(st timer.Settings, eff timer.Overridable, sch schedule.Schedule, now time.Time) time.Time {
+	st.Schedule, st.DST = eff.Schedule, eff.DST
+	if full, err := st.ParseSchedule(); err == nil {
+		sch = full
+	}
+	next, _ := sch.Next(now)
+	return next
+}
+
+// PreviewSettings returns the next n runs after `from` of a timer as its settings define them:
+// schedule, zone and DST policy, business calendar and policy, validity window. Fewer when the
+// schedule ends. A bad setting wraps errkind.Invalid.
+func PreviewSettings(st timer.Settings, from time.Time, n int) ([]time.Time, error) {
+	if len(st.Schedule) > MaxScheduleLen {
+		return nil, fmt.Errorf("%w: schedule: longer than %d characters", errkind.Invalid, MaxScheduleLen)
+	}
+	if _, err := schedule.ParseDST(st.DST); err != nil {
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
+	}
+	sch, err := st.ParseSchedule()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
+	}
+	loc, _ := schedule.LoadLocation(st.Timezone)
+	out := []time.Time{}
+	for t := from; len(out) < n; {
+		next, ok := sch.Next(t)
+		if !ok {
+			break
+		}
+		out = append(out, next.In(loc))
+		t = next
+	}
+	return out, nil
+}
+
+// validMisfireAfter checks an edited catch-up window: 0 (the default, 60 s) or 1s..168h, the
+// manifest's range.
+func validMisfireAfter(d time.Duration) error {
+	if d != 0 && (d < time.Second || d > manifest.MaxMisfireAfter) {
+		return fmt.Errorf("misfireAfter: %s is out of range 1s..%s (0: the default, %s)", d, manifest.MaxMisfireAfter, timer.MisfireThreshold)
+	}
+	return nil
 }

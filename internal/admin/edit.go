@@ -23,6 +23,10 @@ type Edit struct {
 	DST   *string
 	Reset bool
 	By    string // who edits, for the record ("console", "cli")
+
+	// MisfireAfter is the catch-up window: how late a firing may be claimed before it has
+	// misfired (0: the default, 60 s).
+	MisfireAfter *time.Duration
 }
 
 // Limits of an edit; timeout and priority have the manifest's ranges.
@@ -66,6 +70,9 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	if e.DST != nil {
 		eff.DST = *e.DST
 	}
+	if e.MisfireAfter != nil {
+		eff.MisfireAfter = *e.MisfireAfter
+	}
 	sch, err := ValidateOverridable(eff, cur.Timezone)
 	if err != nil {
 		return cur, err
@@ -85,7 +92,7 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	de := timer.Edit{Effective: eff, Defaults: defaults, Expect: cur.Overridable(), At: now, By: e.By}
 	if eff.Schedule != cur.Schedule || eff.DST != cur.DST {
 		de.Reschedule = true
-		de.NextRun, _ = sch.Next(now)
+		de.NextRun = nextUnderCalendar(cur.Settings, eff, sch, now)
 	}
 	in, err := s.Store.SaveEdit(ctx, key, de)
 	if err != nil || !de.Reschedule {
@@ -111,6 +118,9 @@ func ValidateOverridable(o timer.Overridable, timezone string) (schedule.Schedul
 	}
 	if o.Priority < 1 || o.Priority > 4 {
 		errs = append(errs, fmt.Errorf("priority: %d is out of range 1 (highest) to 4 (lowest)", o.Priority))
+	}
+	if err := validMisfireAfter(o.MisfireAfter); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", errkind.Invalid, errors.Join(errs...))

@@ -80,15 +80,20 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			current[in.Key.Norm()] = in
 		}
 	}
+	overlay, err := s.calendarOverlay(ctx)
+	if err != nil {
+		return rep, err
+	}
 	var enqueue []timer.Instance
 	defs := map[string]string{}
 	for _, t := range m.Timers {
-		spec, err := json.Marshal(t)
+		spec, err := json.Marshal(m.Resolve(t)) // with its calendar's rules, for a tenant added later
 		if err != nil {
 			return rep, fmt.Errorf("encode definition %s: %w", t.Name, err)
 		}
 		defs[m.Key(t.Name).Name()] = string(spec)
 		for _, d := range m.Expand(t, tenants, s.Defaults) {
+			overlay(m.App, &d.Settings)
 			cur, ok := current[d.Key]
 			delete(current, d.Key)
 			var curp *timer.Instance
@@ -225,6 +230,9 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 		if cur.DST != edit.Defaults.DST {
 			st.DST = cur.DST
 		}
+		if cur.MisfireAfter != edit.Defaults.MisfireAfter {
+			st.MisfireAfter = cur.MisfireAfter
+		}
 	}
 	name := d.Key.String()
 	next, err := nextRun(st, s.Clock.Now())
@@ -249,7 +257,7 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	// One the publish activates runs from now on: a next run that passed while it was
 	// inactive is stale, not a missed firing to run at once.
 	stale := !cur.Active && active && !cur.Running() && cur.NextRun.Before(s.Clock.Now())
-	reschedule := cur.Schedule != st.Schedule || cur.Timezone != st.Timezone || cur.DST != st.DST || stale ||
+	reschedule := cur.ScheduleKey() != st.ScheduleKey() || stale ||
 		(cur.NextRun.IsZero() && !cur.Running() && !next.IsZero())
 	settingsChanged := reschedule || !sameSettings(cur.Settings, st)
 	in := *cur
@@ -426,11 +434,16 @@ func (s *Service) expandTenant(ctx context.Context, tenant string, apps func(app
 	if err != nil {
 		return err
 	}
+	overlay, err := s.calendarOverlay(ctx)
+	if err != nil {
+		return err
+	}
 	for _, def := range defs {
 		if !def.Timer.MultiTenant || !apps(def.App) {
 			continue
 		}
 		for _, d := range def.Timer.ExpandFor(def.App, []string{tenant}, s.Defaults) {
+			overlay(def.App, &d.Settings)
 			var curp *timer.Instance
 			cur, err := s.Store.Get(ctx, d.Key)
 			switch {

@@ -17,6 +17,15 @@ type Store interface {
 	DefinitionStore
 	DeployStore
 	OwnerStore
+	CalendarStore
+}
+
+// CalendarStore keeps operators' calendar edits (timer.CalendarEdit), one per app and name.
+type CalendarStore interface {
+	// CalendarEdits lists them, by app and name.
+	CalendarEdits(ctx context.Context) ([]timer.CalendarEdit, error)
+	// PutCalendarEdit saves one, replacing the app's previous edit of the calendar.
+	PutCalendarEdit(ctx context.Context, e timer.CalendarEdit) error
 }
 
 // InstanceStore changes runtime instances outside an execution.

@@ -21,7 +21,7 @@ type APIRoute struct {
 }
 
 func (s *Server) apiRoutes() []APIRoute {
-	return []APIRoute{
+	return append([]APIRoute{
 		{"GET", "/api/health", s.apiHealth},
 		{"GET", "/api/timers", s.apiTimers},
 		{"GET", "/api/timers/{name}", s.apiTimer},
@@ -33,7 +33,7 @@ func (s *Server) apiRoutes() []APIRoute {
 		{"GET", "/api/logs/entry", s.apiEntry},
 		{"GET", "/api/schedule/preview", s.apiPreview},
 		{"POST", "/api/login-links", s.apiLoginLink},
-	}
+	}, s.calendarRoutes()...)
 }
 
 // APIRoutes lists the API's routes (for documentation checks).
@@ -142,7 +142,9 @@ type editBody struct {
 	Timeout  *string `json:"timeout"`
 	Priority *int    `json:"priority"`
 	DST      *string `json:"dst"`
-	Reset    bool    `json:"reset"`
+	// MisfireAfter is a duration such as "10m" ("0s": the default window).
+	MisfireAfter *string `json:"misfireAfter"`
+	Reset        bool    `json:"reset"`
 }
 
 func (s *Server) apiEdit(r *http.Request) (any, error) {
@@ -155,6 +157,13 @@ func (s *Server) apiEdit(r *http.Request) (any, error) {
 		return nil, err
 	}
 	e := admin.Edit{Schedule: b.Schedule, Priority: b.Priority, DST: b.DST, Reset: b.Reset, By: by(r)}
+	if b.MisfireAfter != nil {
+		d, err := time.ParseDuration(*b.MisfireAfter)
+		if err != nil {
+			return nil, fmt.Errorf("%w: misfireAfter: want a duration such as 10m or 90s, got %q", errkind.Invalid, *b.MisfireAfter)
+		}
+		e.MisfireAfter = &d
+	}
 	if b.Timeout != nil {
 		d, err := parseTimeout(*b.Timeout)
 		if err != nil {

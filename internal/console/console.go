@@ -144,6 +144,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("POST /timers/{name}/{op}", s.page(s.operateSubmit))
 	mux.Handle("GET /logs", s.page(s.logsPage))
 	mux.Handle("GET /logs/entry", s.page(s.entryPage))
+	mux.Handle("GET /calendars", s.page(s.calendarsPage))
+	mux.Handle("POST /calendars/{name}", s.page(s.calendarSubmit))
 	mux.Handle("/", s.page(func(w http.ResponseWriter, r *http.Request) error {
 		s.renderError(w, r, http.StatusNotFound, "No such page.")
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -77,7 +78,9 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	case op != "preview":
 		return fmt.Errorf("%w: unknown operation %q; expected preview, save or reset", errkind.Invalid, op)
 	default:
-		f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, s.svc.Clock.Now(), admin.PreviewRuns)
+		st := d.settings // the typed schedule and policy, with the timer's calendar and window
+		st.Schedule, st.DST = f.Schedule, schedule.DST(f.DST).Stored()
+		f.Preview, _ = admin.PreviewSettings(st, s.svc.Clock.Now(), admin.PreviewRuns)
 	}
 	s.render(w, r, status, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})
 	return nil

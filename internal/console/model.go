@@ -39,6 +39,8 @@ type TimerDetail struct {
 	NextRuns         []time.Time `json:"nextRuns"`
 	NextRunsError    string      `json:"nextRunsError,omitempty"`
 	Recent           []LogEntry  `json:"recent"`
+	// settings are the instance's, for the edit page's preview (its calendar and window).
+	settings timer.Settings
 }
 
 // LogEntry is one execution with its reference (for the entry page) and lateness.

@@ -184,7 +184,8 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 		d.DefaultDST = view.DST(rec.Defaults.DST)
 		d.EditedAt, d.EditedBy = ptr(rec.At), rec.By
 	}
-	if runs, err := admin.Preview(in.Schedule, in.Timezone, in.DST, s.Clock.Now(), admin.PreviewRuns); err != nil {
+	d.settings = in.Settings
+	if runs, err := admin.PreviewSettings(in.Settings, s.Clock.Now(), admin.PreviewRuns); err != nil {
 		d.NextRunsError = err.Error()
 	} else {
 		d.NextRuns = runs

@@ -71,6 +71,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			Set(n("async"), expression.Value(st.Async)).
 			Set(n("heartbeatMs"), expression.Value(st.Heartbeat.Milliseconds()))
 		upd = setDST(upd, st.DST)
+		upd = setCalendar(upd, st)
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}
@@ -321,4 +322,23 @@ func collect[T, O any](ctx context.Context, p pager[O], items func(O) []map[stri
 		out = append(out, decoded...)
 	}
 	return out, nil
+}
+
+// setCalendar writes the settings that came with business calendars, each attribute only
+// when set (an item without them reads as a timer without a calendar or window).
+func setCalendar(upd expression.UpdateBuilder, st timer.Settings) expression.UpdateBuilder {
+	n := expression.Name
+	setOrRemove := func(name string, set bool, v any) {
+		if set {
+			upd = upd.Set(n(name), expression.Value(v))
+		} else {
+			upd = upd.Remove(n(name))
+		}
+	}
+	setOrRemove("calendar", st.Calendar != nil, st.Calendar)
+	setOrRemove("onExcluded", st.OnExcluded != "", st.OnExcluded)
+	setOrRemove("startAt", !st.Start.IsZero(), ms(st.Start))
+	setOrRemove("endAt", !st.End.IsZero(), ms(st.End))
+	setOrRemove("misfireAfterMs", st.MisfireAfter > 0, st.MisfireAfter.Milliseconds())
+	return upd
 }

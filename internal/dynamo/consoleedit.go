@@ -24,6 +24,8 @@ type editItem struct {
 		TimeoutMs int64  `dynamodbav:"timeoutMs"`
 		Priority  int    `dynamodbav:"priority"`
 		DST       string `dynamodbav:"dst,omitempty"`
+		// MisfireAfterMs: absent in records written before it, and for the default window.
+		MisfireAfterMs int64 `dynamodbav:"misfireAfterMs,omitempty"`
 	} `dynamodbav:"defaults"`
 	EditedAt int64  `dynamodbav:"editedAt"`
 	EditedBy string `dynamodbav:"editedBy"`
@@ -38,8 +40,9 @@ func (it editItem) record() (timer.EditRecord, bool) {
 	}
 	d := it.Defaults
 	return timer.EditRecord{
-		Defaults: timer.Overridable{Schedule: d.Schedule, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond, Priority: d.Priority, DST: d.DST},
-		At:       fromMs(it.EditedAt), By: it.EditedBy,
+		Defaults: timer.Overridable{Schedule: d.Schedule, Timeout: time.Duration(d.TimeoutMs) * time.Millisecond, Priority: d.Priority, DST: d.DST,
+			MisfireAfter: time.Duration(d.MisfireAfterMs) * time.Millisecond},
+		At: fromMs(it.EditedAt), By: it.EditedBy,
 	}, true
 }
 
@@ -47,6 +50,9 @@ func defaultsValue(o timer.Overridable) expression.ValueBuilder {
 	v := map[string]any{"schedule": o.Schedule, "timeoutMs": o.Timeout.Milliseconds(), "priority": o.Priority}
 	if o.DST != "" {
 		v["dst"] = o.DST
+	}
+	if o.MisfireAfter > 0 {
+		v["misfireAfterMs"] = o.MisfireAfter.Milliseconds()
 	}
 	return expression.Value(v)
 }
@@ -74,7 +80,17 @@ func overridableIs(o timer.Overridable) expression.ConditionBuilder {
 	return n("schedule").Equal(expression.Value(o.Schedule)).
 		And(n("timeoutMs").Equal(expression.Value(o.Timeout.Milliseconds()))).
 		And(n("priority").Equal(expression.Value(o.Priority))).
-		And(dstIs(o.DST))
+		And(dstIs(o.DST)).
+		And(misfireAfterIs(o.MisfireAfter))
+}
+
+// misfireAfterIs is the condition that an item's misfire window is d (zero: the attribute is
+// absent, the default window).
+func misfireAfterIs(d time.Duration) expression.ConditionBuilder {
+	if d <= 0 {
+		return expression.Name("misfireAfterMs").AttributeNotExists()
+	}
+	return expression.Name("misfireAfterMs").Equal(expression.Value(d.Milliseconds()))
 }
 
 // SaveEdit applies an operator's edit in one conditional write (timer.ErrNotFound,
@@ -88,6 +104,11 @@ func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e timer.Edit) (time
 		Set(n("leaseMs"), expression.Value(eff.Lease().Milliseconds())).
 		Set(n("priority"), expression.Value(e.Effective.Priority))
 	upd = setDST(upd, e.Effective.DST)
+	if e.Effective.MisfireAfter > 0 {
+		upd = upd.Set(n("misfireAfterMs"), expression.Value(e.Effective.MisfireAfter.Milliseconds()))
+	} else {
+		upd = upd.Remove(n("misfireAfterMs"))
+	}
 	if e.Effective == e.Defaults {
 		upd = upd.Remove(n("defaults")).Remove(n("editedAt")).Remove(n("editedBy"))
 	} else {

@@ -48,12 +48,20 @@ type instanceItem struct {
 	RetryBackoff string            `dynamodbav:"retryBackoff,omitempty"`
 	Async        bool              `dynamodbav:"async,omitempty"`
 	HeartbeatMs  int64             `dynamodbav:"heartbeatMs,omitempty"`
-	Active       bool              `dynamodbav:"active"`
-	ActiveBy     string            `dynamodbav:"activeBy,omitempty"`
-	Shard        int               `dynamodbav:"shard"`
-	ShardKey     string            `dynamodbav:"shardKey"`
-	DueShard     string            `dynamodbav:"dueShard,omitempty"`
-	DueAt        int64             `dynamodbav:"dueAt,omitempty"`
+	// Calendar is the timer's business calendar with its rules (copied in at publish, so the
+	// processor computes a next run from the item it claimed); the attributes below are
+	// absent for a timer without them.
+	Calendar       *timer.Calendar `dynamodbav:"calendar,omitempty"`
+	OnExcluded     string          `dynamodbav:"onExcluded,omitempty"`
+	StartMs        int64           `dynamodbav:"startAt,omitempty"`
+	EndMs          int64           `dynamodbav:"endAt,omitempty"`
+	MisfireAfterMs int64           `dynamodbav:"misfireAfterMs,omitempty"`
+	Active         bool            `dynamodbav:"active"`
+	ActiveBy       string          `dynamodbav:"activeBy,omitempty"`
+	Shard          int             `dynamodbav:"shard"`
+	ShardKey       string          `dynamodbav:"shardKey"`
+	DueShard       string          `dynamodbav:"dueShard,omitempty"`
+	DueAt          int64           `dynamodbav:"dueAt,omitempty"`
 
 	NextRun            int64  `dynamodbav:"nextRun,omitempty"`
 	LastRun            int64  `dynamodbav:"lastRun,omitempty"`
@@ -123,7 +131,9 @@ func toItem(in timer.Instance) instanceItem {
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
 		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active, ActiveBy: in.ActiveBy,
 		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
-		Shard: in.Shard, ShardKey: shardKey(in.Shard),
+		Calendar: in.Calendar, OnExcluded: in.OnExcluded, StartMs: ms(in.Start), EndMs: ms(in.End),
+		MisfireAfterMs: in.MisfireAfter.Milliseconds(),
+		Shard:          in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), LeaseDeadline: ms(in.LeaseDeadline), ClaimedNextRun: ms(in.ClaimedNextRun),
@@ -154,6 +164,8 @@ func (it instanceItem) instance() timer.Instance {
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
 			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,
 			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
+			Calendar: it.Calendar, OnExcluded: it.OnExcluded, Window: timer.Window{Start: fromMs(it.StartMs), End: fromMs(it.EndMs)},
+			MisfireAfter: time.Duration(it.MisfireAfterMs) * time.Millisecond,
 		},
 		Active: it.Active, ActiveBy: it.ActiveBy, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),

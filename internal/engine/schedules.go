@@ -9,21 +9,19 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// schedules caches parsed schedules; they are immutable values keyed by expression, zone
-// and DST policy.
+// schedules caches parsed schedules; they are immutable values keyed by what defines them
+// (expression, zone, DST policy, calendar, window: timer.Settings.ScheduleKey).
 type schedules struct{ m sync.Map }
-
-type scheduleKey struct{ expr, zone, dst string }
 
 // next returns the NextFunc for an instance's effective schedule. Schedules are validated
 // where they enter (manifest, CLI, API); an invalid one here means the table was edited by
 // hand, and the error is reported in the execution log rather than crashing.
 func (s *schedules) next(in timer.Instance) (timer.NextFunc, error) {
-	k := scheduleKey{in.Schedule, in.Timezone, in.DST}
+	k := in.ScheduleKey()
 	if v, ok := s.m.Load(k); ok {
 		return v.(schedule.Schedule).Next, nil
 	}
-	sch, err := schedule.ParseIn(in.Schedule, in.Timezone, schedule.WithDST(schedule.DST(in.DST)))
+	sch, err := in.ParseSchedule()
 	if err != nil {
 		return none, fmt.Errorf("timer %s: %w", in.Key, err)
 	}

@@ -28,6 +28,7 @@ type operatorState struct {
 	definitions map[string]string
 	published   map[string]time.Time
 	appOwners   map[string]timer.AppOwner
+	calendars   map[[2]string]timer.CalendarEdit // by app ("": default) and name
 	lastTick    time.Time
 }
 
@@ -35,7 +36,7 @@ func newOperatorState() operatorState {
 	return operatorState{
 		edits: map[timer.Key]timer.EditRecord{}, wokenFor: map[timer.Key]string{},
 		tenants: map[string]timer.Tenant{}, definitions: map[string]string{}, published: map[string]time.Time{},
-		appOwners: map[string]timer.AppOwner{},
+		appOwners: map[string]timer.AppOwner{}, calendars: map[[2]string]timer.CalendarEdit{},
 	}
 }
 
@@ -153,6 +154,7 @@ func (s *Store) SaveEdit(_ context.Context, key timer.Key, e timer.Edit) (timer.
 			return fmt.Errorf("%w: %s was edited by someone else meanwhile; reload and edit again", timer.ErrChanged, key)
 		}
 		in.Schedule, in.Timeout, in.Priority, in.DST = e.Effective.Schedule, e.Effective.Timeout, e.Effective.Priority, e.Effective.DST
+		in.MisfireAfter = e.Effective.MisfireAfter
 		if e.Effective == e.Defaults {
 			delete(s.op.edits, key)
 		} else {
@@ -442,4 +444,27 @@ func (s *Store) UnlistTenant(_ context.Context, name, app string) (bool, error) 
 	}
 	s.op.tenants[name] = t
 	return false, nil
+}
+
+// CalendarEdits implements admin.CalendarStore.
+func (s *Store) CalendarEdits(context.Context) ([]timer.CalendarEdit, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]timer.CalendarEdit, 0, len(s.op.calendars))
+	for _, e := range s.op.calendars {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b timer.CalendarEdit) int {
+		return cmp.Or(cmp.Compare(a.App, b.App), cmp.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// PutCalendarEdit implements admin.CalendarStore.
+func (s *Store) PutCalendarEdit(_ context.Context, e timer.CalendarEdit) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.App = timer.NormApp(e.App)
+	s.op.calendars[[2]string{e.App, e.Name}] = e
+	return nil
 }

@@ -29,6 +29,8 @@ type Manifest struct {
 	// instances deactivated, once no app's manifest lists it. Tenants added with the CLI stay.
 	Tenants []string `yaml:"tenants"`
 	Timers  []Timer  `yaml:"timers"`
+	// Calendars are the business calendars the timers may name (calendar.go).
+	Calendars []Calendar `yaml:"calendars"`
 }
 
 // Timer is one entry; pointer fields are optional and take the defaults.
@@ -60,6 +62,19 @@ type Timer struct {
 	// Shards > 0 makes that many independent instances, named <name>-0 … <name>-(N-1), whose
 	// properties add tt_index (0..N-1) and tt_total (N): parallel executions over disjoint slices.
 	Shards int `yaml:"shards"`
+	// Calendar names one of the manifest's calendars: the timer does not fire on the dates
+	// it excludes (in the timer's zone); OnExcluded says what such a firing does instead
+	// (skip, the default; next-business-day; previous-business-day).
+	Calendar   string `yaml:"calendar"`
+	OnExcluded string `yaml:"onExcluded"`
+	// Start and End bound the timer's firings (RFC 3339); after End it has no next run.
+	Start *Time `yaml:"start"`
+	End   *Time `yaml:"end"`
+	// MisfireAfter replaces the 60 s misfire threshold for this timer.
+	MisfireAfter *Duration `yaml:"misfireAfter"`
+	// CalendarRules is the named calendar's rules, copied in by Manifest.Resolve (not read
+	// from YAML; kept in the stored definition).
+	CalendarRules *timer.Calendar `yaml:"-"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -225,6 +240,7 @@ func (m Manifest) Validate() error {
 		}
 		seen[t.Name] = true
 	}
+	errs = append(errs, m.calendarProblems()...)
 	return errors.Join(errs...)
 }
 
@@ -322,7 +338,7 @@ func (m Manifest) Key(name string) timer.Key {
 
 // Expand is Timer.Expand for this manifest's app: the instances' keys carry the app.
 func (m Manifest) Expand(t Timer, tenants []string, d Defaults) []Desired {
-	return t.ExpandFor(m.App, tenants, d)
+	return m.Resolve(t).ExpandFor(m.App, tenants, d)
 }
 
 // Desired is one runtime instance a manifest entry asks for.
@@ -398,6 +414,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	if t.RetryDelay != nil {
 		s.RetryDelay = t.RetryDelay.Duration
 	}
+	t.applyCalendar(&s)
 	return s
 }
 

@@ -41,6 +41,16 @@ type Instance struct {
 	// its shards and tenants, so that a plan's memory grows with the manifest, not with the
 	// instances it makes.
 	Count int
+	// Calendar, OnExcluded and Window: its business calendar and validity window, which
+	// the firings per day apply.
+	Calendar   *timer.Calendar
+	OnExcluded string
+	Window     timer.Window
+}
+
+// settings are what the instance's schedule is computed from.
+func (in Instance) settings() timer.Settings {
+	return timer.Settings{Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Calendar: in.Calendar, OnExcluded: in.OnExcluded, Window: in.Window}
 }
 
 // weight is the instances inst stands for.
@@ -67,6 +77,7 @@ func ItemBytes(name, tenant string, st timer.Settings) int {
 	if st.DST != "" {
 		n += len("dst") + len(st.DST)
 	}
+	n += calendarBytes(st)
 	mapBytes := func(name string, m map[string]string) int {
 		if len(m) == 0 {
 			return 0
@@ -111,10 +122,11 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 		return perEntry(m, tenants, d), append(warnings, fmt.Sprintf("the manifest makes %d instances: planned one row per entry standing for its shards × tenants (TENANT \"(N instances)\", --json \"count\"), all of them counted", total))
 	}
 	for _, t := range m.Timers {
-		for _, in := range t.Expand(tenants, d) {
+		for _, in := range m.Resolve(t).Expand(tenants, d) {
 			out = append(out, Instance{App: timer.NormApp(m.App), Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
 				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
-				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings)})
+				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings),
+				Calendar: in.Settings.Calendar, OnExcluded: in.Settings.OnExcluded, Window: in.Settings.Window})
 		}
 	}
 	return out, warnings
@@ -146,6 +158,7 @@ func perEntry(m manifest.Manifest, tenants []string, d manifest.Defaults) []Inst
 		if n == 0 {
 			continue
 		}
+		t = m.Resolve(t)
 		st := t.Settings(d)
 		names := t.InstanceNames()
 		if t.Shards > 0 {
@@ -162,7 +175,8 @@ func perEntry(m manifest.Manifest, tenants []string, d manifest.Defaults) []Inst
 		}
 		out = append(out, Instance{App: timer.NormApp(m.App), Timer: t.Name, Schedule: st.Schedule, Timezone: st.Timezone, DST: st.DST,
 			Priority: st.Priority, MaxRetries: st.MaxRetries, Active: t.IsActive(), Count: n,
-			ItemBytes: ItemBytes(names[len(names)-1], ten, st)})
+			ItemBytes: ItemBytes(names[len(names)-1], ten, st),
+			Calendar:  st.Calendar, OnExcluded: st.OnExcluded, Window: st.Window})
 	}
 	return out
 }
@@ -173,7 +187,8 @@ func FromStored(ins []timer.Instance) []Instance {
 	out := make([]Instance, 0, len(ins))
 	for _, in := range ins {
 		out = append(out, Instance{App: in.App, Timer: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: in.Timezone,
-			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Timer, in.Tenant, in.Settings)})
+			DST: in.DST, Priority: in.Priority, MaxRetries: in.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Timer, in.Tenant, in.Settings),
+			Calendar: in.Calendar, OnExcluded: in.OnExcluded, Window: in.Window})
 	}
 	return out
 }
@@ -365,7 +380,8 @@ type Priced struct {
 // group is the instances that share a schedule: their firings are enumerated once.
 type group struct {
 	schedule, timezone, dst string
-	members                 []int // indexes into Input.Instances
+	st                      timer.Settings // the schedule, zone and policy, calendar and window
+	members                 []int          // indexes into Input.Instances
 }
 
 // Compute works the plan out. It fails only on bad input: a schedule or time zone that does
@@ -389,15 +405,15 @@ func Compute(in Input) (Plan, error) {
 
 	// Instances with the same schedule fire together: enumerate each schedule once.
 	var groups []*group
-	byKey := map[[3]string]*group{}
+	byKey := map[string]*group{}
 	for i, inst := range in.Instances {
 		if !inst.Active {
 			continue
 		}
-		k := [3]string{inst.Schedule, inst.Timezone, inst.DST}
+		k := inst.settings().ScheduleKey()
 		g := byKey[k]
 		if g == nil {
-			g = &group{schedule: inst.Schedule, timezone: inst.Timezone, dst: inst.DST}
+			g = &group{schedule: inst.Schedule, timezone: inst.Timezone, dst: inst.DST, st: inst.settings()}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
@@ -692,11 +708,10 @@ type result struct {
 // It counts the firings of each whole local day of the horizon, the finishes' expected
 // moves, and the minutes the due key spends in the past.
 func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, fire func(at time.Time, sentByFetch float64)) (result, error) {
-	dst, err := schedule.ParseDST(g.dst)
-	if err != nil {
+	if _, err := schedule.ParseDST(g.dst); err != nil {
 		return result{}, err
 	}
-	sch, err := schedule.ParseIn(g.schedule, g.timezone, schedule.WithDST(dst))
+	sch, err := g.st.ParseSchedule()
 	if err != nil {
 		return result{}, err
 	}
@@ -801,4 +816,30 @@ func dstName(d string) string {
 		return string(schedule.DSTShift)
 	}
 	return d
+}
+
+// calendarBytes is what a business calendar, its policy, a validity window and a misfire
+// window add to an instance's item: the calendar's rules are stored in it.
+func calendarBytes(st timer.Settings) int {
+	n := 0
+	if c := st.Calendar; c != nil {
+		n += len("calendar") + 3 + len("name") + len(c.Name)
+		for name, l := range map[string][]string{"dates": c.Dates, "yearly": c.Yearly, "ranges": c.Ranges, "weekdays": c.Weekdays} {
+			if len(l) > 0 {
+				n += len(name) + 3
+				for _, v := range l {
+					n += 1 + len(v)
+				}
+			}
+		}
+	}
+	if st.OnExcluded != "" {
+		n += len("onExcluded") + len(st.OnExcluded)
+	}
+	for name, set := range map[string]bool{"startAt": !st.Start.IsZero(), "endAt": !st.End.IsZero(), "misfireAfterMs": st.MisfireAfter > 0} {
+		if set {
+			n += len(name) + 8
+		}
+	}
+	return n
 }

@@ -49,7 +49,12 @@ func (p DST) Stored() string {
 // Option changes how Parse builds a schedule.
 type Option func(*options)
 
-type options struct{ dst DST }
+type options struct {
+	dst        DST
+	calendar   *Calendar
+	onExcluded OnExcluded
+	start, end time.Time
+}
 
 // WithDST sets the policy for wall-clock times a spring-forward gap skips; an invalid
 // policy is reported by Parse.

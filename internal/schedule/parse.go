@@ -29,11 +29,25 @@ func Parse(expr string, loc *time.Location, opts ...Option) (Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	policy, err := ParseOnExcluded(string(o.onExcluded))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	s, err := parse(expr, loc)
 	if err != nil {
 		return nil, err
 	}
-	return applyDST(s, dst), nil
+	s = applyDST(s, dst)
+	if o.calendar != nil {
+		if loc == nil {
+			loc = time.UTC
+		}
+		s = excluding{base: s, loc: loc, cal: o.calendar, policy: policy, skipGaps: dst == DSTSkip}
+	}
+	if !o.start.IsZero() || !o.end.IsZero() {
+		s = window{base: s, start: o.start, end: o.end}
+	}
+	return s, nil
 }
 
 func parse(expr string, loc *time.Location) (Schedule, error) {

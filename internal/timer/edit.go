@@ -13,11 +13,13 @@ type Overridable struct {
 	Timeout  time.Duration
 	Priority int
 	DST      string // as Settings keeps it: "" (shift) or "skip"
+	// MisfireAfter is the timer's catch-up window (zero: MisfireThreshold).
+	MisfireAfter time.Duration
 }
 
 // Overridable returns the settings' editable values.
 func (s Settings) Overridable() Overridable {
-	return Overridable{Schedule: s.Schedule, Timeout: s.Timeout, Priority: s.Priority, DST: s.DST}
+	return Overridable{Schedule: s.Schedule, Timeout: s.Timeout, Priority: s.Priority, DST: s.DST, MisfireAfter: s.MisfireAfter}
 }
 
 // Edit is an operator's change to a timer as a store saves it, in one conditional write.

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,6 +192,15 @@ type Settings struct {
 	// Heartbeat is how long an async execution may stay silent before it is presumed dead
 	// (zero: DefaultHeartbeat); every heartbeat extends its lease by this much.
 	Heartbeat time.Duration `json:"heartbeat"`
+	// Calendar, when set, excludes dates from the schedule (read in the timer's zone);
+	// OnExcluded is what a firing on an excluded date does: "" (skip), "next-business-day"
+	// or "previous-business-day" (see schedule.OnExcluded).
+	Calendar   *Calendar `json:"calendar,omitempty"`
+	OnExcluded string    `json:"onExcluded,omitempty"`
+	// Window: nothing fires before Start or after End; after End the timer has no next run.
+	Window
+	// MisfireAfter replaces MisfireThreshold for this timer (zero: the default).
+	MisfireAfter time.Duration `json:"misfireAfter,omitempty"`
 }
 
 // Retry backoff kinds.
@@ -311,6 +321,11 @@ func (in Instance) Clone() Instance {
 		h := *in.Action.HTTP
 		h.Headers = maps.Clone(h.Headers)
 		in.Action.HTTP = &h
+	}
+	if in.Calendar != nil {
+		c := *in.Calendar
+		c.Dates, c.Yearly, c.Ranges, c.Weekdays = slices.Clone(c.Dates), slices.Clone(c.Yearly), slices.Clone(c.Ranges), slices.Clone(c.Weekdays)
+		in.Calendar = &c
 	}
 	if in.Action.Lambda != nil {
 		l := *in.Action.Lambda

@@ -86,12 +86,12 @@ type RunResult struct {
 type NextFunc func(t time.Time) (next time.Time, ok bool)
 
 // Misfired reports whether the running execution is a scheduled firing claimed more than
-// MisfireThreshold after it was due, and how many later scheduled instants had also passed
+// its MisfireWindow (MisfireThreshold unless the timer sets misfireAfter) after it was due, and how many later scheduled instants had also passed
 // by `now` (counted up to 10,000). Run Now, retries and requested next runs are not misfires.
 func Misfired(running Instance, next NextFunc, now time.Time) (misfired bool, missed int) {
 	scheduledAt, attempt := running.Run()
 	due := running.ClaimedNextRun
-	if attempt > 1 || !scheduledAt.Equal(due) || now.Sub(due) <= MisfireThreshold {
+	if attempt > 1 || !scheduledAt.Equal(due) || now.Sub(due) <= running.MisfireWindow() {
 		return false, 0
 	}
 	for t, ok := next(due); ok && !t.After(now) && missed < 10_000; t, ok = next(t) {

@@ -40,6 +40,15 @@ type Timer struct {
 	LastOutcome    string            `json:"lastOutcome"`
 	LastError      string            `json:"lastError"`
 	PendingAttempt int               `json:"pendingAttempt,omitempty"`
+	// Calendar and OnExcluded: the business calendar the schedule excludes dates by, and what
+	// a firing on an excluded date does; Start/End: the validity window; Ended: past its end
+	// (or its window has no firing left), so no next run, which is not a failure.
+	Calendar     string     `json:"calendar,omitempty"`
+	OnExcluded   string     `json:"onExcluded,omitempty"`
+	Start        *time.Time `json:"start,omitempty"`
+	End          *time.Time `json:"end,omitempty"`
+	Ended        bool       `json:"ended,omitempty"`
+	MisfireAfter string     `json:"misfireAfter"` // how late a firing may be claimed before it misfired
 }
 
 // Execution is one log entry.
@@ -66,14 +75,23 @@ func OfTimer(in timer.Instance) Timer {
 	if props == nil {
 		props = map[string]string{}
 	}
-	return Timer{
+	t := Timer{
 		App: in.AppName(), Name: in.Timer, Tenant: in.Tenant, Schedule: in.Schedule, Timezone: zone(in.Timezone), DST: DST(in.DST), Priority: in.Priority,
 		Timeout: in.Timeout.String(), MaxRetries: in.MaxRetries, RetryDelay: in.RetryDelay.String(),
 		Active: in.Active, ActiveBy: in.ActiveBy, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
 		NextRun: nextRun(in), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt,
+		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
+		Ended: !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 	}
+	if in.Calendar != nil {
+		t.Calendar = in.Calendar.Name
+		if t.OnExcluded == "" {
+			t.OnExcluded = "skip"
+		}
+	}
+	return t
 }
 
 // OfExecution builds the view of a log entry.

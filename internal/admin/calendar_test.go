@@ -1,0 +1,174 @@
+package admin_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// A publish computes next runs under the timers' calendars and validity windows and stores
+// the calendar's rules with each instance (and in the definition a new tenant's instance is
+// made from); a changed calendar reschedules; an operator's schedule edit keeps the calendar.
+func TestSyncCalendarsAndWindows(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s, clock := f.svc, f.clock
+		ctx := context.Background()
+		clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)) // a Friday
+		pay, ended, later, mt, tenant := uniq(t, "Pay"), uniq(t, "Ended"), uniq(t, "Later"), uniq(t, "MT"), uniq(t, "tn")
+		t.Cleanup(func() { _, _ = s.RemoveTenant(context.Background(), tenant) })
+		doc := func(dates string) string {
+			return fmt.Sprintf(`calendars:
+  - {name: biz, weekdays: [sat, sun], dates: [%s]}
+timers:
+  - {name: %s, schedule: "09:00", calendar: biz, onExcluded: next-business-day, misfireAfter: 10m, %s}
+  - {name: %s, schedule: "09:00", end: "2026-11-01T00:00:00Z", %s}
+  - {name: %s, schedule: "09:00", start: "2027-01-05T00:00:00Z", %s}
+  - {name: %s, schedule: "09:00", calendar: biz, multiTenant: true, %s}
+`, dates, pay, act, ended, act, later, act, mt, act)
+		}
+		_, err := s.Sync(ctx, manifestOf(t, doc(`"2026-12-31"`)))
+		require.NoError(t, err)
+
+		in := get(t, s, timer.Key{Timer: pay})
+		require.Equal(t, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), in.NextRun, "the weekend is excluded: Monday")
+		require.Equal(t, []string{"sat", "sun"}, in.Calendar.Weekdays, "the rules are stored with the instance")
+		require.Equal(t, "next-business-day", in.OnExcluded)
+		require.Equal(t, 10*time.Minute, in.MisfireAfter)
+		require.True(t, get(t, s, timer.Key{Timer: ended}).NextRun.IsZero(), "past its end: no next run")
+		require.Equal(t, time.Date(2027, 1, 5, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: later}).NextRun, "not before its start")
+
+		// A tenant added after the publish gets the calendar from the stored definition.
+		_, err = s.AddTenant(ctx, tenant)
+		require.NoError(t, err)
+		require.Equal(t, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: mt, Tenant: tenant}).NextRun)
+
+		// The calendar now excludes Monday too: the publish reschedules.
+		rep, err := s.Sync(ctx, manifestOf(t, doc(`"2026-11-30"`)))
+		require.NoError(t, err)
+		require.Contains(t, rep.Updated, pay)
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun)
+		require.Equal(t, []string{"2026-11-30"}, get(t, s, timer.Key{Timer: pay}).Calendar.Dates, "the new rules are stored")
+
+		// An operator's new schedule is computed under the calendar too.
+		_, err = s.Edit(ctx, timer.Key{Timer: pay}, admin.Edit{Schedule: ptr("10:00"), By: "test"})
+		require.NoError(t, err)
+		require.Equal(t, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun)
+	})
+}
+
+// An operator's catch-up window is an edit like the others: validated, kept by a publish
+// (the manifest's value becomes its default), undone by a reset.
+func TestEditMisfireAfter(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s := f.svc
+		ctx := context.Background()
+		name := uniq(t, "Late")
+		key := timer.Key{Timer: name}
+		doc := func(window string) string {
+			return fmt.Sprintf("timers:\n  - {name: %s, schedule: \"every 1h\", misfireAfter: %s, %s}\n", name, window, act)
+		}
+		_, err := s.Sync(ctx, manifestOf(t, doc("5m")))
+		require.NoError(t, err)
+		require.Equal(t, 5*time.Minute, get(t, s, key).MisfireAfter)
+
+		_, err = s.Edit(ctx, key, admin.Edit{MisfireAfter: ptr(500 * time.Millisecond), By: "test"})
+		require.ErrorContains(t, err, "misfireAfter: 500ms is out of range 1s..168h0m0s")
+		require.Equal(t, 5*time.Minute, get(t, s, key).MisfireAfter, "an invalid edit changes nothing")
+
+		_, err = s.Edit(ctx, key, admin.Edit{MisfireAfter: ptr(30 * time.Minute), By: "test"})
+		require.NoError(t, err)
+		in := get(t, s, key)
+		require.Equal(t, 30*time.Minute, in.MisfireAfter)
+		require.Equal(t, 30*time.Minute, in.MisfireWindow())
+
+		rep, err := s.Sync(ctx, manifestOf(t, doc("10m")))
+		require.NoError(t, err)
+		require.Contains(t, rep.Kept, name)
+		require.Equal(t, 30*time.Minute, get(t, s, key).MisfireAfter, "the operator's window survives the publish")
+		rec, ok, err := s.Store.EditOf(ctx, key)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, 10*time.Minute, rec.Defaults.MisfireAfter, "the manifest's new value is the default")
+
+		_, err = s.Edit(ctx, key, admin.Edit{Reset: true, By: "test"})
+		require.NoError(t, err)
+		require.Equal(t, 10*time.Minute, get(t, s, key).MisfireAfter)
+		_, ok, err = s.Store.EditOf(ctx, key)
+		require.NoError(t, err)
+		require.False(t, ok)
+
+		_, err = s.Edit(ctx, key, admin.Edit{MisfireAfter: ptr(time.Duration(0)), By: "test"})
+		require.NoError(t, err)
+		require.Equal(t, timer.MisfireThreshold, get(t, s, key).MisfireWindow(), "0: the default window")
+	})
+}
+
+// An operator's calendar edit reaches every instance using the calendar at once (rescheduled
+// from now), and a publish, and a tenant added later, keep it.
+func TestEditCalendar(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s, clock := f.svc, f.clock
+		ctx := context.Background()
+		clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)) // a Friday
+		pay, mt, tenant := uniq(t, "Pay"), uniq(t, "MT"), uniq(t, "tn")
+		cal := uniq(t, "biz")
+		t.Cleanup(func() { _, _ = s.RemoveTenant(context.Background(), tenant) })
+		doc := fmt.Sprintf(`calendars:
+  - {name: %s, weekdays: [sat, sun]}
+timers:
+  - {name: %s, schedule: "09:00", calendar: %s, onExcluded: next-business-day, %s}
+  - {name: %s, schedule: "09:00", calendar: %s, multiTenant: true, %s}
+`, cal, pay, cal, act, mt, cal, act)
+		_, err := s.Sync(ctx, manifestOf(t, doc))
+		require.NoError(t, err)
+		info, err := s.Calendar(ctx, "", cal)
+		require.NoError(t, err)
+		require.Equal(t, []string{"sat", "sun"}, info.Weekdays)
+		require.Equal(t, []string{pay}, info.Timers)
+		require.Nil(t, info.EditedAt)
+
+		_, err = s.EditCalendar(ctx, "", cal, schedule.CalendarRules{Dates: []string{"2027-02-30"}}, "test")
+		require.ErrorIs(t, err, errkind.Invalid)
+		require.ErrorContains(t, err, `dates[0]: "2027-02-30" is not a date`)
+		_, err = s.EditCalendar(ctx, "", cal+"x", schedule.CalendarRules{}, "test")
+		require.ErrorIs(t, err, timer.ErrNotFound)
+		require.Equal(t, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun, "nothing changed")
+
+		rules := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}, Dates: []string{"2026-11-30"}}
+		info, err = s.EditCalendar(ctx, "", cal, rules, "ops")
+		require.NoError(t, err)
+		require.Equal(t, "ops", info.EditedBy)
+		require.Equal(t, rules, info.CalendarRules)
+		in := get(t, s, timer.Key{Timer: pay})
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), in.NextRun, "rescheduled under the new rules")
+		require.Equal(t, rules, in.Calendar.CalendarRules)
+
+		_, err = s.Sync(ctx, manifestOf(t, doc))
+		require.NoError(t, err)
+		require.Equal(t, rules, get(t, s, timer.Key{Timer: pay}).Calendar.CalendarRules, "a publish keeps the edit")
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun)
+
+		_, err = s.AddTenant(ctx, tenant)
+		require.NoError(t, err)
+		require.Equal(t, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: mt, Tenant: tenant}).NextRun,
+			"a new tenant's instance takes the edited rules")
+		cals, err := s.Calendars(ctx, "")
+		require.NoError(t, err)
+		var found bool
+		for _, c := range cals {
+			if c.Name == cal {
+				found = true
+				require.ElementsMatch(t, []string{pay, mt + "@" + tenant}, c.Timers)
+			}
+		}
+		require.True(t, found)
+	})
+}

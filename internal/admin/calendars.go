@@ -1,0 +1,165 @@
+package admin
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// CalendarInfo is one app's calendar as operators see it: its rules in force (an operator's
+// edit, else the manifest's as its timers carry them) and the instances that use it.
+type CalendarInfo struct {
+	App  string `json:"app"`
+	Name string `json:"name"`
+	schedule.CalendarRules
+	Timers   []string   `json:"timers"`
+	EditedAt *time.Time `json:"editedAt,omitempty"`
+	EditedBy string     `json:"editedBy,omitempty"`
+}
+
+// Calendars lists the calendars of app ("": every app's): those its timers use, and those an
+// operator edited.
+func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, error) {
+	ins, err := s.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	edits, err := s.Store.CalendarEdits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := app == ""
+	app = timer.NormApp(app)
+	byKey := map[[2]string]*CalendarInfo{}
+	get := func(a, name string) *CalendarInfo {
+		k := [2]string{timer.NormApp(a), name}
+		if byKey[k] == nil {
+			byKey[k] = &CalendarInfo{App: timer.AppName(a), Name: name, Timers: []string{}}
+		}
+		return byKey[k]
+	}
+	for _, in := range ins {
+		if in.Calendar == nil || (!all && in.Key.Norm().App != app) {
+			continue
+		}
+		c := get(in.App, in.Calendar.Name)
+		c.CalendarRules = in.Calendar.CalendarRules
+		c.Timers = append(c.Timers, in.Key.String())
+	}
+	for _, e := range edits {
+		if !all && timer.NormApp(e.App) != app {
+			continue
+		}
+		c := get(e.App, e.Name)
+		at := e.At
+		c.CalendarRules, c.EditedAt, c.EditedBy = e.CalendarRules, &at, e.By
+	}
+	out := make([]CalendarInfo, 0, len(byKey))
+	for _, c := range byKey {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b CalendarInfo) int { return cmp.Or(cmp.Compare(a.App, b.App), cmp.Compare(a.Name, b.Name)) })
+	return out, nil
+}
+
+// Calendar is one calendar of app (timer.ErrNotFound if no timer of the app uses it and no
+// operator edited it).
+func (s *Service) Calendar(ctx context.Context, app, name string) (CalendarInfo, error) {
+	cals, err := s.Calendars(ctx, timer.AppName(app))
+	if err != nil {
+		return CalendarInfo{}, err
+	}
+	for _, c := range cals {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return CalendarInfo{}, fmt.Errorf("%w: app %s has no calendar %q (calendars come from the manifest's calendars: list; `sundial calendars list` shows them)",
+		timer.ErrNotFound, timer.AppName(app), name)
+}
+
+// EditCalendar replaces the rules of app's calendar name, as an operator's edit: it is saved
+// (and kept by later publishes, which apply it over the manifest's rules), and every instance
+// of the app using the calendar gets the new rules and is rescheduled from now (a running
+// execution is not stopped; it reschedules when it finishes). Invalid rules change nothing.
+func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (CalendarInfo, error) {
+	if _, err := schedule.ParseCalendar(rules); err != nil {
+		return CalendarInfo{}, fmt.Errorf("%w: calendar %q: %w", errkind.Invalid, name, err)
+	}
+	if _, err := s.Calendar(ctx, app, name); err != nil {
+		return CalendarInfo{}, err
+	}
+	now := s.Clock.Now()
+	if err := s.Store.PutCalendarEdit(ctx, timer.CalendarEdit{App: timer.NormApp(app), Name: name, CalendarRules: rules, At: now, By: by}); err != nil {
+		return CalendarInfo{}, err
+	}
+	ins, err := s.Store.List(ctx)
+	if err != nil {
+		return CalendarInfo{}, err
+	}
+	var changed []timer.Instance
+	for _, in := range ins {
+		if in.Calendar == nil || in.Calendar.Name != name || in.Key.Norm().App != timer.NormApp(app) {
+			continue
+		}
+		out, err := s.recalendar(ctx, in, rules, now)
+		if err != nil {
+			return CalendarInfo{}, err
+		}
+		changed = append(changed, out)
+	}
+	if err := s.enqueueIfCovered(ctx, changed, message.ReasonSchedule); err != nil {
+		return CalendarInfo{}, err
+	}
+	return s.Calendar(ctx, app, name)
+}
+
+// recalendar gives one instance the calendar's new rules and its next run under them; an
+// edit made to it meanwhile is read again and kept.
+func (s *Service) recalendar(ctx context.Context, in timer.Instance, rules schedule.CalendarRules, now time.Time) (timer.Instance, error) {
+	for attempt := 1; ; attempt++ {
+		st := in.Settings
+		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, CalendarRules: rules}
+		next, err := nextRun(st, now)
+		if err != nil {
+			return in, fmt.Errorf("%s: %w", in.Key, err)
+		}
+		out, err := s.Store.UpdateSettingsIf(ctx, in.Key, st, true, next, in.Overridable())
+		if errors.Is(err, timer.ErrChanged) && attempt < 5 {
+			if in, err = s.Store.Get(ctx, in.Key); err != nil {
+				return in, err
+			}
+			continue
+		}
+		return out, err
+	}
+}
+
+// calendarOverlay returns what applies the operators' calendar edits to a desired instance's
+// settings: a publish keeps an operator's calendar edit as it keeps other overrides.
+func (s *Service) calendarOverlay(ctx context.Context) (func(app string, st *timer.Settings), error) {
+	edits, err := s.Store.CalendarEdits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[[2]string]schedule.CalendarRules{}
+	for _, e := range edits {
+		byKey[[2]string{timer.NormApp(e.App), e.Name}] = e.CalendarRules
+	}
+	return func(app string, st *timer.Settings) {
+		if st.Calendar == nil {
+			return
+		}
+		if rules, ok := byKey[[2]string{timer.NormApp(app), st.Calendar.Name}]; ok {
+			st.Calendar = &timer.Calendar{Name: st.Calendar.Name, CalendarRules: rules}
+		}
+	}, nil
+}

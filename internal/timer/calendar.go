@@ -1,0 +1,71 @@
+package timer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/schedule"
+)
+
+// Calendar is a business calendar as a timer keeps it: the manifest's named calendar with
+// its exclusion rules copied in at publish, so that computing a next run (after every
+// execution) needs no read beyond the instance's own item.
+type Calendar struct {
+	Name string `json:"name" dynamodbav:"name"`
+	schedule.CalendarRules
+}
+
+// Window bounds a timer's firings: nothing fires before Start, nothing after End (zero
+// bounds are open).
+type Window struct {
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+}
+
+// MisfireWindow is how late a scheduled firing may be claimed before it has misfired: the
+// timer's MisfireAfter, or MisfireThreshold.
+func (s Settings) MisfireWindow() time.Duration {
+	if s.MisfireAfter > 0 {
+		return s.MisfireAfter
+	}
+	return MisfireThreshold
+}
+
+// ParseSchedule is the timer's schedule as its settings define it: expression, zone, DST
+// policy, business calendar with its policy, and validity window. Every next run of a timer
+// is computed from it.
+func (s Settings) ParseSchedule() (schedule.Schedule, error) {
+	opts := []schedule.Option{schedule.WithDST(schedule.DST(s.DST)), schedule.WithWindow(s.Start, s.End)}
+	if s.Calendar != nil {
+		cal, err := schedule.ParseCalendar(s.Calendar.CalendarRules)
+		if err != nil {
+			return nil, fmt.Errorf("%w: calendar %q: %w", schedule.ErrInvalid, s.Calendar.Name, err)
+		}
+		opts = append(opts, schedule.WithCalendar(cal, schedule.OnExcluded(s.OnExcluded)))
+	}
+	return schedule.ParseIn(s.Schedule, s.Timezone, opts...)
+}
+
+// ScheduleKey identifies what ParseSchedule reads, for caches of parsed schedules.
+func (s Settings) ScheduleKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %q %q %q %d %d", s.Schedule, s.Timezone, s.DST, s.OnExcluded, s.Start.UnixNano(), s.End.UnixNano())
+	if c := s.Calendar; c != nil {
+		fmt.Fprintf(&b, " %q %q %q %q %q", c.Name, c.Dates, c.Yearly, c.Ranges, c.Weekdays)
+	}
+	return b.String()
+}
+
+// Ended reports whether the timer's validity window is over at now.
+func (s Settings) Ended(now time.Time) bool { return schedule.Ended(s.End, now) }
+
+// CalendarEdit is an operator's replacement of an app's calendar's rules. It is kept across
+// publishes (a publish applies it over the manifest's rules) until edited again.
+type CalendarEdit struct {
+	App  string `json:"app"` // "" for the default app
+	Name string `json:"name"`
+	schedule.CalendarRules
+	At time.Time `json:"editedAt"`
+	By string    `json:"editedBy"`
+}
