@@ -125,9 +125,9 @@ func TestThrottleChargesFailedConditions(t *testing.T) {
 		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
 	update := func() error {
 		_, err := db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String("T"),
-			Key:                 map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "x"}},
-			UpdateExpression:    aws.String("SET v = :v"),
-			ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "x"}},
+			UpdateExpression:          aws.String("SET v = :v"),
+			ConditionExpression:       aws.String("attribute_not_exists(pk)"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: "1"}}})
 		return err
 	}
