@@ -54,6 +54,7 @@ func (r *Report) Print(w io.Writer) {
 	row("async executions started", res.AsyncStarted, "answered 202; the worker heartbeats and reports through the client")
 	row("heartbeats", res.Heartbeats, "accepted: the lease extended by 8 s; some sent within 2 s of its expiry, racing recovery's stale reads")
 	row("heartbeats refused (lease expired)", res.HeartbeatsExpired, fmt.Sprintf("sent after the lease's expiry; %d more refused as recovery had ended the execution", res.HeartbeatsFenced))
+	row("recoveries refused (lease live)", r.RecoveriesRefused, "recovery read a lease as expired (stale read, lagging index) that a heartbeat had extended: its conditional write refused")
 	row("async recovered", res.AsyncRecovered, "silent or refused workers' executions ended by recovery")
 	row("zombie completes refused", fmt.Sprintf("%d of %d", res.ZombieRefused, res.ZombieCompletes), "late Completes of workers gone silent past their lease (the rest came before recovery ran)")
 	row("lateness p50 / p95 / max", fmt.Sprintf("%s / %s / %s", ms(res.LatenessP50), ms(res.LatenessP95), ms(res.LatenessMax)), "first attempts, claim − due, clocks corrected")

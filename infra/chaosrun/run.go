@@ -120,9 +120,12 @@ type Report struct {
 	Replica            gateway.ReplicaStats
 	ClaimsLost         int // duplicate or stale messages whose claim lost (acknowledged)
 	Requeued           int // firings recovery re-sent because nobody claimed them
-	NotRecorded        int // results a processor could not write (recovered later)
-	FailedBatches      int // processor invocations that failed (killed): batch redelivered
-	Offsets            []time.Duration
+	// RecoveriesRefused: recoveries of a lease a heartbeat had extended since recovery read it
+	// (the race of issue 22; without the write's condition each would take a live lease).
+	RecoveriesRefused int
+	NotRecorded       int // results a processor could not write (recovered later)
+	FailedBatches     int // processor invocations that failed (killed): batch redelivered
+	Offsets           []time.Duration
 	// Streams are the stream event sources' counts at the end (the log writer's).
 	Streams []lambdarun.StreamStats
 	// Redriven is what `sundial logs redrive` wrote at the end from the log writer's failure
@@ -315,6 +318,7 @@ func (rep *Report) count(kill *killer, seen snapshot) {
 	rep.Freezes.Events, rep.Freezes.Processes = kill.freezes.Load(), kill.frozen.Load()
 	rep.Faults = seen.faults
 	rep.ClaimsLost, rep.Requeued = seen.msgs[msgClaimLost], seen.msgs[msgRequeued]
+	rep.RecoveriesRefused = seen.msgs[msgLeaseLive]
 	rep.NotRecorded, rep.FailedBatches = seen.msgs[msgNotRecorded], seen.msgs[msgBatchFailed]
 	for _, d := range seen.offsets {
 		rep.Offsets = append(rep.Offsets, d)
