@@ -81,6 +81,12 @@ func (r *Recorder) Calls() []Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := slices.Clone(r.log)
+	for i, c := range out {
+		if c.Async != nil { // a copy: a worker may still be writing its own
+			a := *c.Async
+			out[i].Async = &a
+		}
+	}
 	slices.SortFunc(out, func(a, b Call) int { return a.Start.Compare(b.Start) })
 	return out
 }
