@@ -12,6 +12,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,9 +42,19 @@ type Client struct {
 	app *app.App
 }
 
+// Option changes how New builds a Client.
+type Option func(*app.Options)
+
+// Output sends the client's log (default JSON lines on stderr, from level Info) to log and the
+// CloudWatch Embedded Metric Format lines of the executions it ends (default stdout, where
+// Lambda collects them) to metrics.
+func Output(log *slog.Logger, metrics io.Writer) Option {
+	return func(o *app.Options) { o.Log, o.Metrics = log, metrics }
+}
+
 // New connects to the stack named stackName (its tables and queues are read from the stack's
 // outputs) with the given AWS configuration (set BaseEndpoint for an emulator).
-func New(ctx context.Context, awsCfg aws.Config, stackName string) (*Client, error) {
+func New(ctx context.Context, awsCfg aws.Config, stackName string, opts ...Option) (*Client, error) {
 	outs, err := stack.Describe(ctx, awsCfg, stackName)
 	if errors.Is(err, stack.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -50,7 +62,11 @@ func New(ctx context.Context, awsCfg aws.Config, stackName string) (*Client, err
 	if err != nil {
 		return nil, err
 	}
-	a, err := app.ForStack(awsCfg, outs, app.Options{Node: app.DefaultNode("client")})
+	o := app.Options{Node: app.DefaultNode("client")}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a, err := app.ForStack(awsCfg, outs, o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,7 +35,8 @@ func TestClient(t *testing.T) {
 	awsCfg, outs := testenv.Stack(t)
 	a, err := app.ForStack(awsCfg, outs, app.Options{Node: "test-processor"})
 	require.NoError(t, err)
-	c, err := client.New(ctx, awsCfg, testenv.StackName())
+	var logLines, metrics bytes.Buffer // written by the calls below, one at a time
+	c, err := client.New(ctx, awsCfg, testenv.StackName(), client.Output(slog.New(slog.NewJSONHandler(&logLines, &slog.HandlerOptions{Level: slog.LevelDebug})), &metrics))
 	require.NoError(t, err)
 
 	var mu sync.Mutex
@@ -92,6 +95,8 @@ func TestClient(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, done.Running())
 	require.Equal(t, next, done.NextRun, "the next run the action asked for")
+	require.Contains(t, metrics.String(), `"Outcome":"success"`, "the execution's metric line, where Output sent it")
+	require.Contains(t, logLines.String(), `"execution_id":"`+p.ExecutionID+`"`, "the execution's log line, where Output sent it")
 	testenv.DrainLog(t) // the log writer's part: this test runs the handlers without the platform
 	logs, err := a.Store.Logs(ctx, timer.LogQuery{Key: &key, Limit: 5})
 	require.NoError(t, err)

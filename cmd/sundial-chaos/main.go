@@ -29,6 +29,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	c := chaosrun.Config{Progress: stderr}
 	fs.IntVar(&c.Timers, "timers", 30, "timers on second-level schedules")
+	fs.IntVar(&c.AsyncTimers, "async-timers", 6, "async timers besides them, whose workers heartbeat and report through the client (0: 6; negative: none)")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "length of the chaos phase")
 	faults := fs.String("faults", chaosrun.DefaultFaults.String(), "faults injected into the function processes ("+chaos.EnvVar+" syntax; its seed is --seed)")
 	fs.Float64Var(&c.KillRate, "kill-rate", 0.15, "share of processor invocations killed mid-invocation")

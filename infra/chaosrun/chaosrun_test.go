@@ -15,15 +15,17 @@ import (
 
 func TestManifestIsValid(t *testing.T) {
 	t.Parallel()
-	m, err := manifest.Parse(strings.NewReader(chaosrun.Manifest(30, "http://127.0.0.1:9")))
+	m, err := manifest.Parse(strings.NewReader(chaosrun.Manifest(30, 6, "http://127.0.0.1:9")))
 	require.NoError(t, err)
 	require.NoError(t, m.Validate())
-	require.Len(t, m.Timers, 30)
+	require.Len(t, m.Timers, 36)
+	require.True(t, m.Timers[30].Async)
 }
 
 // TestChaos is the shortened chaos run `make test` includes (`make chaos` runs it for
 // minutes): 30 timers for 30 s under kills, one freeze of the busy processors, duplicates,
-// throttling, 5xx, skewed clocks, index lag and stale reads. Besides the invariants it requires that the chaos really
+// throttling, 5xx, skewed clocks, index lag and stale reads, and 6 async timers whose workers
+// heartbeat (some close to the lease's expiry), go silent and report late. Besides the invariants it requires that the chaos really
 // happened.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
@@ -65,4 +67,11 @@ func TestChaos(t *testing.T) {
 	// busy processors for 25–28 s of the 30, and a timer held that long fires once for the
 	// instants it missed (its next run counts from its finish) — 147 in a loaded CI run.
 	require.Greater(t, res.FiringsDue, 120)
+	// The async timers (6 besides the 30): started, heartbeating, some recovered, and the late
+	// Completes of the workers that went silent refused; the invariants above cover them.
+	require.Positive(t, res.AsyncStarted, "async executions were started")
+	require.Positive(t, res.Heartbeats, "async workers heartbeated")
+	require.Positive(t, res.HeartbeatsExpired, "heartbeats after the lease's expiry were refused")
+	require.Positive(t, res.AsyncRecovered, "silent async executions were recovered")
+	require.Positive(t, res.ZombieRefused, "zombie Completes were refused")
 }

@@ -48,6 +48,13 @@ type Result struct {
 	// LogOverlaps: an execution's outcome written after the next execution of the timer was
 	// claimed (skew-corrected log instants): a zombie's write over a newer run.
 	ActionOverlaps, LogOverlaps int
+	// Async executions (calls answered 202, async.go): AsyncStarted; their workers'
+	// Heartbeats accepted, HeartbeatsExpired refused because the lease had expired,
+	// HeartbeatsFenced refused because recovery had ended the execution; AsyncRecovered those
+	// logged recovered; ZombieCompletes the late Completes of workers gone silent past their
+	// lease, ZombieRefused of which refused (the rest came before recovery ran: accepted).
+	AsyncStarted, Heartbeats, HeartbeatsExpired, HeartbeatsFenced, AsyncRecovered int
+	ZombieCompletes, ZombieRefused                                                int
 	// Lost counts firings neither executed nor accounted for; see Check.
 	Lost int
 	// ZombiesDiscarded: results discarded by a fenced write; each must have been recovered.
@@ -111,12 +118,21 @@ func Check(ev Evidence) Result {
 			running[in.ExecutionID] = true
 		}
 	}
+	// An async execution is ended by its worker's report, through the client in the run's own
+	// process, whose clock no chaos skews: its log entry's end (its start on the claiming
+	// processor's clock plus a duration measured to the report's instant) is true time.
+	reported := map[string]bool{}
+	for _, c := range ev.Calls {
+		if c.Async != nil {
+			reported[c.ExecutionID] = true
+		}
+	}
 	var lateness []time.Duration
 	for _, k := range keys {
 		entries := slices.Clone(ev.Logs[k])
 		slices.SortFunc(entries, func(a, b timer.Execution) int { return int(a.Version - b.Version) })
 		r.chain(k, ev.Initial[k], entries, ev.Final[k], ev.ChaosEnd)
-		r.logOverlaps(k, entries, ev.Offset)
+		r.logOverlaps(k, entries, ev.Offset, reported)
 		for _, e := range entries {
 			if e.Attempt == 1 && e.Outcome != timer.OutcomeRecovered && e.ScheduledAt.Equal(e.ShouldHaveRunAt) {
 				lateness = append(lateness, e.StartedAt.Add(-ev.Offset(e.ExecutedBy)).Sub(e.ShouldHaveRunAt))
@@ -201,8 +217,9 @@ func initialNextRun(in timer.Instance) time.Time {
 }
 
 // logOverlaps compares each execution's end with the next one's claim, on corrected clocks.
-// Recovered executions have no end of their own (recovery's clock wrote it) and are skipped.
-func (r *Result) logOverlaps(k timer.Key, entries []timer.Execution, offset func(string) time.Duration) {
+// Recovered executions have no end of their own (recovery's clock wrote it) and are skipped;
+// the end of one reported by an async worker (reported) is on the unskewed clock.
+func (r *Result) logOverlaps(k timer.Key, entries []timer.Execution, offset func(string) time.Duration, reported map[string]bool) {
 	const tolerance = 2 * time.Millisecond // instants are stored in whole milliseconds
 	for i := 0; i+1 < len(entries); i++ {
 		a, b := entries[i], entries[i+1]
@@ -210,6 +227,9 @@ func (r *Result) logOverlaps(k timer.Key, entries []timer.Execution, offset func
 			continue
 		}
 		aEnd := a.StartedAt.Add(-offset(a.ExecutedBy)).Add(a.Duration)
+		if reported[a.ExecutionID] {
+			aEnd = a.StartedAt.Add(a.Duration)
+		}
 		bStart := b.StartedAt.Add(-offset(b.ExecutedBy))
 		if aEnd.Sub(bStart) > tolerance {
 			r.LogOverlaps++
@@ -228,6 +248,9 @@ func (r *Result) actions(calls []Call, logged map[string]timer.Execution, runnin
 		byTimer[c.Timer] = append(byTimer[c.Timer], c)
 		byExec[c.ExecutionID]++
 		e, ok := logged[c.ExecutionID]
+		if c.Async != nil {
+			r.async(c, e, ok)
+		}
 		switch {
 		case !ok && running[c.ExecutionID]:
 		case !ok:
@@ -237,6 +260,7 @@ func (r *Result) actions(calls []Call, logged map[string]timer.Execution, runnin
 			r.RecoveredActions++
 		case !e.ScheduledAt.Equal(c.ScheduledAt) || e.Attempt != c.Attempt:
 			r.problem("%s: execution %s called its action for %s attempt %d, but logged %s attempt %d", c.Timer, c.ExecutionID, stamp(c.ScheduledAt), c.Attempt, stamp(e.ScheduledAt), e.Attempt)
+		case c.Async != nil && c.Async.ReportErr != "": // its report's fate is unknown
 		case e.Outcome == timer.OutcomeSuccess && c.Status != 200, e.Outcome == timer.OutcomeError && c.Status == 200:
 			r.problem("%s: execution %s is logged %s, but its action answered %d", c.Timer, c.ExecutionID, e.Outcome, c.Status)
 		}
@@ -260,6 +284,34 @@ func (r *Result) actions(calls []Call, logged map[string]timer.Execution, runnin
 					name, cs[i].ExecutionID, clock(cs[i].Start), clock(cs[i].End), cs[i+1].ExecutionID, clock(cs[i+1].Start))
 			}
 		}
+	}
+}
+
+// async counts what an async call's worker did and checks it against the log: a recovered
+// execution took no report, and an execution ended by its report was not refused it.
+func (r *Result) async(c Call, e timer.Execution, logged bool) {
+	a := c.Async
+	r.AsyncStarted++
+	r.Heartbeats += a.Heartbeats
+	r.HeartbeatsExpired += a.HeartbeatsExpired
+	r.HeartbeatsFenced += a.HeartbeatsFenced
+	if a.Zombie {
+		r.ZombieCompletes++
+		if a.Refused {
+			r.ZombieRefused++
+		}
+	}
+	if !logged {
+		return
+	}
+	switch {
+	case e.Outcome == timer.OutcomeRecovered:
+		r.AsyncRecovered++
+		if a.Accepted {
+			r.problem("%s: async execution %s was recovered, but its %s was accepted too", c.Timer, c.ExecutionID, a.Report)
+		}
+	case a.Refused && e.Outcome != timer.OutcomeMissed:
+		r.problem("%s: async execution %s is logged %s, but its %s was refused", c.Timer, c.ExecutionID, e.Outcome, a.Report)
 	}
 }
 

@@ -152,3 +152,84 @@ func TestCheckAcceptsAnExecutionRunningAtTheEnd(t *testing.T) {
 	require.Empty(t, r.Problems)
 	require.Equal(t, 1, r.UnfinishedAtStop)
 }
+
+// asyncHistory is history() with e2 an async execution whose worker went silent: recovery
+// ended it, and the worker's late Complete was refused.
+func asyncHistory() (Evidence, timer.Key) {
+	ev, k := history()
+	ev.Logs[k][1].Outcome = timer.OutcomeRecovered
+	ev.Calls[1].Status = 0
+	ev.Calls[1].Async = &AsyncCall{Heartbeats: 2, HeartbeatsExpired: 1, Report: "complete", Zombie: true, Refused: true}
+	return ev, k
+}
+
+func TestCheckCountsAsyncExecutions(t *testing.T) {
+	t.Parallel()
+	ev, _ := asyncHistory()
+	r := Check(ev)
+	require.Empty(t, r.Problems)
+	require.Equal(t, 1, r.AsyncStarted)
+	require.Equal(t, 2, r.Heartbeats)
+	require.Equal(t, 1, r.HeartbeatsExpired)
+	require.Equal(t, 1, r.AsyncRecovered)
+	require.Equal(t, 1, r.ZombieCompletes)
+	require.Equal(t, 1, r.ZombieRefused)
+}
+
+func TestCheckFindsAsyncViolations(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		break_ func(ev *Evidence, k timer.Key)
+		want   string
+	}{
+		"a recovered execution whose worker worked on past the next start": {
+			func(ev *Evidence, k timer.Key) { ev.Calls[1].End = at(5.7) },
+			"05.700) overlaps that of e3, which started at 12:00:05.600",
+		},
+		"a recovered execution whose zombie Complete was accepted": {
+			func(ev *Evidence, k timer.Key) {
+				ev.Calls[1].Async.Refused, ev.Calls[1].Async.Accepted, ev.Calls[1].Status = false, true, 200
+			},
+			"async execution e2 was recovered, but its complete was accepted too",
+		},
+		"a completed execution whose Complete was refused": {
+			func(ev *Evidence, k timer.Key) { ev.Logs[k][1].Outcome = timer.OutcomeSuccess },
+			"async execution e2 is logged success, but its complete was refused",
+		},
+		"an async worker still working when the next execution started": {
+			func(ev *Evidence, k timer.Key) { ev.Calls[1].End = time.Time{} },
+			"overlaps that of e3",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ev, k := asyncHistory()
+			tc.break_(&ev, k)
+			r := Check(ev)
+			require.False(t, r.OK())
+			require.Contains(t, strings.Join(r.Problems, "\n"), tc.want)
+		})
+	}
+}
+
+// An async execution's end is its worker's report, on the run's own (unskewed) clock: its log
+// entry's start is on the claiming processor's clock, its duration measured to the report.
+func TestCheckReadsAnAsyncEndOnTheReportersClock(t *testing.T) {
+	t.Parallel()
+	ev, k := history()
+	ev.Offset = func(node string) time.Duration {
+		if node == "node-slow" {
+			return -time.Second
+		}
+		return 0
+	}
+	// e1 claimed at 2.0 by node-slow (its clock read 1.0), reported complete at 3.8.
+	ev.Logs[k][0].ExecutedBy, ev.Logs[k][0].StartedAt, ev.Logs[k][0].Duration = "node-slow", at(1), 2800*time.Millisecond
+	ev.Calls[0].Async, ev.Calls[0].End = &AsyncCall{Heartbeats: 1, Report: "complete", Accepted: true}, at(3.7)
+	r := Check(ev)
+	require.Empty(t, r.Problems)
+
+	ev.Logs[k][0].Duration = 3300 * time.Millisecond // reported at 4.3, after e2's claim at 4.0
+	r = Check(ev)
+	require.Equal(t, 1, r.LogOverlaps, "%s", strings.Join(r.Problems, "\n"))
+}

@@ -28,10 +28,15 @@ var profiles = []profile{
 	{"every 3s", 1, "min=300&max=1200&fail=0.2"},
 }
 
-// Manifest is the timers.yaml of a run with n timers calling the recorder at url. Every timer
-// has a 10 s timeout (lease 12 s: far above the longest action plus twice the clock skew, so
-// that a recovered execution's action has always ended) and retries failures twice, 1 s apart.
-func Manifest(n int, url string) string {
+// asyncSchedules cycle over the async timers.
+var asyncSchedules = []string{"every 2s", "/3 * * * * ?", "every 1s"}
+
+// Manifest is the timers.yaml of a run with n timers and async async timers calling the
+// recorder at url. Every timer has a 10 s timeout (lease 12 s: far above the longest action
+// plus twice the clock skew, so that a recovered execution's action has always ended) and
+// retries failures twice, 1 s apart. The async timers (AsyncName) are started and report back
+// through the client (async.go): heartbeat window 8 s, timeout 40 s.
+func Manifest(n, async int, url string) string {
 	var b strings.Builder
 	b.WriteString("timers:\n")
 	for i := range n {
@@ -39,8 +44,15 @@ func Manifest(n int, url string) string {
 		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    priority: %d\n    timeout: 10s\n    maxRetries: 2\n    retryDelay: 1s\n    action: {http: {url: %q}}\n",
 			TimerName(i), p.schedule, p.priority, url+"/act?"+p.query)
 	}
+	for i := range async {
+		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    priority: %d\n    timeout: %s\n    async: true\n    heartbeat: %s\n    maxRetries: 2\n    retryDelay: 1s\n    action: {http: {url: %q}}\n",
+			AsyncName(i), asyncSchedules[i%len(asyncSchedules)], 1+i%4, asyncTimeout, asyncHeartbeat, url+"/act")
+	}
 	return b.String()
 }
+
+// AsyncName is the name of the run's i-th async timer.
+func AsyncName(i int) string { return fmt.Sprintf("Async%02d", i) }
 
 // TimerName is the name of the run's i-th timer.
 func TimerName(i int) string { return fmt.Sprintf("Chaos%02d", i) }

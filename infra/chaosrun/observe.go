@@ -18,6 +18,9 @@ const (
 	msgInjected     = "chaos: injected fault"
 	msgChaosStarted = "chaos: faults injected"
 	msgBatchFailed  = "event source: invocation failed; batch will be redelivered"
+	// msgLeaseLive: recovery read an expired lease (a stale read, a lagging index) that a
+	// heartbeat had extended, and its write (leaseExpiresAt <= now) was refused.
+	msgLeaseLive = "recovery: lease extended since it was read; the execution goes on"
 )
 
 // observer is the platform's JSON log (every function process's records pass through it on

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sundialhq/sundial/client"
 	"github.com/sundialhq/sundial/internal/action"
 )
 
@@ -31,13 +32,18 @@ type Call struct {
 	Status      int
 	// Gone: the caller hung up before the answer (its processor was killed, or timed out).
 	Gone bool
+	// Async: an async start (answered 202 at once), with what its worker did; End is when
+	// the worker stopped working, Status 200 if its Complete was accepted, 500 its Fail.
+	Async *AsyncCall
 }
 
 // Recorder is the timers' action server. POST /act runs an action: it sleeps between the
 // query's min and max milliseconds, fails (HTTP 500) with probability fail, and with
 // probability next answers a dynamic next run ({"nextRun": now + 3 s}). Every draw is a
 // function of the seed and the execution, so a rerun behaves the same. An action whose
-// caller hangs up runs on to its end, as a real service would.
+// caller hangs up runs on to its end, as a real service would. An async start (the payload's
+// "async") is accepted at once and worked on by a goroutine that heartbeats and reports
+// through the client package (async.go).
 type Recorder struct {
 	URL string
 
@@ -48,6 +54,11 @@ type Recorder struct {
 	srv  *http.Server
 	mu   sync.Mutex
 	log  []Call
+
+	client  *client.Client
+	ready   chan struct{} // closed by SetClient
+	quiet   bool          // Quiesce
+	pending int           // async workers going
 }
 
 // StartRecorder serves on a free 127.0.0.1 port.
@@ -56,7 +67,7 @@ func StartRecorder(seed uint64) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{URL: "http://" + ln.Addr().String(), seed: seed}
+	r := &Recorder{URL: "http://" + ln.Addr().String(), seed: seed, ready: make(chan struct{})}
 	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = r.srv.Serve(ln) }()
 	return r, nil
@@ -70,17 +81,23 @@ func (r *Recorder) Calls() []Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := slices.Clone(r.log)
+	for i, c := range out {
+		if c.Async != nil { // a copy: a worker may still be writing its own
+			a := *c.Async
+			out[i].Async = &a
+		}
+	}
 	slices.SortFunc(out, func(a, b Call) int { return a.Start.Compare(b.Start) })
 	return out
 }
 
-// InFlight is how many actions are running now.
+// InFlight is how many actions are running now (async workers included).
 func (r *Recorder) InFlight() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := 0
+	n := r.pending
 	for _, c := range r.log {
-		if c.End.IsZero() {
+		if c.End.IsZero() && c.Async == nil {
 			n++
 		}
 	}
@@ -101,6 +118,11 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 	if onStart != nil {
 		onStart()
+	}
+	if p.Async {
+		r.startAsync(i, p, start)
+		w.WriteHeader(http.StatusAccepted)
+		return
 	}
 
 	q := req.URL.Query()

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/sundialhq/sundial/client"
 	"github.com/sundialhq/sundial/infra/gateway"
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/lambdarun"
@@ -22,8 +24,10 @@ import (
 
 // Config describes a run.
 type Config struct {
-	Timers   int           // default 30
-	Duration time.Duration // the chaos phase; default 5m
+	Timers int // default 30
+	// AsyncTimers are async timers besides them (async.go); default 6, negative: none.
+	AsyncTimers int
+	Duration    time.Duration // the chaos phase; default 5m
 	// Faults are injected into the function processes (their Seed is the run's seed).
 	Faults chaos.Config
 	// Replica is the index lag and the stale reads the local endpoint answers with, shared
@@ -47,7 +51,8 @@ type Config struct {
 	Seed    uint64
 	// Template, SourceDir: template.yaml and the module to build the functions from.
 	Template, SourceDir string
-	// WorkDir receives the manifest, the bootstraps and the platform's JSON log (log.jsonl);
+	// WorkDir receives the manifest, the bootstraps, the platform's JSON log (log.jsonl) and
+	// the async actions' client's (client.jsonl);
 	// default a temporary directory, kept.
 	WorkDir string
 	// Progress receives a line per phase (nil: none).
@@ -77,6 +82,7 @@ var DefaultFaults = chaos.Config{
 
 func (c *Config) defaults() {
 	c.Timers = cmpOr(c.Timers, 30)
+	c.AsyncTimers = max(cmpOr(c.AsyncTimers, 6), 0)
 	c.Duration = cmpOr(c.Duration, 5*time.Minute)
 	c.Tick = cmpOr(c.Tick, time.Second)
 	c.LostAfter = cmpOr(c.LostAfter, 6*time.Second)
@@ -114,9 +120,12 @@ type Report struct {
 	Replica            gateway.ReplicaStats
 	ClaimsLost         int // duplicate or stale messages whose claim lost (acknowledged)
 	Requeued           int // firings recovery re-sent because nobody claimed them
-	NotRecorded        int // results a processor could not write (recovered later)
-	FailedBatches      int // processor invocations that failed (killed): batch redelivered
-	Offsets            []time.Duration
+	// RecoveriesRefused: recoveries of a lease a heartbeat had extended since recovery read it
+	// (the race of issue 22; without the write's condition each would take a live lease).
+	RecoveriesRefused int
+	NotRecorded       int // results a processor could not write (recovered later)
+	FailedBatches     int // processor invocations that failed (killed): batch redelivered
+	Offsets           []time.Duration
 	// Streams are the stream event sources' counts at the end (the log writer's).
 	Streams []lambdarun.StreamStats
 	// Redriven is what `sundial logs redrive` wrote at the end from the log writer's failure
@@ -145,7 +154,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	defer rec.Close()
 	manifest := filepath.Join(dir, "timers.yaml")
-	if err := os.WriteFile(manifest, []byte(Manifest(c.Timers, rec.URL)), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte(Manifest(c.Timers, c.AsyncTimers, rec.URL)), 0o644); err != nil {
 		return nil, err
 	}
 	logFile, err := os.Create(filepath.Join(dir, "log.jsonl"))
@@ -185,6 +194,19 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	defer p.Stop()
+	// The async workers report as an application would, through the client package, signed
+	// with the platform's administrator key (the identity the local endpoint grants the CLI,
+	// tests and clients; on AWS an action would use its own role).
+	clientLog, err := os.Create(filepath.Join(dir, "client.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer clientLog.Close()
+	cl, err := client.New(ctx, p.AWS, "sundial-chaos", client.Output(slog.New(slog.NewJSONHandler(clientLog, nil)), clientLog))
+	if err != nil {
+		return nil, fmt.Errorf("the async actions' client: %w", err)
+	}
+	rec.SetClient(cl)
 	initial, err := instances(ctx, p.App.Store)
 	if err != nil {
 		return nil, err
@@ -202,6 +224,14 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if caughtUp(ctx, p.App.Store, rep.ChaosEnd, c.CatchUp) {
 		rep.CaughtUp = time.Now()
 	}
+	// From here async starts are left to recovery; the workers going report (or go silent
+	// and report late) before the log is read, so that nothing writes after it.
+	rec.Quiesce()
+	progress("waiting for %d async workers to report…", rec.AsyncPending())
+	for deadline := time.Now().Add(90 * time.Second); rec.AsyncPending() > 0 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	asyncLeft := rec.AsyncPending()
 	progress("stopping the platform (in-flight executions finish first)…")
 	for deadline := time.Now().Add(30 * time.Second); rec.InFlight() > 0 && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
@@ -238,6 +268,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	rep.IAM = p.IAM()
 	for _, d := range rep.IAM.Denied {
 		rep.Result.problem("IAM: %s (AWS would answer AccessDenied)", d)
+	}
+	if asyncLeft > 0 {
+		rep.Result.problem("%d async workers had not reported 90 s after the run caught up", asyncLeft)
 	}
 	if rep.CaughtUp.IsZero() {
 		rep.Result.problem("the run did not catch up within %s after the chaos ended", c.CatchUp)
@@ -285,6 +318,7 @@ func (rep *Report) count(kill *killer, seen snapshot) {
 	rep.Freezes.Events, rep.Freezes.Processes = kill.freezes.Load(), kill.frozen.Load()
 	rep.Faults = seen.faults
 	rep.ClaimsLost, rep.Requeued = seen.msgs[msgClaimLost], seen.msgs[msgRequeued]
+	rep.RecoveriesRefused = seen.msgs[msgLeaseLive]
 	rep.NotRecorded, rep.FailedBatches = seen.msgs[msgNotRecorded], seen.msgs[msgBatchFailed]
 	for _, d := range seen.offsets {
 		rep.Offsets = append(rep.Offsets, d)
