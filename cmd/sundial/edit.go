@@ -22,7 +22,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	prio := fs.Int("priority", 0, "new priority, 1 (highest) .. 4 (lowest)")
 	dst := fs.String("dst", "", "new DST policy: shift (a time the clocks skip fires at the old offset's instant) or skip (not that day)")
 	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout, priority and DST policy")
-	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/timers/{name})")
+	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/apps/{app}/timers/{name})")
 	appName := appFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
