@@ -20,7 +20,7 @@ const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
   sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--data DIR] [--fresh]
-             [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
+             [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--operators FILE] [--stack NAME] [--template PATH] [--examples]
              [--app-stack DIR]...   also deploy an app's own stack (DIR/template.yaml, e.g. examples/billing)
                               onto the platform: its tables, Go functions and Custom::SundialTimers;
                               a changed template is applied as a stack update (--watch=false: not)

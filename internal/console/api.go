@@ -55,9 +55,21 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 			s.tooMany(w, r, th.wait, true)
 			return
 		}
+		if err == nil {
+			err = s.authorize(p, r)
+		}
 		if err != nil {
 			status := errkind.HTTPStatus(err)
-			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
+			var sig *refusedSignature
+			var denied *Denied
+			var tooLarge *http.MaxBytesError
+			switch {
+			case errors.As(err, &sig), errors.As(err, &denied):
+				status = http.StatusForbidden // as API Gateway answers with AWS_IAM authorization
+			case errors.As(err, &tooLarge):
+				status = http.StatusRequestEntityTooLarge
+			}
+			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr, "by", p.name)
 			s.writeAPIError(w, r, status, err.Error())
 			return
 		}
@@ -96,11 +108,19 @@ func (s *Server) authenticateAPI(r *http.Request) (principal, error) {
 		}
 		return principal{}, errNotIAM
 	}
+	if s.gate != nil && signed(r) {
+		return s.authenticateSigned(r)
+	}
 	ok, present := s.auth.bearer(r)
 	switch {
 	case ok:
 		return principal{kind: "token", name: "api"}, nil
 	case present:
+		if s.gate != nil {
+			if name, ok := s.gate.TokenOperator(bearerToken(r)); ok {
+				return principal{kind: "operator", name: name, gated: true}, nil
+			}
+		}
 		if wait, over := s.wrongCredential(r); over {
 			return principal{}, throttled{wait}
 		}
@@ -113,7 +133,7 @@ func (s *Server) authenticateAPI(r *http.Request) (principal, error) {
 	if !safeMethod(r.Method) && !csrfOK(sess, r.Header.Get("X-CSRF-Token")) {
 		return principal{}, errNoCSRF
 	}
-	return principal{kind: "session", name: "console", session: sess}, nil
+	return sessionPrincipal(sess), nil
 }
 
 func safeMethod(m string) bool {

@@ -39,6 +39,9 @@ type Options struct {
 	// MaxAuthFailures is how many failed credentials a remote address may present per
 	// AuthFailureWindow before it is answered 429; default DefaultMaxAuthFailures.
 	MaxAuthFailures int
+	// Gate, locally with operators (sundial up --operators), decides requests by the
+	// caller's IAM policies as API Gateway would; nil: the token is the administrator's.
+	Gate Gate
 }
 
 // Server serves the console and its API.
@@ -53,6 +56,7 @@ type Server struct {
 	base    *url.URL
 	hosts   hostPolicy
 	limiter *throttle
+	gate    Gate
 }
 
 // New builds a server.
@@ -77,7 +81,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{svc: o.Service, mode: o.Auth, auth: newAuth(o.Token, o.Now), log: o.Log, maxBody: o.MaxBody, pages: pages,
-		limiter: newThrottle(o.Now, cmp.Or(o.MaxAuthFailures, DefaultMaxAuthFailures))}
+		limiter: newThrottle(o.Now, cmp.Or(o.MaxAuthFailures, DefaultMaxAuthFailures)), gate: o.Gate}
 	if o.BaseURL != "" {
 		u, err := url.Parse(o.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.User != nil {

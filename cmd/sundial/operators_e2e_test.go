@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/local"
+)
+
+// TestUpOperators runs `sundial up --operators FILE` and sends signed requests to its
+// console's API as to API Gateway: billing's operator reads the default app and is refused
+// its Run Now, naming the route's ARN on the stack's API; a key no one has is refused; the
+// administrator's key (.sundial/local.json) is allowed.
+func TestUpOperators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sundial up against the emulator")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(actions.Close)
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+  - {name: Nightly, schedule: "02:00 Mon", action: {http: {url: "%s/ok"}}}
+`, actions.URL)), 0o644))
+	opsPath := filepath.Join(dir, "operators.yaml")
+	require.NoError(t, os.WriteFile(opsPath, []byte(`operators:
+  - name: billing-ops
+    accessKeyId: AKIDBILLINGOPS
+    secretAccessKey: "billing-secret"
+    policies:
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*"}]}
+`), 0o600))
+	_, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", opsPath)
+	printed := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	deadline := time.Now().Add(90 * time.Second)
+	for sc.Scan() && time.Now().Before(deadline) {
+		word, rest, _ := strings.Cut(sc.Text(), " ")
+		if f := strings.Fields(rest); len(f) > 0 {
+			printed[word] = f[0]
+		}
+		if word == "try" {
+			break
+		}
+	}
+	require.Contains(t, printed, "try", "sundial up did not get ready: %v", printed)
+	require.Contains(t, printed, "operators", "up says operators are in force")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	base := strings.TrimSuffix(printed["console"], "/")
+	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
+	require.True(t, ok)
+
+	send := func(method, path, key, secret string) (int, string) {
+		req, err := http.NewRequest(method, base+path, nil)
+		require.NoError(t, err)
+		sum := sha256.Sum256(nil)
+		require.NoError(t, v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: key, SecretAccessKey: secret},
+			req, hex.EncodeToString(sum[:]), "execute-api", "us-east-1", time.Now()))
+		req.Body = io.NopCloser(bytes.NewReader(nil))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := send("GET", "/api/apps/default/timers/Nightly", "AKIDBILLINGOPS", "billing-secret")
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", "AKIDBILLINGOPS", "billing-secret")
+	require.Equal(t, http.StatusForbidden, status, body)
+	require.Contains(t, body, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:us-east-1:000000000000:")
+	require.Contains(t, body, "/$default/POST/api/apps/default/timers/Nightly/deactivate")
+	require.NotContains(t, body, ":local/$default", "the ARN names the stack's API (output ServiceCenterApiId)")
+	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", "AKIDNOONE", "x")
+	require.Equal(t, http.StatusForbidden, status, body)
+	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", st.AccessKeyID, st.SecretAccessKey)
+	require.Equal(t, http.StatusOK, status, "the administrator's key: %s", body)
+	require.Contains(t, body, "deactivated")
+}
