@@ -7,6 +7,8 @@ import (
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/audit"
 )
 
 // appRow is one app of `sundial apps list`.
@@ -85,6 +87,9 @@ func cmdApps(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		held, err := a.Admin.ReleaseApp(ctx, name)
 		if err != nil {
+			return err
+		}
+		if err := recordCLI(ctx, a, audit.Record{Action: audit.AppRelease, App: held.App, Before: map[string]any{"owner": held.Owner}}); err != nil {
 			return err
 		}
 		if *asJSON {

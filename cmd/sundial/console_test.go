@@ -139,7 +139,7 @@ func TestConsoleCommands(t *testing.T) {
 		require.True(t, d.Edited)
 		require.Equal(t, "every 5m", d.Schedule)
 		require.Equal(t, "02:00 Mon", d.DefaultSchedule)
-		require.Equal(t, "cli", d.EditedBy)
+		require.Equal(t, cliActor(), d.EditedBy)
 		require.Len(t, d.NextRuns, 10)
 
 		out, stderr, code = run("timers", "edit", "Daily", "--dst", "skip")

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/queue"
 )
 
@@ -44,6 +46,11 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	res, err := a.DLQ.Redrive(ctx, *limit)
+	if err == nil || len(res.Redriven) > 0 {
+		if rerr := recordCLI(ctx, a, audit.Record{Action: audit.DLQRedrive, After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}}); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
 	if *asJSON {
 		res.Redriven, res.Kept = nonNil(res.Redriven), nonNil(res.Kept)
 		if jerr := writeJSON(stdout, res); jerr != nil {

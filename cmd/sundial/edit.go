@@ -31,7 +31,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	e := admin.Edit{Reset: *reset, By: "cli"}
+	e := admin.Edit{Reset: *reset, By: cliActor()}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "schedule":
@@ -55,10 +55,10 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.Admin.Edit(ctx, key, e); err != nil {
+	svc := console.NewService(a, nil, [4]int{})
+	if _, err := svc.EditAudited(ctx, key, e); err != nil {
 		return err
 	}
-	svc := console.NewService(a, nil, [4]int{})
 	d, _, err := svc.Timer(ctx, key)
 	if err != nil {
 		return err

@@ -57,6 +57,9 @@ Usage:
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
   sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues
+  sundial audit [--app APP] [--timer NAME] [--who WHO] [--since RFC3339] [--limit N] [--json]
+                              operators' actions (run-now, activate, deactivate, edit, reset,
+                              tenants, apps release, dlq redrive, sync), newest first
   sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
@@ -107,6 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdInvoke(ctx, rest, stdout)
 	case "dlq":
 		err = cmdDLQ(ctx, rest, stdout)
+	case "audit":
+		err = cmdAudit(ctx, rest, stdout)
 	case "app-stack":
 		err = cmdAppStack(ctx, rest, stdout)
 	case "engines":

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -40,6 +41,9 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 		in, err = a.Admin.SetActive(ctx, key, false)
 	}
 	if err != nil {
+		return err
+	}
+	if err := recordCLI(ctx, a, audit.Record{Action: cmd}.ForKey(key)); err != nil {
 		return err
 	}
 	printf(stdout, "%s\n", console.OperationMessage(cmd, in))
@@ -79,6 +83,10 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	// Published timers run once. Only the manifest's app's timers are touched.
 	rep, err := a.Admin.Publish(ctx, m, admin.NewDeployID("sync"))
 	if err != nil {
+		return err
+	}
+	if err := recordCLI(ctx, a, audit.Record{Action: audit.Sync, App: m.AppName(), After: map[string]any{
+		"created": len(rep.Created), "updated": len(rep.Updated), "deactivated": len(rep.Deactivated)}}); err != nil {
 		return err
 	}
 	printf(stdout, "app %s\n", m.AppName())

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/audit"
 )
 
 // TestUpOperators runs `sundial up --operators FILE` and sends signed requests to its
@@ -97,4 +99,35 @@ func TestUpOperators(t *testing.T) {
 	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", st.AccessKeyID, st.SecretAccessKey)
 	require.Equal(t, http.StatusOK, status, "the administrator's key: %s", body)
 	require.Contains(t, body, "deactivated")
+
+	// Every action is in the audit trail once, with its caller: the API's (as the API
+	// function's role, which may add records) and the CLI's.
+	endpoint := st.Endpoint
+	_, errOut, code := cli(t, dir, "run-now", "Nightly", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "tenants", "add", "acme", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "timers", "edit", "Nightly", "--priority", "2", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "dlq", "redrive", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "sync", manifestPath, "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code := cli(t, dir, "audit", "--json", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	var recs []audit.Record
+	require.NoError(t, json.Unmarshal([]byte(out), &recs))
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Action+" "+r.Timer+" by "+r.Who)
+	}
+	me := cliActor()
+	require.Equal(t, []string{"sync  by " + me, "dlq-redrive  by " + me, "edit Nightly by " + me, "tenant-add  by " + me, "run-now Nightly by " + me, "deactivate Nightly by administrator"}, got)
+	out, errOut, code = cli(t, dir, "audit", "--timer", "Nightly", "--app", "default", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "run-now")
+	require.NotContains(t, out, "tenant-add")
+	require.Contains(t, out, "priority:3") // the edit's before and after
+	require.Contains(t, out, "priority:2")
+	requireIAMClean(t, dir, endpoint)
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"io"
 	"text/tabwriter"
+
+	"github.com/sundialhq/sundial/internal/audit"
 )
 
 // cmdTenants registers and removes the tenants multi-tenant timers run for.
@@ -53,6 +55,13 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		rep, err := do(ctx, name)
 		if err != nil {
+			return err
+		}
+		action := audit.TenantAdd
+		if args[0] == "remove" {
+			action = audit.TenantRemove
+		}
+		if err := recordCLI(ctx, a, audit.Record{Action: action, After: map[string]any{"tenant": name}}); err != nil {
 			return err
 		}
 		if *asJSON {

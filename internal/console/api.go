@@ -38,6 +38,8 @@ func (s *Server) apiRoutes() []APIRoute {
 		{"POST", "/api/apps/{app}/timers/{name}/deactivate", s.apiOperate},
 		{"GET", "/api/apps/{app}/logs", s.apiLogs},
 		{"GET", "/api/apps/{app}/logs/entry", s.apiEntry},
+		{"GET", "/api/audit", s.apiAudit},
+		{"GET", "/api/apps/{app}/audit", s.apiAudit},
 		{"GET", "/api/schedule/preview", s.apiPreview},
 		{"POST", "/api/login-links", s.apiLoginLink},
 	}
@@ -226,7 +228,7 @@ func (s *Server) apiEdit(r *http.Request) (any, error) {
 		}
 		e.Timeout = &d
 	}
-	if _, err := s.svc.Admin.Edit(r.Context(), key, e); err != nil {
+	if _, err := s.svc.EditAudited(r.Context(), key, e); err != nil {
 		return nil, err
 	}
 	d, _, err := s.svc.Timer(r.Context(), key)

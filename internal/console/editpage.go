@@ -50,7 +50,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	}
 	op := r.PostForm.Get("op")
 	if op == "reset" {
-		if _, err := s.svc.Admin.Edit(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
+		if _, err := s.svc.EditAudited(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
 			return err
 		}
 		s.flashAndRedirect(w, r, timerURL(d.Key), "Reset: "+d.Key+" runs with its manifest's schedule, timeout, priority and DST policy again.")
@@ -63,7 +63,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		_, err = admin.ValidateOverridable(timer.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
 	}
 	if err == nil && op == "save" {
-		if _, err = s.svc.Admin.Edit(r.Context(), key, e); err == nil {
+		if _, err = s.svc.EditAudited(r.Context(), key, e); err == nil {
 			s.flashAndRedirect(w, r, timerURL(d.Key), "Saved: "+d.Key+" runs with its new settings.")
 			return nil
 		}

@@ -110,6 +110,8 @@ func pageRoute(r *http.Request) (method, path string, err error) {
 			return "GET", "/api/apps/" + k.AppName() + "/logs", nil
 		}
 		return "GET", listing("logs"), nil
+	case "GET /audit":
+		return "GET", listing("audit"), nil
 	case "GET /logs/entry":
 		k, err := timer.ParseKey(q.Get("timer"))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -28,6 +29,9 @@ func (s *Server) operate(r *http.Request, key timer.Key, op string) (timer.Insta
 		return in, "", err
 	}
 	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
+	if err := s.svc.record(ctx, audit.Record{Who: by(r), Action: op}.ForKey(key)); err != nil {
+		return in, "", err
+	}
 	return in, OperationMessage(op, in), nil
 }
 
