@@ -57,6 +57,9 @@ Usage:
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
   sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues
+  sundial console [--stack NAME] [--api URL] [--listen ADDR] [--token T]
+                              Service Center for a deployed stack, on this machine: every request
+                              to the stack's API signed with your AWS credentials (IAM decides)
   sundial audit [--app APP] [--timer NAME] [--who WHO] [--since RFC3339] [--limit N] [--json]
                               operators' actions (run-now, activate, deactivate, edit, reset,
                               tenants, apps release, dlq redrive, sync), newest first
@@ -112,6 +115,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDLQ(ctx, rest, stdout)
 	case "audit":
 		err = cmdAudit(ctx, rest, stdout)
+	case "console":
+		err = cmdConsole(ctx, rest, stdout)
 	case "app-stack":
 		err = cmdAppStack(ctx, rest, stdout)
 	case "engines":

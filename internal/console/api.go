@@ -246,11 +246,13 @@ func (s *Server) apiOperate(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, msg, err := s.operate(r, key, path.Base(r.URL.Path))
+	op := path.Base(r.URL.Path)
+	in, err := s.svc.operate(r.Context(), key, op, by(r))
 	if err != nil {
 		return nil, err
 	}
-	return OperationResult{Timer: rowOf(in, false), Message: msg}, nil
+	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
+	return OperationResult{Timer: rowOf(in, false), Message: OperationMessage(op, in)}, nil
 }
 
 func (s *Server) apiLogs(r *http.Request) (any, error) {

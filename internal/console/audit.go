@@ -99,7 +99,7 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.svc.AuditTrail(r.Context(), q)
+	recs, err := s.be.AuditTrail(r.Context(), q)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func (s *Server) editPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, _, err := s.svc.Timer(r.Context(), key)
+	d, _, err := s.be.Timer(r.Context(), key)
 	if err != nil {
 		return err
 	}
@@ -44,13 +44,13 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, _, err := s.svc.Timer(r.Context(), key)
+	d, _, err := s.be.Timer(r.Context(), key)
 	if err != nil {
 		return err
 	}
 	op := r.PostForm.Get("op")
 	if op == "reset" {
-		if _, err := s.svc.EditAudited(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
+		if err := s.be.Edit(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
 			return err
 		}
 		s.flashAndRedirect(w, r, timerURL(d.Key), "Reset: "+d.Key+" runs with its manifest's schedule, timeout, priority and DST policy again.")
@@ -63,7 +63,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		_, err = admin.ValidateOverridable(timer.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
 	}
 	if err == nil && op == "save" {
-		if _, err = s.svc.EditAudited(r.Context(), key, e); err == nil {
+		if err = s.be.Edit(r.Context(), key, e); err == nil {
 			s.flashAndRedirect(w, r, timerURL(d.Key), "Saved: "+d.Key+" runs with its new settings.")
 			return nil
 		}
@@ -77,7 +77,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	case op != "preview":
 		return fmt.Errorf("%w: unknown operation %q; expected preview, save or reset", errkind.Invalid, op)
 	default:
-		f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, s.svc.Clock.Now(), admin.PreviewRuns)
+		f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, s.be.Now(), admin.PreviewRuns)
 	}
 	s.render(w, r, status, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})
 	return nil
@@ -107,7 +107,8 @@ func (s *Server) operateSubmit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, msg, err := s.operate(r, key, r.PathValue("op"))
+	op := r.PathValue("op")
+	msg, err := s.be.Operate(r.Context(), key, op, by(r))
 	if errors.Is(err, errNoRoute) {
 		s.renderError(w, r, http.StatusNotFound, "No such operation.")
 		return nil
@@ -115,7 +116,8 @@ func (s *Server) operateSubmit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	to := timerURL(in.Key.String())
+	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
+	to := timerURL(key.String())
 	if r.PostForm.Get("back") == "list" {
 		to = "/timers"
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -129,4 +130,23 @@ func pageRoute(r *http.Request) (method, path string, err error) {
 		return "POST", p + "/" + r.PathValue("op"), err
 	}
 	return "", "", nil
+}
+
+func errkindStatus(err error) int { return errkind.HTTPStatus(err) }
+
+// forward authenticates a console API request as the console's own (token, or session with
+// its CSRF header on a change), then hands it to the remote API.
+func (s *Server) forward(to func(http.ResponseWriter, *http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.authenticateAPI(r); err != nil {
+			var th throttled
+			if errors.As(err, &th) {
+				s.tooMany(w, r, th.wait, true)
+				return
+			}
+			s.writeAPIError(w, r, errkindStatus(err), err.Error())
+			return
+		}
+		to(w, r)
+	})
 }
