@@ -24,6 +24,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout, priority and DST policy")
 	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/apps/{app}/timers/{name})")
 	appName := appFlag(fs)
+	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -47,19 +48,26 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil && !e.Reset {
 		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority, --dst or --reset")
 	}
-	awsCfg, outs, err := t.connect(ctx)
+	remote, err := t.viaAPI(ctx, *api)
 	if err != nil {
 		return err
 	}
-	a, err := t.appOn(awsCfg, outs)
-	if err != nil {
+	var be console.Backend = remote
+	if remote == nil {
+		awsCfg, outs, err := t.connect(ctx)
+		if err != nil {
+			return err
+		}
+		a, err := t.appOn(awsCfg, outs)
+		if err != nil {
+			return err
+		}
+		be = console.NewService(a, nil, [4]int{})
+	}
+	if err := be.Edit(ctx, key, e); err != nil {
 		return err
 	}
-	svc := console.NewService(a, nil, [4]int{})
-	if _, err := svc.EditAudited(ctx, key, e); err != nil {
-		return err
-	}
-	d, _, err := svc.Timer(ctx, key)
+	d, _, err := be.Timer(ctx, key)
 	if err != nil {
 		return err
 	}

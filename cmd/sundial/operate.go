@@ -20,12 +20,25 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	var t target
 	t.flags(fs)
 	appName := appFlag(fs)
+	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	key, err := timerArg(fs, *appName)
 	if err != nil {
 		return err
+	}
+	remote, err := t.viaAPI(ctx, *api)
+	if err != nil {
+		return err
+	}
+	if remote != nil {
+		msg, err := remote.Operate(ctx, key, cmd, "")
+		if err != nil {
+			return err
+		}
+		printf(stdout, "%s\n", msg)
+		return nil
 	}
 	a, err := t.app(ctx)
 	if err != nil {

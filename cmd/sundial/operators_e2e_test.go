@@ -49,7 +49,7 @@ func TestUpOperators(t *testing.T) {
     secretAccessKey: "billing-secret"
     policies:
       - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
-      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*"}]}
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: ["arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*", "arn:aws:execute-api:*:*:*/*/PATCH/api/apps/billing/*"]}]}
 `), 0o600))
 	_, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", opsPath)
 	printed := map[string]string{}
@@ -123,6 +123,31 @@ func TestUpOperators(t *testing.T) {
 	}
 	me := cliActor()
 	require.Equal(t, []string{"sync  by " + me, "dlq-redrive  by " + me, "edit Nightly by " + me, "tenant-add  by " + me, "run-now Nightly by " + me, "deactivate Nightly by administrator"}, got)
+	// The CLI with the operator's keys goes through the same API: it reads every app, runs
+	// its own app's timer, edits it, and is refused another app's.
+	billing := filepath.Join(dir, "billing.yaml")
+	require.NoError(t, os.WriteFile(billing, []byte(fmt.Sprintf("app: billing\ntimers:\n  - {name: Invoice, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", actions.URL)), 0o644))
+	_, errOut, code = cli(t, dir, "sync", billing, "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	opEnv := []string{"AWS_ACCESS_KEY_ID=AKIDBILLINGOPS", "AWS_SECRET_ACCESS_KEY=billing-secret", "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
+		"AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+	api := base + "/api/"
+	out, errOut, code = cliEnv(t, dir, opEnv, "run-now", "--app", "billing", "Invoice", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "firing sent")
+	_, errOut, code = cliEnv(t, dir, opEnv, "timers", "edit", "--app", "billing", "Invoice", "--priority", "2", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cliEnv(t, dir, opEnv, "deactivate", "Nightly", "--api", api)
+	require.Equal(t, 1, code, "refused: %s", errOut)
+	require.Contains(t, errOut, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource:")
+	out, errOut, code = cliEnv(t, dir, opEnv, "health", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Invoice")
+	require.Contains(t, out, "Nightly", "reads every app")
+	out, errOut, code = cli(t, dir, "audit", "--app", "billing", "--json", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"who": "billing-ops"`, "the API records the operator")
+
 	out, errOut, code = cli(t, dir, "audit", "--timer", "Nightly", "--app", "default", "--endpoint", endpoint)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "run-now")
