@@ -37,6 +37,9 @@ Usage:
   sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
   sundial activate NAME [--app APP]
   sundial deactivate NAME [--app APP]   a running execution is not stopped
+  sundial deactivate --app APP (--all | --tenant T | --priority P | NAME...) --note TEXT [--until RFC3339]
+                              pause many timers with a reason; at --until the platform activates them
+  sundial activate --app APP (--all | --tenant T | --priority P | NAME...)   end a pause early
   sundial logs redrive [--json] [--limit N] [--app APP]   log what the log writer gave up (its
                               failure queue), read back from the stream: within 24 h of the executions
   sundial sync MANIFEST       publish a manifest, as a deploy does: create/update/deactivate

@@ -21,8 +21,15 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	t.flags(fs)
 	appName := appFlag(fs)
 	api := apiFlag(fs)
+	var bulk bulkFlags
+	if cmd != "run-now" {
+		bulk.add(fs, cmd)
+	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if bulk.given(fs) {
+		return cmdBulk(ctx, cmd, &t, fs, *appName, *api, bulk, stdout)
 	}
 	key, err := timerArg(fs, *appName)
 	if err != nil {

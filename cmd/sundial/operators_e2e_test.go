@@ -148,6 +148,25 @@ func TestUpOperators(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"who": "billing-ops"`, "the API records the operator")
 
+	// A bulk pause with a note until an instant: shown with the timer, ended by the
+	// platform itself, and audited as such.
+	until := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	out, errOut, code = cli(t, dir, "deactivate", "--app", "billing", "--all", "--note", "month-end freeze", "--until", until, "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "activates them again at "+until)
+	out, errOut, code = cli(t, dir, "timers", "list", "--app", "billing", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "paused billing:Invoice by "+cliActor())
+	require.Contains(t, out, "resumes "+until+"): month-end freeze")
+	require.Eventually(t, func() bool {
+		out, _, code := cli(t, dir, "timers", "list", "--app", "billing", "--json", "--endpoint", endpoint)
+		return code == 0 && strings.Contains(out, `"active": true`) && !strings.Contains(out, "month-end freeze")
+	}, 30*time.Second, 500*time.Millisecond, "the platform activates them again at --until")
+	out, errOut, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"action": "activate"`)
+	require.Contains(t, out, "month-end freeze")
+
 	out, errOut, code = cli(t, dir, "audit", "--timer", "Nightly", "--app", "default", "--endpoint", endpoint)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "run-now")

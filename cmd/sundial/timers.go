@@ -84,6 +84,15 @@ func printTimers(w io.Writer, views []view.Timer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, v := range views {
+		if p := v.Pause; p != nil {
+			until := "until an operator activates it"
+			if !p.Until.IsZero() {
+				until = "resumes " + p.Until.UTC().Format(time.RFC3339)
+			}
+			printf(w, "paused %s by %s at %s (%s): %s\n", v.Key(), p.By, p.At.UTC().Format(time.RFC3339), until, p.Note)
+		}
+	}
 	printf(w, "%s: %s.\n", strings.ToUpper(view.FailuresInARow), view.FailuresInARowMeans)
 	return nil
 }

@@ -67,6 +67,10 @@ func TestAPIRoleAddsAuditRecordsOnly(t *testing.T) {
 	require.False(t, decide("BatchWriteItem", `{"RequestItems":{"LogTable":[{"DeleteRequest":{"Key":`+audit+`}}]}}`), "nor in a batch")
 	require.False(t, decide("PutItem", item(`{"pk":{"S":"billing:Cleanup"},"sk":{"S":"2026-11-25T10:00:00.000Z#e1"}}`)),
 		"may not put an execution log item")
+	require.True(t, decide("PutItem", `{"TableName":"TimersTable","Item":{"pk":{"S":"RESUME"},"sk":{"S":"2026-11-25T10:00:00.000Z#billing:X"}}}`),
+		"lists a pause's end for recovery")
+	require.False(t, decide("PutItem", `{"TableName":"TimersTable","Item":{"pk":{"S":"T#billing:X"},"sk":{"S":"I#"}}}`),
+		"may not put a timer item")
 	require.True(t, decide("Query", `{"TableName":"LogTable","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"AUDIT#2026-11-25"}}}`),
 		"reads the trail")
 }

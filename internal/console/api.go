@@ -36,6 +36,8 @@ func (s *Server) apiRoutes() []APIRoute {
 		{"POST", "/api/apps/{app}/timers/{name}/run-now", s.apiOperate},
 		{"POST", "/api/apps/{app}/timers/{name}/activate", s.apiOperate},
 		{"POST", "/api/apps/{app}/timers/{name}/deactivate", s.apiOperate},
+		{"POST", "/api/apps/{app}/deactivate", s.apiBulk},
+		{"POST", "/api/apps/{app}/activate", s.apiBulk},
 		{"GET", "/api/apps/{app}/logs", s.apiLogs},
 		{"GET", "/api/apps/{app}/logs/entry", s.apiEntry},
 		{"GET", "/api/audit", s.apiAudit},

@@ -24,6 +24,9 @@ type Backend interface {
 	Edit(ctx context.Context, key timer.Key, e admin.Edit) error
 	// Operate runs Run Now, activate or deactivate for who, and says what it did.
 	Operate(ctx context.Context, key timer.Key, op, who string) (string, error)
+	// BulkAction deactivates (with a note, until an instant) or activates an app's selected
+	// timers for who, and says what it did.
+	BulkAction(ctx context.Context, app, op string, b BulkBody, who string) (string, error)
 	Now() time.Time
 }
 

@@ -156,6 +156,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("GET /logs", s.page(s.logsPage))
 	mux.Handle("GET /logs/entry", s.page(s.entryPage))
 	mux.Handle("GET /audit", s.page(s.auditPage))
+	mux.Handle("POST /apps/{app}/{op}", s.page(s.bulkSubmit))
 	mux.Handle("/", s.page(func(w http.ResponseWriter, r *http.Request) error {
 		s.renderError(w, r, http.StatusNotFound, "No such page.")
 		return nil

@@ -125,6 +125,8 @@ func pageRoute(r *http.Request) (method, path string, err error) {
 	case "POST /timers/{name}/edit":
 		p, err := instance(r.PathValue("name"))
 		return "PATCH", p, err
+	case "POST /apps/{app}/{op}":
+		return "POST", "/api/apps/" + r.PathValue("app") + "/" + r.PathValue("op"), nil
 	case "POST /timers/{name}/{op}":
 		p, err := instance(r.PathValue("name"))
 		return "POST", p + "/" + r.PathValue("op"), err

@@ -40,6 +40,9 @@ type Timer struct {
 	LastOutcome    string            `json:"lastOutcome"`
 	LastError      string            `json:"lastError"`
 	PendingAttempt int               `json:"pendingAttempt,omitempty"`
+	// Pause is an operator's deactivation with a note: who, when, and when the platform
+	// activates it again (until; absent: when an operator does).
+	Pause *timer.Pause `json:"pause,omitempty"`
 }
 
 // Execution is one log entry.
@@ -72,7 +75,7 @@ func OfTimer(in timer.Instance) Timer {
 		Active: in.Active, ActiveBy: in.ActiveBy, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
 		NextRun: nextRun(in), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
-		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt,
+		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt, Pause: in.Pause,
 	}
 }
 
