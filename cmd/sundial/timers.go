@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -28,11 +29,21 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	tenant := fs.String("tenant", "", "list: only this tenant's instances")
 	appName := appFlag(fs)
+	api := apiFlag(fs)
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if err := checkApp("timers "+args[0], *appName); err != nil {
 		return err
+	}
+	if args[0] == "list" || args[0] == "show" {
+		remote, err := t.viaAPI(ctx, *api)
+		if err != nil {
+			return err
+		}
+		if remote != nil {
+			return timersViaAPI(ctx, remote, fs, args[0], *appName, *tenant, *asJSON, stdout)
+		}
 	}
 	switch args[0] {
 	case "list":
@@ -123,4 +134,31 @@ func clock(t *time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05.000")
+}
+
+// timersViaAPI is timers list and show through the Service Center API.
+func timersViaAPI(ctx context.Context, remote *console.Remote, fs *flag.FlagSet, cmd, app, tenant string, asJSON bool, stdout io.Writer) error {
+	if cmd == "show" {
+		key, err := timerArg(fs, app)
+		if err != nil {
+			return err
+		}
+		d, _, err := remote.Timer(ctx, key)
+		if err != nil {
+			return err
+		}
+		return writeJSON(stdout, d.Timer)
+	}
+	rows, err := remote.Timers(ctx, console.Filter{App: app, Tenant: tenant})
+	if err != nil {
+		return err
+	}
+	views := make([]view.Timer, 0, len(rows))
+	for _, r := range rows {
+		views = append(views, r.Timer)
+	}
+	if asJSON {
+		return writeJSON(stdout, views)
+	}
+	return printTimers(stdout, views)
 }
