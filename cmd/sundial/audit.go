@@ -46,6 +46,7 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 	since := fs.String("since", "", "from this time on (`RFC3339`; default 31 days back)")
 	limit := fs.Int("limit", audit.DefaultLimit, "at most `N` records")
 	asJSON := fs.Bool("json", false, "print JSON")
+	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -66,11 +67,20 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := q.Validate(); err != nil {
 		return err
 	}
-	a, err := t.app(ctx)
+	remote, err := t.viaAPI(ctx, *api)
 	if err != nil {
 		return err
 	}
-	recs, err := a.Store.AuditLog(a.Config.AuditRetention).List(ctx, q)
+	var recs []audit.Record
+	if remote != nil {
+		recs, err = remote.AuditTrail(ctx, q)
+	} else {
+		a, aerr := t.app(ctx)
+		if aerr != nil {
+			return aerr
+		}
+		recs, err = a.Store.AuditLog(a.Config.AuditRetention).List(ctx, q)
+	}
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ Usage:
                               tenants, apps release, dlq redrive, sync), newest first
   sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
-run-now, activate, deactivate, timers list|show|edit, logs and health go through the stack's Service Center API,
+run-now, activate, deactivate, timers list|show|edit, logs, audit and health go through the stack's Service Center API,
 signed with your AWS credentials (IAM decides; the audit trail names you), when the stack is
 deployed with one (output ApiUrl) or --api URL is given; the other commands, and these on the
 local platform without --api, read and write the tables with the CLI's credentials.

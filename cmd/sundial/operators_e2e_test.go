@@ -153,7 +153,7 @@ func TestUpOperators(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Invoice")
 	require.Contains(t, out, "Nightly", "reads every app")
-	out, errOut, code = cli(t, dir, "audit", "--app", "billing", "--json", "--endpoint", endpoint)
+	out, errOut, code = cliEnv(t, dir, opEnv, "audit", "--app", "billing", "--json", "--api", api)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"who": "billing-ops"`, "the API records the operator")
 
