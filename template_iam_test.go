@@ -81,7 +81,7 @@ func TestServiceCenterPolicies(t *testing.T) {
 			continue // the local console's bearer token only
 		}
 		for _, app := range []string{"billing", "shipping"} {
-			path := strings.NewReplacer("{app}", app, "{name}", "Cleanup@acme").Replace(rt.Pattern)
+			path := strings.NewReplacer("{app}", app, "{name}", "acme").Replace(rt.Pattern)
 			call := iam.Call{Action: "execute-api:Invoke", Resource: console.InvokeARN("eu-west-1", "123456789012", "a1b2c3", "$default", rt.Method, path)}
 			read := rt.Method == "GET"
 			ok, _ := viewer.Decide(call)
@@ -89,7 +89,7 @@ func TestServiceCenterPolicies(t *testing.T) {
 			ok, _ = operator.Decide(call)
 			require.True(t, ok, "operator: %s", call)
 			ok, _ = billing.Decide(call)
-			require.Equal(t, read || app == "billing", ok, "billing's operator: %s", call)
+			require.Equal(t, read || (app == "billing" && strings.Contains(rt.Pattern, "{app}")), ok, "billing's operator: %s", call)
 		}
 	}
 }

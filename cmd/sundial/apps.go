@@ -81,6 +81,21 @@ func cmdApps(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		remote, err := t.viaAPI(ctx, t.api)
+		if err != nil {
+			return err
+		}
+		if remote != nil {
+			held, err := remote.ReleaseApp(ctx, name)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(stdout, held)
+			}
+			printf(stdout, "app %s released from stack %s; its timers are unchanged, and another stack may publish it\n", held.App, held.Owner)
+			return nil
+		}
 		a, err := t.app(ctx)
 		if err != nil {
 			return err

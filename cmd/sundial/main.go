@@ -68,10 +68,11 @@ Usage:
                               tenants, apps release, dlq redrive, sync), newest first
   sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
-run-now, activate, deactivate, timers list|show|edit, logs, audit and health go through the stack's Service Center API,
-signed with your AWS credentials (IAM decides; the audit trail names you), when the stack is
-deployed with one (output ApiUrl) or --api URL is given; the other commands, and these on the
-local platform without --api, read and write the tables with the CLI's credentials.
+run-now, activate, deactivate, timers list|show|edit, logs, audit, health, tenants, apps release
+and dlq go through the stack's Service Center API, signed with your AWS credentials (IAM decides;
+the audit trail names you), when the stack is deployed with one (output ApiUrl) or --api URL is
+given; apps list, logs redrive and sync, and every command on the local platform without --api,
+read and write the tables with the CLI's credentials.
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
 running "sundial up", else AWS) and --stack (default sundial). NAME is Timer, Timer@tenant,
 app:Timer or app:Timer@tenant; --app APP selects one app's timers (the default app is "default").

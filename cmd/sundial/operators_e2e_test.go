@@ -153,6 +153,30 @@ func TestUpOperators(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Invoice")
 	require.Contains(t, out, "Nightly", "reads every app")
+	// Tenants and the DLQ through the API: the administrator's key may, billing's operator
+	// may not (environment-wide operations).
+	adminEnv := []string{"AWS_ACCESS_KEY_ID=" + st.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + st.SecretAccessKey, "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
+		"AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+	_, errOut, code = cliEnv(t, dir, adminEnv, "tenants", "add", "globex", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code = cliEnv(t, dir, opEnv, "tenants", "list", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "globex")
+	_, errOut, code = cliEnv(t, dir, opEnv, "tenants", "remove", "globex", "--api", api)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "/DELETE/api/tenants/globex")
+	_, errOut, code = cliEnv(t, dir, opEnv, "dlq", "redrive", "--api", api)
+	require.Equal(t, 1, code, errOut)
+	_, errOut, code = cliEnv(t, dir, adminEnv, "dlq", "redrive", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cliEnv(t, dir, adminEnv, "tenants", "remove", "globex", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code = cliEnv(t, dir, adminEnv, "audit", "--who", "administrator", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	for _, action := range []string{"tenant-add", "tenant-remove", "dlq-redrive"} {
+		require.Contains(t, out, `"action": "`+action+`"`)
+	}
+
 	out, errOut, code = cliEnv(t, dir, opEnv, "audit", "--app", "billing", "--json", "--api", api)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"who": "billing-ops"`, "the API records the operator")

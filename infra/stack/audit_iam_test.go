@@ -71,6 +71,8 @@ func TestAPIRoleAddsAuditRecordsOnly(t *testing.T) {
 		"lists a pause's end for recovery")
 	require.False(t, decide("PutItem", `{"TableName":"TimersTable","Item":{"pk":{"S":"T#billing:X"},"sk":{"S":"I#"}}}`),
 		"may not put a timer item")
+	require.True(t, decide("DeleteItem", `{"TableName":"TimersTable","Key":{"pk":{"S":"TENANT"},"sk":{"S":"N#acme"}}}`), "unregisters a tenant")
+	require.False(t, decide("DeleteItem", `{"TableName":"TimersTable","Key":{"pk":{"S":"T#billing:X"},"sk":{"S":"I#"}}}`), "may not delete a timer")
 	require.True(t, decide("Query", `{"TableName":"LogTable","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"AUDIT#2026-11-25"}}}`),
 		"reads the trail")
 }

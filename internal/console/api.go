@@ -42,6 +42,12 @@ func (s *Server) apiRoutes() []APIRoute {
 		{"GET", "/api/apps/{app}/logs/entry", s.apiEntry},
 		{"GET", "/api/audit", s.apiAudit},
 		{"GET", "/api/apps/{app}/audit", s.apiAudit},
+		{"GET", "/api/tenants", s.apiTenants},
+		{"POST", "/api/tenants", s.apiAddTenant},
+		{"DELETE", "/api/tenants/{name}", s.apiRemoveTenant},
+		{"POST", "/api/apps/{app}/release", s.apiRelease},
+		{"GET", "/api/dlq", s.apiDLQ},
+		{"POST", "/api/dlq/redrive", s.apiRedrive},
 		{"GET", "/api/schedule/preview", s.apiPreview},
 		{"POST", "/api/login-links", s.apiLoginLink},
 	}

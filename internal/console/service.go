@@ -35,6 +35,8 @@ type Service struct {
 	Stack cost.Stack
 	// Audit is the trail operators' actions are recorded in (nil: not recorded).
 	Audit audit.Log
+	// DLQ is the dead-letter queue (nil: none).
+	DLQ *queue.DLQ
 }
 
 // NewService builds the service on an app's wiring; sqs reads queue depths.
@@ -49,6 +51,7 @@ func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
 		Store: a.Store, Admin: a.Admin, Clock: a.Admin.Clock, Tick: a.Config.Tick, Capacity: capacity, Stack: stack,
 		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
 		Audit:  a.Store.AuditLog(a.Config.AuditRetention),
+		DLQ:    a.DLQ,
 	}
 }
 
