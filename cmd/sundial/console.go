@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -211,9 +212,9 @@ func operatorGate(p *local.Platform, o consoleOptions) (*operators.Gate, error) 
 		c := p.Local.Admin()
 		admin = operators.Admin{Name: "administrator", AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey}
 	}
-	apiID := p.Outputs.Values["ServiceCenterApiId"]
-	if apiID == "" {
-		apiID = "local"
+	apiID := "local" // the API's ID: the first label of ApiUrl's host (ID.execute-api.REGION.…)
+	if u, err := url.Parse(p.Outputs.Values["ApiUrl"]); err == nil && u.Hostname() != "" {
+		apiID, _, _ = strings.Cut(u.Hostname(), ".")
 	}
 	return operators.New(o.ops, admin, cmp.Or(o.region, localaws.Region), sam.Account, apiID)
 }

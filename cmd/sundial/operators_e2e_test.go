@@ -93,7 +93,7 @@ func TestUpOperators(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, status, body)
 	require.Contains(t, body, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:us-east-1:000000000000:")
 	require.Contains(t, body, "/$default/POST/api/apps/default/timers/Nightly/deactivate")
-	require.NotContains(t, body, ":local/$default", "the ARN names the stack's API (output ServiceCenterApiId)")
+	require.NotContains(t, body, ":local/$default", "the ARN names the stack's API (the first label of ApiUrl)")
 	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", "AKIDNOONE", "x")
 	require.Equal(t, http.StatusForbidden, status, body)
 	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", st.AccessKeyID, st.SecretAccessKey)
