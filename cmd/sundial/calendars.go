@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/schedule"
 )
 
@@ -21,6 +22,7 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 	t := new(target)
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
+	api := apiFlag(fs)
 	appName := fs.String("app", "", "the calendars of this `APP` (list: default every app's; show, edit: default the default app)")
 	rules := map[string]*string{}
 	if args[0] == "edit" {
@@ -34,16 +36,27 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := checkApp("calendars "+args[0], *appName); err != nil {
 		return err
 	}
+	backend := func() (console.Backend, error) {
+		remote, err := t.viaAPI(ctx, *api)
+		if err != nil || remote != nil {
+			return remote, err
+		}
+		a, err := t.app(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return console.NewService(a, nil, [4]int{}), nil
+	}
 	switch args[0] {
 	case "list":
 		if fs.NArg() > 0 {
 			return usageErr("calendars list: unexpected argument %q", fs.Arg(0))
 		}
-		a, err := t.app(ctx)
+		be, err := backend()
 		if err != nil {
 			return err
 		}
-		cals, err := a.Admin.Calendars(ctx, *appName)
+		cals, err := be.Calendars(ctx, *appName)
 		if err != nil {
 			return err
 		}
@@ -61,11 +74,11 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		a, err := t.app(ctx)
+		be, err := backend()
 		if err != nil {
 			return err
 		}
-		c, err := a.Admin.Calendar(ctx, *appName, name)
+		c, err := be.Calendar(ctx, *appName, name)
 		if err != nil {
 			return err
 		}
@@ -74,7 +87,7 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 			if !changed {
 				return usageErr("calendars edit: nothing to change; give --dates, --yearly, --ranges or --weekdays")
 			}
-			if c, err = a.Admin.EditCalendar(ctx, *appName, name, r, "cli"); err != nil {
+			if c, err = be.EditCalendar(ctx, *appName, name, r, "cli"); err != nil {
 				return err
 			}
 		}

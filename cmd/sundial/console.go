@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/infra/localaws"
+	"github.com/sundialhq/sundial/infra/operators"
+	"github.com/sundialhq/sundial/infra/sam"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/console"
@@ -31,6 +36,11 @@ type consoleOptions struct {
 	tlsCert  string
 	tlsKey   string
 	hosts    string // --console-host, comma-separated
+	// operators is --operators: the file naming the people allowed in, with their IAM
+	// policies; region is the platform's (their routes' ARNs).
+	operators string
+	region    string
+	ops       *operators.File // loaded by check
 
 	cert *tls.Certificate // loaded by check
 	ln   net.Listener     // bound by listen before the platform starts, so a taken port fails fast
@@ -53,6 +63,16 @@ func (o *consoleOptions) listen() (net.Listener, error) {
 // clear text beyond this machine, and loads the TLS certificate (so that a bad one stops up
 // before it starts anything).
 func (o *consoleOptions) check() error {
+	if o.operators != "" {
+		f, err := operators.Load(o.operators)
+		if err != nil {
+			return usageErr("up: --operators: %v", err)
+		}
+		if _, err := operators.New(f, operators.Admin{}, "r", "a", "i"); err != nil {
+			return usageErr("up: --operators %s: %v", o.operators, err)
+		}
+		o.ops = f
+	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return usageErr("up: give both --tls-cert and --tls-key, or neither")
 	}
@@ -133,11 +153,20 @@ func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *sl
 	}
 	base := consoleBase(o, ln.Addr())
 	// The console is Service Center's API function: it runs with that function's role.
-	srv, err := console.New(console.Options{
+	opts := console.Options{
 		Service: console.NewService(p.API, sqs.NewFromConfig(p.APIAWS), capacityOf(p.Outputs.Parameters)),
 		Auth:    console.AuthToken, Token: o.token, Log: log,
 		BaseURL: base, Hosts: o.hostList(),
-	})
+	}
+	if o.ops != nil {
+		gate, err := operatorGate(p, o)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		opts.Gate = gate
+	}
+	srv, err := console.New(opts)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -164,11 +193,30 @@ func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *sl
 	if generated {
 		fmt.Fprintf(stdout, "token      %s   (generated; --token or SUNDIAL_CONSOLE_TOKEN sets it)\n", o.token)
 	}
+	if o.ops != nil {
+		fmt.Fprintf(stdout, "operators  %d from %s: their requests (SigV4 for %s, or their token) are allowed what their IAM policies allow\n",
+			len(o.ops.Operators), o.operators, operators.SigningName)
+	}
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)
 	}, nil
+}
+
+// operatorGate decides the console's requests by the operators' IAM policies, as API
+// Gateway with AWS_IAM authorization; the platform's administrator keeps full access.
+func operatorGate(p *local.Platform, o consoleOptions) (*operators.Gate, error) {
+	var admin operators.Admin
+	if p.Local != nil {
+		c := p.Local.Admin()
+		admin = operators.Admin{Name: "administrator", AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey}
+	}
+	apiID := "local" // the API's ID: the first label of ApiUrl's host (ID.execute-api.REGION.…)
+	if u, err := url.Parse(p.Outputs.Values["ApiUrl"]); err == nil && u.Hostname() != "" {
+		apiID, _, _ = strings.Cut(u.Hostname(), ".")
+	}
+	return operators.New(o.ops, admin, cmp.Or(o.region, localaws.Region), sam.Account, apiID)
 }
 
 // apiHandler is the API function's handler (functions/api) on a stack, for `sundial invoke

@@ -53,6 +53,7 @@ func TestConsoleExposure(t *testing.T) {
 		"CertWithoutKey":           {[]string{"--console", "0.0.0.0:8089", "--tls-cert", cert}, "both --tls-cert and --tls-key"},
 		"UnreadableCert":           {[]string{"--console", "0.0.0.0:8089", "--tls-cert", key, "--tls-key", key}, "--tls-cert/--tls-key"},
 		"EveryInterfaceUnnamed":    {[]string{"--console", "0.0.0.0:8089", "--tls-cert", cert, "--tls-key", key}, "--console-host"},
+		"MissingOperators":         {[]string{"--operators", "/nonexistent/operators.yaml"}, "--operators"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -130,7 +130,7 @@ func TestConsoleCommands(t *testing.T) {
 
 		out, stderr, code := run("timers", "edit", "Daily", "--schedule", "every 5m", "--timeout", "90s", "--priority", "1")
 		require.Equal(t, 0, code, stderr)
-		require.Contains(t, out, `Daily saved: schedule "every 5m", timeout 1m30s, priority 1, dst shift (defaults: "02:00 Mon", 14m50s, 3, shift)`)
+		require.Contains(t, out, `Daily saved: schedule "every 5m", timeout 1m30s, priority 1, dst shift, misfireAfter 1m0s (defaults: "02:00 Mon", 14m50s, 3, shift)`)
 		require.Contains(t, out, "next runs (Europe/Lisbon):")
 		out, stderr, code = run("timers", "edit", "Daily", "--priority", "2", "--json")
 		require.Equal(t, 0, code, stderr)
@@ -139,12 +139,12 @@ func TestConsoleCommands(t *testing.T) {
 		require.True(t, d.Edited)
 		require.Equal(t, "every 5m", d.Schedule)
 		require.Equal(t, "02:00 Mon", d.DefaultSchedule)
-		require.Equal(t, "cli", d.EditedBy)
+		require.Equal(t, cliActor(), d.EditedBy)
 		require.Len(t, d.NextRuns, 10)
 
 		out, stderr, code = run("timers", "edit", "Daily", "--dst", "skip")
 		require.Equal(t, 0, code, stderr)
-		require.Contains(t, out, `priority 2, dst skip (defaults: "02:00 Mon", 14m50s, 3, shift)`)
+		require.Contains(t, out, `priority 2, dst skip, misfireAfter 1m0s (defaults: "02:00 Mon", 14m50s, 3, shift)`)
 	})
 
 	t.Run("SyncKeepsTheEdit", func(t *testing.T) {

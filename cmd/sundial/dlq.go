@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/queue"
 )
 
@@ -19,11 +21,31 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	limit := fs.Int("limit", 100, "at most N messages")
+	api := apiFlag(fs)
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if *limit < 1 || *limit > 10000 {
 		return usageErr("dlq: --limit must be in 1..10000")
+	}
+	remote, err := t.viaAPI(ctx, *api)
+	if err != nil {
+		return err
+	}
+	if remote != nil {
+		if args[0] == "list" {
+			msgs, err := remote.DLQ(ctx, *limit)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(stdout, nonNil(msgs))
+			}
+			printDead(stdout, msgs)
+			return nil
+		}
+		res, err := remote.Redrive(ctx, *limit)
+		return printRedrive(stdout, res, err, *asJSON)
 	}
 	a, err := t.app(ctx)
 	if err != nil {
@@ -44,7 +66,17 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	res, err := a.DLQ.Redrive(ctx, *limit)
-	if *asJSON {
+	if err == nil || len(res.Redriven) > 0 {
+		if rerr := recordCLI(ctx, a, audit.Record{Action: audit.DLQRedrive, After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}}); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return printRedrive(stdout, res, err, *asJSON)
+}
+
+// printRedrive prints what a redrive did (and returns its error, after what it did).
+func printRedrive(stdout io.Writer, res queue.RedriveResult, err error, asJSON bool) error {
+	if asJSON {
 		res.Redriven, res.Kept = nonNil(res.Redriven), nonNil(res.Kept)
 		if jerr := writeJSON(stdout, res); jerr != nil {
 			return jerr

@@ -23,8 +23,9 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	dst := fs.String("dst", "", "new DST policy: shift (a time the clocks skip fires at the old offset's instant) or skip (not that day)")
 	misfireAfter := fs.Duration("misfire-after", 0, "new catch-up window: how late a firing may be claimed before it has misfired, e.g. 10m (1s..168h; 0: the default, 60 s)")
 	reset := fs.Bool("reset", false, "go back to the manifest's schedule, timeout, priority and DST policy")
-	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/timers/{name})")
+	asJSON := fs.Bool("json", false, "print the timer as JSON (the API's GET /api/apps/{app}/timers/{name})")
 	appName := appFlag(fs)
+	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	e := admin.Edit{Reset: *reset, By: "cli"}
+	e := admin.Edit{Reset: *reset, By: cliActor()}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "schedule":
@@ -50,19 +51,26 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil && e.MisfireAfter == nil && !e.Reset {
 		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority, --dst, --misfire-after or --reset")
 	}
-	awsCfg, outs, err := t.connect(ctx)
+	remote, err := t.viaAPI(ctx, *api)
 	if err != nil {
 		return err
 	}
-	a, err := t.appOn(awsCfg, outs)
-	if err != nil {
+	var be console.Backend = remote
+	if remote == nil {
+		awsCfg, outs, err := t.connect(ctx)
+		if err != nil {
+			return err
+		}
+		a, err := t.appOn(awsCfg, outs)
+		if err != nil {
+			return err
+		}
+		be = console.NewService(a, nil, [4]int{})
+	}
+	if err := be.Edit(ctx, key, e); err != nil {
 		return err
 	}
-	if _, err := a.Admin.Edit(ctx, key, e); err != nil {
-		return err
-	}
-	svc := console.NewService(a, nil, [4]int{})
-	d, _, err := svc.Timer(ctx, key)
+	d, _, err := be.Timer(ctx, key)
 	if err != nil {
 		return err
 	}

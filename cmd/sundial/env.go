@@ -29,6 +29,7 @@ type target struct {
 	endpoint string
 	stack    string
 	region   string
+	api      string // --api, for the commands that take it
 }
 
 func (t *target) flags(fs *flag.FlagSet) {

@@ -20,6 +20,7 @@ func cmdHealth(ctx context.Context, args []string, stdout io.Writer) error {
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON (the API's GET /api/health)")
 	appName := appFlag(fs)
+	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -28,6 +29,21 @@ func cmdHealth(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErr("health: unexpected argument %q", fs.Arg(0))
+	}
+	remote, err := t.viaAPI(ctx, *api)
+	if err != nil {
+		return err
+	}
+	if remote != nil {
+		h, err := remote.HealthOf(ctx, *appName)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(stdout, h)
+		}
+		printHealth(stdout, h)
+		return nil
 	}
 	awsCfg, outs, err := t.connect(ctx)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/termsafe"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -25,6 +26,7 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	tenant := fs.String("tenant", "", "only this tenant's executions")
 	errorsOnly := fs.Bool("errors", false, "only failed executions")
 	limit := fs.Int("limit", 50, "at most N entries, newest first")
+	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -48,17 +50,28 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 			return usageErr("logs: --timer %s and --tenant %s disagree; give Timer@tenant or --tenant", key, *tenant)
 		}
 	}
-	a, err := t.app(ctx)
+	remote, err := t.viaAPI(ctx, *api)
 	if err != nil {
 		return err
 	}
-	execs, err := a.Store.Logs(ctx, q)
-	if err != nil {
-		return err
-	}
-	views := make([]view.Execution, 0, len(execs))
-	for _, e := range execs {
-		views = append(views, view.OfExecution(e))
+	var views []view.Execution
+	if remote != nil {
+		if views, err = logsViaAPI(ctx, remote, q); err != nil {
+			return err
+		}
+	} else {
+		a, err := t.app(ctx)
+		if err != nil {
+			return err
+		}
+		execs, err := a.Store.Logs(ctx, q)
+		if err != nil {
+			return err
+		}
+		views = make([]view.Execution, 0, len(execs))
+		for _, e := range execs {
+			views = append(views, view.OfExecution(e))
+		}
 	}
 	if *asJSON {
 		return writeJSON(stdout, views)
@@ -112,4 +125,33 @@ func cmdLogsRedrive(ctx context.Context, args []string, stdout io.Writer) error 
 		printf(stdout, "kept %s (shard %s, records %s..%s): %s\n", k.MessageID, termsafe.String(k.Shard), k.Start, k.End, termsafe.String(k.Reason))
 	}
 	return err
+}
+
+// logsViaAPI reads the log through the Service Center API, a page at a time (at most
+// console.MaxLogLimit each).
+func logsViaAPI(ctx context.Context, remote *console.Remote, q timer.LogQuery) ([]view.Execution, error) {
+	f := console.LogFilter{App: q.App, Tenant: q.Tenant, ErrorsOnly: q.ErrorsOnly}
+	if q.Key != nil {
+		f.App, f.Timer = q.Key.AppName(), q.Key.Timer
+		if q.Key.Tenant != "" {
+			f.Timer += "@" + q.Key.Tenant
+		}
+		f.Tenant = ""
+	}
+	views := []view.Execution{}
+	for len(views) < q.Limit {
+		f.Limit = min(q.Limit-len(views), console.MaxLogLimit)
+		page, err := remote.Logs(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range page.Entries {
+			views = append(views, e.Execution)
+		}
+		if page.Next == "" || len(page.Entries) == 0 {
+			break
+		}
+		f.After = page.Next
+	}
+	return views, nil
 }

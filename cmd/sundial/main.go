@@ -21,7 +21,7 @@ const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
   sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--data DIR] [--fresh]
-             [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--stack NAME] [--template PATH] [--examples]
+             [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--operators FILE] [--stack NAME] [--template PATH] [--examples]
              [--app-stack DIR]...   also deploy an app's own stack (DIR/template.yaml, e.g. examples/billing)
                               onto the platform: its tables, Go functions and Custom::SundialTimers;
                               a changed template is applied as a stack update (--watch=false: not)
@@ -38,6 +38,9 @@ Usage:
   sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
   sundial activate NAME [--app APP]
   sundial deactivate NAME [--app APP]   a running execution is not stopped
+  sundial deactivate --app APP (--all | --tenant T | --priority P | NAME...) --note TEXT [--until RFC3339]
+                              pause many timers with a reason; at --until the platform activates them
+  sundial activate --app APP (--all | --tenant T | --priority P | NAME...)   end a pause early
   sundial logs redrive [--json] [--limit N] [--app APP]   log what the log writer gave up (its
                               failure queue), read back from the stream: within 24 h of the executions
   sundial sync MANIFEST       publish a manifest, as a deploy does: create/update/deactivate
@@ -62,8 +65,19 @@ Usage:
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)
   sundial dlq redrive [--json] [--limit N]   send well-formed ones back to their queues
+  sundial console [--stack NAME] [--api URL] [--listen ADDR] [--token T]
+                              Service Center for a deployed stack, on this machine: every request
+                              to the stack's API signed with your AWS credentials (IAM decides)
+  sundial audit [--app APP] [--timer NAME] [--who WHO] [--since RFC3339] [--limit N] [--json]
+                              operators' actions (run-now, activate, deactivate, edit, reset,
+                              tenants, apps release, dlq redrive, sync), newest first
   sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
+run-now, activate, deactivate, timers list|show|edit, logs, audit, health, tenants, apps release
+and dlq go through the stack's Service Center API, signed with your AWS credentials (IAM decides;
+the audit trail names you), when the stack is deployed with one (output ApiUrl) or --api URL is
+given; apps list, logs redrive and sync, and every command on the local platform without --api,
+read and write the tables with the CLI's credentials.
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
 running "sundial up", else AWS) and --stack (default sundial). NAME is Timer, Timer@tenant,
 app:Timer or app:Timer@tenant; --app APP selects one app's timers (the default app is "default").
@@ -114,6 +128,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdInvoke(ctx, rest, stdout)
 	case "dlq":
 		err = cmdDLQ(ctx, rest, stdout)
+	case "audit":
+		err = cmdAudit(ctx, rest, stdout)
+	case "console":
+		err = cmdConsole(ctx, rest, stdout)
 	case "app-stack":
 		err = cmdAppStack(ctx, rest, stdout)
 	case "engines":

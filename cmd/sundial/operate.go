@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -19,12 +20,32 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	var t target
 	t.flags(fs)
 	appName := appFlag(fs)
+	api := apiFlag(fs)
+	var bulk bulkFlags
+	if cmd != "run-now" {
+		bulk.add(fs, cmd)
+	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if bulk.given(fs) {
+		return cmdBulk(ctx, cmd, &t, fs, *appName, *api, bulk, stdout)
 	}
 	key, err := timerArg(fs, *appName)
 	if err != nil {
 		return err
+	}
+	remote, err := t.viaAPI(ctx, *api)
+	if err != nil {
+		return err
+	}
+	if remote != nil {
+		msg, err := remote.Operate(ctx, key, cmd, "")
+		if err != nil {
+			return err
+		}
+		printf(stdout, "%s\n", msg)
+		return nil
 	}
 	a, err := t.app(ctx)
 	if err != nil {
@@ -40,6 +61,9 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 		in, err = a.Admin.SetActive(ctx, key, false)
 	}
 	if err != nil {
+		return err
+	}
+	if err := recordCLI(ctx, a, audit.Record{Action: cmd}.ForKey(key)); err != nil {
 		return err
 	}
 	printf(stdout, "%s\n", console.OperationMessage(cmd, in))
@@ -79,6 +103,10 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	// Published timers run once. Only the manifest's app's timers are touched.
 	rep, err := a.Admin.Publish(ctx, m, admin.NewDeployID("sync"))
 	if err != nil {
+		return err
+	}
+	if err := recordCLI(ctx, a, audit.Record{Action: audit.Sync, App: m.AppName(), After: map[string]any{
+		"created": len(rep.Created), "updated": len(rep.Updated), "deactivated": len(rep.Deactivated)}}); err != nil {
 		return err
 	}
 	printf(stdout, "app %s\n", m.AppName())

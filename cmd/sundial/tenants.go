@@ -5,6 +5,9 @@ import (
 	"flag"
 	"io"
 	"text/tabwriter"
+
+	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // cmdTenants registers and removes the tenants multi-tenant timers run for.
@@ -18,11 +21,20 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		if fs.NArg() > 0 {
 			return usageErr("tenants list: unexpected argument %q", fs.Arg(0))
 		}
-		a, err := t.app(ctx)
+		remote, err := t.viaAPI(ctx, t.api)
 		if err != nil {
 			return err
 		}
-		ts, err := a.Admin.Tenants(ctx)
+		var ts []timer.Tenant
+		if remote != nil {
+			ts, err = remote.Tenants(ctx)
+		} else {
+			a, aerr := t.app(ctx)
+			if aerr != nil {
+				return aerr
+			}
+			ts, err = a.Admin.Tenants(ctx)
+		}
 		if err != nil {
 			return err
 		}
@@ -43,6 +55,21 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		remote, err := t.viaAPI(ctx, t.api)
+		if err != nil {
+			return err
+		}
+		if remote != nil {
+			rep, err := remote.ChangeTenant(ctx, name, args[0] == "add")
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(stdout, rep)
+			}
+			printReport(stdout, rep)
+			return nil
+		}
 		a, err := t.app(ctx)
 		if err != nil {
 			return err
@@ -53,6 +80,13 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		rep, err := do(ctx, name)
 		if err != nil {
+			return err
+		}
+		action := audit.TenantAdd
+		if args[0] == "remove" {
+			action = audit.TenantRemove
+		}
+		if err := recordCLI(ctx, a, audit.Record{Action: action, After: map[string]any{"tenant": name}}); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -74,6 +108,9 @@ func subcommand(cmd string, args []string, expected string) (*flag.FlagSet, *tar
 	t := new(target)
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
+	if cmd == "tenants" || args[0] == "release" {
+		fs.StringVar(&t.api, "api", "", "go through the Service Center API at `URL`, signed with your AWS credentials (default for a deployed stack with one: its ApiUrl)")
+	}
 	if err := parse(fs, args[1:]); err != nil {
 		return nil, nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
@@ -30,11 +31,21 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	tenant := fs.String("tenant", "", "list: only this tenant's instances")
 	appName := appFlag(fs)
+	api := apiFlag(fs)
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if err := checkApp("timers "+args[0], *appName); err != nil {
 		return err
+	}
+	if args[0] == "list" || args[0] == "show" {
+		remote, err := t.viaAPI(ctx, *api)
+		if err != nil {
+			return err
+		}
+		if remote != nil {
+			return timersViaAPI(ctx, remote, fs, args[0], *appName, *tenant, *asJSON, stdout)
+		}
 	}
 	switch args[0] {
 	case "list":
@@ -85,6 +96,15 @@ func printTimers(w io.Writer, views []view.Timer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, v := range views {
+		if p := v.Pause; p != nil {
+			until := "until an operator activates it"
+			if !p.Until.IsZero() {
+				until = "resumes " + p.Until.UTC().Format(time.RFC3339)
+			}
+			printf(w, "paused %s by %s at %s (%s): %s\n", v.Key(), p.By, p.At.UTC().Format(time.RFC3339), until, p.Note)
+		}
 	}
 	printf(w, "%s: %s.\n", strings.ToUpper(view.FailuresInARow), view.FailuresInARowMeans)
 	return nil
@@ -137,4 +157,31 @@ func showOf(in timer.Instance, now time.Time) shown {
 		s.NextRuns = runs
 	}
 	return s
+}
+
+// timersViaAPI is timers list and show through the Service Center API.
+func timersViaAPI(ctx context.Context, remote *console.Remote, fs *flag.FlagSet, cmd, app, tenant string, asJSON bool, stdout io.Writer) error {
+	if cmd == "show" {
+		key, err := timerArg(fs, app)
+		if err != nil {
+			return err
+		}
+		d, _, err := remote.Timer(ctx, key)
+		if err != nil {
+			return err
+		}
+		return writeJSON(stdout, shown{Timer: d.Timer, NextRuns: d.NextRuns, NextRunsError: d.NextRunsError})
+	}
+	rows, err := remote.Timers(ctx, console.Filter{App: app, Tenant: tenant})
+	if err != nil {
+		return err
+	}
+	views := make([]view.Timer, 0, len(rows))
+	for _, r := range rows {
+		views = append(views, r.Timer)
+	}
+	if asJSON {
+		return writeJSON(stdout, views)
+	}
+	return printTimers(stdout, views)
 }

@@ -47,7 +47,8 @@ type Call struct {
 type Recorder struct {
 	URL string
 
-	// OnStart, if set, is called as an action starts (before it sleeps); it must not block.
+	// OnStart, if set, is called as a synchronous action starts (before it sleeps); it must
+	// not block.
 	OnStart func()
 
 	seed uint64
@@ -116,13 +117,16 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.log = append(r.log, Call{Timer: p.Timer, ExecutionID: p.ExecutionID, ScheduledAt: p.ScheduledAt, Attempt: p.Attempt, Start: start})
 	onStart := r.OnStart
 	r.mu.Unlock()
-	if onStart != nil {
-		onStart()
-	}
 	if p.Async {
 		r.startAsync(i, p, start)
 		w.WriteHeader(http.StatusAccepted)
 		return
+	}
+	// Only a synchronous action's start freezes: its processor waits for it, holding the
+	// lease, and must wake as a zombie. An async start answers at once (a CI run whose one
+	// freeze came at an async start froze a processor holding nothing, and saw no zombie).
+	if onStart != nil {
+		onStart()
 	}
 
 	q := req.URL.Query()

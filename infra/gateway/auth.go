@@ -169,6 +169,11 @@ func verify(ctx context.Context, r *http.Request, a authHeader, secret string, b
 	if svc == "" {
 		want = ReportService
 	}
+	return verifyAs(ctx, r, a, secret, body, want, now)
+}
+
+// verifyAs is verify for the signing name want.
+func verifyAs(ctx context.Context, r *http.Request, a authHeader, secret string, body []byte, want string, now time.Time) error {
 	if a.service != want {
 		return errSignature{fmt.Sprintf("Credential should be scoped to correct service: '%s'.", want)}
 	}

@@ -41,16 +41,39 @@ func TestDecide(t *testing.T) {
 		{Sid: "Read", Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Resources: []string{table, table + "/index/*"}},
 		{Sid: "NoIndexQuery", Effect: "Deny", Actions: []string{"dynamodb:Query"}, Resources: []string{table + "/index/secret"}},
 	}}}}
-	ok, matched := r.Decide(Call{"dynamodb:GetItem", table})
+	ok, matched := r.Decide(Call{Action: "dynamodb:GetItem", Resource: table})
 	require.True(t, ok)
 	require.Equal(t, []Grant{{"P", "Read", "dynamodb:GetItem", table}}, matched)
-	ok, _ = r.Decide(Call{"dynamodb:PutItem", table})
+	ok, _ = r.Decide(Call{Action: "dynamodb:PutItem", Resource: table})
 	require.False(t, ok, "no statement allows it")
-	ok, _ = r.Decide(Call{"dynamodb:Query", table + "/index/due"})
+	ok, _ = r.Decide(Call{Action: "dynamodb:Query", Resource: table + "/index/due"})
 	require.True(t, ok)
-	ok, _ = r.Decide(Call{"dynamodb:Query", table + "/index/secret"})
+	ok, _ = r.Decide(Call{Action: "dynamodb:Query", Resource: table + "/index/secret"})
 	require.False(t, ok, "an explicit Deny wins over an Allow")
 	require.Len(t, r.Grants(), 4, "2 actions × 2 resources of the Allow statement")
+}
+
+// A statement's condition on dynamodb:LeadingKeys holds for single-item calls whose
+// partition key matches; a call whose key is unknown (a batch) fails it.
+func TestLeadingKeysCondition(t *testing.T) {
+	t.Parallel()
+	p, err := ParseDocument("P", map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": "*",
+		"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{"AUDIT#*"}}}}}})
+	require.NoError(t, err)
+	r := &Role{Name: "Fn", Policies: []Policy{p}}
+	env := Env{Region: "us-east-1", Account: "000000000000"}
+	decide := func(op, body string) bool {
+		calls, err := env.Calls(Request{Service: DynamoDB, Operation: op, Body: []byte(body)})
+		require.NoError(t, err)
+		ok, _ := r.Decide(calls[0])
+		return ok
+	}
+	require.True(t, decide("PutItem", `{"TableName":"L","Item":{"pk":{"S":"AUDIT#2026-11-25"},"sk":{"S":"x"}}}`))
+	require.False(t, decide("PutItem", `{"TableName":"L","Item":{"pk":{"S":"Cleanup"},"sk":{"S":"x"}}}`))
+	require.False(t, decide("PutItem", `{"TableName":"L","Item":{"id":{"S":"AUDIT#1"}}}`), "no pk: the leading key is unknown")
+	p.Statements[0].Actions = []string{"dynamodb:BatchWriteItem"}
+	require.False(t, decide("BatchWriteItem", `{"RequestItems":{"L":[{"PutRequest":{"Item":{"pk":{"S":"AUDIT#1"}}}}]}}`),
+		"a batch's leading keys are not read: refused")
 }
 
 func TestParseDocument(t *testing.T) {
@@ -59,11 +82,14 @@ func TestParseDocument(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []Statement{{Effect: "Allow", Actions: []string{"sqs:SendMessage"}, Resources: []string{"a", "b"}}}, p.Statements)
 	for name, doc := range map[string]any{
-		"not an object":          "x",
-		"no Statement":           map[string]any{},
-		`Effect "Maybe"`:         map[string]any{"Statement": []any{map[string]any{"Effect": "Maybe", "Action": "a", "Resource": "r"}}},
-		"needs Action":           map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Resource": "r"}}},
-		"Condition is not model": map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": "a", "Resource": "r", "Condition": map[string]any{}}}},
+		"not an object":  "x",
+		"no Statement":   map[string]any{},
+		`Effect "Maybe"`: map[string]any{"Statement": []any{map[string]any{"Effect": "Maybe", "Action": "a", "Resource": "r"}}},
+		"needs Action":   map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Resource": "r"}}},
+		"Condition op not model": map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": "a", "Resource": "r",
+			"Condition": map[string]any{"DateGreaterThan": map[string]any{"aws:CurrentTime": "2026-01-01T00:00:00Z"}}}}},
+		"Condition key not mode": map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "Action": "a", "Resource": "r",
+			"Condition": map[string]any{"StringEquals": map[string]any{"dynamodb:Attributes": "x"}}}}},
 		"NotAction is not model": map[string]any{"Statement": []any{map[string]any{"Effect": "Allow", "NotAction": "a", "Resource": "r"}}},
 	} {
 		_, err := ParseDocument("P", doc)
@@ -82,28 +108,28 @@ func TestCalls(t *testing.T) {
 		want []Call
 	}{
 		{"GetItem", Request{Service: DynamoDB, Operation: "GetItem", Body: []byte(`{"TableName":"T","Key":{}}`)},
-			[]Call{{"dynamodb:GetItem", tbl("T")}}},
+			[]Call{{Action: "dynamodb:GetItem", Resource: tbl("T")}}},
 		{"QueryOnAnIndexIsAuthorizedOnTheIndex", Request{Service: DynamoDB, Operation: "Query", Body: []byte(`{"TableName":"T","IndexName":"due"}`)},
-			[]Call{{"dynamodb:Query", tbl("T") + "/index/due"}}},
+			[]Call{{Action: "dynamodb:Query", Resource: tbl("T") + "/index/due"}}},
 		{"TransactionItemByItem", Request{Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(
 			`{"TransactItems":[{"Update":{"TableName":"T"}},{"Put":{"TableName":"L"}},{"ConditionCheck":{"TableName":"T"}},{"Delete":{"TableName":"T"}}]}`)},
-			[]Call{{"dynamodb:UpdateItem", tbl("T")}, {"dynamodb:PutItem", tbl("L")}, {"dynamodb:ConditionCheckItem", tbl("T")}, {"dynamodb:DeleteItem", tbl("T")}}},
+			[]Call{{Action: "dynamodb:UpdateItem", Resource: tbl("T")}, {Action: "dynamodb:PutItem", Resource: tbl("L")}, {Action: "dynamodb:ConditionCheckItem", Resource: tbl("T")}, {Action: "dynamodb:DeleteItem", Resource: tbl("T")}}},
 		{"BatchGetOnEachTable", Request{Service: DynamoDB, Operation: "BatchGetItem", Body: []byte(`{"RequestItems":{"B":{},"A":{}}}`)},
-			[]Call{{"dynamodb:BatchGetItem", tbl("A")}, {"dynamodb:BatchGetItem", tbl("B")}}},
+			[]Call{{Action: "dynamodb:BatchGetItem", Resource: tbl("A")}, {Action: "dynamodb:BatchGetItem", Resource: tbl("B")}}},
 		{"SendMessageBatchIsSendMessage", Request{Service: SQS, Operation: "SendMessageBatch", Body: []byte(`{"QueueUrl":"http://127.0.0.1:1/000000000000/q1"}`)},
-			[]Call{{"sqs:SendMessage", "arn:aws:sqs:us-east-1:000000000000:q1"}}},
+			[]Call{{Action: "sqs:SendMessage", Resource: "arn:aws:sqs:us-east-1:000000000000:q1"}}},
 		{"DeleteMessageBatchIsDeleteMessage", Request{Service: SQS, Operation: "DeleteMessageBatch", Body: []byte(`{"QueueUrl":"http://x/000000000000/q2"}`)},
-			[]Call{{"sqs:DeleteMessage", "arn:aws:sqs:us-east-1:000000000000:q2"}}},
+			[]Call{{Action: "sqs:DeleteMessage", Resource: "arn:aws:sqs:us-east-1:000000000000:q2"}}},
 		{"LambdaInvoke", Request{Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-example-orderpush/invocations"},
-			[]Call{{"lambda:InvokeFunction", "arn:aws:lambda:us-east-1:000000000000:function:sundial-example-orderpush"}}},
+			[]Call{{Action: "lambda:InvokeFunction", Resource: "arn:aws:lambda:us-east-1:000000000000:function:sundial-example-orderpush"}}},
 		{"DescribeStreamOnTheStream", Request{Service: DynamoDB, Operation: "DescribeStream", Body: []byte(`{"StreamArn":"` + stream + `"}`)},
-			[]Call{{"dynamodb:DescribeStream", stream}}},
+			[]Call{{Action: "dynamodb:DescribeStream", Resource: stream}}},
 		{"GetShardIteratorOnTheStream", Request{Service: DynamoDB, Operation: "GetShardIterator", Body: []byte(`{"StreamArn":"` + stream + `","ShardId":"s","ShardIteratorType":"TRIM_HORIZON"}`)},
-			[]Call{{"dynamodb:GetShardIterator", stream}}},
+			[]Call{{Action: "dynamodb:GetShardIterator", Resource: stream}}},
 		{"GetRecordsOnTheIteratorsStream", Request{Service: DynamoDB, Operation: "GetRecords", Body: []byte(`{"ShardIterator":"` + stream + `|001|c2hhcmQ=","Limit":100}`)},
-			[]Call{{"dynamodb:GetRecords", stream}}},
+			[]Call{{Action: "dynamodb:GetRecords", Resource: stream}}},
 		{"ListStreamsOnAll", Request{Service: DynamoDB, Operation: "ListStreams", Body: []byte(`{"TableName":"T"}`)},
-			[]Call{{"dynamodb:ListStreams", "*"}}},
+			[]Call{{Action: "dynamodb:ListStreams", Resource: "*"}}},
 	} {
 		got, err := e.Calls(c.req)
 		require.NoError(t, err, c.name)
@@ -137,7 +163,7 @@ func TestAuthorizerReport(t *testing.T) {
 	require.Nil(t, refused)
 	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "SendMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/q2"}`)})
 	require.NoError(t, err)
-	require.Equal(t, &Call{"sqs:SendMessage", q + "q2"}, refused)
+	require.Equal(t, &Call{Action: "sqs:SendMessage", Resource: q + "q2"}, refused)
 	_, refused, err = a.Authorize("KEY", Request{Service: SQS, Operation: "ReceiveMessage", Body: []byte(`{"QueueUrl":"http://h/000000000000/q9"}`)})
 	require.NoError(t, err)
 	require.Nil(t, refused, "the managed SQS execution policy allows receiving from any queue")
@@ -153,7 +179,7 @@ func TestAuthorizerReport(t *testing.T) {
 	require.Equal(t, Credential{Secret: "secret", Principal: "Fn"}, c)
 
 	rep := a.Report()
-	require.Equal(t, []Denial{{"Fn", Call{"sqs:SendMessage", q + "q2"}}}, rep.Denied)
+	require.Equal(t, []Denial{{"Fn", Call{Action: "sqs:SendMessage", Resource: q + "q2"}}}, rep.Denied)
 	require.Equal(t, []Grant{{"P", "Send", "sqs:ChangeMessageVisibility", q + "q1"}}, rep.Unused["Fn"],
 		"the unused grant is listed; managed policies are not the template's and are not")
 	require.Equal(t, 3, rep.Calls["Fn"])
@@ -241,7 +267,7 @@ func TestCallsReadAsTheEngine(t *testing.T) {
 	}
 	calls, err := e.Calls(Request{Service: Lambda, Operation: "Invoke", Path: "/2015-03-31/functions/sundial-action-x/invocations", Query: "Qualifier=live"})
 	require.NoError(t, err)
-	require.Equal(t, []Call{{"lambda:InvokeFunction", "arn:aws:lambda:us-east-1:000000000000:function:sundial-action-x:live"}}, calls)
+	require.Equal(t, []Call{{Action: "lambda:InvokeFunction", Resource: "arn:aws:lambda:us-east-1:000000000000:function:sundial-action-x:live"}}, calls)
 	calls, err = e.Calls(Request{Service: DynamoDB, Operation: "BatchGetItem", Body: []byte(`{"RequestItems":{"t":{},"T":{}}}`)})
 	require.NoError(t, err, "table names keep their case: two tables")
 	require.Len(t, calls, 2)

@@ -4,9 +4,10 @@
 // the template's SAM translation gives it) and refuses what that role does not allow, with
 // the AccessDenied answer AWS sends, so the engine's real failure path runs.
 //
-// What is not modelled: statement Conditions (a policy with one is refused when loaded, so
-// it cannot pass silently), NotAction/NotResource, resource policies, permission
-// boundaries, SCPs and session policies.
+// Conditions are modelled for the keys and operators in conditions.go (dynamodb:LeadingKeys
+// with StringEquals or StringLike, single- or ForAllValues:); a policy with any other
+// condition is refused when loaded, so it cannot pass silently. What is not modelled:
+// NotAction/NotResource, resource policies, permission boundaries, SCPs and session policies.
 package iam
 
 import (
@@ -20,6 +21,8 @@ type Statement struct {
 	Effect    string // Allow or Deny
 	Actions   []string
 	Resources []string
+	// Conditions must all hold for the statement to apply (conditions.go).
+	Conditions []Condition
 }
 
 // Policy is a named policy document.
@@ -57,12 +60,19 @@ func ParseDocument(name string, doc any) (Policy, error) {
 		if !ok {
 			return Policy{}, fmt.Errorf("policy %s statement %d: not an object", name, i)
 		}
-		for _, unsupported := range []string{"Condition", "NotAction", "NotResource", "NotPrincipal"} {
+		for _, unsupported := range []string{"NotAction", "NotResource", "NotPrincipal"} {
 			if _, has := sm[unsupported]; has {
 				return Policy{}, fmt.Errorf("policy %s statement %d: %s is not modelled by the local IAM check", name, i, unsupported)
 			}
 		}
 		st := Statement{Sid: str(sm["Sid"]), Effect: str(sm["Effect"]), Actions: strs(sm["Action"]), Resources: strs(sm["Resource"])}
+		if c, has := sm["Condition"]; has {
+			conds, err := parseConditions(c)
+			if err != nil {
+				return Policy{}, fmt.Errorf("policy %s statement %d: %w", name, i, err)
+			}
+			st.Conditions = conds
+		}
 		if st.Effect != "Allow" && st.Effect != "Deny" {
 			return Policy{}, fmt.Errorf("policy %s statement %d: Effect %q", name, i, st.Effect)
 		}
@@ -110,6 +120,10 @@ var Managed = map[string]Policy{
 type Call struct {
 	Action   string // service:Operation, e.g. dynamodb:UpdateItem
 	Resource string // an ARN
+	// LeadingKey is the item's partition key value (dynamodb:LeadingKeys) of a single-item
+	// DynamoDB call, when KeyKnown.
+	LeadingKey string
+	KeyKnown   bool
 }
 
 func (c Call) String() string { return c.Action + " on " + c.Resource }
@@ -136,7 +150,7 @@ func (r *Role) Decide(c Call) (allowed bool, matched []Grant) {
 					continue
 				}
 				for _, res := range st.Resources {
-					if !ResourceMatch(res, c.Resource) {
+					if !ResourceMatch(res, c.Resource) || !conditionsHold(st.Conditions, c) {
 						continue
 					}
 					if st.Effect == "Deny" {

@@ -159,7 +159,41 @@ func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
 	if index := field("IndexName"); index != "" && (op == "Query" || op == "Scan") {
 		res += "/index/" + index
 	}
-	return []Call{{Action: "dynamodb:" + op, Resource: res}}, nil
+	call := Call{Action: "dynamodb:" + op, Resource: res}
+	if op == "GetItem" || op == "PutItem" || op == "UpdateItem" || op == "DeleteItem" {
+		var err error
+		if call.LeadingKey, call.KeyKnown, err = leadingKey(b, op); err != nil {
+			return nil, fmt.Errorf("dynamodb %s: %w", op, err)
+		}
+	}
+	return []Call{call}, nil
+}
+
+// PartitionKey is the attribute the local check reads dynamodb:LeadingKeys from: every
+// Sundial table's partition key is "pk". A table keyed otherwise has no known leading key,
+// and a condition on it is not met (refused).
+const PartitionKey = "pk"
+
+// leadingKey reads the partition key value of a single-item call's Item (PutItem) or Key.
+func leadingKey(b object, op string) (string, bool, error) {
+	field := "Key"
+	if op == "PutItem" {
+		field = "Item"
+	}
+	item, err := b.obj(field, false)
+	if err != nil {
+		return "", false, err
+	}
+	attr, err := item.obj(PartitionKey, false)
+	if err != nil || attr == nil {
+		return "", false, nil
+	}
+	for _, t := range []string{"S", "N", "B"} {
+		if v, err := attr.str(t); err == nil && v != "" {
+			return v, true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // isStreamARN: arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL.

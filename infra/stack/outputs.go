@@ -54,6 +54,7 @@ var paramDefaults = map[string]string{
 	"LogRetentionDays":         "30",
 	"FetchTickMinutes":         "1",
 	"ProcessorTimeoutSeconds":  "900",
+	"AuditRetentionDays":       "400",
 }
 
 // Env returns the SUNDIAL_* environment variables that template.yaml gives every function,
@@ -74,6 +75,7 @@ func (o Outputs) Env(extra map[string]string) map[string]string {
 		"SUNDIAL_DEFAULT_MAX_RETRIES":       o.param("DefaultMaxRetries"),
 		"SUNDIAL_DEFAULT_RETRY_DELAY":       o.param("DefaultRetryDelaySeconds") + "s",
 		"SUNDIAL_LOG_RETENTION_DAYS":        o.param("LogRetentionDays"),
+		"SUNDIAL_AUDIT_RETENTION_DAYS":      o.param("AuditRetentionDays"),
 		"SUNDIAL_FETCH_SCHEDULE":            fetchSchedule(o.param("FetchTickMinutes")),
 		"SUNDIAL_PROCESSOR_TIMEOUT_SECONDS": o.param("ProcessorTimeoutSeconds"),
 		"SUNDIAL_ENDPOINT_URL":              "", // sam local's --env-vars sets it

@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/emf"
@@ -148,7 +150,20 @@ func (a *App) ProcessHandler(ctx context.Context, ev events.SQSEvent) (events.SQ
 
 // RecoverHandler is the recovery function's Lambda handler (EventBridge scheduled event).
 func (a *App) RecoverHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.RecoveryStats, error) {
-	return a.Recoverer.Run(ctx)
+	st, err := a.Recoverer.Run(ctx)
+	n, rerr := a.ResumePauses(ctx)
+	st.Resumed = n
+	return st, errors.Join(err, rerr)
+}
+
+// ResumePauses activates, as the platform, the timers whose pause ended (an operator's
+// deactivate --until), each recorded in the audit trail.
+func (a *App) ResumePauses(ctx context.Context) (int, error) {
+	trail := a.Store.AuditLog(a.Config.AuditRetention)
+	return a.Store.ResumeDue(ctx, a.Admin.Clock.Now(), func(in timer.Instance, p timer.Pause) error {
+		return trail.Add(ctx, audit.Record{Who: "platform", Action: audit.Activate,
+			Reason: fmt.Sprintf("the pause until %s ended (%s, by %s)", p.Until.UTC().Format(time.RFC3339), p.Note, p.By)}.ForKey(in.Key))
+	})
 }
 
 // LogWriterHandler is the log writer function's Lambda handler (DynamoDB stream of the timers

@@ -20,6 +20,8 @@ type Config struct {
 	DefaultMaxRetries int
 	DefaultRetryDelay time.Duration
 	LogRetention      time.Duration
+	// AuditRetention is how long audit records are kept (SUNDIAL_AUDIT_RETENTION_DAYS).
+	AuditRetention time.Duration
 	// ProcessorTimeout is the processor function's timeout (SUNDIAL_PROCESSOR_TIMEOUT_SECONDS,
 	// the template's ProcessorTimeoutSeconds, which is also that function's Timeout): it bounds
 	// the timeout of a timer that is not async (timer.MaxSyncTimeout).
@@ -101,6 +103,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DefaultRetryDelay: dur("SUNDIAL_DEFAULT_RETRY_DELAY", 10*time.Second, 0, 24*time.Hour),
 		LogRetention:      time.Duration(num("SUNDIAL_LOG_RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
 		ProcessorTimeout:  time.Duration(num("SUNDIAL_PROCESSOR_TIMEOUT_SECONDS", 900, 1, 900)) * time.Second,
+		AuditRetention:    time.Duration(num("SUNDIAL_AUDIT_RETENTION_DAYS", 400, 1, 3650)) * 24 * time.Hour,
 	}
 	c.Tick = time.Minute
 	if v := getenv("SUNDIAL_FETCH_SCHEDULE"); v != "" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
@@ -22,15 +23,31 @@ type APIRoute struct {
 
 func (s *Server) apiRoutes() []APIRoute {
 	return append([]APIRoute{
+		// Every app, for who may read them all.
 		{"GET", "/api/health", s.apiHealth},
 		{"GET", "/api/timers", s.apiTimers},
-		{"GET", "/api/timers/{name}", s.apiTimer},
-		{"PATCH", "/api/timers/{name}", s.apiEdit},
-		{"POST", "/api/timers/{name}/run-now", s.apiOperate},
-		{"POST", "/api/timers/{name}/activate", s.apiOperate},
-		{"POST", "/api/timers/{name}/deactivate", s.apiOperate},
 		{"GET", "/api/logs", s.apiLogs},
-		{"GET", "/api/logs/entry", s.apiEntry},
+		// One app's: the app is in the path, so that an IAM policy on execute-api:Invoke
+		// scopes a person to apps (arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*).
+		{"GET", "/api/apps/{app}/health", s.apiHealth},
+		{"GET", "/api/apps/{app}/timers", s.apiTimers},
+		{"GET", "/api/apps/{app}/timers/{name}", s.apiTimer},
+		{"PATCH", "/api/apps/{app}/timers/{name}", s.apiEdit},
+		{"POST", "/api/apps/{app}/timers/{name}/run-now", s.apiOperate},
+		{"POST", "/api/apps/{app}/timers/{name}/activate", s.apiOperate},
+		{"POST", "/api/apps/{app}/timers/{name}/deactivate", s.apiOperate},
+		{"POST", "/api/apps/{app}/deactivate", s.apiBulk},
+		{"POST", "/api/apps/{app}/activate", s.apiBulk},
+		{"GET", "/api/apps/{app}/logs", s.apiLogs},
+		{"GET", "/api/apps/{app}/logs/entry", s.apiEntry},
+		{"GET", "/api/audit", s.apiAudit},
+		{"GET", "/api/apps/{app}/audit", s.apiAudit},
+		{"GET", "/api/tenants", s.apiTenants},
+		{"POST", "/api/tenants", s.apiAddTenant},
+		{"DELETE", "/api/tenants/{name}", s.apiRemoveTenant},
+		{"POST", "/api/apps/{app}/release", s.apiRelease},
+		{"GET", "/api/dlq", s.apiDLQ},
+		{"POST", "/api/dlq/redrive", s.apiRedrive},
 		{"GET", "/api/schedule/preview", s.apiPreview},
 		{"POST", "/api/login-links", s.apiLoginLink},
 	}, s.calendarRoutes()...)
@@ -48,9 +65,21 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 			s.tooMany(w, r, th.wait, true)
 			return
 		}
+		if err == nil {
+			err = s.authorize(p, r)
+		}
 		if err != nil {
 			status := errkind.HTTPStatus(err)
-			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr)
+			var sig *refusedSignature
+			var denied *Denied
+			var tooLarge *http.MaxBytesError
+			switch {
+			case errors.As(err, &sig), errors.As(err, &denied):
+				status = http.StatusForbidden // as API Gateway answers with AWS_IAM authorization
+			case errors.As(err, &tooLarge):
+				status = http.StatusRequestEntityTooLarge
+			}
+			s.log.Warn("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", err.Error(), "remote", r.RemoteAddr, "by", p.name)
 			s.writeAPIError(w, r, status, err.Error())
 			return
 		}
@@ -89,11 +118,19 @@ func (s *Server) authenticateAPI(r *http.Request) (principal, error) {
 		}
 		return principal{}, errNotIAM
 	}
+	if s.gate != nil && signed(r) {
+		return s.authenticateSigned(r)
+	}
 	ok, present := s.auth.bearer(r)
 	switch {
 	case ok:
 		return principal{kind: "token", name: "api"}, nil
 	case present:
+		if s.gate != nil {
+			if name, ok := s.gate.TokenOperator(bearerToken(r)); ok {
+				return principal{kind: "operator", name: name, gated: true}, nil
+			}
+		}
 		if wait, over := s.wrongCredential(r); over {
 			return principal{}, throttled{wait}
 		}
@@ -106,7 +143,7 @@ func (s *Server) authenticateAPI(r *http.Request) (principal, error) {
 	if !safeMethod(r.Method) && !csrfOK(sess, r.Header.Get("X-CSRF-Token")) {
 		return principal{}, errNoCSRF
 	}
-	return principal{kind: "session", name: "console", session: sess}, nil
+	return sessionPrincipal(sess), nil
 }
 
 func safeMethod(m string) bool {
@@ -114,13 +151,50 @@ func safeMethod(m string) bool {
 }
 
 func (s *Server) apiHealth(r *http.Request) (any, error) {
-	return s.svc.HealthOf(r.Context(), r.URL.Query().Get("app"))
+	app, err := appOf(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.HealthOf(r.Context(), app)
+}
+
+// appOf is the app a listing is about: the path's ({app}), else the app query parameter
+// ("": every app). A query naming another app than the path is refused.
+func appOf(r *http.Request) (string, error) {
+	q := r.URL.Query().Get("app")
+	p := r.PathValue("app")
+	if p == "" {
+		return q, nil
+	}
+	if q != "" && q != p {
+		return "", fmt.Errorf("%w: the app query parameter (%q) names another app than the path (%q): drop it", errkind.Invalid, q, p)
+	}
+	if err := timer.ValidateApp(p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// keyOf is the instance a route names: the app in the path, and {name} (Timer or
+// Timer@tenant) or, for a log entry, the timer query parameter.
+func keyOf(r *http.Request, name string) (timer.Key, error) {
+	app := r.PathValue("app")
+	if err := timer.ValidateApp(app); err != nil || app == "" {
+		return timer.Key{}, fmt.Errorf("%w: app %q in the path is not an app name", errkind.Invalid, app)
+	}
+	if strings.Contains(name, ":") {
+		return timer.Key{}, fmt.Errorf("%w: timer %q: the app is in the path (/api/apps/%s/timers/NAME); NAME is Timer or Timer@tenant", errkind.Invalid, name, app)
+	}
+	return timer.ParseKey(app + ":" + name)
 }
 
 func (s *Server) apiTimers(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active")}
-	var err error
+	app, err := appOf(r)
+	if err != nil {
+		return nil, err
+	}
+	f := Filter{App: app, Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active")}
 	if f.Failing, err = boolParam(q.Get("failing"), "failing"); err != nil {
 		return nil, err
 	}
@@ -128,7 +202,7 @@ func (s *Server) apiTimers(r *http.Request) (any, error) {
 }
 
 func (s *Server) apiTimer(r *http.Request) (any, error) {
-	key, err := timer.ParseKey(r.PathValue("name"))
+	key, err := keyOf(r, r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +222,7 @@ type editBody struct {
 }
 
 func (s *Server) apiEdit(r *http.Request) (any, error) {
-	key, err := timer.ParseKey(r.PathValue("name"))
+	key, err := keyOf(r, r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +245,7 @@ func (s *Server) apiEdit(r *http.Request) (any, error) {
 		}
 		e.Timeout = &d
 	}
-	if _, err := s.svc.Admin.Edit(r.Context(), key, e); err != nil {
+	if _, err := s.svc.EditAudited(r.Context(), key, e); err != nil {
 		return nil, err
 	}
 	d, _, err := s.svc.Timer(r.Context(), key)
@@ -185,21 +259,26 @@ type OperationResult struct {
 }
 
 func (s *Server) apiOperate(r *http.Request) (any, error) {
-	key, err := timer.ParseKey(r.PathValue("name"))
+	key, err := keyOf(r, r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
-	in, msg, err := s.operate(r, key, path.Base(r.URL.Path))
+	op := path.Base(r.URL.Path)
+	in, err := s.svc.operate(r.Context(), key, op, by(r))
 	if err != nil {
 		return nil, err
 	}
-	return OperationResult{Timer: rowOf(in, false), Message: msg}, nil
+	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
+	return OperationResult{Timer: rowOf(in, false), Message: OperationMessage(op, in)}, nil
 }
 
 func (s *Server) apiLogs(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	f := LogFilter{App: q.Get("app"), Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: q.Get("after")}
-	var err error
+	app, err := appOf(r)
+	if err != nil {
+		return nil, err
+	}
+	f := LogFilter{App: app, Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: q.Get("after")}
 	if f.ErrorsOnly, err = boolParam(q.Get("errors"), "errors"); err != nil {
 		return nil, err
 	}
@@ -212,7 +291,7 @@ func (s *Server) apiLogs(r *http.Request) (any, error) {
 }
 
 func (s *Server) apiEntry(r *http.Request) (any, error) {
-	key, err := timer.ParseKey(r.URL.Query().Get("timer"))
+	key, err := keyOf(r, r.URL.Query().Get("timer"))
 	if err != nil {
 		return nil, err
 	}
@@ -261,4 +340,11 @@ func (s *Server) apiLoginLink(r *http.Request) (any, error) {
 		return nil, fmt.Errorf("%w: login links are minted with the bearer token only", errkind.Invalid)
 	}
 	return LoginLinkResult{URL: s.LoginLink(s.baseFor(r)), Expires: time.Now().Add(LoginLinkTTL).UTC()}, nil
+}
+
+// InvokeARN is the execute-api ARN that API Gateway authorizes a request to an IAM-auth
+// API with (execute-api:Invoke): arn:aws:execute-api:REGION:ACCOUNT:APIID/STAGE/METHOD/PATH,
+// the path without its leading slash.
+func InvokeARN(region, account, apiID, stage, method, path string) string {
+	return fmt.Sprintf("arn:aws:execute-api:%s:%s:%s/%s/%s/%s", region, account, apiID, stage, method, strings.TrimPrefix(path, "/"))
 }

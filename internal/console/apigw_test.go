@@ -27,7 +27,7 @@ func TestLambdaHandler(t *testing.T) {
 		_, _ = io.WriteString(w, `{"ok":true}`)
 	}))
 	ev := events.APIGatewayV2HTTPRequest{
-		RawPath: "/api/timers/Tick%40acme/run-now", RawQueryString: "x=1&y=two",
+		RawPath: "/api/apps/default/timers/Tick%40acme/run-now", RawQueryString: "x=1&y=two",
 		Headers: map[string]string{"content-type": "application/json", "x-csrf-token": "t"},
 		Cookies: []string{"sundial_session=abc", "other=1"},
 		Body:    base64.StdEncoding.EncodeToString([]byte(`{"priority":2}`)), IsBase64Encoded: true,
@@ -42,7 +42,7 @@ func TestLambdaHandler(t *testing.T) {
 	resp, err := h(context.Background(), ev)
 	require.NoError(t, err)
 	require.Equal(t, "POST", seen.Method)
-	require.Equal(t, "/api/timers/Tick@acme/run-now", seen.URL.Path)
+	require.Equal(t, "/api/apps/default/timers/Tick@acme/run-now", seen.URL.Path)
 	require.Equal(t, "two", seen.URL.Query().Get("y"))
 	require.Equal(t, "t", seen.Header.Get("X-CSRF-Token"))
 	c, err := seen.Cookie("sundial_session")

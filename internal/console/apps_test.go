@@ -42,7 +42,7 @@ func TestAPIApps(t *testing.T) {
 	require.Equal(t, "default", rows[0].App)
 	require.Equal(t, "every 5m", rows[0].Schedule)
 
-	status, body, _ = f.do(t, "GET", "/api/timers/"+keyPath(mine), f.token, "")
+	status, body, _ = f.do(t, "GET", timerPath(mine), f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	d := decode[console.TimerDetail](t, body)
 	require.Equal(t, app, d.App)
@@ -70,6 +70,36 @@ func TestAPIApps(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, status, bad)
 		require.Contains(t, body, "must match")
 	}
+	// The app in the path (what IAM policies scope): the same answers as ?app=.
+	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/timers", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	rows = decode[[]console.TimerRow](t, body)
+	require.Len(t, rows, 1)
+	require.Equal(t, app, rows[0].App)
+	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/logs?timer="+f.prefix+"-Cleanup", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Len(t, decode[console.LogPage](t, body).Entries, 1)
+	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/health", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, 1, decode[console.Health](t, body).Counts.Timers)
+	// The path's app names the timer: the default app's path does not reach app's timer, a
+	// name that carries an app is refused, and so is a query naming another app.
+	status, _, _ = f.do(t, "GET", "/api/apps/default/timers/"+f.prefix+"-Cleanup", f.token, "")
+	require.Equal(t, http.StatusOK, status)
+	status, body, _ = f.do(t, "POST", "/api/apps/default/timers/"+app+":"+f.prefix+"-Cleanup/deactivate", f.token, "")
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "the app is in the path")
+	require.True(t, f.get(t, mine).Active, "nothing changed")
+	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/timers?app=default", f.token, "")
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "names another app than the path")
+	status, body, _ = f.do(t, "GET", "/api/apps/a%20b/timers", f.token, "")
+	require.Equal(t, http.StatusBadRequest, status, body)
+	for _, old := range []string{"/api/timers/" + f.prefix + "-Cleanup", "/api/logs/entry?timer=x&ref=y"} {
+		status, _, _ = f.do(t, "GET", old, f.token, "")
+		require.Equal(t, http.StatusNotFound, status, "%s: the routes without the app are gone", old)
+	}
+
 	status, body, _ = f.do(t, "GET", "/timers?app="+app, f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, `<option value="`+app+`">`, "the App filter suggests the apps that have timers")

@@ -44,6 +44,9 @@ type session struct {
 	csrf    string
 	expires time.Time
 	flash   string // shown once by the next page (after a redirect); guarded by auth.mu
+	// operator is who the session acts for when an operator's token started it (Gate); ""
+	// for the console's own token or a login link.
+	operator string
 }
 
 // principal is who a request acts for.
@@ -51,6 +54,7 @@ type principal struct {
 	kind    string // "token", "session" or "iam"
 	name    string // the IAM caller, for the log
 	session *session
+	gated   bool // an operator's: the Gate decides each request by their policies
 }
 
 type principalKey struct{}
@@ -96,6 +100,23 @@ func (a *auth) bearer(r *http.Request) (ok, present bool) {
 	return a.tokenOK(strings.TrimSpace(tok)), true
 }
 
+// bearerToken is the Authorization header's bearer token ("" for none).
+func bearerToken(r *http.Request) string {
+	scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// sessionPrincipal is who a browser session acts for.
+func sessionPrincipal(sess *session) principal {
+	if sess.operator != "" {
+		return principal{kind: "session", name: sess.operator, session: sess, gated: true}
+	}
+	return principal{kind: "session", name: "console", session: sess}
+}
+
 // newLoginCode mints a login code that works once, within LoginLinkTTL.
 func (a *auth) newLoginCode() string {
 	code := rand.Text()
@@ -117,9 +138,9 @@ func (a *auth) redeem(code string) bool {
 }
 
 // newSession starts a browser session and returns its cookie value.
-func (a *auth) newSession() (string, *session) {
+func (a *auth) newSession(operator string) (string, *session) {
 	id := rand.Text() + rand.Text()
-	s := &session{csrf: rand.Text(), expires: a.now().Add(SessionTTL)}
+	s := &session{csrf: rand.Text(), expires: a.now().Add(SessionTTL), operator: operator}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.sweep()

@@ -53,7 +53,7 @@ func TestAuth(t *testing.T) {
 
 	t.Run("SessionsExpireAndEnd", func(t *testing.T) {
 		a := newAuth(token, clock)
-		id, s := a.newSession()
+		id, s := a.newSession("")
 		r := httptest.NewRequest("GET", "/", nil)
 		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: id})
 		got, ok := a.sessionOf(r)
@@ -68,7 +68,7 @@ func TestAuth(t *testing.T) {
 		_, ok = a.sessionOf(r)
 		require.False(t, ok, "logged out")
 
-		id, _ = a.newSession()
+		id, _ = a.newSession("")
 		r = httptest.NewRequest("GET", "/", nil)
 		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: id})
 		advance(SessionTTL)
@@ -84,14 +84,14 @@ func TestAuth(t *testing.T) {
 	t.Run("SessionsAreBounded", func(t *testing.T) {
 		a := newAuth(token, clock)
 		for range maxSessions + 10 {
-			a.newSession()
+			a.newSession("")
 		}
 		require.Len(t, a.sessions, maxSessions)
 	})
 
 	t.Run("FlashIsShownOnce", func(t *testing.T) {
 		a := newAuth(token, clock)
-		_, s := a.newSession()
+		_, s := a.newSession("")
 		a.setFlash(s, "done")
 		require.Equal(t, "done", a.takeFlash(s))
 		require.Empty(t, a.takeFlash(s))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -33,7 +34,7 @@ func TestCalendarPreviews(t *testing.T) {
 	key := f.create(t, "Biz", "09:00", func(in *timer.Instance) {
 		in.Calendar = &timer.Calendar{Name: "one-day", CalendarRules: schedule.CalendarRules{Weekdays: excluded}}
 	})
-	status, body, _ := f.do(t, "GET", "/api/timers/"+keyPath(key), f.token, "")
+	status, body, _ := f.do(t, "GET", apiTimerPath(key), f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	d := decode[console.TimerDetail](t, body)
 	require.Equal(t, "one-day", d.Calendar)
@@ -57,7 +58,7 @@ func TestCalendarPreviews(t *testing.T) {
 		in.End = time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 		in.NextRun = time.Time{}
 	})
-	status, body, _ = f.do(t, "GET", "/api/timers/"+keyPath(ended), f.token, "")
+	status, body, _ = f.do(t, "GET", apiTimerPath(ended), f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	d = decode[console.TimerDetail](t, body)
 	require.True(t, d.Ended)
@@ -72,7 +73,7 @@ func TestAPIEditMisfireAfter(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	key := f.create(t, "Late", "every 1h", nil)
-	path := "/api/timers/" + keyPath(key)
+	path := apiTimerPath(key)
 	status, body, _ := f.do(t, "PATCH", path, f.token, `{"misfireAfter":"soon"}`)
 	require.Equal(t, http.StatusBadRequest, status, body)
 	require.Contains(t, body, `misfireAfter: want a duration such as 10m or 90s, got \"soon\"`)
@@ -102,20 +103,20 @@ timers:
 	require.NoError(t, err)
 	key := timer.Key{App: app, Timer: "Pay"}
 
-	status, body, _ := f.do(t, "GET", "/api/calendars?app="+app, f.token, "")
+	status, body, _ := f.do(t, "GET", "/api/apps/"+app+"/calendars", f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	cals := decode[[]admin.CalendarInfo](t, body)
 	require.Len(t, cals, 1)
 	require.Equal(t, []string{app + ":Pay"}, cals[0].Timers)
 	require.Equal(t, []string{"sat", "sun"}, cals[0].Weekdays)
 
-	path := "/api/calendars/biz?app=" + app
+	path := "/api/apps/" + app + "/calendars/biz"
 	status, body, _ = f.do(t, "PUT", path, f.token, `{"dates":["2027-02-30"]}`)
 	require.Equal(t, http.StatusBadRequest, status, body)
 	require.Contains(t, body, `dates[0]: \"2027-02-30\" is not a date`)
 	status, body, _ = f.do(t, "PUT", path, f.token, `{"holidays":["2027-01-01"]}`)
 	require.Equal(t, http.StatusBadRequest, status, body)
-	status, body, _ = f.do(t, "PUT", "/api/calendars/nope?app="+app, f.token, `{}`)
+	status, body, _ = f.do(t, "PUT", "/api/apps/"+app+"/calendars/nope", f.token, `{}`)
 	require.Equal(t, http.StatusNotFound, status, body)
 
 	status, body, _ = f.do(t, "PUT", path, f.token, `{"weekdays":["sun","mon","tue","wed","thu","fri"]}`)
@@ -129,13 +130,25 @@ timers:
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `id="calendar-`+app+`-biz"`)
 	form := url.Values{"csrf": {b.csrf(t, "/calendars")}, "app": {app}, "weekdays": {"sat, sun"}, "dates": {""}, "yearly": {""}, "ranges": {""}}
-	status, _, _ = b.send(t, "POST", "/calendars/biz", form, "")
+	status, _, _ = b.send(t, "POST", "/apps/"+app+"/calendars/biz", form, "")
 	require.Equal(t, http.StatusSeeOther, status)
 	in = f.get(t, key)
 	require.Equal(t, []string{"sat", "sun"}, in.Calendar.Weekdays)
 	require.NotEqual(t, time.Saturday, in.NextRun.Weekday())
+	// Both edits are in the audit trail, newest first, with their callers and the rules
+	// before and after.
+	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/audit", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var got []string
+	recs := decode[[]audit.Record](t, body)
+	for _, r := range recs {
+		got = append(got, r.Action+" by "+r.Who)
+	}
+	require.Equal(t, []string{"calendar edit biz by console", "calendar edit biz by api"}, got)
+	require.Equal(t, []any{"sat", "sun"}, recs[0].After["weekdays"])
+	require.Equal(t, []any{"sun", "mon", "tue", "wed", "thu", "fri"}, recs[0].Before["weekdays"])
 	form.Set("dates", "2027-13-01")
-	status, body, _ = b.send(t, "POST", "/calendars/biz", form, "")
+	status, body, _ = b.send(t, "POST", "/apps/"+app+"/calendars/biz", form, "")
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, "is not a date")
 }

@@ -1,45 +1,55 @@
 package console
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Business calendars at runtime: GET /api/calendars[?app=A], GET /api/calendars/{name}[?app=A]
-// and PUT /api/calendars/{name}[?app=A] (the rules, replacing the calendar's: an operator's
-// edit, kept by publishes); the Calendars page lists and edits them.
+// Business calendars at runtime: GET /api/calendars (every app's), GET
+// /api/apps/{app}/calendars, GET /api/apps/{app}/calendars/{name} and PUT
+// /api/apps/{app}/calendars/{name} (the rules, replacing the calendar's: an operator's edit,
+// kept by publishes, audited); the app is in the path so that IAM scopes calendar edits to
+// apps as it does timers. The Calendars page lists and edits them.
 
 func (s *Server) calendarRoutes() []APIRoute {
 	return []APIRoute{
 		{"GET", "/api/calendars", s.apiCalendars},
-		{"GET", "/api/calendars/{name}", s.apiCalendar},
-		{"PUT", "/api/calendars/{name}", s.apiEditCalendar},
+		{"GET", "/api/apps/{app}/calendars", s.apiCalendars},
+		{"GET", "/api/apps/{app}/calendars/{name}", s.apiCalendar},
+		{"PUT", "/api/apps/{app}/calendars/{name}", s.apiEditCalendar},
 	}
 }
 
 func (s *Server) apiCalendars(r *http.Request) (any, error) {
-	if err := timer.ValidateApp(timer.NormApp(r.URL.Query().Get("app"))); err != nil {
-		return nil, err
+	app := r.PathValue("app")
+	if app != "" {
+		if err := timer.ValidateApp(timer.NormApp(app)); err != nil {
+			return nil, err
+		}
 	}
-	return s.svc.Admin.Calendars(r.Context(), r.URL.Query().Get("app"))
+	return s.be.Calendars(r.Context(), app)
 }
 
 func (s *Server) apiCalendar(r *http.Request) (any, error) {
-	app, name, err := calendarTarget(r)
+	app, name, err := calendarTarget(r.PathValue("app"), r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.Admin.Calendar(r.Context(), app, name)
+	return s.be.Calendar(r.Context(), app, name)
 }
 
 func (s *Server) apiEditCalendar(r *http.Request) (any, error) {
-	app, name, err := calendarTarget(r)
+	app, name, err := calendarTarget(r.PathValue("app"), r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
@@ -47,11 +57,11 @@ func (s *Server) apiEditCalendar(r *http.Request) (any, error) {
 	if err := decodeStrict(r.Body, &rules); err != nil {
 		return nil, err
 	}
-	return s.svc.Admin.EditCalendar(r.Context(), app, name, rules, by(r))
+	return s.be.EditCalendar(r.Context(), app, name, rules, by(r))
 }
 
-func calendarTarget(r *http.Request) (app, name string, err error) {
-	app, name = timer.NormApp(r.URL.Query().Get("app")), r.PathValue("name")
+func calendarTarget(app, name string) (string, string, error) {
+	app = timer.NormApp(app)
 	if err := timer.ValidateApp(app); err != nil {
 		return "", "", err
 	}
@@ -61,13 +71,73 @@ func calendarTarget(r *http.Request) (app, name string, err error) {
 	return app, name, nil
 }
 
+// Calendars lists app's calendars ("": every app's).
+func (s *Service) Calendars(ctx context.Context, app string) ([]admin.CalendarInfo, error) {
+	return s.Admin.Calendars(ctx, app)
+}
+
+// Calendar is one calendar of app.
+func (s *Service) Calendar(ctx context.Context, app, name string) (admin.CalendarInfo, error) {
+	return s.Admin.Calendar(ctx, app, name)
+}
+
+// EditCalendar replaces a calendar's rules for who and records it in the audit trail, with
+// the rules before and after.
+func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (admin.CalendarInfo, error) {
+	var before map[string]any
+	if old, err := s.Admin.Calendar(ctx, app, name); err == nil {
+		before = calendarRules(old.CalendarRules)
+	}
+	c, err := s.Admin.EditCalendar(ctx, app, name, rules, who)
+	if err != nil {
+		return c, err
+	}
+	return c, s.record(ctx, audit.Record{Who: who, Action: "calendar edit " + name, App: timer.AppName(app),
+		Before: before, After: calendarRules(c.CalendarRules)})
+}
+
+// calendarRules are a calendar's rules as audit records show them.
+func calendarRules(r schedule.CalendarRules) map[string]any {
+	return map[string]any{"dates": r.Dates, "yearly": r.Yearly, "ranges": r.Ranges, "weekdays": r.Weekdays}
+}
+
+// Calendars sends GET /api/calendars or /api/apps/{app}/calendars.
+func (rm *Remote) Calendars(ctx context.Context, app string) ([]admin.CalendarInfo, error) {
+	p := "/api/calendars"
+	if app != "" {
+		p = appPath(app) + "/calendars"
+	}
+	var out []admin.CalendarInfo
+	return out, rm.get(ctx, p, url.Values{}, &out)
+}
+
+// Calendar sends GET /api/apps/{app}/calendars/{name}.
+func (rm *Remote) Calendar(ctx context.Context, app, name string) (admin.CalendarInfo, error) {
+	var out admin.CalendarInfo
+	return out, rm.get(ctx, appPath(timer.AppName(app))+"/calendars/"+url.PathEscape(name), url.Values{}, &out)
+}
+
+// EditCalendar sends PUT /api/apps/{app}/calendars/{name}; the API records the caller.
+func (rm *Remote) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, _ string) (admin.CalendarInfo, error) {
+	body, _ := json.Marshal(rules)
+	raw, _, err := rm.do(ctx, http.MethodPut, appPath(timer.AppName(app))+"/calendars/"+url.PathEscape(name), url.Values{}, body)
+	if err != nil {
+		return admin.CalendarInfo{}, err
+	}
+	var out admin.CalendarInfo
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("%w: Service Center API: %v", errkind.Unavailable, err)
+	}
+	return out, nil
+}
+
 // calendarsPage lists the calendars with a form per calendar.
 func (s *Server) calendarsPage(w http.ResponseWriter, r *http.Request) error {
 	app := r.URL.Query().Get("app")
 	if err := timer.ValidateApp(timer.NormApp(app)); err != nil {
 		return err
 	}
-	cals, err := s.svc.Admin.Calendars(r.Context(), app)
+	cals, err := s.be.Calendars(r.Context(), app)
 	if err != nil {
 		return err
 	}
@@ -83,18 +153,17 @@ type calendarsView struct {
 // calendarSubmit saves a calendar edit from the page's form: each field a list of values
 // separated by spaces, commas or new lines.
 func (s *Server) calendarSubmit(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	app := timer.NormApp(r.PostForm.Get("app"))
-	if err := timer.ValidateApp(app); err != nil {
+	app, name, err := calendarTarget(r.PathValue("app"), r.PathValue("name"))
+	if err != nil {
 		return err
 	}
 	rules := schedule.CalendarRules{Dates: listField(r, "dates"), Yearly: listField(r, "yearly"),
 		Ranges: listField(r, "ranges"), Weekdays: listField(r, "weekdays")}
-	if _, err := s.svc.Admin.EditCalendar(r.Context(), app, name, rules, by(r)); err != nil {
+	if _, err := s.be.EditCalendar(r.Context(), app, name, rules, by(r)); err != nil {
 		if statusOf(err) >= 500 {
 			return err
 		}
-		cals, lerr := s.svc.Admin.Calendars(r.Context(), "")
+		cals, lerr := s.be.Calendars(r.Context(), "")
 		if lerr != nil {
 			return lerr
 		}

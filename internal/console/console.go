@@ -24,6 +24,9 @@ const DefaultMaxBody = 64 << 10
 // Options configure a Server.
 type Options struct {
 	Service *Service
+	// Backend, without a Service, serves the pages from a stack's Service Center API (Remote:
+	// `sundial console`); the console's /api/ then forwards to that API, signed.
+	Backend Backend
 	Auth    AuthMode
 	Token   string // AuthToken: the bearer token (see NewToken); required
 	Log     *slog.Logger
@@ -39,11 +42,15 @@ type Options struct {
 	// MaxAuthFailures is how many failed credentials a remote address may present per
 	// AuthFailureWindow before it is answered 429; default DefaultMaxAuthFailures.
 	MaxAuthFailures int
+	// Gate, locally with operators (sundial up --operators), decides requests by the
+	// caller's IAM policies as API Gateway would; nil: the token is the administrator's.
+	Gate Gate
 }
 
 // Server serves the console and its API.
 type Server struct {
-	svc     *Service
+	svc     *Service // the API's; nil for a console on a remote API
+	be      Backend  // what the pages read and do
 	mode    AuthMode
 	auth    *auth
 	log     *slog.Logger
@@ -53,12 +60,13 @@ type Server struct {
 	base    *url.URL
 	hosts   hostPolicy
 	limiter *throttle
+	gate    Gate
 }
 
 // New builds a server.
 func New(o Options) (*Server, error) {
-	if o.Service == nil {
-		return nil, errors.New("console: a Service is required")
+	if (o.Service == nil) == (o.Backend == nil) {
+		return nil, errors.New("console: a Service or a Backend is required")
 	}
 	if o.Auth == AuthToken && len(o.Token) < 16 {
 		return nil, errors.New("console: a token of at least 16 characters is required")
@@ -76,8 +84,8 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{svc: o.Service, mode: o.Auth, auth: newAuth(o.Token, o.Now), log: o.Log, maxBody: o.MaxBody, pages: pages,
-		limiter: newThrottle(o.Now, cmp.Or(o.MaxAuthFailures, DefaultMaxAuthFailures))}
+	s := &Server{svc: o.Service, be: o.Backend, mode: o.Auth, auth: newAuth(o.Token, o.Now), log: o.Log, maxBody: o.MaxBody, pages: pages,
+		limiter: newThrottle(o.Now, cmp.Or(o.MaxAuthFailures, DefaultMaxAuthFailures)), gate: o.Gate}
 	if o.BaseURL != "" {
 		u, err := url.Parse(o.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.User != nil {
@@ -85,6 +93,9 @@ func New(o Options) (*Server, error) {
 		}
 		u.Path = ""
 		s.base = u
+	}
+	if s.be == nil {
+		s.be = o.Service
 	}
 	if s.hosts, err = newHostPolicy(s.base, o.Hosts); err != nil {
 		return nil, err
@@ -145,12 +156,21 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("GET /logs", s.page(s.logsPage))
 	mux.Handle("GET /logs/entry", s.page(s.entryPage))
 	mux.Handle("GET /calendars", s.page(s.calendarsPage))
-	mux.Handle("POST /calendars/{name}", s.page(s.calendarSubmit))
+	mux.Handle("POST /apps/{app}/calendars/{name}", s.page(s.calendarSubmit))
+	mux.Handle("GET /audit", s.page(s.auditPage))
+	mux.Handle("POST /apps/{app}/{op}", s.page(s.bulkSubmit))
 	mux.Handle("/", s.page(func(w http.ResponseWriter, r *http.Request) error {
 		s.renderError(w, r, http.StatusNotFound, "No such page.")
 		return nil
 	}))
 
+	if fw, ok := s.be.(interface {
+		Forward(http.ResponseWriter, *http.Request)
+	}); ok && s.svc == nil {
+		// A console on a remote API: its /api/ is that API, reached signed.
+		mux.Handle("/api/", s.forward(fw.Forward))
+		return
+	}
 	for _, rt := range s.apiRoutes() {
 		mux.Handle(rt.Method+" "+rt.Pattern, s.api(rt.Handle))
 	}

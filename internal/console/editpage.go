@@ -28,7 +28,7 @@ func (s *Server) editPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, _, err := s.svc.Timer(r.Context(), key)
+	d, _, err := s.be.Timer(r.Context(), key)
 	if err != nil {
 		return err
 	}
@@ -45,13 +45,13 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, _, err := s.svc.Timer(r.Context(), key)
+	d, _, err := s.be.Timer(r.Context(), key)
 	if err != nil {
 		return err
 	}
 	op := r.PostForm.Get("op")
 	if op == "reset" {
-		if _, err := s.svc.Admin.Edit(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
+		if err := s.be.Edit(r.Context(), key, admin.Edit{Reset: true, By: by(r)}); err != nil {
 			return err
 		}
 		s.flashAndRedirect(w, r, timerURL(d.Key), "Reset: "+d.Key+" runs with its manifest's schedule, timeout, priority and DST policy again.")
@@ -64,7 +64,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		_, err = admin.ValidateOverridable(timer.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
 	}
 	if err == nil && op == "save" {
-		if _, err = s.svc.Admin.Edit(r.Context(), key, e); err == nil {
+		if err = s.be.Edit(r.Context(), key, e); err == nil {
 			s.flashAndRedirect(w, r, timerURL(d.Key), "Saved: "+d.Key+" runs with its new settings.")
 			return nil
 		}
@@ -78,9 +78,14 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 	case op != "preview":
 		return fmt.Errorf("%w: unknown operation %q; expected preview, save or reset", errkind.Invalid, op)
 	default:
-		st := d.settings // the typed schedule and policy, with the timer's calendar and window
-		st.Schedule, st.DST = f.Schedule, schedule.DST(f.DST).Stored()
-		f.Preview, _ = admin.PreviewSettings(st, s.svc.Clock.Now(), admin.PreviewRuns)
+		// The typed schedule and policy, with the timer's calendar and window; a console on a
+		// remote API has only the timer's view (its zone), not the calendar's rules.
+		if st := d.settings; st.Schedule != "" {
+			st.Schedule, st.DST = f.Schedule, schedule.DST(f.DST).Stored()
+			f.Preview, _ = admin.PreviewSettings(st, s.be.Now(), admin.PreviewRuns)
+		} else {
+			f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, s.be.Now(), admin.PreviewRuns)
+		}
 	}
 	s.render(w, r, status, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})
 	return nil
@@ -110,7 +115,8 @@ func (s *Server) operateSubmit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, msg, err := s.operate(r, key, r.PathValue("op"))
+	op := r.PathValue("op")
+	msg, err := s.be.Operate(r.Context(), key, op, by(r))
 	if errors.Is(err, errNoRoute) {
 		s.renderError(w, r, http.StatusNotFound, "No such operation.")
 		return nil
@@ -118,7 +124,8 @@ func (s *Server) operateSubmit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	to := timerURL(in.Key.String())
+	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
+	to := timerURL(key.String())
 	if r.PostForm.Get("back") == "list" {
 		to = "/timers"
 	}

@@ -234,7 +234,7 @@ func TestHardening(t *testing.T) {
 	t.Run("PatchRejectsTrailingDataAndCaseInsensitiveKeys", func(t *testing.T) {
 		t.Parallel()
 		key := f.create(t, "Strict", "every 1h", nil)
-		path := "/api/timers/" + keyPath(key)
+		path := timerPath(key)
 		for _, body := range []string{
 			`{"priority":1}garbage`,
 			`{"priority":1}{"priority":2}`,
@@ -259,7 +259,7 @@ func TestHardening(t *testing.T) {
 	t.Run("CrossOriginRefusalAnswersInTheAPIErrorShape", func(t *testing.T) {
 		t.Parallel()
 		key := f.create(t, "CrossOrigin", "every 1h", nil)
-		status, body, hdr := f.do(t, "POST", "/api/timers/"+keyPath(key)+"/deactivate", f.token, "", "Sec-Fetch-Site", "cross-site")
+		status, body, hdr := f.do(t, "POST", timerPath(key)+"/deactivate", f.token, "", "Sec-Fetch-Site", "cross-site")
 		require.Equal(t, http.StatusForbidden, status)
 		require.Equal(t, "application/json; charset=utf-8", hdr.Get("Content-Type"))
 		var e map[string]any
@@ -267,7 +267,7 @@ func TestHardening(t *testing.T) {
 		require.Equal(t, map[string]any{"error": "cross-origin request refused", "status": float64(403)}, e)
 		require.True(t, f.get(t, key).Active)
 
-		status, _, _ = f.do(t, "POST", "/api/timers/"+keyPath(key)+"/deactivate", f.token, "", "Origin", "https://evil.example")
+		status, _, _ = f.do(t, "POST", timerPath(key)+"/deactivate", f.token, "", "Origin", "https://evil.example")
 		require.Equal(t, http.StatusForbidden, status)
 		require.True(t, f.get(t, key).Active)
 	})

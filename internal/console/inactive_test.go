@@ -16,14 +16,14 @@ func TestInactiveTimerIsNotScheduled(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	key := f.create(t, "Off", "every 5m", nil)
-	status, body, _ := f.do(t, "POST", "/api/timers/"+keyPath(key)+"/deactivate", f.token, "")
+	status, body, _ := f.do(t, "POST", timerPath(key)+"/deactivate", f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	res := decode[console.OperationResult](t, body)
 	require.Equal(t, key.String()+" deactivated: not scheduled (inactive)", res.Message)
 	require.Nil(t, res.Timer.NextRun, "the answer's timer has no next run")
 	require.False(t, f.get(t, key).NextRun.IsZero(), "the store keeps the instant it had")
 
-	status, body, _ = f.do(t, "GET", "/api/timers/"+keyPath(key), f.token, "")
+	status, body, _ = f.do(t, "GET", timerPath(key), f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Nil(t, decode[console.TimerDetail](t, body).NextRun)
 

@@ -165,3 +165,29 @@ func (b browser) csrf(t *testing.T, path string) string {
 }
 
 func keyPath(k timer.Key) string { return url.PathEscape(k.String()) }
+
+// timerPath is the API's path of an instance: /api/apps/APP/timers/Timer[@tenant].
+func timerPath(k timer.Key) string {
+	return "/api/apps/" + k.AppName() + "/timers/" + url.PathEscape(nameOf(k))
+}
+
+// entryPath is the API's path of an instance's log entry, its ref to be appended.
+func entryPath(k timer.Key) string {
+	return "/api/apps/" + k.AppName() + "/logs/entry?timer=" + url.QueryEscape(nameOf(k))
+}
+
+func nameOf(k timer.Key) string {
+	if k.Tenant != "" {
+		return k.Timer + "@" + k.Tenant
+	}
+	return k.Timer
+}
+
+// apiTimerPath is a timer's route in the Service Center API: /api/apps/{app}/timers/{name}.
+func apiTimerPath(k timer.Key) string {
+	n := k.Timer
+	if k.Tenant != "" {
+		n += "@" + k.Tenant
+	}
+	return "/api/apps/" + url.PathEscape(k.AppName()) + "/timers/" + url.PathEscape(n)
+}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/audit"
 	"gopkg.in/yaml.v3"
 )
 
@@ -78,6 +80,7 @@ func TestOpenAPI(t *testing.T) {
 		}
 		for name, v := range map[string]any{
 			"TimerRow": TimerRow{}, "TimerDetail": TimerDetail{}, "LogEntry": LogEntry{}, "LogPage": LogPage{}, "Health": Health{},
+			"AuditRecord": audit.Record{App: "a", Timer: "t", Before: map[string]any{"x": 1}, After: map[string]any{"x": 2}, Reason: "r"},
 		} {
 			b, err := json.Marshal(v)
 			require.NoError(t, err)

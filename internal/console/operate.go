@@ -2,34 +2,9 @@ package console
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/sundialhq/sundial/internal/timer"
 )
-
-// operate runs Run Now, activate or deactivate for the page and the API alike.
-func (s *Server) operate(r *http.Request, key timer.Key, op string) (timer.Instance, string, error) {
-	ctx := r.Context()
-	var (
-		in  timer.Instance
-		err error
-	)
-	switch op {
-	case "run-now":
-		in, err = s.svc.Admin.RunNow(ctx, key)
-	case "activate":
-		in, err = s.svc.Admin.SetActive(ctx, key, true)
-	case "deactivate":
-		in, err = s.svc.Admin.SetActive(ctx, key, false)
-	default:
-		return in, "", errNoRoute
-	}
-	if err != nil {
-		return in, "", err
-	}
-	s.log.Info("operator action", "op", op, "app", key.AppName(), "timer", key.Timer, "tenant", key.Tenant, "by", by(r))
-	return in, OperationMessage(op, in), nil
-}
 
 // OperationMessage says what Run Now, activate or deactivate did to in, for the console and
 // the CLI alike: an inactive timer is "not scheduled (inactive)", whatever instant it kept.

@@ -33,6 +33,23 @@ func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http
 			return
 		}
 		r = r.WithContext(withPrincipal(r.Context(), p))
+		if p.gated && s.gate != nil {
+			method, path, err := pageRoute(r)
+			if err == nil && path != "" {
+				err = s.gate.Authorize(p.name, method, path)
+			}
+			if err != nil {
+				status := http.StatusBadRequest
+				var denied *Denied
+				if errors.As(err, &denied) {
+					status = http.StatusForbidden
+					err = fmt.Errorf("IAM refused this: %w", err)
+				}
+				s.log.Warn("page request refused", "method", r.Method, "path", r.URL.Path, "status", status, "reason", err.Error(), "by", p.name)
+				s.renderError(w, r, status, err.Error())
+				return
+			}
+		}
 		if !safeMethod(r.Method) {
 			if err := r.ParseForm(); err != nil {
 				s.fail(w, r, formError(err), true)
@@ -54,6 +71,11 @@ func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http
 // token from a throttled address.
 func (s *Server) authenticatePage(r *http.Request) (p principal, ok bool, wait time.Duration) {
 	if ok, present := s.auth.bearer(r); present {
+		if !ok && s.gate != nil {
+			if name, isOp := s.gate.TokenOperator(bearerToken(r)); isOp {
+				return principal{kind: "operator", name: name, gated: true}, true, 0
+			}
+		}
 		if !ok {
 			if wait, over := s.wrongCredential(r); over {
 				return principal{}, false, wait
@@ -65,7 +87,7 @@ func (s *Server) authenticatePage(r *http.Request) (p principal, ok bool, wait t
 	if !ok {
 		return principal{}, false, 0
 	}
-	return principal{kind: "session", name: "console", session: sess}, true, 0
+	return sessionPrincipal(sess), true, 0
 }
 
 // loginPage redeems a one-time login link, or shows the form that takes the token.
@@ -89,7 +111,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 			Data: "This login link is invalid, expired or already used. Paste the token, or ask sundial up for a new link."})
 		return
 	}
-	s.startSession(w, r)
+	s.startSession(w, r, "")
 }
 
 func (s *Server) loginWithToken(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +123,11 @@ func (s *Server) loginWithToken(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, formError(err), true)
 		return
 	}
-	if !s.auth.tokenOK(r.PostForm.Get("token")) {
+	operator := ""
+	if s.gate != nil && !s.auth.tokenOK(r.PostForm.Get("token")) {
+		operator, _ = s.gate.TokenOperator(r.PostForm.Get("token"))
+	}
+	if operator == "" && !s.auth.tokenOK(r.PostForm.Get("token")) {
 		if wait, over := s.wrongCredential(r); over {
 			s.tooMany(w, r, wait, false)
 			return
@@ -110,13 +136,14 @@ func (s *Server) loginWithToken(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnauthorized, "login", pageData{Title: "Log in", Data: "Wrong token."})
 		return
 	}
-	s.startSession(w, r)
+	s.startSession(w, r, operator)
 }
 
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request) {
-	id, _ := s.auth.newSession()
+// startSession starts a browser session, for operator ("": the console's administrator).
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, operator string) {
+	id, _ := s.auth.newSession(operator)
 	http.SetCookie(w, sessionCookieFor(r, id, int(SessionTTL.Seconds())))
-	s.log.Info("console session started", "remote", r.RemoteAddr)
+	s.log.Info("console session started", "remote", r.RemoteAddr, "operator", operator)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

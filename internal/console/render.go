@@ -29,7 +29,7 @@ func staticFS() fs.FS {
 }
 
 // pageNames are the pages; each is parsed with the layout into its own set.
-var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error", "calendars"}
+var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error", "calendars", "audit"}
 
 var funcs = template.FuncMap{
 	"clock": func(t any) string {

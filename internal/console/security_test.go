@@ -27,15 +27,15 @@ func TestSecurity(t *testing.T) {
 	t.Run("NoToken", func(t *testing.T) {
 		t.Parallel()
 		key := f.create(t, "NoToken", "every 1h", nil)
-		for _, path := range []string{"/api/timers", "/api/health", "/api/timers/" + keyPath(key), "/api/logs"} {
+		for _, path := range []string{"/api/timers", "/api/health", timerPath(key), "/api/logs"} {
 			status, body, hdr := f.do(t, "GET", path, "", "")
 			require.Equal(t, http.StatusUnauthorized, status, path)
 			require.Contains(t, body, "authentication required")
 			require.Equal(t, `Bearer realm="sundial"`, hdr.Get("WWW-Authenticate"))
 		}
-		status, _, _ := f.do(t, "POST", "/api/timers/"+keyPath(key)+"/deactivate", "", "")
+		status, _, _ := f.do(t, "POST", timerPath(key)+"/deactivate", "", "")
 		require.Equal(t, http.StatusUnauthorized, status)
-		status, _, _ = f.do(t, "PATCH", "/api/timers/"+keyPath(key), "", `{"priority":1}`)
+		status, _, _ = f.do(t, "PATCH", timerPath(key), "", `{"priority":1}`)
 		require.Equal(t, http.StatusUnauthorized, status)
 
 		status, _, hdr := f.do(t, "GET", "/no/such/page", "", "")
@@ -57,7 +57,7 @@ func TestSecurity(t *testing.T) {
 		t.Parallel()
 		key := f.create(t, "WrongToken", "every 1h", nil)
 		for _, tok := range []string{"wrong", f.token[:len(f.token)-1], f.token + "x", strings.ToLower(f.token)} {
-			status, body, _ := f.do(t, "POST", "/api/timers/"+keyPath(key)+"/deactivate", tok, "")
+			status, body, _ := f.do(t, "POST", timerPath(key)+"/deactivate", tok, "")
 			require.Equal(t, http.StatusUnauthorized, status)
 			require.Contains(t, body, "invalid token")
 		}
@@ -124,18 +124,18 @@ func TestSecurity(t *testing.T) {
 		require.False(t, f.get(t, key).Active)
 
 		// The API with the session cookie needs the token in X-CSRF-Token for changes.
-		status, _, _ = b.send(t, "POST", "/api/timers/"+keyPath(key)+"/activate", nil, "")
+		status, _, _ = b.send(t, "POST", timerPath(key)+"/activate", nil, "")
 		require.Equal(t, http.StatusForbidden, status)
 		require.False(t, f.get(t, key).Active)
-		status, _, _ = b.send(t, "POST", "/api/timers/"+keyPath(key)+"/activate", nil, "", "X-CSRF-Token", csrf)
+		status, _, _ = b.send(t, "POST", timerPath(key)+"/activate", nil, "", "X-CSRF-Token", csrf)
 		require.Equal(t, http.StatusOK, status)
 		require.True(t, f.get(t, key).Active)
-		status, _, _ = b.send(t, "GET", "/api/timers/"+keyPath(key), nil, "")
+		status, _, _ = b.send(t, "GET", timerPath(key), nil, "")
 		require.Equal(t, http.StatusOK, status, "reads need no CSRF token")
 
 		status, _, _ = b.send(t, "POST", "/logout", url.Values{"csrf": {csrf}}, "")
 		require.Equal(t, http.StatusSeeOther, status)
-		status, _, _ = b.send(t, "GET", "/api/timers/"+keyPath(key), nil, "")
+		status, _, _ = b.send(t, "GET", timerPath(key), nil, "")
 		require.Equal(t, http.StatusUnauthorized, status, "logged out")
 	})
 
@@ -169,10 +169,10 @@ func TestSecurity(t *testing.T) {
 		require.Contains(t, body, "&lt;img src=x onerror=alert(1)&gt;", "the typed value comes back escaped")
 		require.Equal(t, "every 1h", f.get(t, key).Schedule)
 
-		status, body, _ = f.do(t, "GET", "/api/timers/"+keyPath(key), f.token, "")
+		status, body, _ = f.do(t, "GET", timerPath(key), f.token, "")
 		require.Equal(t, http.StatusOK, status)
 		require.NotContains(t, body, "<script>", "JSON escapes markup too")
-		status, body, _ = f.do(t, "POST", "/api/timers/%3Cscript%3E/run-now", f.token, "")
+		status, body, _ = f.do(t, "POST", "/api/apps/default/timers/%3Cscript%3E/run-now", f.token, "")
 		require.Equal(t, http.StatusBadRequest, status)
 		require.Contains(t, body, "must match [A-Za-z0-9_-]")
 		require.NotContains(t, body, "<script>")
@@ -182,12 +182,12 @@ func TestSecurity(t *testing.T) {
 		t.Parallel()
 		key := f.create(t, "Oversized", "every 1h", nil)
 		big := `{"schedule":"` + strings.Repeat("x", console.DefaultMaxBody) + `"}`
-		status, body, _ := f.do(t, "PATCH", "/api/timers/"+keyPath(key), f.token, big)
+		status, body, _ := f.do(t, "PATCH", timerPath(key), f.token, big)
 		require.Equal(t, http.StatusRequestEntityTooLarge, status)
 		require.Contains(t, body, "too large")
 
 		// Without a declared length the reader stops at the limit.
-		req, err := http.NewRequest("PATCH", f.ts.URL+"/api/timers/"+keyPath(key), io.MultiReader(strings.NewReader(big)))
+		req, err := http.NewRequest("PATCH", f.ts.URL+timerPath(key), io.MultiReader(strings.NewReader(big)))
 		require.NoError(t, err)
 		req.ContentLength = -1
 		req.Header.Set("Authorization", "Bearer "+f.token)
@@ -231,21 +231,21 @@ func TestSecurity(t *testing.T) {
 			}
 			return e
 		}
-		resp, err := h(context.Background(), ev("GET", "/api/timers/"+key.String(), false))
+		resp, err := h(context.Background(), ev("GET", timerPath(key), false))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "no IAM caller, no answer")
-		resp, err = h(context.Background(), ev("GET", "/api/timers/"+key.String(), true))
+		resp, err = h(context.Background(), ev("GET", timerPath(key), true))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
 		require.Contains(t, resp.Body, key.Timer)
 		// A bearer token means nothing behind IAM.
-		e := ev("POST", "/api/timers/"+key.String()+"/deactivate", false)
+		e := ev("POST", timerPath(key)+"/deactivate", false)
 		e.Headers = map[string]string{"authorization": "Bearer " + f.token}
 		resp, err = h(context.Background(), e)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 		require.True(t, f.get(t, key).Active)
-		resp, err = h(context.Background(), ev("POST", "/api/timers/"+key.String()+"/deactivate", true))
+		resp, err = h(context.Background(), ev("POST", timerPath(key)+"/deactivate", true))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
 		require.False(t, f.get(t, key).Active)

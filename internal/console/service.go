@@ -8,6 +8,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/queue"
@@ -32,6 +33,10 @@ type Service struct {
 	Capacity [4]int
 	// Stack are the template parameters Health's cost estimate uses (zero: no estimate).
 	Stack cost.Stack
+	// Audit is the trail operators' actions are recorded in (nil: not recorded).
+	Audit audit.Log
+	// DLQ is the dead-letter queue (nil: none).
+	DLQ *queue.DLQ
 }
 
 // NewService builds the service on an app's wiring; sqs reads queue depths.
@@ -45,6 +50,8 @@ func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
 	return &Service{
 		Store: a.Store, Admin: a.Admin, Clock: a.Admin.Clock, Tick: a.Config.Tick, Capacity: capacity, Stack: stack,
 		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
+		Audit:  a.Store.AuditLog(a.Config.AuditRetention),
+		DLQ:    a.DLQ,
 	}
 }
 

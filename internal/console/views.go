@@ -7,7 +7,7 @@ import (
 )
 
 func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
-	h, err := s.svc.HealthOf(r.Context(), r.URL.Query().Get("app"))
+	h, err := s.be.HealthOf(r.Context(), r.URL.Query().Get("app"))
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: failing}
-	rows, err := s.svc.Timers(r.Context(), f)
+	rows, err := s.be.Timers(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *Server) timerPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, execs, err := s.svc.Timer(r.Context(), key)
+	d, execs, err := s.be.Timer(r.Context(), key)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := LogFilter{App: q.Get("app"), Timer: q.Get("timer"), Tenant: q.Get("tenant"), ErrorsOnly: errorsOnly, After: q.Get("after")}
-	page, err := s.svc.Logs(r.Context(), f)
+	page, err := s.be.Logs(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) entryPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.svc.Entry(r.Context(), key, r.URL.Query().Get("ref"))
+	e, err := s.be.Entry(r.Context(), key, r.URL.Query().Get("ref"))
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (s *Server) entryPage(w http.ResponseWriter, r *http.Request) error {
 // apps lists the apps for the App filters' suggestions; a failure to list them only leaves
 // the suggestions out (the filter still takes any name).
 func (s *Server) apps(r *http.Request) []string {
-	apps, err := s.svc.Apps(r.Context())
+	apps, err := s.be.Apps(r.Context())
 	if err != nil {
 		return nil
 	}

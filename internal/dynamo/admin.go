@@ -199,6 +199,9 @@ func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, a
 func (s *Store) SetActive(ctx context.Context, key timer.Key, active bool, by string) (timer.Instance, error) {
 	n := expression.Name
 	upd := expression.Set(n("active"), expression.Value(active)).Set(n("activeBy"), expression.Value(by))
+	if by == timer.ActiveByOperator { // an operator's activate or plain deactivate ends a pause
+		upd = upd.Remove(n("pauseNote")).Remove(n("pausedBy")).Remove(n("pausedAt")).Remove(n("resumeAt"))
+	}
 	cond := n("pk").AttributeExists()
 	switch by {
 	case timer.ActiveByOperator:

@@ -86,6 +86,11 @@ type instanceItem struct {
 	// execution's log entry (ExecutionFromImages).
 	LastExecID string `dynamodbav:"lastExecId,omitempty"`
 	LastGaveUp bool   `dynamodbav:"lastGaveUp,omitempty"`
+	// A pause (timer.Pause): an operator's deactivation with a note, until ResumeAt.
+	PauseNote string `dynamodbav:"pauseNote,omitempty"`
+	PausedBy  string `dynamodbav:"pausedBy,omitempty"`
+	PausedAt  int64  `dynamodbav:"pausedAt,omitempty"`
+	ResumeAt  int64  `dynamodbav:"resumeAt,omitempty"`
 }
 
 // finishSlots is how many finish tokens an item keeps (attributes fin0..fin7), one per
@@ -142,6 +147,9 @@ func toItem(in timer.Instance) instanceItem {
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError,
 	}
+	if p := in.Pause; p != nil {
+		it.PauseNote, it.PausedBy, it.PausedAt, it.ResumeAt = p.Note, p.By, ms(p.At), ms(p.Until)
+	}
 	switch {
 	case in.Running():
 		// A running instance stays in the due index, where recovery finds an expired lease.
@@ -156,6 +164,14 @@ func toItem(in timer.Instance) instanceItem {
 }
 
 func (it instanceItem) instance() timer.Instance {
+	in := it.instanceOnly()
+	if it.PausedAt != 0 {
+		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
+	}
+	return in
+}
+
+func (it instanceItem) instanceOnly() timer.Instance {
 	return timer.Instance{
 		Key: timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant},
 		Settings: timer.Settings{

@@ -35,6 +35,7 @@ type Recoverer struct {
 type RecoveryStats struct {
 	Recovered int `json:"recovered"` // expired leases taken back
 	Requeued  int `json:"requeued"`  // lost firings re-sent
+	Resumed   int `json:"resumed"`   // paused timers activated at their pause's end
 }
 
 // Run performs one sweep.

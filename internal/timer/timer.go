@@ -285,6 +285,9 @@ type Instance struct {
 
 	LastOutcome Outcome `json:"lastOutcome"`
 	LastError   string  `json:"lastError"`
+
+	// Pause is set while an operator's deactivation with a note lasts (nil otherwise).
+	Pause *Pause `json:"pause,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).

@@ -49,6 +49,9 @@ type Timer struct {
 	End          *time.Time `json:"end,omitempty"`
 	Ended        bool       `json:"ended,omitempty"`
 	MisfireAfter string     `json:"misfireAfter"` // how late a firing may be claimed before it misfired
+	// Pause is an operator's deactivation with a note: who, when, and when the platform
+	// activates it again (until; absent: when an operator does).
+	Pause *timer.Pause `json:"pause,omitempty"`
 }
 
 // Execution is one log entry.
@@ -81,7 +84,7 @@ func OfTimer(in timer.Instance) Timer {
 		Active: in.Active, ActiveBy: in.ActiveBy, Action: in.Action.String(), Properties: props, Misfire: misfire(in.Misfire),
 		NextRun: nextRun(in), LastRun: ptr(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
-		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt,
+		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt, Pause: in.Pause,
 		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
 		Ended: !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 	}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/audit"
+)
+
+// TestUpOperators runs `sundial up --operators FILE` and sends signed requests to its
+// console's API as to API Gateway: billing's operator reads the default app and is refused
+// its Run Now, naming the route's ARN on the stack's API; a key no one has is refused; the
+// administrator's key (.sundial/local.json) is allowed.
+func TestUpOperators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sundial up against the emulator")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(actions.Close)
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+  - {name: Nightly, schedule: "02:00 Mon", action: {http: {url: "%s/ok"}}}
+`, actions.URL)), 0o644))
+	opsPath := filepath.Join(dir, "operators.yaml")
+	require.NoError(t, os.WriteFile(opsPath, []byte(`operators:
+  - name: billing-ops
+    accessKeyId: AKIDBILLINGOPS
+    secretAccessKey: "billing-secret"
+    policies:
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: ["arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*", "arn:aws:execute-api:*:*:*/*/PATCH/api/apps/billing/*"]}]}
+`), 0o600))
+	_, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", opsPath)
+	printed := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	deadline := time.Now().Add(90 * time.Second)
+	for sc.Scan() && time.Now().Before(deadline) {
+		word, rest, _ := strings.Cut(sc.Text(), " ")
+		if f := strings.Fields(rest); len(f) > 0 {
+			printed[word] = f[0]
+		}
+		if word == "try" {
+			break
+		}
+	}
+	require.Contains(t, printed, "try", "sundial up did not get ready: %v", printed)
+	require.Contains(t, printed, "operators", "up says operators are in force")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	base := strings.TrimSuffix(printed["console"], "/")
+	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
+	require.True(t, ok)
+
+	send := func(method, path, key, secret string) (int, string) {
+		req, err := http.NewRequest(method, base+path, nil)
+		require.NoError(t, err)
+		sum := sha256.Sum256(nil)
+		require.NoError(t, v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: key, SecretAccessKey: secret},
+			req, hex.EncodeToString(sum[:]), "execute-api", "us-east-1", time.Now()))
+		req.Body = io.NopCloser(bytes.NewReader(nil))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := send("GET", "/api/apps/default/timers/Nightly", "AKIDBILLINGOPS", "billing-secret")
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", "AKIDBILLINGOPS", "billing-secret")
+	require.Equal(t, http.StatusForbidden, status, body)
+	require.Contains(t, body, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:us-east-1:000000000000:")
+	require.Contains(t, body, "/$default/POST/api/apps/default/timers/Nightly/deactivate")
+	require.NotContains(t, body, ":local/$default", "the ARN names the stack's API (the first label of ApiUrl)")
+	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", "AKIDNOONE", "x")
+	require.Equal(t, http.StatusForbidden, status, body)
+	status, body = send("POST", "/api/apps/default/timers/Nightly/deactivate", st.AccessKeyID, st.SecretAccessKey)
+	require.Equal(t, http.StatusOK, status, "the administrator's key: %s", body)
+	require.Contains(t, body, "deactivated")
+
+	// Every action is in the audit trail once, with its caller: the API's (as the API
+	// function's role, which may add records) and the CLI's.
+	endpoint := st.Endpoint
+	_, errOut, code := cli(t, dir, "run-now", "Nightly", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "tenants", "add", "acme", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "timers", "edit", "Nightly", "--priority", "2", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "dlq", "redrive", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cli(t, dir, "sync", manifestPath, "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code := cli(t, dir, "audit", "--json", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	var recs []audit.Record
+	require.NoError(t, json.Unmarshal([]byte(out), &recs))
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Action+" "+r.Timer+" by "+r.Who)
+	}
+	me := cliActor()
+	require.Equal(t, []string{"sync  by " + me, "dlq-redrive  by " + me, "edit Nightly by " + me, "tenant-add  by " + me, "run-now Nightly by " + me, "deactivate Nightly by administrator"}, got)
+	// The CLI with the operator's keys goes through the same API: it reads every app, runs
+	// its own app's timer, edits it, and is refused another app's.
+	billing := filepath.Join(dir, "billing.yaml")
+	require.NoError(t, os.WriteFile(billing, []byte(fmt.Sprintf("app: billing\ntimers:\n  - {name: Invoice, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", actions.URL)), 0o644))
+	_, errOut, code = cli(t, dir, "sync", billing, "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	opEnv := []string{"AWS_ACCESS_KEY_ID=AKIDBILLINGOPS", "AWS_SECRET_ACCESS_KEY=billing-secret", "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
+		"AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+	api := base + "/api/"
+	out, errOut, code = cliEnv(t, dir, opEnv, "run-now", "--app", "billing", "Invoice", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "firing sent")
+	_, errOut, code = cliEnv(t, dir, opEnv, "timers", "edit", "--app", "billing", "Invoice", "--priority", "2", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cliEnv(t, dir, opEnv, "deactivate", "Nightly", "--api", api)
+	require.Equal(t, 1, code, "refused: %s", errOut)
+	require.Contains(t, errOut, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource:")
+	out, errOut, code = cliEnv(t, dir, opEnv, "timers", "list", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"name": "Invoice"`)
+	require.Contains(t, out, `"name": "Nightly"`, "reads every app")
+	out, errOut, code = cliEnv(t, dir, opEnv, "timers", "show", "--app", "billing", "Invoice", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"priority": 2`, "the operator's edit")
+	_, errOut, code = cliEnv(t, dir, opEnv, "logs", "--app", "default", "--timer", "Nightly", "--limit", "600", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code = cliEnv(t, dir, opEnv, "health", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Invoice")
+	require.Contains(t, out, "Nightly", "reads every app")
+	// Tenants and the DLQ through the API: the administrator's key may, billing's operator
+	// may not (environment-wide operations).
+	adminEnv := []string{"AWS_ACCESS_KEY_ID=" + st.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + st.SecretAccessKey, "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
+		"AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+	_, errOut, code = cliEnv(t, dir, adminEnv, "tenants", "add", "globex", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code = cliEnv(t, dir, opEnv, "tenants", "list", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "globex")
+	_, errOut, code = cliEnv(t, dir, opEnv, "tenants", "remove", "globex", "--api", api)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "/DELETE/api/tenants/globex")
+	_, errOut, code = cliEnv(t, dir, opEnv, "dlq", "redrive", "--api", api)
+	require.Equal(t, 1, code, errOut)
+	_, errOut, code = cliEnv(t, dir, adminEnv, "dlq", "redrive", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cliEnv(t, dir, adminEnv, "tenants", "remove", "globex", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code = cliEnv(t, dir, adminEnv, "audit", "--who", "administrator", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	for _, action := range []string{"tenant-add", "tenant-remove", "dlq-redrive"} {
+		require.Contains(t, out, `"action": "`+action+`"`)
+	}
+
+	out, errOut, code = cliEnv(t, dir, opEnv, "audit", "--app", "billing", "--json", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"who": "billing-ops"`, "the API records the operator")
+
+	// A bulk pause with a note until an instant: shown with the timer, ended by the
+	// platform itself, and audited as such.
+	until := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	out, errOut, code = cli(t, dir, "deactivate", "--app", "billing", "--all", "--note", "month-end freeze", "--until", until, "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "activates them again at "+until)
+	out, errOut, code = cli(t, dir, "timers", "list", "--app", "billing", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "paused billing:Invoice by "+cliActor())
+	require.Contains(t, out, "resumes "+until+"): month-end freeze")
+	require.Eventually(t, func() bool {
+		out, _, code := cli(t, dir, "timers", "list", "--app", "billing", "--json", "--endpoint", endpoint)
+		return code == 0 && strings.Contains(out, `"active": true`) && !strings.Contains(out, "month-end freeze")
+	}, 30*time.Second, 500*time.Millisecond, "the platform activates them again at --until")
+	out, errOut, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"action": "activate"`)
+	require.Contains(t, out, "month-end freeze")
+
+	out, errOut, code = cli(t, dir, "audit", "--timer", "Nightly", "--app", "default", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "run-now")
+	require.NotContains(t, out, "tenant-add")
+	require.Contains(t, out, "priority:3") // the edit's before and after
+	require.Contains(t, out, "priority:2")
+	requireIAMClean(t, dir, endpoint)
+}

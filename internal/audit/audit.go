@@ -1,0 +1,116 @@
+// Package audit is the trail of operators' actions: every Run Now, activate, deactivate,
+// edit, reset, tenant add or remove, app release, DLQ redrive and sync is recorded once, with
+// when, who (the IAM principal's ARN on AWS, the operator's name locally), what, on which
+// app and timer, the values before and after an edit, and an optional reason. Records are
+// added, never changed: the API's role may put an audit item and nothing else (template.yaml,
+// AddAuditRecords), and they expire after AuditRetentionDays (default 400).
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Actions recorded.
+const (
+	RunNow       = "run-now"
+	Activate     = "activate"
+	Deactivate   = "deactivate"
+	Edit         = "edit"
+	Reset        = "reset"
+	TenantAdd    = "tenant-add"
+	TenantRemove = "tenant-remove"
+	AppRelease   = "app-release"
+	DLQRedrive   = "dlq-redrive"
+	Sync         = "sync"
+)
+
+// Record is one operator action.
+type Record struct {
+	ID     string         `json:"id"`
+	At     time.Time      `json:"at"`
+	Who    string         `json:"who"`
+	Action string         `json:"action"`
+	App    string         `json:"app,omitempty"`
+	Timer  string         `json:"timer,omitempty"` // Timer or Timer@tenant of App
+	Before map[string]any `json:"before,omitempty"`
+	After  map[string]any `json:"after,omitempty"`
+	Reason string         `json:"reason,omitempty"`
+}
+
+// ForKey fills the record's app and timer from an instance's key.
+func (r Record) ForKey(k timer.Key) Record {
+	r.App, r.Timer = k.AppName(), k.Timer
+	if k.Tenant != "" {
+		r.Timer += "@" + k.Tenant
+	}
+	return r
+}
+
+// Query selects records, newest first; zero values match every record.
+type Query struct {
+	App, Timer, Who string
+	Since           time.Time // zero: DefaultDays back
+	Limit           int       // 0: DefaultLimit
+}
+
+// DefaultDays is how far back a query without Since looks; DefaultLimit and MaxLimit bound
+// how many records it returns.
+const (
+	DefaultDays  = 31
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// Validate refuses a query no record could match, naming what is wrong.
+func (q Query) Validate() error {
+	if q.Limit < 0 || q.Limit > MaxLimit {
+		return fmt.Errorf("%w: limit must be in 1..%d", errkind.Invalid, MaxLimit)
+	}
+	if len(q.Timer) > 300 || len(q.Who) > 2048 {
+		return fmt.Errorf("%w: the timer and who filters are too long", errkind.Invalid)
+	}
+	return timer.ValidateApp(q.App)
+}
+
+// Match reports whether r passes q's filters (not its time bound).
+func (q Query) Match(r Record) bool {
+	return (q.App == "" || r.App == q.App) && (q.Timer == "" || r.Timer == q.Timer) && (q.Who == "" || r.Who == q.Who)
+}
+
+// Log keeps the trail.
+type Log interface {
+	// Add records r (its ID and At are set when empty).
+	Add(ctx context.Context, r Record) error
+	// List returns the records q selects, newest first.
+	List(ctx context.Context, q Query) ([]Record, error)
+}
+
+// Fill sets a record's ID and time when missing.
+func Fill(r Record, now time.Time) Record {
+	if r.ID == "" {
+		r.ID = rand.Text()[:16]
+	}
+	if r.At.IsZero() {
+		r.At = now.UTC()
+	}
+	return r
+}
+
+type actorKey struct{}
+
+// WithActor is ctx acting for who (recorded as the record's Who).
+func WithActor(ctx context.Context, who string) context.Context {
+	return context.WithValue(ctx, actorKey{}, who)
+}
+
+// Actor is who ctx acts for ("" when not set).
+func Actor(ctx context.Context) string {
+	s, _ := ctx.Value(actorKey{}).(string)
+	return s
+}

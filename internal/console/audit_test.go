@@ -1,0 +1,69 @@
+package console_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Every console action writes one audit record with its caller: Run Now, deactivate and
+// activate through the API and the pages, an edit with the values before and after, and a
+// reset; the trail reads newest first through the API and the Audit page, by app, timer and
+// person.
+func TestAuditTrail(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	app := f.prefix + "audited"
+	key := f.create(t, "Audited", "every 1h", func(in *timer.Instance) {
+		in.Key.App = app
+		in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
+	})
+	key.App = app
+	for _, op := range []string{"deactivate", "activate", "run-now"} {
+		status, body, _ := f.do(t, "POST", timerPath(key)+"/"+op, f.token, "")
+		require.Equal(t, http.StatusOK, status, body)
+	}
+	status, body, _ := f.do(t, "PATCH", timerPath(key), f.token, `{"schedule":"every 5m","priority":2}`)
+	require.Equal(t, http.StatusOK, status, body)
+	b := f.login(t)
+	csrf := b.csrf(t, "/timers/"+keyPath(key))
+	status, page, _ := b.send(t, "POST", "/timers/"+keyPath(key)+"/deactivate", url.Values{"csrf": {csrf}}, "")
+	require.Equal(t, http.StatusSeeOther, status, page)
+	status, page, _ = b.send(t, "POST", "/timers/"+keyPath(key)+"/edit", url.Values{"csrf": {csrf}, "op": {"reset"}}, "")
+	require.Equal(t, http.StatusSeeOther, status, page)
+
+	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/audit", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	recs := decode[[]audit.Record](t, body)
+	var got []string
+	for _, r := range recs {
+		require.Equal(t, app, r.App)
+		require.Equal(t, key.Timer, r.Timer)
+		got = append(got, r.Action+" by "+r.Who)
+	}
+	require.Equal(t, []string{"reset by console", "deactivate by console", "edit by api", "run-now by api", "activate by api", "deactivate by api"}, got,
+		"one record per action, newest first, with its caller")
+	edit := recs[2]
+	require.Equal(t, "every 1h", edit.Before["schedule"])
+	require.Equal(t, "every 5m", edit.After["schedule"])
+	require.EqualValues(t, 3, edit.Before["priority"])
+	require.EqualValues(t, 2, edit.After["priority"])
+	require.Equal(t, "every 1h", recs[0].After["schedule"], "the reset's after is the manifest's value")
+
+	status, body, _ = f.do(t, "GET", "/api/audit?app="+app+"&who=console", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Len(t, decode[[]audit.Record](t, body), 2)
+	status, body, _ = f.do(t, "GET", "/api/audit?since=yesterday", f.token, "")
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "since must be an RFC 3339 time")
+
+	status, page, _ = b.send(t, "GET", "/audit?app="+app, nil, "")
+	require.Equal(t, http.StatusOK, status, page)
+	require.Contains(t, page, `<tr data-action="reset">`)
+	require.Contains(t, page, "schedule=every 5m")
+}

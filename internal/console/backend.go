@@ -1,0 +1,77 @@
+package console
+
+import (
+	"context"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Backend is what the pages read and do: the stack's tables (*Service: beside `sundial up`
+// and in the API function), or the stack's Service Center API, every request signed with
+// the operator's own credentials (*Remote: `sundial console`), so that IAM decides.
+type Backend interface {
+	HealthOf(ctx context.Context, app string) (Health, error)
+	Timers(ctx context.Context, f Filter) ([]TimerRow, error)
+	Timer(ctx context.Context, key timer.Key) (TimerDetail, []timer.Execution, error)
+	Logs(ctx context.Context, f LogFilter) (LogPage, error)
+	Entry(ctx context.Context, key timer.Key, ref string) (LogEntry, error)
+	Apps(ctx context.Context) ([]string, error)
+	AuditTrail(ctx context.Context, q audit.Query) ([]audit.Record, error)
+	// Edit saves an edit (by e.By).
+	Edit(ctx context.Context, key timer.Key, e admin.Edit) error
+	// Operate runs Run Now, activate or deactivate for who, and says what it did.
+	Operate(ctx context.Context, key timer.Key, op, who string) (string, error)
+	// BulkAction deactivates (with a note, until an instant) or activates an app's selected
+	// timers for who, and says what it did.
+	BulkAction(ctx context.Context, app, op string, b BulkBody, who string) (string, error)
+	// Calendars, Calendar and EditCalendar: the business calendars and an operator's edit
+	// of one (by who).
+	Calendars(ctx context.Context, app string) ([]admin.CalendarInfo, error)
+	Calendar(ctx context.Context, app, name string) (admin.CalendarInfo, error)
+	EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (admin.CalendarInfo, error)
+	Now() time.Time
+}
+
+// Edit is EditAudited, for the pages.
+func (s *Service) Edit(ctx context.Context, key timer.Key, e admin.Edit) error {
+	_, err := s.EditAudited(ctx, key, e)
+	return err
+}
+
+// Operate is the pages' Run Now, activate or deactivate.
+func (s *Service) Operate(ctx context.Context, key timer.Key, op, who string) (string, error) {
+	in, err := s.operate(ctx, key, op, who)
+	if err != nil {
+		return "", err
+	}
+	return OperationMessage(op, in), nil
+}
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.Clock.Now() }
+
+// operate runs Run Now, activate or deactivate and records it.
+func (s *Service) operate(ctx context.Context, key timer.Key, op, who string) (timer.Instance, error) {
+	var (
+		in  timer.Instance
+		err error
+	)
+	switch op {
+	case "run-now":
+		in, err = s.Admin.RunNow(ctx, key)
+	case "activate":
+		in, err = s.Admin.SetActive(ctx, key, true)
+	case "deactivate":
+		in, err = s.Admin.SetActive(ctx, key, false)
+	default:
+		return in, errNoRoute
+	}
+	if err != nil {
+		return in, err
+	}
+	return in, s.record(ctx, audit.Record{Who: who, Action: op}.ForKey(key))
+}

@@ -1,0 +1,174 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/queue"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// The operator's commands beyond one timer, for the CLI through the API: tenants (every
+// app's: /api/tenants), an app's release (/api/apps/{app}/release) and the dead-letter
+// queue (/api/dlq). Each change is recorded in the audit trail.
+
+// ChangeTenant adds or removes a tenant for who.
+func (s *Service) ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error) {
+	do, action := s.Admin.AddTenant, audit.TenantAdd
+	if !add {
+		do, action = s.Admin.RemoveTenant, audit.TenantRemove
+	}
+	rep, err := do(ctx, name)
+	if err != nil {
+		return rep, err
+	}
+	return rep, s.record(ctx, audit.Record{Who: who, Action: action, After: map[string]any{"tenant": name}})
+}
+
+// ReleaseApp frees an app from a stack gone without its Delete, for who.
+func (s *Service) ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error) {
+	held, err := s.Admin.ReleaseApp(ctx, app)
+	if err != nil {
+		return held, err
+	}
+	return held, s.record(ctx, audit.Record{Who: who, Action: audit.AppRelease, App: held.App, Before: map[string]any{"owner": held.Owner}})
+}
+
+// Redrive sends up to limit well-formed dead-lettered firings back to their queues, for who.
+func (s *Service) Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error) {
+	if s.DLQ == nil {
+		return queue.RedriveResult{}, fmt.Errorf("%w: the stack has no dead-letter queue", errkind.NotFound)
+	}
+	res, err := s.DLQ.Redrive(ctx, limit)
+	if err == nil || len(res.Redriven) > 0 {
+		if rerr := s.record(ctx, audit.Record{Who: who, Action: audit.DLQRedrive, After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}}); err == nil {
+			err = rerr
+		}
+	}
+	return res, err
+}
+
+type tenantBody struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) apiTenants(r *http.Request) (any, error) {
+	ts, err := s.svc.Admin.Tenants(r.Context())
+	if ts == nil {
+		ts = []timer.Tenant{}
+	}
+	return ts, err
+}
+
+func (s *Server) apiAddTenant(r *http.Request) (any, error) {
+	var b tenantBody
+	if err := decodeStrict(r.Body, &b); err != nil {
+		return nil, err
+	}
+	return s.svc.ChangeTenant(r.Context(), b.Name, true, by(r))
+}
+
+func (s *Server) apiRemoveTenant(r *http.Request) (any, error) {
+	return s.svc.ChangeTenant(r.Context(), r.PathValue("name"), false, by(r))
+}
+
+func (s *Server) apiRelease(r *http.Request) (any, error) {
+	return s.svc.ReleaseApp(r.Context(), r.PathValue("app"), by(r))
+}
+
+func dlqLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 100, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 10000 {
+		return 0, fmt.Errorf("%w: limit must be a number in 1..10000", errkind.Invalid)
+	}
+	return n, nil
+}
+
+func (s *Server) apiDLQ(r *http.Request) (any, error) {
+	n, err := dlqLimit(r)
+	if err != nil {
+		return nil, err
+	}
+	if s.svc.DLQ == nil {
+		return nil, fmt.Errorf("%w: the stack has no dead-letter queue", errkind.NotFound)
+	}
+	msgs, err := s.svc.DLQ.List(r.Context(), n)
+	if msgs == nil {
+		msgs = []queue.Dead{}
+	}
+	return msgs, err
+}
+
+func (s *Server) apiRedrive(r *http.Request) (any, error) {
+	n, err := dlqLimit(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.Redrive(r.Context(), n, by(r))
+	if res.Redriven == nil {
+		res.Redriven = []queue.Dead{}
+	}
+	if res.Kept == nil {
+		res.Kept = []queue.Dead{}
+	}
+	return res, err
+}
+
+// Tenants reads GET /api/tenants.
+func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
+	var ts []timer.Tenant
+	return ts, rm.get(ctx, "/api/tenants", url.Values{}, &ts)
+}
+
+// ChangeTenant sends POST /api/tenants or DELETE /api/tenants/{name}.
+func (rm *Remote) ChangeTenant(ctx context.Context, name string, add bool) (admin.SyncReport, error) {
+	var rep admin.SyncReport
+	method, path, body := http.MethodPost, "/api/tenants", []byte(nil)
+	if add {
+		body, _ = json.Marshal(tenantBody{Name: name})
+	} else {
+		method, path = http.MethodDelete, "/api/tenants/"+url.PathEscape(name)
+	}
+	out, _, err := rm.do(ctx, method, path, url.Values{}, body)
+	if err != nil {
+		return rep, err
+	}
+	return rep, json.Unmarshal(out, &rep)
+}
+
+// ReleaseApp sends POST /api/apps/{app}/release.
+func (rm *Remote) ReleaseApp(ctx context.Context, app string) (timer.AppOwner, error) {
+	var held timer.AppOwner
+	out, _, err := rm.do(ctx, http.MethodPost, appPath(app)+"/release", url.Values{}, nil)
+	if err != nil {
+		return held, err
+	}
+	return held, json.Unmarshal(out, &held)
+}
+
+// DLQ reads GET /api/dlq.
+func (rm *Remote) DLQ(ctx context.Context, limit int) ([]queue.Dead, error) {
+	var msgs []queue.Dead
+	return msgs, rm.get(ctx, "/api/dlq", url.Values{"limit": {strconv.Itoa(limit)}}, &msgs)
+}
+
+// Redrive sends POST /api/dlq/redrive.
+func (rm *Remote) Redrive(ctx context.Context, limit int) (queue.RedriveResult, error) {
+	var res queue.RedriveResult
+	out, _, err := rm.do(ctx, http.MethodPost, "/api/dlq/redrive", url.Values{"limit": {strconv.Itoa(limit)}}, nil)
+	if err != nil {
+		return res, err
+	}
+	return res, json.Unmarshal(out, &res)
+}
