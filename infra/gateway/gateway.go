@@ -49,6 +49,9 @@ type Gateway struct {
 	lambda string
 	stacks map[string]StackInfo
 
+	eventSink  EventSink   // events.go; guarded by mu
+	eventFault EventsFault // likewise
+
 	arns   *arnTranslator
 	client *http.Client
 	srv    *http.Server
@@ -176,6 +179,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.cloudFormation(w, req)
 		return
 	}
+	if req.Service == iam.Events {
+		g.serveEvents(w, req)
+		return
+	}
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
 	}
@@ -189,6 +196,8 @@ func (g *Gateway) classify(r *http.Request, body []byte) (iam.Request, string, e
 	case strings.HasPrefix(target, "DynamoDB_"), strings.HasPrefix(target, "DynamoDBStreams_"):
 		_, op, _ := strings.Cut(target, ".")
 		return iam.Request{Service: iam.DynamoDB, Operation: op, Body: body}, g.DynamoDB, nil
+	case strings.HasPrefix(target, "AWSEvents."):
+		return iam.Request{Service: iam.Events, Operation: strings.TrimPrefix(target, "AWSEvents."), Body: body}, "", nil
 	case strings.HasPrefix(target, "AmazonSQS."):
 		return iam.Request{Service: iam.SQS, Operation: strings.TrimPrefix(target, "AmazonSQS."), Body: body}, g.SQS, nil
 	case strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/"):
@@ -292,6 +301,8 @@ func denied(w http.ResponseWriter, svc iam.Service, role string, c iam.Call) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "Message": msg})
+	case iam.Events:
+		writeJSON11Error(w, http.StatusBadRequest, "AccessDeniedException", msg) // events.go
 	default:
 		writeXMLError(w, http.StatusForbidden, "AccessDenied", msg)
 	}

@@ -43,6 +43,8 @@ func (e Env) Calls(r Request) ([]Call, error) {
 		return e.sqsCalls(r.Operation, r.Body)
 	case Lambda:
 		return e.lambdaCalls(r.Operation, r.Path)
+	case Events:
+		return e.eventsCalls(r.Operation, r.Body)
 	case CloudFormation:
 		stack := r.Form.Get("StackName")
 		if stack == "" {

@@ -11,9 +11,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
+	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/emf"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -39,6 +41,8 @@ type Options struct {
 	SQS      interface {
 		queue.API
 	}
+	// EventBridge overrides the EventBridge client (fault injection).
+	EventBridge events.API
 	// Metrics receives the CloudWatch Embedded Metric Format lines: stdout on Lambda (the
 	// default), the function log locally.
 	Metrics io.Writer
@@ -56,6 +60,9 @@ type App struct {
 	LogWriter *LogWriter
 	Admin     *admin.Service
 	DLQ       *queue.DLQ // nil when the configuration names no dead-letter queue
+	// Events puts Sundial's EventBridge events (log writer, recovery); nil when the
+	// configuration names no bus.
+	Events *events.Publisher
 	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
 	Metrics *emf.Recorder
 }
@@ -104,7 +111,16 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	if cfg.DLQ != "" {
 		a.DLQ = queue.NewDLQ(sqsClient, cfg.DLQ, qs)
 	}
-	a.LogWriter = &LogWriter{Store: store, Log: o.Log}
+	if cfg.EventBus != "" {
+		eb := o.EventBridge
+		if eb == nil {
+			// One retry in the SDK: the publisher retries what fails a few times more, then
+			// keeps it in the outbox rather than hold up the log writer's stream.
+			eb = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) { o.RetryMaxAttempts = 2 })
+		}
+		a.Events = &events.Publisher{API: eb, Bus: cfg.EventBus, Outbox: store, Log: o.Log}
+	}
+	a.LogWriter = &LogWriter{Store: store, Log: o.Log, Events: a.Events}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
@@ -135,25 +151,42 @@ func DefaultNode(role string) string {
 }
 
 // FetchHandler is the fetch function's Lambda handler (EventBridge scheduled event).
-func (a *App) FetchHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.FetchStats, error) {
+func (a *App) FetchHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.FetchStats, error) {
 	return a.Fetcher.Run(ctx)
 }
 
 // ProcessHandler is the processor function's Lambda handler (SQS event source with
 // ReportBatchItemFailures).
-func (a *App) ProcessHandler(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+func (a *App) ProcessHandler(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
 	return a.Processor.Handle(ctx, ev)
 }
 
 // RecoverHandler is the recovery function's Lambda handler (EventBridge scheduled event).
-func (a *App) RecoverHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.RecoveryStats, error) {
-	return a.Recoverer.Run(ctx)
+// Each sweep also puts the events the log writer could not (DrainEvents).
+func (a *App) RecoverHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
+	stats, err := a.Recoverer.Run(ctx)
+	a.DrainEvents(ctx)
+	return stats, err
+}
+
+// DrainEvents puts the events kept in the outbox (events.Publisher.Drain); a failure is
+// logged and left to the next sweep.
+func (a *App) DrainEvents(ctx context.Context) {
+	if a.Events == nil {
+		return
+	}
+	put, kept, err := a.Events.Drain(ctx)
+	if err != nil {
+		a.Events.Log.Error("recovery: events outbox", "put", put, "kept", kept, "error", err)
+	} else if put+kept > 0 {
+		a.Events.Log.Info("recovery: events outbox", "put", put, "kept", kept)
+	}
 }
 
 // LogWriterHandler is the log writer function's Lambda handler (DynamoDB stream of the timers
 // table, ReportBatchItemFailures): it writes the log entry of every execution a record ended.
 // A record it cannot write is reported with every record after it (Lambda resumes from the
 // first failure), so the log never skips an execution.
-func (a *App) LogWriterHandler(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func (a *App) LogWriterHandler(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
 	return a.LogWriter.Handle(ctx, ev)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	sdevents "github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -16,6 +17,8 @@ import (
 type LogWriter struct {
 	Store *dynamo.Store
 	Log   *slog.Logger
+	// Events puts the EventBridge events of the executions logged (nil: none).
+	Events *sdevents.Publisher
 }
 
 // Handle writes the log entries of the executions the batch's records ended, in one or more
@@ -47,6 +50,14 @@ func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	if err := w.Store.PutExecutions(ctx, es); err != nil {
 		// Nothing is known to be written: retry the whole batch (puts are idempotent).
 		return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
+	}
+	if w.Events != nil {
+		// After the log: the entries are written whatever EventBridge does. Events it does not
+		// take are kept for recovery's sweep; only when they can be neither put nor kept is
+		// the batch retried (its log entries are rewritten in place, never doubled).
+		if err := w.Events.Publish(ctx, sdevents.FromExecutions(es)); err != nil {
+			return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
+		}
 	}
 	var resp events.DynamoDBEventResponse
 	if failAt >= 0 {

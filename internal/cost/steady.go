@@ -54,7 +54,8 @@ type Load struct {
 //     log writer invocations of LogWriterSeconds;
 //   - CloudWatch Logs: FunctionLogBytesPerFiring per execution, LambdaPlatformLogBytes per
 //     invocation;
-//   - storage: the log as it stands once the retention is full, and the timer items.
+//   - storage: the log as it stands once the retention is full, and the timer items;
+//   - EventBridge: EventsPerFailure events per failed execution.
 func Steady(l Load) Usage {
 	items := l.Items
 	if items == (ItemSizes{}) {
@@ -91,6 +92,7 @@ func Steady(l Load) Usage {
 	u.LambdaRequests = l.ProcessorInvocations + l.LogWriterInvocations
 	u.LambdaGBSeconds = (l.ProcessorInvocations*RecordsPerInvocation*perFiring/1000 + l.LogWriterInvocations*LogWriterSeconds) * mem
 	u.LogIngestBytes = l.Executions*FunctionLogBytesPerFiring + u.LambdaRequests*LambdaPlatformLogBytes
+	u.Events = l.Failed * EventsPerFailure
 
 	if l.Seconds > 0 {
 		months := l.Seconds / MonthSeconds
@@ -126,12 +128,13 @@ type IdleWork struct {
 
 // ModelIdle is the model's idle work: a fetch tick advances the watermark, reads the shard
 // count and queries every shard; a recovery sweep reads the shard count and queries every
-// shard RecoveryQueriesPerShard times. (The benchmark measures the same thing.)
+// shard RecoveryQueriesPerShard times and the events outbox OutboxQueries times. (The
+// benchmark measures the same thing.)
 func ModelIdle(s Stack) IdleWork {
 	shards := float64(max(s.DueShards, 1))
 	return IdleWork{
 		Fetch:    Sweep{Writes: WatermarkWrites, Gets: ShardCountReads, Queries: shards, Seconds: FetchSeconds},
-		Recovery: Sweep{Gets: ShardCountReads, Queries: shards * RecoveryQueriesPerShard, Seconds: RecoverySeconds},
+		Recovery: Sweep{Gets: ShardCountReads, Queries: shards*RecoveryQueriesPerShard + OutboxQueries, Seconds: RecoverySeconds},
 	}
 }
 

@@ -241,10 +241,11 @@ func TestMonth(t *testing.T) {
 			LogIngestBytes:  43200*57 + 86400*300,
 			StorageGBMonths: (43200*(395.0+70) + 600) / (1 << 30), // the log item and its page line
 		}, m.FiringsUsage)
-		// A month of idle ticks: 43,200 fetches and sweeps, 11 pollers.
+		// A month of idle ticks: 43,200 fetches and sweeps (each also reading the events
+		// outbox), 11 pollers.
 		requireUsage(t, cost.Usage{
-			WriteUnits: 43200, ReadUnits: 86400 + (43200*4+43200*4)*0.5,
-			DynamoRequests: 43200*6 + 43200*5, SQSRequests: 11 * 2592000 / 20, Requests: 43200*11 + 1425600,
+			WriteUnits: 43200, ReadUnits: 86400 + (43200*4+43200*5)*0.5,
+			DynamoRequests: 43200*6 + 43200*6, SQSRequests: 11 * 2592000 / 20, Requests: 43200*12 + 1425600,
 			LambdaRequests: 86400, LambdaGBSeconds: 43200 * (0.011 + 0.018) * 0.125, LogIngestBytes: 86400 * 300,
 		}, m.IdleUsage)
 		requireUsage(t, m.FiringsUsage.Add(m.IdleUsage), m.TotalUsage)
@@ -279,6 +280,9 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, 720, m.IndexMoves, 1e-9, "a retry's next run is the scheduled one")
 		require.InDelta(t, 720*1.75*4+720*2+720*0.875, m.FiringsUsage.WriteUnits, 1e-9)
 		require.InDelta(t, 720*1.75, m.ProcessorInvocations, 1e-9)
+		// Each failed execution puts one EventBridge event ($1.00 per million).
+		require.InDelta(t, 720*0.875, m.FiringsUsage.Events, 1e-9)
+		require.InDelta(t, 720*0.875/1e6, cost.USEast1.Bill(m.FiringsUsage).Line("EventBridge events").USD, 1e-15)
 	})
 	t.Run("ALongerTickKeepsMoreKeys", func(t *testing.T) {
 		t.Parallel()
