@@ -194,3 +194,29 @@ func TestPublishRetriesAndKeeps(t *testing.T) {
 		require.Equal(t, 1, n, "taken once: %s", d)
 	}
 }
+
+// An execution named twice in a batch (a record delivered twice) is one event.
+func TestPublishOncePerEvent(t *testing.T) {
+	bus := &fakeBus{}
+	evs := failedRuns(3, "x")
+	p := &Publisher{API: bus, Outbox: &memOutbox{items: map[string][]byte{}}}
+	require.NoError(t, p.Publish(context.Background(), append(evs, evs[1])))
+	require.Len(t, bus.requests, 1)
+	require.Len(t, bus.requests[0], 3)
+}
+
+// Drain goes on while EventBridge takes whole pages: an outbox of 250 is emptied by one sweep.
+func TestDrainPages(t *testing.T) {
+	bus := &fakeBus{}
+	box := &memOutbox{items: map[string][]byte{}}
+	p := &Publisher{API: bus, Outbox: box}
+	ids, bodies, err := encode(failedRuns(250, "x"))
+	require.NoError(t, err)
+	require.NoError(t, box.PutPendingEvents(context.Background(), ids, bodies))
+	put, kept, err := p.Drain(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 250, put)
+	require.Zero(t, kept)
+	require.Empty(t, box.items)
+	require.Len(t, bus.taken, 250)
+}

@@ -41,6 +41,9 @@ type Publisher struct {
 	// 100 ms, doubling). The SDK's retryer already retries a throttled or failed call.
 	Attempts int
 	Backoff  time.Duration
+	// Within bounds the time Publish spends putting (default 10 s): what is not taken by
+	// then is kept in the outbox, so a slow EventBridge does not hold up the stream.
+	Within time.Duration
 }
 
 // EntrySize is an entry's size as EventBridge counts it against the 256 KB of a request.
@@ -151,10 +154,17 @@ func (p *Publisher) logger() *slog.Logger {
 // Publish puts evs and keeps those never taken in the outbox for Drain. It fails only when
 // an event could neither be put nor kept.
 func (p *Publisher) Publish(ctx context.Context, evs []Event) error {
+	evs = distinct(evs)
 	if len(evs) == 0 {
 		return nil
 	}
-	left, err := p.Put(ctx, evs)
+	within := p.Within
+	if within <= 0 {
+		within = 10 * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, within)
+	left, err := p.Put(pctx, evs)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -176,6 +186,19 @@ func (p *Publisher) Publish(ctx context.Context, evs []Event) error {
 	return nil
 }
 
+// distinct drops the events named twice (a record delivered twice in one batch).
+func distinct(evs []Event) []Event {
+	seen := make(map[string]bool, len(evs))
+	out := evs[:0:0]
+	for _, ev := range evs {
+		if id := ev.ID(); !seen[id] {
+			seen[id] = true
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 func encode(evs []Event) (ids []string, bodies [][]byte, err error) {
 	for _, ev := range evs {
 		b, err := json.Marshal(ev)
@@ -187,13 +210,32 @@ func encode(evs []Event) (ids []string, bodies [][]byte, err error) {
 	return ids, bodies, nil
 }
 
-// Drain puts the outbox's events (up to 100 a call) and removes those EventBridge took; it
-// returns how many it put and how many are still kept.
+// DrainPage is how many outbox events Drain reads at a time; DrainPages bounds the pages
+// one Drain puts.
+const (
+	DrainPage  = 100
+	DrainPages = 10
+)
+
+// Drain puts the outbox's events, a page of DrainPage at a time while EventBridge takes
+// them all (at most DrainPages), removing those it took; it returns how many it put and how
+// many of the last page are still kept.
 func (p *Publisher) Drain(ctx context.Context) (put, kept int, err error) {
+	for range DrainPages {
+		n, k, err := p.drainPage(ctx)
+		put += n
+		if err != nil || k > 0 || n < DrainPage {
+			return put, k, err
+		}
+	}
+	return put, 0, nil
+}
+
+func (p *Publisher) drainPage(ctx context.Context) (put, kept int, err error) {
 	if p.Outbox == nil {
 		return 0, 0, nil
 	}
-	ids, bodies, err := p.Outbox.PendingEvents(ctx, 100)
+	ids, bodies, err := p.Outbox.PendingEvents(ctx, DrainPage)
 	if err != nil {
 		return 0, 0, fmt.Errorf("events: read the outbox: %w", err)
 	}
