@@ -63,6 +63,8 @@ type App struct {
 	// Events puts Sundial's EventBridge events (log writer, recovery); nil when the
 	// configuration names no bus.
 	Events *events.Publisher
+	// Alerter raises and resolves the timers' alerts (nil without Events).
+	Alerter *Alerter
 	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
 	Metrics *emf.Recorder
 }
@@ -121,6 +123,10 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 		a.Events = &events.Publisher{API: eb, Bus: cfg.EventBus, Outbox: store, Log: o.Log}
 	}
 	a.LogWriter = &LogWriter{Store: store, Log: o.Log, Events: a.Events}
+	if a.Events != nil {
+		a.Alerter = &Alerter{Store: store, Events: a.Events, Log: o.Log, Now: o.Clock.Now}
+		a.LogWriter.Alerts = a.Alerter
+	}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay}}
@@ -166,7 +172,19 @@ func (a *App) ProcessHandler(ctx context.Context, ev lambdaevents.SQSEvent) (lam
 func (a *App) RecoverHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
 	stats, err := a.Recoverer.Run(ctx)
 	a.DrainEvents(ctx)
+	a.SweepAlerts(ctx)
 	return stats, err
+}
+
+// SweepAlerts raises noSuccessWithin alerts (Alerter.Sweep); a failure is logged and left
+// to the next sweep.
+func (a *App) SweepAlerts(ctx context.Context) {
+	if a.Alerter == nil {
+		return
+	}
+	if err := a.Alerter.Sweep(ctx); err != nil {
+		a.Alerter.Log.Error("recovery: alerts sweep", "error", err)
+	}
 }
 
 // DrainEvents puts the events kept in the outbox (events.Publisher.Drain); a failure is

@@ -19,6 +19,9 @@ type LogWriter struct {
 	Log   *slog.Logger
 	// Events puts the EventBridge events of the executions logged (nil: none).
 	Events *sdevents.Publisher
+	// Alerts evaluates the timers' alert rules over the executions logged (nil: none; it
+	// needs Events).
+	Alerts *Alerter
 }
 
 // Handle writes the log entries of the executions the batch's records ended, in one or more
@@ -28,6 +31,7 @@ type LogWriter struct {
 func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var (
 		es     []timer.Execution
+		ends   []ended
 		failAt = -1
 		ferr   error
 	)
@@ -45,6 +49,20 @@ func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		}
 		if ok {
 			es = append(es, e)
+			if w.Alerts != nil {
+				img, err := dynamo.FromStreamImage(r.Change.NewImage)
+				if err == nil {
+					var in timer.Instance
+					if in, err = dynamo.InstanceFromImage(img); err == nil {
+						ends = append(ends, ended{in: in, e: e})
+					}
+				}
+				if err != nil {
+					failAt, ferr = i, err
+					es = es[:len(es)-1]
+					break
+				}
+			}
 		}
 	}
 	if err := w.Store.PutExecutions(ctx, es); err != nil {
@@ -55,8 +73,22 @@ func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		// After the log: the entries are written whatever EventBridge does. Events it does not
 		// take are kept for recovery's sweep; only when they can be neither put nor kept is
 		// the batch retried (its log entries are rewritten in place, never doubled).
-		if err := w.Events.Publish(ctx, sdevents.FromExecutions(es)); err != nil {
+		evs := sdevents.FromExecutions(es)
+		var alerts *alertBatch
+		if w.Alerts != nil {
+			var err error
+			if alerts, err = w.Alerts.executions(ctx, ends); err != nil {
+				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+			}
+			evs = append(evs, alerts.events...)
+		}
+		if err := w.Events.Publish(ctx, evs); err != nil {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
+		}
+		if alerts != nil {
+			if err := alerts.finish(ctx); err != nil {
+				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+			}
 		}
 	}
 	var resp events.DynamoDBEventResponse

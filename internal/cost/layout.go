@@ -114,6 +114,12 @@ const (
 	// partition of events the log writer could not put, internal/events), empty when
 	// EventBridge took every event: QueryReadUnits.
 	OutboxQueries = 1
+	// AlertWatchQueries: a sweep also reads the noSuccessWithin deadlines (a Query of their
+	// partition of the timers table; a timer without the rule has none): QueryReadUnits.
+	AlertWatchQueries = 1
+	// LogWriterAlertQueries: each log writer invocation reads the open alerts (a Query of
+	// their partition of the timers table, usually empty): QueryReadUnits.
+	LogWriterAlertQueries = 1
 	// EventsPerFailure: the log writer puts one EventBridge event for every execution that
 	// fails (Execution Failed or Timed Out); a success puts none.
 	EventsPerFailure = 1

@@ -48,6 +48,7 @@ type instanceItem struct {
 	RetryBackoff string            `dynamodbav:"retryBackoff,omitempty"`
 	Async        bool              `dynamodbav:"async,omitempty"`
 	HeartbeatMs  int64             `dynamodbav:"heartbeatMs,omitempty"`
+	Alerts       *alertRulesItem   `dynamodbav:"alerts,omitempty"`
 	Active       bool              `dynamodbav:"active"`
 	ActiveBy     string            `dynamodbav:"activeBy,omitempty"`
 	Shard        int               `dynamodbav:"shard"`
@@ -123,7 +124,8 @@ func toItem(in timer.Instance) instanceItem {
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
 		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active, ActiveBy: in.ActiveBy,
 		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
-		Shard: in.Shard, ShardKey: shardKey(in.Shard),
+		Alerts: alertRulesToItem(in.Alerts),
+		Shard:  in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), LeaseDeadline: ms(in.LeaseDeadline), ClaimedNextRun: ms(in.ClaimedNextRun),
@@ -154,6 +156,7 @@ func (it instanceItem) instance() timer.Instance {
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
 			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,
 			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
+			Alerts: it.Alerts.rules(),
 		},
 		Active: it.Active, ActiveBy: it.ActiveBy, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),

@@ -23,6 +23,8 @@ const (
 	ExecutionTimedOut  = "Execution Timed Out"
 	ExecutionRecovered = "Execution Recovered"
 	ExecutionMissed    = "Execution Missed"
+	AlertRaised        = "Alert Raised"
+	AlertResolved      = "Alert Resolved"
 )
 
 // MaxErrorBytes bounds the error text an event carries.
@@ -38,6 +40,9 @@ type Detail struct {
 	Attempt     int       `json:"attempt,omitempty"`
 	Outcome     string    `json:"outcome,omitempty"`
 	Error       string    `json:"error,omitempty"`
+	// Rule and Since are an alert's (Alert Raised, Alert Resolved).
+	Rule  string    `json:"rule,omitempty"`
+	Since time.Time `json:"since,omitzero"`
 }
 
 // Event is one event to put.
@@ -50,7 +55,26 @@ type Event struct {
 // ID names the event: the same execution's event built twice (a stream record delivered
 // again) has the same ID, so the outbox keeps it once.
 func (e Event) ID() string {
-	return strings.Join([]string{e.DetailType, e.Detail.App, e.Detail.Timer, e.Detail.Tenant, e.Detail.ExecutionID}, "|")
+	parts := []string{e.DetailType, e.Detail.App, e.Detail.Timer, e.Detail.Tenant, e.Detail.ExecutionID}
+	if e.Detail.Rule != "" {
+		parts = append(parts, e.Detail.Rule, e.Detail.Since.UTC().Format(time.RFC3339Nano))
+	}
+	return strings.Join(parts, "|")
+}
+
+// FromAlert is the event of an alert raised or resolved (detailType AlertRaised or
+// AlertResolved), with the execution that raised or resolved it when there is one.
+func FromAlert(detailType string, a timer.Alert, e *timer.Execution, at time.Time) Event {
+	ev := Event{DetailType: detailType, Time: at.UTC(), Detail: Detail{App: a.AppName(), Timer: a.Timer, Tenant: a.Tenant,
+		Rule: a.Rule, Since: a.Since.UTC(), Error: Truncate(a.Detail, MaxErrorBytes)}}
+	if e != nil {
+		ev.Detail.ExecutionID, ev.Detail.ScheduledAt, ev.Detail.Attempt = e.ExecutionID, e.ScheduledAt.UTC(), e.Attempt
+		ev.Detail.Outcome = string(e.Outcome)
+		if e.Error != "" {
+			ev.Detail.Error = Truncate(e.Error, MaxErrorBytes)
+		}
+	}
+	return ev
 }
 
 // DetailJSON is the entry's Detail field.

@@ -27,7 +27,9 @@ type Manifest struct {
 	// listed here is registered on sync (source "manifest:<app>"), and removed again, its
 	// instances deactivated, once no app's manifest lists it. Tenants added with the CLI stay.
 	Tenants []string `yaml:"tenants"`
-	Timers  []Timer  `yaml:"timers"`
+	// Alerts are the app's default alert rules (alerts.go); a timer's own replace them.
+	Alerts *Alerts `yaml:"alerts"`
+	Timers []Timer `yaml:"timers"`
 }
 
 // Timer is one entry; pointer fields are optional and take the defaults.
@@ -59,6 +61,8 @@ type Timer struct {
 	// Shards > 0 makes that many independent instances, named <name>-0 … <name>-(N-1), whose
 	// properties add tt_index (0..N-1) and tt_total (N): parallel executions over disjoint slices.
 	Shards int `yaml:"shards"`
+	// Alerts are the timer's alert rules; nil takes the manifest's, {} has none.
+	Alerts *Alerts `yaml:"alerts"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -123,7 +127,11 @@ func Parse(r io.Reader) (Manifest, error) {
 		}
 		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
-	return m, m.Validate()
+	if err := m.Validate(); err != nil {
+		return m, err
+	}
+	m.withAlertDefaults()
+	return m, nil
 }
 
 // Validate checks every timer.
@@ -131,6 +139,9 @@ func (m Manifest) Validate() error {
 	var errs []error
 	if m.App != "" && !timer.ValidName(m.App) {
 		errs = append(errs, fmt.Errorf("%w: app: %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, m.App))
+	}
+	for _, err := range m.Alerts.problems() {
+		errs = append(errs, fmt.Errorf("%w: %v", errkind.Invalid, err))
 	}
 	seenTenant := map[string]bool{}
 	for i, name := range m.Tenants {
@@ -222,6 +233,7 @@ func (t Timer) problems() []error {
 	if err := t.Action.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("action: %v", err))
 	}
+	errs = append(errs, t.Alerts.problems()...)
 	errs = append(errs, t.itemProblems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
@@ -271,6 +283,9 @@ func (m Manifest) Key(name string) timer.Key {
 
 // Expand is Timer.Expand for this manifest's app: the instances' keys carry the app.
 func (m Manifest) Expand(t Timer, tenants []string, d Defaults) []Desired {
+	if t.Alerts == nil {
+		t.Alerts = m.Alerts
+	}
 	return t.ExpandFor(m.App, tenants, d)
 }
 
@@ -347,6 +362,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	if t.RetryDelay != nil {
 		s.RetryDelay = t.RetryDelay.Duration
 	}
+	s.Alerts = t.Alerts.Rules()
 	return s
 }
 

@@ -230,11 +230,12 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, 43200, m.LogWriterInvocations, 1e-6)
 		requireUsage(t, cost.Usage{
 			WriteUnits: 43200 * 4,
-			// Recovery rereads the stale key every minute (0.5), the processor the watermark.
-			ReadUnits:      43200*0.5 + 43200*1,
+			// Recovery rereads the stale key every minute (0.5), the processor the watermark,
+			// the log writer the open alerts (0.5).
+			ReadUnits:      43200*0.5 + 43200*1 + 43200*0.5,
 			SQSRequests:    43200 * 3, // receive, delete, the follow-up's send
-			DynamoRequests: 43200*2 + 43200 + 43200 + 432,
-			Requests:       43200*4 + 432 + 43200*3,
+			DynamoRequests: 43200*2 + 43200 + 43200 + 43200 + 432,
+			Requests:       43200*5 + 432 + 43200*3,
 			LambdaRequests: 43200 * 2,
 			// 3 records' worth of 330 ms per processor invocation, 50 ms per log writer's.
 			LambdaGBSeconds: (43200*3*0.33 + 43200*0.05) * 0.125,
@@ -242,10 +243,10 @@ func TestMonth(t *testing.T) {
 			StorageGBMonths: (43200*(395.0+70) + 600) / (1 << 30), // the log item and its page line
 		}, m.FiringsUsage)
 		// A month of idle ticks: 43,200 fetches and sweeps (each also reading the events
-		// outbox), 11 pollers.
+		// outbox and the alert deadlines), 11 pollers.
 		requireUsage(t, cost.Usage{
-			WriteUnits: 43200, ReadUnits: 86400 + (43200*4+43200*5)*0.5,
-			DynamoRequests: 43200*6 + 43200*6, SQSRequests: 11 * 2592000 / 20, Requests: 43200*12 + 1425600,
+			WriteUnits: 43200, ReadUnits: 86400 + (43200*4+43200*6)*0.5,
+			DynamoRequests: 43200*6 + 43200*7, SQSRequests: 11 * 2592000 / 20, Requests: 43200*13 + 1425600,
 			LambdaRequests: 86400, LambdaGBSeconds: 43200 * (0.011 + 0.018) * 0.125, LogIngestBytes: 86400 * 300,
 		}, m.IdleUsage)
 		requireUsage(t, m.FiringsUsage.Add(m.IdleUsage), m.TotalUsage)
@@ -264,7 +265,7 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, 720, m.IndexMoves, 1e-9)
 		u := m.FiringsUsage
 		require.InDelta(t, 720*6, u.WriteUnits, 1e-9)
-		require.InDelta(t, 720*0.5+720, u.ReadUnits, 1e-9, "the fetch reads each, no stale key")
+		require.InDelta(t, 720*0.5+720+720*0.5, u.ReadUnits, 1e-9, "the fetch reads each, no stale key; the log writer the open alerts")
 		require.InDelta(t, 720+720*2, u.SQSRequests, 1e-9, "the fetch sends each; receive and delete")
 	})
 	t.Run("Retries", func(t *testing.T) {

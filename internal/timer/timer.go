@@ -174,6 +174,8 @@ type Settings struct {
 	// Heartbeat is how long an async execution may stay silent before it is presumed dead
 	// (zero: DefaultHeartbeat); every heartbeat extends its lease by this much.
 	Heartbeat time.Duration `json:"heartbeat"`
+	// Alerts are the timer's alert rules (alerts.go).
+	Alerts AlertRules `json:"alerts,omitzero"`
 }
 
 // Retry backoff kinds.
