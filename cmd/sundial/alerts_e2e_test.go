@@ -75,7 +75,7 @@ func TestAlertsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: billing
-alerts: {consecutiveFailures: 3}
+alerts: {consecutiveFailures: 3, notify: "arn:aws:sns:us-east-1:000000000000:sundial-alerts-billing"}
 timers:
   - {name: Flapping, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "%[1]s/flap"}}}
   - {name: Stopping, schedule: "every 1s", timeout: 5s, maxRetries: 0, alerts: {noSuccessWithin: 4s}, action: {http: {url: "%[1]s/stop"}}}
@@ -94,9 +94,13 @@ timers:
 		}
 	})
 	ready := make(chan string, 1)
+	var printed []string
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			mu.Lock()
+			printed = append(printed, sc.Text())
+			mu.Unlock()
 			if ep, found := strings.CutPrefix(sc.Text(), "endpoint   "); found {
 				ready <- strings.Fields(ep)[0]
 			}
@@ -125,15 +129,25 @@ timers:
 	require.Zero(t, count("Stopping", "Alert Raised", "consecutiveFailures"), "a timer's own alerts replace the app's")
 	require.Equal(t, 1, count("Slow", "Alert Raised", "durationOver"))
 	require.Zero(t, count("Quiet", "Alert Raised", ""), "alerts: {} turns them off")
-	mu.Lock()
-	for _, ev := range events {
+	mu.Lock() // copied, then checked unlocked: a failed check must not hold the lock the servers take
+	lines, evs := append([]string(nil), printed...), append([]map[string]any(nil), events...)
+	mu.Unlock()
+	// The app's notify topic is told of Flapping's alert, raised and resolved; the timers with
+	// their own rules name none.
+	var told []string
+	for _, l := range lines {
+		if strings.Contains(l, " sns arn:aws:sns:us-east-1:000000000000:sundial-alerts-billing: ") {
+			told = append(told, l[strings.Index(l, ": ")+2:])
+		}
+	}
+	require.Equal(t, []string{"Sundial Alert Raised: Flapping consecutiveFailures", "Sundial Alert Resolved: Flapping consecutiveFailures"}, told)
+	for _, ev := range evs {
 		if ev["detail-type"] == "Alert Raised" {
 			d := ev["detail"].(map[string]any)
 			require.Equal(t, "billing", d["app"])
 			require.NotEmpty(t, d["since"])
 		}
 	}
-	mu.Unlock()
 
 	out, stderr, code := cli(t, dir, "alerts", "--json", "--app", "billing", "--endpoint", endpoint)
 	require.Equal(t, 0, code, stderr)

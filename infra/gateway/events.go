@@ -21,6 +21,37 @@ import (
 // EventSink receives each event put: the bus's ARN and the event's JSON.
 type EventSink func(busARN string, event []byte)
 
+// SNSSink receives each message published to an SNS topic (the local platform emulates
+// Publish only: every topic is taken as existing, nobody is subscribed).
+type SNSSink func(topicARN, subject, message string)
+
+// SetSNS routes SNS's Publish to sink (nil: Publish is not served).
+func (g *Gateway) SetSNS(sink SNSSink) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.snsSink = sink
+}
+
+// serveSNS answers an SNS request the IAM check allowed, as SNS's query protocol does.
+func (g *Gateway) serveSNS(w http.ResponseWriter, req iam.Request) {
+	g.mu.RLock()
+	sink := g.snsSink
+	g.mu.RUnlock()
+	if req.Operation != "Publish" || sink == nil {
+		writeXMLError(w, http.StatusBadRequest, "InvalidAction", "the local platform emulates SNS's Publish only")
+		return
+	}
+	msg := req.Form.Get("Message")
+	if msg == "" || len(msg) > 256*1024 {
+		writeXMLError(w, http.StatusBadRequest, "InvalidParameter", "Invalid parameter: Message (empty, or over 256 KB)")
+		return
+	}
+	sink(req.Form.Get("TopicArn"), req.Form.Get("Subject"), msg)
+	w.Header().Set("Content-Type", "text/xml")
+	fmt.Fprintf(w, `<PublishResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishResult><MessageId>%s</MessageId></PublishResult><ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></PublishResponse>`,
+		newEventID(), newEventID())
+}
+
 // EventsFault makes PutEvents fail as EventBridge can (tests): for a request of n entries,
 // call fails the whole request (HTTP 500, InternalException), else each entry whose failed[i]
 // is set is refused (ErrorCode InternalFailure, counted in FailedEntryCount).

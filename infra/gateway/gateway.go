@@ -51,6 +51,7 @@ type Gateway struct {
 
 	eventSink  EventSink   // events.go; guarded by mu
 	eventFault EventsFault // likewise
+	snsSink    SNSSink     // likewise
 
 	arns   *arnTranslator
 	client *http.Client
@@ -183,6 +184,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveEvents(w, req)
 		return
 	}
+	if req.Service == iam.SNS {
+		g.serveSNS(w, req) // events.go
+		return
+	}
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
 	}
@@ -216,6 +221,9 @@ func (g *Gateway) classify(r *http.Request, body []byte) (iam.Request, string, e
 		form, err := url.ParseQuery(string(body))
 		if err == nil && form.Get("Version") == "2010-05-15" {
 			return iam.Request{Service: iam.CloudFormation, Operation: form.Get("Action"), Form: form}, "", nil
+		}
+		if err == nil && form.Get("Version") == "2010-03-31" {
+			return iam.Request{Service: iam.SNS, Operation: form.Get("Action"), Form: form}, "", nil
 		}
 	}
 	return iam.Request{}, "", fmt.Errorf("the local platform serves DynamoDB, SQS, Lambda Invoke and CloudFormation DescribeStacks; this request is none of them (X-Amz-Target %q, path %s)", target, r.URL.Path)

@@ -3,6 +3,7 @@ package iam
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -46,4 +47,19 @@ func (e Env) EventBusARN(bus string) string {
 		bus = "default"
 	}
 	return fmt.Sprintf("arn:aws:events:%s:%s:event-bus/%s", e.Region, e.Account, bus)
+}
+
+// SNS is Amazon SNS (query protocol, Version 2010-03-31).
+const SNS Service = "sns"
+
+// snsCalls: Publish is authorized as sns:Publish on its TopicArn.
+func snsCalls(op string, form url.Values) ([]Call, error) {
+	if op != "Publish" {
+		return nil, fmt.Errorf("sns %s: the local platform emulates only Publish", op)
+	}
+	topic := form.Get("TopicArn")
+	if !strings.HasPrefix(topic, "arn:") {
+		return nil, fmt.Errorf("sns Publish: TopicArn %q is not an ARN", topic)
+	}
+	return []Call{{Action: "sns:Publish", Resource: topic}}, nil
 }

@@ -45,6 +45,8 @@ func (e Env) Calls(r Request) ([]Call, error) {
 		return e.lambdaCalls(r.Operation, r.Path)
 	case Events:
 		return e.eventsCalls(r.Operation, r.Body)
+	case SNS:
+		return snsCalls(r.Operation, r.Form)
 	case CloudFormation:
 		stack := r.Form.Get("StackName")
 		if stack == "" {

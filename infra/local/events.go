@@ -139,3 +139,10 @@ func (r *eventRelay) close() {
 		}
 	})
 }
+
+// sns is the sink for SNS's Publish (an alert rule's notify topic): one line each.
+func (r *eventRelay) sns(topic, subject, message string) {
+	r.mu.Lock()
+	fmt.Fprintf(r.out, "%s sns %s: %s\n", time.Now().UTC().Format("15:04:05.000"), topic, oneLine(subject))
+	r.mu.Unlock()
+}

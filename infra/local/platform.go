@@ -348,6 +348,7 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 	p.Local, p.Endpoint, p.AWS = env, env.Endpoint, env.Operator()
 	env.Gateway.SetEvents(p.events.event)
 	env.Gateway.SetEventsFault(o.EventsFault)
+	env.Gateway.SetSNS(p.events.sns)
 	if p.Stack, err = env.Provision(ctx, o.Stack, o.Params); err != nil {
 		return fmt.Errorf("create the stack's resources from the template's SAM translation: %w", err)
 	}

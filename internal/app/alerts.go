@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -20,8 +23,21 @@ import (
 type Alerter struct {
 	Store  *dynamo.Store
 	Events *events.Publisher
-	Log    *slog.Logger
-	Now    func() time.Time
+	// SNS tells a rule's notify topic of its alerts (nil: not told).
+	SNS SNSPublisher
+	Log *slog.Logger
+	Now func() time.Time
+}
+
+// SNSPublisher is the part of the SNS client the alerter uses.
+type SNSPublisher interface {
+	Publish(ctx context.Context, in *sns.PublishInput, opts ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// note is an alert event for a rule's notify topic.
+type note struct {
+	topic string
+	ev    events.Event
 }
 
 // ended is an execution with its instance as the write that ended it left it.
@@ -42,6 +58,7 @@ type alertBatch struct {
 	open     map[string]bool
 	events   []events.Event
 	announce []raised
+	notes    []note
 }
 
 func openKey(k timer.Key, rule string) string { return k.Norm().String() + "|" + rule }
@@ -58,7 +75,7 @@ func (a *Alerter) openAlerts(ctx context.Context) (map[string]bool, error) {
 	return open, nil
 }
 
-func (b *alertBatch) raise(ctx context.Context, al timer.Alert, by string, e *timer.Execution, at time.Time) error {
+func (b *alertBatch) raise(ctx context.Context, al timer.Alert, by, topic string, e *timer.Execution, at time.Time) error {
 	if b.open[openKey(al.Key, al.Rule)] {
 		return nil // holds still: never repeated
 	}
@@ -68,13 +85,17 @@ func (b *alertBatch) raise(ctx context.Context, al timer.Alert, by string, e *ti
 	}
 	b.open[openKey(al.Key, al.Rule)] = true
 	if ok {
-		b.events = append(b.events, events.FromAlert(events.AlertRaised, al, e, at))
+		ev := events.FromAlert(events.AlertRaised, al, e, at)
+		b.events = append(b.events, ev)
 		b.announce = append(b.announce, raised{key: al.Key, rule: al.Rule, by: by})
+		if topic != "" {
+			b.notes = append(b.notes, note{topic, ev})
+		}
 	}
 	return nil
 }
 
-func (b *alertBatch) resolve(ctx context.Context, k timer.Key, rule string, e *timer.Execution, at time.Time, always bool) error {
+func (b *alertBatch) resolve(ctx context.Context, k timer.Key, rule, topic string, e *timer.Execution, at time.Time, always bool) error {
 	if !always && !b.open[openKey(k, rule)] {
 		return nil
 	}
@@ -84,7 +105,11 @@ func (b *alertBatch) resolve(ctx context.Context, k timer.Key, rule string, e *t
 	}
 	delete(b.open, openKey(k, rule))
 	if ok {
-		b.events = append(b.events, events.FromAlert(events.AlertResolved, al, e, at))
+		ev := events.FromAlert(events.AlertResolved, al, e, at)
+		b.events = append(b.events, ev)
+		if topic != "" {
+			b.notes = append(b.notes, note{topic, ev})
+		}
 	}
 	return nil
 }
@@ -111,7 +136,7 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 		for rule, set := range map[string]bool{timer.RuleConsecutiveFailures: r.ConsecutiveFailures > 0,
 			timer.RuleNoSuccessWithin: r.NoSuccessWithin > 0, timer.RuleDurationOver: r.DurationOver > 0} {
 			if !set && b.open[openKey(k, rule)] {
-				if err := b.resolve(ctx, k, rule, &e, end, false); err != nil { // the rule was removed
+				if err := b.resolve(ctx, k, rule, "", &e, end, false); err != nil { // the rule was removed
 					return nil, err
 				}
 			}
@@ -125,24 +150,24 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 			switch {
 			case e.Outcome.Failed() && x.in.NumberOfTries >= r.ConsecutiveFailures:
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,
-					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.in.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, &e, end)
+					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.in.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
 			case e.Outcome == timer.OutcomeSuccess:
-				err = b.resolve(ctx, k, timer.RuleConsecutiveFailures, &e, end, false)
+				err = b.resolve(ctx, k, timer.RuleConsecutiveFailures, r.Notify, &e, end, false)
 			}
 		}
 		if err == nil && r.DurationOver > 0 && ran {
 			if e.Duration > r.DurationOver {
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleDurationOver, Since: end, ExecutionID: e.ExecutionID,
-					Detail: fmt.Sprintf("a run took %s (rule: over %s)", e.Duration.Round(time.Millisecond), r.DurationOver)}, e.ExecutionID, &e, end)
+					Detail: fmt.Sprintf("a run took %s (rule: over %s)", e.Duration.Round(time.Millisecond), r.DurationOver)}, e.ExecutionID, r.Notify, &e, end)
 			} else {
-				err = b.resolve(ctx, k, timer.RuleDurationOver, &e, end, false)
+				err = b.resolve(ctx, k, timer.RuleDurationOver, r.Notify, &e, end, false)
 			}
 		}
 		if err == nil && r.NoSuccessWithin > 0 {
 			success := e.Outcome == timer.OutcomeSuccess
 			if err = a.Store.Watch(ctx, k, end.Add(r.NoSuccessWithin), success); err == nil && success {
 				// Always tried: recovery may have raised it after this batch read the open alerts.
-				err = b.resolve(ctx, k, timer.RuleNoSuccessWithin, &e, end, true)
+				err = b.resolve(ctx, k, timer.RuleNoSuccessWithin, r.Notify, &e, end, true)
 			}
 		}
 		if err != nil {
@@ -152,8 +177,10 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 	return b, nil
 }
 
-// finish records that the raises were announced (their events put or kept).
+// finish tells the notify topics (best effort: a failure is logged, the event is on the bus)
+// and records that the raises were announced (their events put or kept).
 func (b *alertBatch) finish(ctx context.Context) error {
+	b.a.notify(ctx, b.notes)
 	var errs []error
 	for _, r := range b.announce {
 		errs = append(errs, b.a.Store.AnnounceAlert(ctx, r.key, r.rule, r.by))
@@ -191,7 +218,7 @@ func (a *Alerter) Sweep(ctx context.Context) error {
 		}
 		al := timer.Alert{Key: k, Rule: timer.RuleNoSuccessWithin, Since: deadline.UTC(),
 			Detail: fmt.Sprintf("no successful run within %s", in.Alerts.NoSuccessWithin)}
-		if err := b.raise(ctx, al, "noSuccessWithin@"+strconv.FormatInt(deadline.UnixMilli(), 10), nil, now); err != nil {
+		if err := b.raise(ctx, al, "noSuccessWithin@"+strconv.FormatInt(deadline.UnixMilli(), 10), in.Alerts.Notify, nil, now); err != nil {
 			return err
 		}
 	}
@@ -199,4 +226,24 @@ func (a *Alerter) Sweep(ctx context.Context) error {
 		return err
 	}
 	return b.finish(ctx)
+}
+
+// notify publishes each note to its topic: the subject names the alert, the message is the
+// event's detail (JSON).
+func (a *Alerter) notify(ctx context.Context, notes []note) {
+	if a.SNS == nil {
+		return
+	}
+	for _, n := range notes {
+		d, err := n.ev.DetailJSON()
+		if err != nil {
+			a.Log.Error("alerts: notify", "topic", n.topic, "error", err)
+			continue
+		}
+		subject := events.Truncate(fmt.Sprintf("Sundial %s: %s %s", n.ev.DetailType, n.ev.Detail.Timer, n.ev.Detail.Rule), 100)
+		if _, err := a.SNS.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(n.topic), Subject: aws.String(subject), Message: aws.String(d)}); err != nil {
+			a.Log.Error("alerts: notify topic not told (the event was put)", "topic", n.topic, "detail_type", n.ev.DetailType,
+				"timer", n.ev.Detail.Timer, "rule", n.ev.Detail.Rule, "error", err)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/internal/action"
@@ -124,7 +125,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	}
 	a.LogWriter = &LogWriter{Store: store, Log: o.Log, Events: a.Events}
 	if a.Events != nil {
-		a.Alerter = &Alerter{Store: store, Events: a.Events, Log: o.Log, Now: o.Clock.Now}
+		a.Alerter = &Alerter{Store: store, Events: a.Events, SNS: sns.NewFromConfig(awsCfg), Log: o.Log, Now: o.Clock.Now}
 		a.LogWriter.Alerts = a.Alerter
 	}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}

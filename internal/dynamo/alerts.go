@@ -17,9 +17,10 @@ import (
 
 // alertRulesItem is the stored form of timer.AlertRules on an instance item.
 type alertRulesItem struct {
-	ConsecutiveFailures int   `dynamodbav:"cf,omitempty"`
-	NoSuccessWithinMs   int64 `dynamodbav:"nswMs,omitempty"`
-	DurationOverMs      int64 `dynamodbav:"durMs,omitempty"`
+	ConsecutiveFailures int    `dynamodbav:"cf,omitempty"`
+	NoSuccessWithinMs   int64  `dynamodbav:"nswMs,omitempty"`
+	DurationOverMs      int64  `dynamodbav:"durMs,omitempty"`
+	Notify              string `dynamodbav:"notify,omitempty"`
 }
 
 func alertRulesToItem(r timer.AlertRules) *alertRulesItem {
@@ -27,7 +28,7 @@ func alertRulesToItem(r timer.AlertRules) *alertRulesItem {
 		return nil
 	}
 	return &alertRulesItem{ConsecutiveFailures: r.ConsecutiveFailures, NoSuccessWithinMs: r.NoSuccessWithin.Milliseconds(),
-		DurationOverMs: r.DurationOver.Milliseconds()}
+		DurationOverMs: r.DurationOver.Milliseconds(), Notify: r.Notify}
 }
 
 func (a *alertRulesItem) rules() timer.AlertRules {
@@ -35,7 +36,7 @@ func (a *alertRulesItem) rules() timer.AlertRules {
 		return timer.AlertRules{}
 	}
 	return timer.AlertRules{ConsecutiveFailures: a.ConsecutiveFailures, NoSuccessWithin: time.Duration(a.NoSuccessWithinMs) * time.Millisecond,
-		DurationOver: time.Duration(a.DurationOverMs) * time.Millisecond}
+		DurationOver: time.Duration(a.DurationOverMs) * time.Millisecond, Notify: a.Notify}
 }
 
 // Open alerts live in the timers table under pk alertsPK, one item per instance and rule

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/timer"
@@ -13,7 +14,13 @@ type Alerts struct {
 	ConsecutiveFailures *int      `yaml:"consecutiveFailures" json:"consecutiveFailures,omitempty"`
 	NoSuccessWithin     *Duration `yaml:"noSuccessWithin" json:"noSuccessWithin,omitempty"`
 	DurationOver        *Duration `yaml:"durationOver" json:"durationOver,omitempty"`
+	// Notify is an SNS topic also told of each alert raised or resolved; the stack's
+	// AlertTopicArns parameter must cover it.
+	Notify string `yaml:"notify" json:"notify,omitempty"`
 }
+
+// snsTopicARN: arn:<partition>:sns:<region>:<account>:<topic>.
+var snsTopicARN = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`)
 
 // Rules are the rules these alerts set (nil: none).
 func (a *Alerts) Rules() timer.AlertRules {
@@ -30,6 +37,7 @@ func (a *Alerts) Rules() timer.AlertRules {
 	if a.DurationOver != nil {
 		r.DurationOver = a.DurationOver.Duration
 	}
+	r.Notify = a.Notify
 	return r
 }
 
@@ -46,6 +54,12 @@ func (a *Alerts) problems() []error {
 	}
 	if a.DurationOver != nil && (a.DurationOver.Duration < time.Second || a.DurationOver.Duration > 24*time.Hour) {
 		errs = append(errs, fmt.Errorf("alerts: durationOver: %s is out of range 1s..24h", a.DurationOver.Duration))
+	}
+	if a.Notify != "" && !snsTopicARN.MatchString(a.Notify) {
+		errs = append(errs, fmt.Errorf("alerts: notify: %q is not an SNS topic's ARN (arn:aws:sns:REGION:ACCOUNT:TOPIC)", a.Notify))
+	}
+	if a.Notify != "" && a.ConsecutiveFailures == nil && a.NoSuccessWithin == nil && a.DurationOver == nil {
+		errs = append(errs, fmt.Errorf("alerts: notify: no rule to notify of; add consecutiveFailures, noSuccessWithin or durationOver"))
 	}
 	return errs
 }

@@ -12,6 +12,8 @@ type AlertRules struct {
 	NoSuccessWithin time.Duration `json:"noSuccessWithin,omitempty"`
 	// DurationOver holds after a run that took longer than this, until a run that did not.
 	DurationOver time.Duration `json:"durationOver,omitempty"`
+	// Notify is an SNS topic ARN that is also told of each alert raised or resolved.
+	Notify string `json:"notify,omitempty"`
 }
 
 // Alert rule names, as events and listings name them.
