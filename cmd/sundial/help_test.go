@@ -30,7 +30,7 @@ func TestHelpFlags(t *testing.T) {
 }
 
 var helpCommands = [][]string{
-	{"up"}, {"timers", "list"}, {"timers", "show"}, {"timers", "edit"}, {"logs"}, {"health"}, {"run-now"}, {"activate"}, {"deactivate"},
+	{"up"}, {"timers", "list"}, {"timers", "show"}, {"timers", "edit"}, {"logs"}, {"health"}, {"alerts"}, {"run-now"}, {"activate"}, {"deactivate"},
 	{"sync"}, {"check"}, {"plan"}, {"tenants", "list"}, {"apps", "list"}, {"apps", "release"}, {"schedule", "next"}, {"invoke"},
 	{"dlq", "list"}, {"engines"}, {"app-stack", "delete"}, {"logs", "redrive"}, {"audit"}, {"console"},
 }

@@ -34,6 +34,7 @@ Usage:
                               validated before saving; Reset returns to the manifest's values
   sundial timers run-now|activate|deactivate NAME   (the same as the commands below)
   sundial health [--json] [--app APP]   Environment Health: fetcher, queues, processors, execution order
+  sundial alerts [--json] [--app APP]   the open alerts: timers whose alert rule holds (manifest alerts:)
   sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N] [--app APP]
   sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
   sundial activate NAME [--app APP]
@@ -108,6 +109,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdLogs(ctx, rest, stdout)
 	case "health":
 		err = cmdHealth(ctx, rest, stdout)
+	case "alerts":
+		err = cmdAlerts(ctx, rest, stdout)
 	case "run-now", "activate", "deactivate":
 		err = cmdOperate(ctx, cmd, rest, stdout)
 	case "sync":

@@ -209,6 +209,7 @@ func printPlan(w io.Writer, path string, p plan.Plan) error {
 	row("Lambda GB-seconds", f.LambdaGBSeconds, i.LambdaGBSeconds, t.LambdaGBSeconds)
 	row("CloudWatch Logs GB", f.LogIngestBytes/(1<<30), i.LogIngestBytes/(1<<30), t.LogIngestBytes/(1<<30))
 	row("DynamoDB storage GB-months", f.StorageGBMonths, i.StorageGBMonths, t.StorageGBMonths)
+	row("EventBridge events", f.Events, i.Events, t.Events)
 	printf(tw, "%-28s\t%s\t%s\t%s\t\n", "on-demand USD", usd(m.OnDemand.USD-m.OnDemand.IdleUSD), usd(m.OnDemand.IdleUSD), usd(m.OnDemand.USD))
 	printf(tw, "%-28s\t\t%s\t%s\t\n", "provisioned USD", usd(m.Provisioned.IdleUSD), usd(m.Provisioned.USD))
 	if err := tw.Flush(); err != nil {

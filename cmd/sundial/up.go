@@ -42,6 +42,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
 	fs.Var((*appStacks)(&o.AppStacks), "app-stack", "also deploy this app's own stack once the platform runs: `DIR` holds its template.yaml (e.g. examples/billing), repeatable; its tables, Go functions and Custom::SundialTimers run here (sundial app-stack delete DIR sends the Delete)")
+	fs.StringVar(&o.EventsTo, "events-to", "", "POST every EventBridge event the functions put (the whole event JSON) to this URL, as an API destination would")
 	fs.Var((*templateParams)(&o.Params), "param", "template parameter `NAME=VALUE`, repeatable (as sam deploy --parameter-overrides), e.g. --param Capacity=Provisioned")
 	watch := fs.Bool("watch", true, "apply a changed --app-stack template.yaml as a stack update of its custom resources (Update, Create, Delete; rolled back if one fails), as sam deploy would")
 	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
@@ -68,6 +69,9 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.Tick != 0 && (o.Tick < 100*time.Millisecond || o.Tick > 450*time.Second) {
 		return usageErr("up: --tick must be in 100ms..7m30s (the fetch looks ahead two ticks, SQS delays at most 15m)")
+	}
+	if err := local.CheckEventsTo(o.EventsTo); err != nil {
+		return usageErr("up: --%s", err)
 	}
 	if *fresh && o.DataDir != "" {
 		if err := os.RemoveAll(o.DataDir); err != nil {

@@ -53,6 +53,10 @@ type Gateway struct {
 	lambda string
 	stacks map[string]StackInfo
 
+	eventSink  EventSink   // events.go; guarded by mu
+	eventFault EventsFault // likewise
+	snsSink    SNSSink     // likewise
+
 	arns   *arnTranslator
 	hosts  map[string]bool
 	budget *budget
@@ -234,6 +238,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.cloudFormation(w, req)
 		return
 	}
+	if req.Service == iam.Events {
+		g.serveEvents(w, req)
+		return
+	}
+	if req.Service == iam.SNS {
+		g.serveSNS(w, req) // events.go
+		return
+	}
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
 		engine := func(w http.ResponseWriter, b []byte) { g.forward(w, r, req.Service, upstream, b) }
@@ -321,6 +333,8 @@ func (g *Gateway) classify(r *http.Request, body []byte) (iam.Request, string, e
 	case strings.HasPrefix(target, "DynamoDB_"), strings.HasPrefix(target, "DynamoDBStreams_"):
 		_, op, _ := strings.Cut(target, ".")
 		return iam.Request{Service: iam.DynamoDB, Operation: op, Body: body}, g.DynamoDB, nil
+	case strings.HasPrefix(target, "AWSEvents."):
+		return iam.Request{Service: iam.Events, Operation: strings.TrimPrefix(target, "AWSEvents."), Body: body}, "", nil
 	case strings.HasPrefix(target, "AmazonSQS."):
 		return iam.Request{Service: iam.SQS, Operation: strings.TrimPrefix(target, "AmazonSQS."), Body: body}, g.SQS, nil
 	case strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/"):
@@ -339,6 +353,9 @@ func (g *Gateway) classify(r *http.Request, body []byte) (iam.Request, string, e
 		form, err := url.ParseQuery(string(body))
 		if err == nil && form.Get("Version") == "2010-05-15" {
 			return iam.Request{Service: iam.CloudFormation, Operation: form.Get("Action"), Form: form}, "", nil
+		}
+		if err == nil && form.Get("Version") == "2010-03-31" {
+			return iam.Request{Service: iam.SNS, Operation: form.Get("Action"), Form: form}, "", nil
 		}
 	}
 	return iam.Request{}, "", fmt.Errorf("the local platform serves DynamoDB, SQS, Lambda Invoke and CloudFormation DescribeStacks; this request is none of them (X-Amz-Target %q, path %s)", target, r.URL.Path)
@@ -414,6 +431,8 @@ func denied(w http.ResponseWriter, svc iam.Service, role string, c iam.Call) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "Message": msg})
+	case iam.Events:
+		writeJSON11Error(w, http.StatusBadRequest, "AccessDeniedException", msg) // events.go
 	default:
 		writeXMLError(w, http.StatusForbidden, "AccessDenied", msg)
 	}

@@ -44,6 +44,10 @@ func (e Env) Calls(r Request) ([]Call, error) {
 		return e.sqsCalls(r.Operation, r.Body)
 	case Lambda:
 		return e.lambdaCalls(r.Operation, r.Path, r.Query)
+	case Events:
+		return e.eventsCalls(r.Operation, r.Body)
+	case SNS:
+		return snsCalls(r.Operation, r.Form)
 	case CloudFormation:
 		stack := r.Form.Get("StackName")
 		if stack == "" {

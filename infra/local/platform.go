@@ -107,6 +107,11 @@ type Options struct {
 	// Examples deploys the template's examples (parameter Examples=true) and serves their
 	// action functions (examples/orders: sundial-example-orderpush).
 	Examples bool
+	// EventsTo receives every EventBridge event the functions put, POSTed as an API
+	// destination does (events.go); empty: the events are only printed to Out. Embedded only.
+	EventsTo string
+	// EventsFault injects faults into the emulated PutEvents (tests).
+	EventsFault gateway.EventsFault
 	// AppStacks are directories of apps' own stacks (each a template.yaml) deployed onto the
 	// platform once it runs, in order, as CloudFormation would (appstack.go). Embedded only.
 	AppStacks []string
@@ -172,6 +177,7 @@ type Platform struct {
 	appTemp      string                       // their builds
 	actions      *lambdarun.InvokeAPI         // serves Options.Actions, when there are any
 	streams      []*lambdarun.StreamSource
+	events       *eventRelay // events.go
 
 	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery, FnLogWriter
 	bootstraps map[string]string    // by function, when Processes
@@ -266,6 +272,13 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	}
 	p.lines, p.metrics = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil)), o.Log
 	log := slog.New(p.lines)
+	if err = CheckEventsTo(o.EventsTo); err != nil {
+		return nil, err
+	}
+	if o.EventsTo != "" && o.Endpoint != "" {
+		return nil, errors.New("local: --events-to relays the embedded platform's EventBridge; with an endpoint given, route that endpoint's events instead")
+	}
+	p.events = newEventRelay(o.Out, p.lines.mu, o.EventsTo, log)
 	if o.Endpoint == "" {
 		err = p.upEmbedded(ctx, o)
 	} else {
@@ -353,6 +366,9 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		return err
 	}
 	p.Local, p.Endpoint, p.AWS = env, env.Endpoint, env.Operator()
+	env.Gateway.SetEvents(p.events.event)
+	env.Gateway.SetEventsFault(o.EventsFault)
+	env.Gateway.SetSNS(p.events.sns)
 	if p.Stack, err = env.Provision(ctx, o.Stack, o.Params); err != nil {
 		return fmt.Errorf("create the stack's resources from the template's SAM translation: %w", err)
 	}
@@ -724,6 +740,7 @@ func (p *Platform) Stop() error {
 	if p.appTemp != "" {
 		errs = append(errs, os.RemoveAll(p.appTemp))
 	}
+	p.events.close() // the functions have stopped putting events
 	if p.Local != nil {
 		errs = append(errs, p.Local.Stop())
 		if p.state != "" {

@@ -87,6 +87,9 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	var enqueue []timer.Instance
 	defs := map[string]string{}
 	for _, t := range m.Timers {
+		if t.Alerts == nil {
+			t.Alerts = m.Alerts // the app's default alert rules
+		}
 		spec, err := json.Marshal(m.Resolve(t)) // with its calendar's rules, for a tenant added later
 		if err != nil {
 			return rep, fmt.Errorf("encode definition %s: %w", t.Name, err)

@@ -12,10 +12,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
+	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/internal/action"
@@ -25,6 +27,7 @@ import (
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/emf"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -41,6 +44,8 @@ type Options struct {
 	SQS      interface {
 		queue.API
 	}
+	// EventBridge overrides the EventBridge client (fault injection).
+	EventBridge events.API
 	// Metrics receives the CloudWatch Embedded Metric Format lines: stdout on Lambda (the
 	// default), the function log locally.
 	Metrics io.Writer
@@ -58,6 +63,11 @@ type App struct {
 	LogWriter *LogWriter
 	Admin     *admin.Service
 	DLQ       *queue.DLQ // nil when the configuration names no dead-letter queue
+	// Events puts Sundial's EventBridge events (log writer, recovery); nil when the
+	// configuration names no bus.
+	Events *events.Publisher
+	// Alerter raises and resolves the timers' alerts (nil without Events).
+	Alerter *Alerter
 	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
 	Metrics *emf.Recorder
 }
@@ -106,7 +116,20 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	if cfg.DLQ != "" {
 		a.DLQ = queue.NewDLQ(sqsClient, cfg.DLQ, qs)
 	}
-	a.LogWriter = &LogWriter{Store: store, Log: o.Log}
+	if cfg.EventBus != "" {
+		eb := o.EventBridge
+		if eb == nil {
+			// One retry in the SDK: the publisher retries what fails a few times more, then
+			// keeps it in the outbox rather than hold up the log writer's stream.
+			eb = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) { o.RetryMaxAttempts = 2 })
+		}
+		a.Events = &events.Publisher{API: eb, Bus: cfg.EventBus, Outbox: store, Log: o.Log}
+	}
+	a.LogWriter = &LogWriter{Store: store, Log: o.Log, Events: a.Events}
+	if a.Events != nil {
+		a.Alerter = &Alerter{Store: store, Events: a.Events, SNS: sns.NewFromConfig(awsCfg), Log: o.Log, Now: o.Clock.Now}
+		a.LogWriter.Alerts = a.Alerter
+	}
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay,
@@ -138,21 +161,25 @@ func DefaultNode(role string) string {
 }
 
 // FetchHandler is the fetch function's Lambda handler (EventBridge scheduled event).
-func (a *App) FetchHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.FetchStats, error) {
+func (a *App) FetchHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.FetchStats, error) {
 	return a.Fetcher.Run(ctx)
 }
 
 // ProcessHandler is the processor function's Lambda handler (SQS event source with
 // ReportBatchItemFailures).
-func (a *App) ProcessHandler(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+func (a *App) ProcessHandler(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
 	return a.Processor.Handle(ctx, ev)
 }
 
 // RecoverHandler is the recovery function's Lambda handler (EventBridge scheduled event).
-func (a *App) RecoverHandler(ctx context.Context, _ events.CloudWatchEvent) (engine.RecoveryStats, error) {
+// Each sweep also puts the events the log writer could not (DrainEvents) and raises
+// noSuccessWithin alerts (SweepAlerts).
+func (a *App) RecoverHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
 	st, err := a.Recoverer.Run(ctx)
 	n, rerr := a.ResumePauses(ctx)
 	st.Resumed = n
+	a.DrainEvents(ctx)
+	a.SweepAlerts(ctx)
 	return st, errors.Join(err, rerr)
 }
 
@@ -166,10 +193,35 @@ func (a *App) ResumePauses(ctx context.Context) (int, error) {
 	})
 }
 
+// SweepAlerts raises noSuccessWithin alerts (Alerter.Sweep); a failure is logged and left
+// to the next sweep.
+func (a *App) SweepAlerts(ctx context.Context) {
+	if a.Alerter == nil {
+		return
+	}
+	if err := a.Alerter.Sweep(ctx); err != nil {
+		a.Alerter.Log.Error("recovery: alerts sweep", "error", err)
+	}
+}
+
+// DrainEvents puts the events kept in the outbox (events.Publisher.Drain); a failure is
+// logged and left to the next sweep.
+func (a *App) DrainEvents(ctx context.Context) {
+	if a.Events == nil {
+		return
+	}
+	put, kept, err := a.Events.Drain(ctx)
+	if err != nil {
+		a.Events.Log.Error("recovery: events outbox", "put", put, "kept", kept, "error", err)
+	} else if put+kept > 0 {
+		a.Events.Log.Info("recovery: events outbox", "put", put, "kept", kept)
+	}
+}
+
 // LogWriterHandler is the log writer function's Lambda handler (DynamoDB stream of the timers
 // table, ReportBatchItemFailures): it writes the log entry of every execution a record ended.
 // A record it cannot write is reported with every record after it (Lambda resumes from the
 // first failure), so the log never skips an execution.
-func (a *App) LogWriterHandler(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func (a *App) LogWriterHandler(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
 	return a.LogWriter.Handle(ctx, ev)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	sdevents "github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -16,6 +17,11 @@ import (
 type LogWriter struct {
 	Store *dynamo.Store
 	Log   *slog.Logger
+	// Events puts the EventBridge events of the executions logged (nil: none).
+	Events *sdevents.Publisher
+	// Alerts evaluates the timers' alert rules over the executions logged (nil: none; it
+	// needs Events).
+	Alerts *Alerter
 }
 
 // Handle writes the log entries of the executions the batch's records ended, in one or more
@@ -25,6 +31,7 @@ type LogWriter struct {
 func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var (
 		es     []timer.Execution
+		ends   []ended
 		failAt = -1
 		ferr   error
 	)
@@ -42,11 +49,47 @@ func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		}
 		if ok {
 			es = append(es, e)
+			if w.Alerts != nil {
+				img, err := dynamo.FromStreamImage(r.Change.NewImage)
+				if err == nil {
+					var in timer.Instance
+					if in, err = dynamo.InstanceFromImage(img); err == nil {
+						ends = append(ends, ended{in: in, e: e})
+					}
+				}
+				if err != nil {
+					failAt, ferr = i, err
+					es = es[:len(es)-1]
+					break
+				}
+			}
 		}
 	}
 	if err := w.Store.PutExecutions(ctx, es); err != nil {
 		// Nothing is known to be written: retry the whole batch (puts are idempotent).
 		return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
+	}
+	if w.Events != nil {
+		// After the log: the entries are written whatever EventBridge does. Events it does not
+		// take are kept for recovery's sweep; only when they can be neither put nor kept is
+		// the batch retried (its log entries are rewritten in place, never doubled).
+		evs := sdevents.FromExecutions(es)
+		var alerts *alertBatch
+		if w.Alerts != nil {
+			var err error
+			if alerts, err = w.Alerts.executions(ctx, ends); err != nil {
+				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+			}
+			evs = append(evs, alerts.events...)
+		}
+		if err := w.Events.Publish(ctx, evs); err != nil {
+			return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
+		}
+		if alerts != nil {
+			if err := alerts.finish(ctx); err != nil {
+				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+			}
+		}
 	}
 	var resp events.DynamoDBEventResponse
 	if failAt >= 0 {

@@ -47,6 +47,10 @@ type Config struct {
 	// actions instead of the AWS endpoint: the local platform's emulated Invoke API (see
 	// infra/lambdarun.InvokeAPI), since the AWS emulator cannot run functions.
 	LambdaEndpoint string
+	// EventBus is the EventBridge bus (name or ARN) the log writer and recovery put Sundial's
+	// events on (SUNDIAL_EVENT_BUS, from the template's EventBusName parameter); empty: no
+	// events are put.
+	EventBus string
 }
 
 // DefaultIndexLag is twice the second within which AWS says a write normally reaches a
@@ -129,6 +133,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			c.LambdaEndpoint = v
 		}
 	}
+	c.EventBus = strings.TrimSpace(getenv("SUNDIAL_EVENT_BUS"))
 	return c, errors.Join(errs...)
 }
 

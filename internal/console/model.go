@@ -24,12 +24,14 @@ type TimerRow struct {
 // TimerDetail is one timer with its defaults, the next runs and its recent executions.
 type TimerDetail struct {
 	TimerRow
-	DefaultSchedule string     `json:"defaultSchedule"`
-	DefaultTimeout  string     `json:"defaultTimeout"`
-	DefaultPriority int        `json:"defaultPriority"`
-	DefaultDST      string     `json:"defaultDst"`
-	EditedAt        *time.Time `json:"editedAt"`
-	EditedBy        string     `json:"editedBy"`
+	// Alerts are the instance's open alerts.
+	Alerts          []timer.Alert `json:"alerts"`
+	DefaultSchedule string        `json:"defaultSchedule"`
+	DefaultTimeout  string        `json:"defaultTimeout"`
+	DefaultPriority int           `json:"defaultPriority"`
+	DefaultDST      string        `json:"defaultDst"`
+	EditedAt        *time.Time    `json:"editedAt"`
+	EditedBy        string        `json:"editedBy"`
 	// EffectiveTimeout is how long an execution may hold the timer before recovery takes it
 	// back (timeout × 1.2).
 	EffectiveTimeout string      `json:"effectiveTimeout"`
@@ -74,6 +76,8 @@ type Health struct {
 	// Estimate is the stack's cost per month and the last 24 hours' executions (absent
 	// when the stack's parameters are unknown).
 	Estimate *Estimate `json:"estimate,omitempty"`
+	// Alerts are the open alerts of the timers it shows (timer.AlertRules).
+	Alerts []timer.Alert `json:"alerts"`
 }
 
 // FetcherHealth is the fetch tick's state.

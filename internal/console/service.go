@@ -90,7 +90,28 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	}
 	h := buildHealth(in)
 	h.App = app
+	if h.Alerts, err = s.alerts(ctx, app); err != nil {
+		return Health{}, err
+	}
 	return h, nil
+}
+
+// alertLister is the part of a store that keeps alerts (dynamo.Store).
+type alertLister interface {
+	Alerts(ctx context.Context, app string) ([]timer.Alert, error)
+}
+
+// alerts lists the open alerts of app ("": every app's); none when the store keeps none.
+func (s *Service) alerts(ctx context.Context, app string) ([]timer.Alert, error) {
+	out := []timer.Alert{}
+	if l, ok := s.Store.(alertLister); ok {
+		list, err := l.Alerts(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list...)
+	}
+	return out, nil
 }
 
 // Filter selects timers in the list; zero values match everything.
@@ -199,6 +220,16 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	}
 	for _, e := range execs {
 		d.Recent = append(d.Recent, entryOf(e))
+	}
+	all, err := s.alerts(ctx, key.AppName())
+	if err != nil {
+		return TimerDetail{}, nil, err
+	}
+	d.Alerts = []timer.Alert{}
+	for _, al := range all {
+		if al.Key.Norm() == key.Norm() {
+			d.Alerts = append(d.Alerts, al)
+		}
 	}
 	return d, execs, nil
 }

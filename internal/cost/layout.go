@@ -117,6 +117,19 @@ const (
 	// RecoveryQueriesPerShard: a sweep queries the due index once per shard (engine.Store
 	// QueryPast) and takes expired leases and firings never claimed from what it read.
 	RecoveryQueriesPerShard = 1
+	// OutboxQueries: a sweep also reads the events outbox (a Query of the log table's
+	// partition of events the log writer could not put, internal/events), empty when
+	// EventBridge took every event: QueryReadUnits.
+	OutboxQueries = 1
+	// AlertWatchQueries: a sweep also reads the noSuccessWithin deadlines (a Query of their
+	// partition of the timers table; a timer without the rule has none): QueryReadUnits.
+	AlertWatchQueries = 1
+	// LogWriterAlertQueries: each log writer invocation reads the open alerts (a Query of
+	// their partition of the timers table, usually empty): QueryReadUnits.
+	LogWriterAlertQueries = 1
+	// EventsPerFailure: the log writer puts one EventBridge event for every execution that
+	// fails (Execution Failed or Timed Out); a success puts none.
+	EventsPerFailure = 1
 	// ShardCountReads: the fetch and recovery each read the shard count (a strongly
 	// consistent GetItem) per run.
 	ShardCountReads = 1

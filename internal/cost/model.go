@@ -77,6 +77,8 @@ type Usage struct {
 	// StorageGBMonths is DynamoDB storage: the log items kept for the retention period
 	// (table and indexes) and, in a period's usage (Steady), the timer items.
 	StorageGBMonths float64 `json:"storageGBMonths"`
+	// Events are the EventBridge events put (internal/events): one per failed execution.
+	Events float64 `json:"events"`
 }
 
 // Add returns the sum of two usages.
@@ -86,6 +88,7 @@ func (u Usage) Add(o Usage) Usage {
 		WriteUnits: u.WriteUnits + o.WriteUnits, ReadUnits: u.ReadUnits + o.ReadUnits,
 		LambdaRequests: u.LambdaRequests + o.LambdaRequests, LambdaGBSeconds: u.LambdaGBSeconds + o.LambdaGBSeconds,
 		LogIngestBytes: u.LogIngestBytes + o.LogIngestBytes, StorageGBMonths: u.StorageGBMonths + o.StorageGBMonths,
+		Events: u.Events + o.Events,
 	}
 }
 
@@ -96,6 +99,7 @@ func (u Usage) Scale(k float64) Usage {
 		WriteUnits: u.WriteUnits * k, ReadUnits: u.ReadUnits * k,
 		LambdaRequests: u.LambdaRequests * k, LambdaGBSeconds: u.LambdaGBSeconds * k,
 		LogIngestBytes: u.LogIngestBytes * k, StorageGBMonths: u.StorageGBMonths * k,
+		Events: u.Events * k,
 	}
 }
 
@@ -163,6 +167,7 @@ func PerFiring(w Window) (Usage, error) {
 	u.LambdaGBSeconds = float64(inv.BilledMs) / 1000 * float64(w.MemoryMB) / 1024
 	u.LogIngestBytes = float64(w.LogBytes) + float64(inv.Count)*LambdaPlatformLogBytes
 	u.StorageGBMonths = logStorage(f, float64(w.Failed), w.Items.Log, w.LogRetentionDays)
+	u.Events = float64(w.Failed) * EventsPerFailure
 	return u.Scale(1 / f), nil
 }
 
@@ -250,6 +255,7 @@ func (p Prices) Bill(u Usage) Bill {
 		{"Lambda duration (arm64)", u.LambdaGBSeconds, "GB-s", u.LambdaGBSeconds * p.LambdaGBSecondARM64},
 		{"CloudWatch Logs ingestion", u.LogIngestBytes / (1 << 30), "GB", u.LogIngestBytes / (1 << 30) * p.CloudWatchLogsIngestGB},
 		{"DynamoDB storage", u.StorageGBMonths, "GB-month", u.StorageGBMonths * p.DynamoStorageGBMonth},
+		{"EventBridge events", u.Events, "events", u.Events * p.EventBridgeEvent},
 	}
 	b := Bill{Lines: lines}
 	for _, l := range lines {

@@ -34,6 +34,9 @@ type Prices struct {
 	LambdaGBSecondARM64    float64
 	CloudWatchLogsIngestGB float64 // standard log class, per GB ingested
 
+	// EventBridge custom events put (PutEvents), per 64 KB chunk of an entry.
+	EventBridgeEvent float64
+
 	// EventBridge Scheduler, per scheduled invocation (the comparison the issue asks for).
 	SchedulerInvocation float64
 }
@@ -56,5 +59,6 @@ var USEast1 = Prices{
 	LambdaGBSecondARM64:    0.0000133334,
 	CloudWatchLogsIngestGB: 0.50,
 
+	EventBridgeEvent:    1.00 / 1e6,
 	SchedulerInvocation: 1.00 / 1e6,
 }

@@ -46,7 +46,7 @@ type Load struct {
 //     DueIndexMoveWrites per index move;
 //   - read units per 4 KB of timer item: FetchReadUnits for every moved firing the fetch
 //     reads, RecoveryReadUnits for every recovery reread of a stale key; WatermarkReadUnits
-//     per processor invocation;
+//     per processor invocation; a Query (the open alerts) per log writer invocation;
 //   - SQS: the fetch's sends; per processor invocation one receive, one delete and, for the
 //     share of firings the finisher sends, one send of their follow-ups;
 //   - Lambda: processor invocations of RecordsPerInvocation × PerFiringMs each (the hold
@@ -54,7 +54,8 @@ type Load struct {
 //     log writer invocations of LogWriterSeconds;
 //   - CloudWatch Logs: FunctionLogBytesPerFiring per execution, LambdaPlatformLogBytes per
 //     invocation;
-//   - storage: the log as it stands once the retention is full, and the timer items.
+//   - storage: the log as it stands once the retention is full, and the timer items;
+//   - EventBridge: EventsPerFailure events per failed execution.
 func Steady(l Load) Usage {
 	items := l.Items
 	if items == (ItemSizes{}) {
@@ -75,7 +76,8 @@ func Steady(l Load) Usage {
 	u.WriteUnits = l.Executions*(ClaimWrites+FinishWrites)*timerKB + l.IndexMoves*DueIndexMoveWrites +
 		l.Executions*LogWrites*logKB + l.Failed*LogErrorsWrites*logKB + PageWriteUnitsOf(l.Executions, l.LogWriterInvocations)
 	rereads := l.StaleKeyMinutes * RecoveryRereadsPerMinute
-	u.ReadUnits = (l.IndexMoves*FetchReadUnits+rereads*RecoveryReadUnits)*timer4KB + l.ProcessorInvocations*WatermarkReadUnits
+	u.ReadUnits = (l.IndexMoves*FetchReadUnits+rereads*RecoveryReadUnits)*timer4KB + l.ProcessorInvocations*WatermarkReadUnits +
+		l.LogWriterInvocations*LogWriterAlertQueries*QueryReadUnits
 
 	followed := 0.0 // the share of firings the finisher sends
 	if l.Executions > 0 {
@@ -84,13 +86,15 @@ func Steady(l Load) Usage {
 	u.SQSRequests = l.FetchSends + l.ProcessorInvocations*(2+followed)
 	// Claims and finishes, the watermark reads, the log writer's writes, and the
 	// BatchGetItems of the fetch and recovery (BatchGetKeys each: at least this many).
-	u.DynamoRequests = 2*l.Executions + l.ProcessorInvocations + l.LogWriterRequests + ceilEps((l.IndexMoves+rereads)/BatchGetKeys)
+	u.DynamoRequests = 2*l.Executions + l.ProcessorInvocations + l.LogWriterRequests + l.LogWriterInvocations*LogWriterAlertQueries +
+		ceilEps((l.IndexMoves+rereads)/BatchGetKeys)
 	u.Requests = u.DynamoRequests + u.SQSRequests
 
 	mem := float64(memoryMB(l.Stack)) / 1024
 	u.LambdaRequests = l.ProcessorInvocations + l.LogWriterInvocations
 	u.LambdaGBSeconds = (l.ProcessorInvocations*RecordsPerInvocation*perFiring/1000 + l.LogWriterInvocations*LogWriterSeconds) * mem
 	u.LogIngestBytes = l.Executions*FunctionLogBytesPerFiring + u.LambdaRequests*LambdaPlatformLogBytes
+	u.Events = l.Failed * EventsPerFailure
 
 	if l.Seconds > 0 {
 		months := l.Seconds / MonthSeconds
@@ -125,13 +129,15 @@ type IdleWork struct {
 }
 
 // ModelIdle is the model's idle work: a fetch tick advances the watermark, reads the shard
-// count and queries every shard FetchLooks times, FetchLagSeconds apart; a recovery sweep reads the shard count and queries every
-// shard RecoveryQueriesPerShard times. (The benchmark measures the same thing.)
+// count and queries every shard FetchLooks times, FetchLagSeconds apart; a recovery sweep
+// reads the shard count and queries every shard RecoveryQueriesPerShard times, the events
+// outbox OutboxQueries times and the alert deadlines AlertWatchQueries times. (The benchmark
+// measures the same thing.)
 func ModelIdle(s Stack) IdleWork {
 	shards := float64(max(s.DueShards, 1))
 	return IdleWork{
 		Fetch:    Sweep{Writes: WatermarkWrites, Gets: ShardCountReads, Queries: shards * FetchLooks, Seconds: FetchSeconds + FetchLagSeconds},
-		Recovery: Sweep{Gets: ShardCountReads, Queries: shards * RecoveryQueriesPerShard, Seconds: RecoverySeconds},
+		Recovery: Sweep{Gets: ShardCountReads, Queries: shards*RecoveryQueriesPerShard + OutboxQueries + AlertWatchQueries, Seconds: RecoverySeconds},
 	}
 }
 

@@ -72,13 +72,15 @@ func TestSteady(t *testing.T) {
 		// 1000 × (claim 1 + finish 1 + log 1) + 100 moves × 2 + 10 failures × 1, and 300 log
 		// writer invocations' pages of 3.3 executions (233 bytes: 1 unit each).
 		WriteUnits: 3000 + 200 + 10 + 300,
-		// 100 fetched × 2 (strongly consistent, two looks) + 1440 rereads × 0.5 + 400 watermark reads.
-		ReadUnits: 200 + 720 + 400,
+		// 100 fetched × 2 (strongly consistent, two looks) + 1440 rereads × 0.5 + 400 watermark
+		// reads + 300 open-alert Queries × 0.5.
+		ReadUnits: 200 + 720 + 400 + 150,
 		// 20 fetch sends; per invocation a receive, a delete, and 0.9 of a follow-up send.
 		SQSRequests: 20 + 400*2.9,
-		// Claims and finishes, watermark reads, log writes, 16 BatchGetItems of up to 100.
-		DynamoRequests: 2000 + 400 + 300 + 16,
-		Requests:       2716 + 1180,
+		// Claims and finishes, watermark reads, log writes, open-alert Queries, 16 BatchGetItems
+		// of up to 100.
+		DynamoRequests: 2000 + 400 + 300 + 300 + 16,
+		Requests:       3016 + 1180,
 		LambdaRequests: 700,
 		// 400 invocations × 3 records × 330 ms, 300 × 50 ms, at 128 MB.
 		LambdaGBSeconds: (400*3*0.33 + 300*0.05) * 0.125,
@@ -101,7 +103,7 @@ func TestSteady(t *testing.T) {
 		l2.Items = cost.ItemSizes{Timer: 4097, Log: 1025} // 5 KB (2 × 4 KB) and 2 KB
 		u := cost.Steady(l2)
 		require.InDelta(t, 1000*(5+5)+200+1000*2+10*2+300, u.WriteUnits, 1e-9, "index moves and pages are what they are, whatever the item")
-		require.InDelta(t, (200+1440*0.5)*2+400, u.ReadUnits, 1e-9)
+		require.InDelta(t, (200+1440*0.5)*2+400+150, u.ReadUnits, 1e-9)
 	})
 	t.Run("NothingFired", func(t *testing.T) {
 		t.Parallel()
@@ -115,18 +117,19 @@ func TestIdle(t *testing.T) {
 	t.Parallel()
 	w := cost.ModelIdle(cost.DefaultStack())
 	require.Equal(t, cost.IdleWork{
-		// The fetch looks at every shard twice, the index lag apart.
+		// The fetch looks at every shard twice, the index lag apart; recovery queries the
+		// shards, the events outbox and the alert deadlines.
 		Fetch:    cost.Sweep{Writes: 1, Gets: 1, Queries: 8, Seconds: cost.FetchSeconds + cost.FetchLagSeconds},
-		Recovery: cost.Sweep{Gets: 1, Queries: 4, Seconds: cost.RecoverySeconds},
+		Recovery: cost.Sweep{Gets: 1, Queries: 4 + 1 + 1, Seconds: cost.RecoverySeconds},
 	}, w)
 
 	got := cost.Idle(w, cost.DefaultStack(), 3600) // an hour: 60 ticks and 60 sweeps
 	requireUsage(t, cost.Usage{
 		WriteUnits:      60,
-		ReadUnits:       120 + (480+240)*0.5,
-		DynamoRequests:  60*10 + 60*5,
+		ReadUnits:       120 + (480+360)*0.5,
+		DynamoRequests:  60*10 + 60*7,
 		SQSRequests:     11 * 3600 / 20, // 4+3+2+2 pollers, a receive every 20 s each
-		Requests:        900 + 1980,
+		Requests:        1020 + 1980,
 		LambdaRequests:  120,
 		LambdaGBSeconds: (60*(cost.FetchSeconds+cost.FetchLagSeconds) + 60*cost.RecoverySeconds) * 0.125,
 		LogIngestBytes:  120 * 300,
@@ -144,7 +147,7 @@ func TestIdle(t *testing.T) {
 		t.Parallel()
 		s := cost.DefaultStack()
 		s.DueShards = 10
-		require.Equal(t, cost.Sweep{Gets: 1, Queries: 10, Seconds: cost.RecoverySeconds}, cost.ModelIdle(s).Recovery)
+		require.Equal(t, cost.Sweep{Gets: 1, Queries: 10 + 1 + 1, Seconds: cost.RecoverySeconds}, cost.ModelIdle(s).Recovery)
 	})
 }
 

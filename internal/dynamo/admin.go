@@ -72,6 +72,11 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			Set(n("heartbeatMs"), expression.Value(st.Heartbeat.Milliseconds()))
 		upd = setDST(upd, st.DST)
 		upd = setCalendar(upd, st)
+		if a := alertRulesToItem(st.Alerts); a != nil {
+			upd = upd.Set(n("alerts"), expression.Value(a))
+		} else {
+			upd = upd.Remove(n("alerts"))
+		}
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}

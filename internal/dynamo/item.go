@@ -56,6 +56,7 @@ type instanceItem struct {
 	StartMs        int64           `dynamodbav:"startAt,omitempty"`
 	EndMs          int64           `dynamodbav:"endAt,omitempty"`
 	MisfireAfterMs int64           `dynamodbav:"misfireAfterMs,omitempty"`
+	Alerts         *alertRulesItem `dynamodbav:"alerts,omitempty"`
 	Active         bool            `dynamodbav:"active"`
 	ActiveBy       string          `dynamodbav:"activeBy,omitempty"`
 	Shard          int             `dynamodbav:"shard"`
@@ -138,6 +139,7 @@ func toItem(in timer.Instance) instanceItem {
 		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
 		Calendar: in.Calendar, OnExcluded: in.OnExcluded, StartMs: ms(in.Start), EndMs: ms(in.End),
 		MisfireAfterMs: in.MisfireAfter.Milliseconds(),
+		Alerts:         alertRulesToItem(in.Alerts),
 		Shard:          in.Shard, ShardKey: shardKey(in.Shard),
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
@@ -182,6 +184,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
 			Calendar: it.Calendar, OnExcluded: it.OnExcluded, Window: timer.Window{Start: fromMs(it.StartMs), End: fromMs(it.EndMs)},
 			MisfireAfter: time.Duration(it.MisfireAfterMs) * time.Millisecond,
+			Alerts:       it.Alerts.rules(),
 		},
 		Active: it.Active, ActiveBy: it.ActiveBy, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),

@@ -28,7 +28,9 @@ type Manifest struct {
 	// listed here is registered on sync (source "manifest:<app>"), and removed again, its
 	// instances deactivated, once no app's manifest lists it. Tenants added with the CLI stay.
 	Tenants []string `yaml:"tenants"`
-	Timers  []Timer  `yaml:"timers"`
+	// Alerts are the app's default alert rules (alerts.go); a timer's own replace them.
+	Alerts *Alerts `yaml:"alerts"`
+	Timers []Timer `yaml:"timers"`
 	// Calendars are the business calendars the timers may name (calendar.go).
 	Calendars []Calendar `yaml:"calendars"`
 }
@@ -75,6 +77,8 @@ type Timer struct {
 	// CalendarRules is the named calendar's rules, copied in by Manifest.Resolve (not read
 	// from YAML; kept in the stored definition).
 	CalendarRules *timer.Calendar `yaml:"-"`
+	// Alerts are the timer's alert rules; nil takes the manifest's, {} has none.
+	Alerts *Alerts `yaml:"alerts"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -174,7 +178,11 @@ func Parse(r io.Reader) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
 	m.expandActions(ActionsAddr())
-	return m, m.Validate()
+	if err := m.Validate(); err != nil {
+		return m, err
+	}
+	m.withAlertDefaults()
+	return m, nil
 }
 
 // ValidateFor is Validate for a stack with defaults d: a timer without async must also have a
@@ -197,6 +205,9 @@ func (m Manifest) Validate() error {
 	var errs []error
 	if m.App != "" && !timer.ValidName(m.App) {
 		errs = append(errs, fmt.Errorf("%w: app: %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, m.App))
+	}
+	for _, err := range m.Alerts.problems() {
+		errs = append(errs, fmt.Errorf("%w: %v", errkind.Invalid, err))
 	}
 	seenTenant := map[string]bool{}
 	for i, name := range m.Tenants {
@@ -289,6 +300,7 @@ func (t Timer) problems() []error {
 	if err := t.Action.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("action: %v", err))
 	}
+	errs = append(errs, t.Alerts.problems()...)
 	errs = append(errs, t.itemProblems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
@@ -338,6 +350,9 @@ func (m Manifest) Key(name string) timer.Key {
 
 // Expand is Timer.Expand for this manifest's app: the instances' keys carry the app.
 func (m Manifest) Expand(t Timer, tenants []string, d Defaults) []Desired {
+	if t.Alerts == nil {
+		t.Alerts = m.Alerts
+	}
 	return m.Resolve(t).ExpandFor(m.App, tenants, d)
 }
 
@@ -415,6 +430,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 		s.RetryDelay = t.RetryDelay.Duration
 	}
 	t.applyCalendar(&s)
+	s.Alerts = t.Alerts.Rules()
 	return s
 }
 

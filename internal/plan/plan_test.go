@@ -230,22 +230,23 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, 43200, m.LogWriterInvocations, 1e-6)
 		requireUsage(t, cost.Usage{
 			WriteUnits: 43200 * 4,
-			// Recovery rereads the stale key every minute (0.5), the processor the watermark.
-			ReadUnits:      43200*0.5 + 43200*1,
+			// Recovery rereads the stale key every minute (0.5), the processor the watermark,
+			// the log writer the open alerts (0.5).
+			ReadUnits:      43200*0.5 + 43200*1 + 43200*0.5,
 			SQSRequests:    43200 * 3, // receive, delete, the follow-up's send
-			DynamoRequests: 43200*2 + 43200 + 43200 + 432,
-			Requests:       43200*4 + 432 + 43200*3,
+			DynamoRequests: 43200*2 + 43200 + 43200 + 43200 + 432,
+			Requests:       43200*5 + 432 + 43200*3,
 			LambdaRequests: 43200 * 2,
 			// 3 records' worth of 330 ms per processor invocation, 50 ms per log writer's.
 			LambdaGBSeconds: (43200*3*0.33 + 43200*0.05) * 0.125,
 			LogIngestBytes:  43200*57 + 86400*300,
 			StorageGBMonths: (43200*(395.0+70) + 600) / (1 << 30), // the log item and its page line
 		}, m.FiringsUsage)
-		// A month of idle ticks: 43,200 fetches (two looks at each shard, 2 s apart) and sweeps,
-		// 11 pollers.
+		// A month of idle ticks: 43,200 fetches (two looks at each shard, 2 s apart) and sweeps
+		// (each also reading the events outbox and the alert deadlines), 11 pollers.
 		requireUsage(t, cost.Usage{
-			WriteUnits: 43200, ReadUnits: 86400 + (43200*8+43200*4)*0.5,
-			DynamoRequests: 43200*10 + 43200*5, SQSRequests: 11 * 2592000 / 20, Requests: 43200*15 + 1425600,
+			WriteUnits: 43200, ReadUnits: 86400 + (43200*8+43200*6)*0.5,
+			DynamoRequests: 43200*10 + 43200*7, SQSRequests: 11 * 2592000 / 20, Requests: 43200*17 + 1425600,
 			LambdaRequests: 86400, LambdaGBSeconds: 43200 * (2.011 + 0.018) * 0.125, LogIngestBytes: 86400 * 300,
 		}, m.IdleUsage)
 		requireUsage(t, m.FiringsUsage.Add(m.IdleUsage), m.TotalUsage)
@@ -264,7 +265,7 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, 720, m.IndexMoves, 1e-9)
 		u := m.FiringsUsage
 		require.InDelta(t, 720*6, u.WriteUnits, 1e-9)
-		require.InDelta(t, 720*2+720, u.ReadUnits, 1e-9, "the fetch reads each (strongly consistent, two looks), no stale key")
+		require.InDelta(t, 720*2+720+720*0.5, u.ReadUnits, 1e-9, "the fetch reads each (strongly consistent, two looks), no stale key; the log writer the open alerts")
 		require.InDelta(t, 720+720*2, u.SQSRequests, 1e-9, "the fetch sends each; receive and delete")
 	})
 	t.Run("Retries", func(t *testing.T) {
@@ -280,6 +281,9 @@ func TestMonth(t *testing.T) {
 		require.InDelta(t, 720, m.IndexMoves, 1e-9, "a retry's next run is the scheduled one")
 		require.InDelta(t, 720*1.75*4+720*2+720*0.875, m.FiringsUsage.WriteUnits, 1e-9)
 		require.InDelta(t, 720*1.75, m.ProcessorInvocations, 1e-9)
+		// Each failed execution puts one EventBridge event ($1.00 per million).
+		require.InDelta(t, 720*0.875, m.FiringsUsage.Events, 1e-9)
+		require.InDelta(t, 720*0.875/1e6, cost.USEast1.Bill(m.FiringsUsage).Line("EventBridge events").USD, 1e-15)
 	})
 	t.Run("ALongerTickKeepsMoreKeys", func(t *testing.T) {
 		t.Parallel()

@@ -201,6 +201,8 @@ type Settings struct {
 	Window
 	// MisfireAfter replaces MisfireThreshold for this timer (zero: the default).
 	MisfireAfter time.Duration `json:"misfireAfter,omitempty"`
+	// Alerts are the timer's alert rules (alerts.go).
+	Alerts AlertRules `json:"alerts,omitzero"`
 }
 
 // Retry backoff kinds.

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The issue's done-when, end to end on the local platform: a timer failing four times then
+// succeeding sends four Execution Failed events, one Alert Raised (consecutiveFailures, the
+// app's default rule) and one Alert Resolved; a timer whose action stops succeeding raises
+// noSuccessWithin once (recovery's sweeps); a slow timer raises durationOver once, however
+// many slow runs follow. `sundial alerts` and Environment Health list what is open; every
+// call was allowed by its function's role.
+func TestAlertsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs sundial up against the emulator")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		n := calls[r.URL.Path]
+		mu.Unlock()
+		switch {
+		case r.URL.Path == "/flap" && n <= 4, r.URL.Path == "/stop" && n > 1, r.URL.Path == "/quiet":
+			http.Error(w, fmt.Sprintf("failure %d", n), http.StatusBadGateway)
+			return
+		case r.URL.Path == "/slow":
+			time.Sleep(1500 * time.Millisecond)
+		}
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(action.Close)
+	var events []map[string]any
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var ev map[string]any
+		if json.Unmarshal(b, &ev) != nil {
+			http.Error(w, "want an event", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
+	count := func(timerName, detailType, rule string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, ev := range events {
+			d := ev["detail"].(map[string]any)
+			if d["timer"] == timerName && ev["detail-type"] == detailType && (rule == "" || d["rule"] == rule) {
+				n++
+			}
+		}
+		return n
+	}
+
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: billing
+alerts: {consecutiveFailures: 3, notify: "arn:aws:sns:us-east-1:000000000000:sundial-alerts-billing"}
+timers:
+  - {name: Flapping, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "%[1]s/flap"}}}
+  - {name: Stopping, schedule: "every 1s", timeout: 5s, maxRetries: 0, alerts: {noSuccessWithin: 4s}, action: {http: {url: "%[1]s/stop"}}}
+  - {name: Slow, schedule: "every 2s", timeout: 5s, alerts: {durationOver: 1s}, action: {http: {url: "%[1]s/slow"}}}
+  - {name: Quiet, schedule: "every 1s", timeout: 5s, maxRetries: 0, alerts: {}, action: {http: {url: "%[1]s/quiet"}}}
+`, action.URL)), 0o644))
+	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "up.log"))
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
+					t.Log(l)
+				}
+			}
+		}
+	})
+	ready := make(chan string, 1)
+	var printed []string
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			mu.Lock()
+			printed = append(printed, sc.Text())
+			mu.Unlock()
+			if ep, found := strings.CutPrefix(sc.Text(), "endpoint   "); found {
+				ready <- strings.Fields(ep)[0]
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-ready:
+	case <-time.After(90 * time.Second):
+		t.Fatal("sundial up not ready after 90s")
+	}
+
+	waitUntil(t, 60*time.Second, 250*time.Millisecond, "Flapping's alert raised and resolved", func() bool {
+		return count("Flapping", "Alert Resolved", "") >= 1
+	})
+	waitUntil(t, 60*time.Second, 250*time.Millisecond, "Stopping's noSuccessWithin and Slow's durationOver", func() bool {
+		return count("Stopping", "Alert Raised", "noSuccessWithin") >= 1 && count("Slow", "Alert Raised", "durationOver") >= 1
+	})
+	time.Sleep(8 * time.Second) // more failures, slow runs and sweeps: nothing is raised again
+
+	require.Equal(t, 4, count("Flapping", "Execution Failed", ""))
+	require.Equal(t, 1, count("Flapping", "Alert Raised", "consecutiveFailures"))
+	require.Equal(t, 1, count("Flapping", "Alert Resolved", "consecutiveFailures"))
+	require.Equal(t, 2, count("Flapping", "Alert Raised", "")+count("Flapping", "Alert Resolved", ""), "no other alert for Flapping")
+	require.Equal(t, 1, count("Stopping", "Alert Raised", "noSuccessWithin"))
+	require.Zero(t, count("Stopping", "Alert Raised", "consecutiveFailures"), "a timer's own alerts replace the app's")
+	require.Equal(t, 1, count("Slow", "Alert Raised", "durationOver"))
+	require.Zero(t, count("Quiet", "Alert Raised", ""), "alerts: {} turns them off")
+	mu.Lock() // copied, then checked unlocked: a failed check must not hold the lock the servers take
+	lines, evs := append([]string(nil), printed...), append([]map[string]any(nil), events...)
+	mu.Unlock()
+	// The app's notify topic is told of Flapping's alert, raised and resolved; the timers with
+	// their own rules name none.
+	var told []string
+	for _, l := range lines {
+		if strings.Contains(l, " sns arn:aws:sns:us-east-1:000000000000:sundial-alerts-billing: ") {
+			told = append(told, l[strings.Index(l, ": ")+2:])
+		}
+	}
+	require.Equal(t, []string{"Sundial Alert Raised: Flapping consecutiveFailures", "Sundial Alert Resolved: Flapping consecutiveFailures"}, told)
+	for _, ev := range evs {
+		if ev["detail-type"] == "Alert Raised" {
+			d := ev["detail"].(map[string]any)
+			require.Equal(t, "billing", d["app"])
+			require.NotEmpty(t, d["since"])
+		}
+	}
+
+	out, stderr, code := cli(t, dir, "alerts", "--json", "--app", "billing", "--endpoint", endpoint)
+	require.Equal(t, 0, code, stderr)
+	var open []struct{ Timer, Rule string }
+	require.NoError(t, json.Unmarshal([]byte(out), &open))
+	require.ElementsMatch(t, []struct{ Timer, Rule string }{{"Stopping", "noSuccessWithin"}, {"Slow", "durationOver"}}, open)
+	out, stderr, code = cli(t, dir, "alerts", "--app", "default", "--endpoint", endpoint)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "no open alerts")
+	out, stderr, code = cli(t, dir, "health", "--json", "--endpoint", endpoint)
+	require.Equal(t, 0, code, stderr)
+	var h struct {
+		Alerts []struct{ Timer, Rule string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &h))
+	require.Len(t, h.Alerts, 2, "Environment Health shows the open alerts")
+	requireIAMClean(t, dir, endpoint)
+}

@@ -1,0 +1,249 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/events"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Alerter raises and resolves the timers' alerts (timer.AlertRules) and puts their events:
+// the log writer after each batch of executions, recovery's sweep for noSuccessWithin. An
+// alert is opened and closed by conditional writes (dynamo.Store.RaiseAlert, ResolveAlert),
+// so it is raised once while its rule holds, however many batches or sweeps see it.
+type Alerter struct {
+	Store  *dynamo.Store
+	Events *events.Publisher
+	// SNS tells a rule's notify topic of its alerts (nil: not told).
+	SNS SNSPublisher
+	Log *slog.Logger
+	Now func() time.Time
+}
+
+// SNSPublisher is the part of the SNS client the alerter uses.
+type SNSPublisher interface {
+	Publish(ctx context.Context, in *sns.PublishInput, opts ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// note is an alert event for a rule's notify topic.
+type note struct {
+	topic string
+	ev    events.Event
+}
+
+// ended is an execution with its instance as the write that ended it left it.
+type ended struct {
+	in timer.Instance
+	e  timer.Execution
+}
+
+type raised struct {
+	key       timer.Key
+	rule, by  string
+	announced bool
+}
+
+// alertBatch evaluates the rules over a batch of ended executions, in order.
+type alertBatch struct {
+	a        *Alerter
+	open     map[string]bool
+	events   []events.Event
+	announce []raised
+	notes    []note
+}
+
+func openKey(k timer.Key, rule string) string { return k.Norm().String() + "|" + rule }
+
+func (a *Alerter) openAlerts(ctx context.Context) (map[string]bool, error) {
+	list, err := a.Store.Alerts(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	open := make(map[string]bool, len(list))
+	for _, al := range list {
+		open[openKey(al.Key, al.Rule)] = true
+	}
+	return open, nil
+}
+
+func (b *alertBatch) raise(ctx context.Context, al timer.Alert, by, topic string, e *timer.Execution, at time.Time) error {
+	if b.open[openKey(al.Key, al.Rule)] {
+		return nil // holds still: never repeated
+	}
+	ok, err := b.a.Store.RaiseAlert(ctx, al, by)
+	if err != nil {
+		return err
+	}
+	b.open[openKey(al.Key, al.Rule)] = true
+	if ok {
+		ev := events.FromAlert(events.AlertRaised, al, e, at)
+		b.events = append(b.events, ev)
+		b.announce = append(b.announce, raised{key: al.Key, rule: al.Rule, by: by})
+		if topic != "" {
+			b.notes = append(b.notes, note{topic, ev})
+		}
+	}
+	return nil
+}
+
+func (b *alertBatch) resolve(ctx context.Context, k timer.Key, rule, topic string, e *timer.Execution, at time.Time, always bool) error {
+	if !always && !b.open[openKey(k, rule)] {
+		return nil
+	}
+	al, ok, err := b.a.Store.ResolveAlert(ctx, k, rule)
+	if err != nil {
+		return err
+	}
+	delete(b.open, openKey(k, rule))
+	if ok {
+		ev := events.FromAlert(events.AlertResolved, al, e, at)
+		b.events = append(b.events, ev)
+		if topic != "" {
+			b.notes = append(b.notes, note{topic, ev})
+		}
+	}
+	return nil
+}
+
+// executions evaluates the rules of the batch's ended executions and returns the alert
+// events with what to record once they are put (finish).
+func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, error) {
+	b := &alertBatch{a: a}
+	if len(ends) == 0 {
+		return b, nil
+	}
+	// One read a batch: which alerts are open (so that only a change is written, and an
+	// alert whose rule was removed is closed by the timer's next run).
+	var err error
+	if b.open, err = a.openAlerts(ctx); err != nil {
+		return nil, err
+	}
+	for _, x := range ends {
+		r, e := x.in.Alerts, x.e
+		k, end := e.Key.Norm(), e.StartedAt.Add(e.Duration).UTC()
+		if e.StartedAt.IsZero() {
+			end = a.Now().UTC()
+		}
+		for rule, set := range map[string]bool{timer.RuleConsecutiveFailures: r.ConsecutiveFailures > 0,
+			timer.RuleNoSuccessWithin: r.NoSuccessWithin > 0, timer.RuleDurationOver: r.DurationOver > 0} {
+			if !set && b.open[openKey(k, rule)] {
+				if err := b.resolve(ctx, k, rule, "", &e, end, false); err != nil { // the rule was removed
+					return nil, err
+				}
+			}
+		}
+		if !r.Any() {
+			continue
+		}
+		ran := e.Outcome != timer.OutcomeMissed && e.Outcome != timer.OutcomeRecovered
+		var err error
+		if r.ConsecutiveFailures > 0 {
+			switch {
+			case e.Outcome.Failed() && x.in.NumberOfTries >= r.ConsecutiveFailures:
+				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,
+					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.in.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
+			case e.Outcome == timer.OutcomeSuccess:
+				err = b.resolve(ctx, k, timer.RuleConsecutiveFailures, r.Notify, &e, end, false)
+			}
+		}
+		if err == nil && r.DurationOver > 0 && ran {
+			if e.Duration > r.DurationOver {
+				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleDurationOver, Since: end, ExecutionID: e.ExecutionID,
+					Detail: fmt.Sprintf("a run took %s (rule: over %s)", e.Duration.Round(time.Millisecond), r.DurationOver)}, e.ExecutionID, r.Notify, &e, end)
+			} else {
+				err = b.resolve(ctx, k, timer.RuleDurationOver, r.Notify, &e, end, false)
+			}
+		}
+		if err == nil && r.NoSuccessWithin > 0 {
+			success := e.Outcome == timer.OutcomeSuccess
+			if err = a.Store.Watch(ctx, k, end.Add(r.NoSuccessWithin), success); err == nil && success {
+				// Always tried: recovery may have raised it after this batch read the open alerts.
+				err = b.resolve(ctx, k, timer.RuleNoSuccessWithin, r.Notify, &e, end, true)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// finish tells the notify topics (best effort: a failure is logged, the event is on the bus)
+// and records that the raises were announced (their events put or kept).
+func (b *alertBatch) finish(ctx context.Context) error {
+	b.a.notify(ctx, b.notes)
+	var errs []error
+	for _, r := range b.announce {
+		errs = append(errs, b.a.Store.AnnounceAlert(ctx, r.key, r.rule, r.by))
+	}
+	return errors.Join(errs...)
+}
+
+// Sweep raises noSuccessWithin for every active instance whose deadline passed without a
+// success (recovery's schedule); a deactivated timer raises nothing.
+func (a *Alerter) Sweep(ctx context.Context) error {
+	now := a.Now()
+	overdue, err := a.Store.Overdue(ctx, now)
+	if err != nil || len(overdue) == 0 {
+		return err
+	}
+	open, err := a.openAlerts(ctx)
+	if err != nil {
+		return err
+	}
+	b := &alertBatch{a: a, open: open}
+	for k, deadline := range overdue {
+		if open[openKey(k, timer.RuleNoSuccessWithin)] {
+			continue
+		}
+		in, err := a.Store.Get(ctx, k)
+		if err != nil && !errors.Is(err, timer.ErrNotFound) {
+			return err
+		}
+		if err != nil || !in.Active || in.Alerts.NoSuccessWithin <= 0 {
+			// Deactivated, gone or no longer watched: not read again until it runs.
+			if err := a.Store.Unwatch(ctx, k); err != nil {
+				return err
+			}
+			continue
+		}
+		al := timer.Alert{Key: k, Rule: timer.RuleNoSuccessWithin, Since: deadline.UTC(),
+			Detail: fmt.Sprintf("no successful run within %s", in.Alerts.NoSuccessWithin)}
+		if err := b.raise(ctx, al, "noSuccessWithin@"+strconv.FormatInt(deadline.UnixMilli(), 10), in.Alerts.Notify, nil, now); err != nil {
+			return err
+		}
+	}
+	if err := a.Events.Publish(ctx, b.events); err != nil {
+		return err
+	}
+	return b.finish(ctx)
+}
+
+// notify publishes each note to its topic: the subject names the alert, the message is the
+// event's detail (JSON).
+func (a *Alerter) notify(ctx context.Context, notes []note) {
+	if a.SNS == nil {
+		return
+	}
+	for _, n := range notes {
+		d, err := n.ev.DetailJSON()
+		if err != nil {
+			a.Log.Error("alerts: notify", "topic", n.topic, "error", err)
+			continue
+		}
+		subject := events.Truncate(fmt.Sprintf("Sundial %s: %s %s", n.ev.DetailType, n.ev.Detail.Timer, n.ev.Detail.Rule), 100)
+		if _, err := a.SNS.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(n.topic), Subject: aws.String(subject), Message: aws.String(d)}); err != nil {
+			a.Log.Error("alerts: notify topic not told (the event was put)", "topic", n.topic, "detail_type", n.ev.DetailType,
+				"timer", n.ev.Detail.Timer, "rule", n.ev.Detail.Rule, "error", err)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/events"
+	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// recordingBus takes every entry and records its detail type.
+type recordingBus struct {
+	mu      sync.Mutex
+	types   []string
+	details []string
+}
+
+// countFor counts the events of detail type dt whose detail names timer name.
+func (b *recordingBus) countFor(dt, name string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for i, t := range b.types {
+		if t == dt && strings.Contains(b.details[i], `"timer":"`+name+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *recordingBus) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := &eventbridge.PutEventsOutput{}
+	for _, e := range in.Entries {
+		b.types = append(b.types, aws.ToString(e.DetailType))
+		b.details = append(b.details, aws.ToString(e.Detail))
+		out.Entries = append(out.Entries, types.PutEventsResultEntry{EventId: aws.String("x")})
+	}
+	return out, nil
+}
+
+func (b *recordingBus) count(dt string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, t := range b.types {
+		if t == dt {
+			n++
+		}
+	}
+	return n
+}
+
+func newAlerter(t *testing.T) (*Alerter, *recordingBus, *dynamo.Store) {
+	cfg, out := testenv.Stack(t)
+	store := dynamo.New(dynamodb.NewFromConfig(cfg), out.TimersTable, out.LogTable, time.Hour)
+	bus := &recordingBus{}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	pub := &events.Publisher{API: bus, Outbox: store, Log: log}
+	return &Alerter{Store: store, Events: pub, Log: log, Now: time.Now}, bus, store
+}
+
+// run evaluates one ended execution as the log writer does for a batch.
+func run(t *testing.T, a *Alerter, in timer.Instance, e timer.Execution) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := a.executions(ctx, []ended{{in: in, e: e}})
+	require.NoError(t, err)
+	require.NoError(t, a.Events.Publish(ctx, b.events))
+	require.NoError(t, b.finish(ctx))
+}
+
+func execution(k timer.Key, id string, o timer.Outcome, took time.Duration) timer.Execution {
+	start := time.Now().UTC().Truncate(time.Millisecond)
+	return timer.Execution{Key: k, ExecutionID: id, ScheduledAt: start, StartedAt: start, Duration: took, Attempt: 1, Outcome: o}
+}
+
+// consecutiveFailures: raised once at the third failure in a row, not again at the fourth,
+// resolved once by the success; a batch delivered again changes nothing.
+func TestAlertConsecutiveFailures(t *testing.T) {
+	a, bus, _ := newAlerter(t)
+	k := timer.Key{App: "billing", Timer: testenv.Unique(t)}
+	in := timer.Instance{Key: k, Settings: timer.Settings{Alerts: timer.AlertRules{ConsecutiveFailures: 3}}, Active: true}
+	for i := 1; i <= 4; i++ {
+		in.NumberOfTries = i
+		e := execution(k, "F"+string(rune('0'+i)), timer.OutcomeError, time.Millisecond)
+		run(t, a, in, e)
+		run(t, a, in, e) // redelivered
+	}
+	require.Equal(t, 1, bus.count(events.AlertRaised))
+	in.NumberOfTries = 0
+	run(t, a, in, execution(k, "S1", timer.OutcomeSuccess, time.Millisecond))
+	run(t, a, in, execution(k, "S2", timer.OutcomeSuccess, time.Millisecond))
+	require.Equal(t, 1, bus.count(events.AlertResolved))
+	require.Equal(t, 1, bus.count(events.AlertRaised))
+}
+
+// durationOver holds after a slow run until a quick one; an alert whose rule was removed is
+// resolved by the next run.
+func TestAlertDurationOverAndRemovedRule(t *testing.T) {
+	a, bus, store := newAlerter(t)
+	k := timer.Key{Timer: testenv.Unique(t)}
+	in := timer.Instance{Key: k, Settings: timer.Settings{Alerts: timer.AlertRules{DurationOver: time.Second}}, Active: true}
+	run(t, a, in, execution(k, "A", timer.OutcomeSuccess, 2*time.Second))
+	run(t, a, in, execution(k, "B", timer.OutcomeError, 3*time.Second))
+	require.Equal(t, 1, bus.count(events.AlertRaised))
+	run(t, a, in, execution(k, "C", timer.OutcomeSuccess, 10*time.Millisecond))
+	require.Equal(t, 1, bus.count(events.AlertResolved))
+
+	run(t, a, in, execution(k, "D", timer.OutcomeSuccess, 2*time.Second))
+	require.Equal(t, 2, bus.count(events.AlertRaised))
+	in.Alerts = timer.AlertRules{}
+	run(t, a, in, execution(k, "E", timer.OutcomeSuccess, 2*time.Second))
+	require.Equal(t, 2, bus.count(events.AlertResolved), "the rule is gone: its alert is closed")
+	open, err := store.Alerts(context.Background(), "")
+	require.NoError(t, err)
+	for _, al := range open {
+		require.NotEqual(t, k, al.Key)
+	}
+}
+
+// noSuccessWithin: the sweep raises it once when the deadline passed, not for a deactivated
+// timer; a success resolves it.
+func TestAlertNoSuccessWithin(t *testing.T) {
+	a, bus, store := newAlerter(t)
+	ctx := context.Background()
+	k := timer.Key{Timer: testenv.Unique(t)}
+	in := timer.Instance{Key: k, Settings: timer.Settings{Schedule: "every 1h", Timezone: "UTC", Priority: 3, Timeout: time.Minute,
+		Alerts: timer.AlertRules{NoSuccessWithin: time.Second}}, Active: true}
+	require.NoError(t, store.Create(ctx, in))
+	run(t, a, in, execution(k, "F1", timer.OutcomeError, time.Millisecond))
+	require.NoError(t, a.Sweep(ctx))
+	require.Zero(t, bus.count(events.AlertRaised), "the window has not passed")
+	time.Sleep(1100 * time.Millisecond)
+	for range 3 {
+		require.NoError(t, a.Sweep(ctx))
+	}
+	require.Equal(t, 1, bus.count(events.AlertRaised))
+	run(t, a, in, execution(k, "S1", timer.OutcomeSuccess, time.Millisecond))
+	require.Equal(t, 1, bus.count(events.AlertResolved))
+
+	// Deactivated: nothing raised, and it is no longer read.
+	k2 := timer.Key{Timer: testenv.Unique(t) + "-off"}
+	in2 := in
+	in2.Key, in2.Active = k2, false
+	require.NoError(t, store.Create(ctx, in2))
+	run(t, a, in2, execution(k2, "F1", timer.OutcomeError, time.Millisecond))
+	time.Sleep(1100 * time.Millisecond)
+	require.NoError(t, a.Sweep(ctx))
+	require.Zero(t, bus.countFor(events.AlertRaised, k2.Timer), "a deactivated timer raises nothing")
+	due, err := store.Overdue(ctx, time.Now())
+	require.NoError(t, err)
+	require.NotContains(t, due, k2)
+}

@@ -1,0 +1,54 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// An open alert is shown in Environment Health and on its timer's page, HTML and API, and
+// leaves both once resolved.
+func TestOpenAlertsShown(t *testing.T) {
+	f := setup(t)
+	key := f.create(t, "Alerting", "every 1h", nil)
+	ctx := context.Background()
+	since := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	al := timer.Alert{Key: key, Rule: timer.RuleConsecutiveFailures, Since: since, ExecutionID: "E1", Detail: "3 executions in a row failed <b>"}
+	ok, err := f.app.Store.RaiseAlert(ctx, al, "E1")
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	status, body, _ := f.do(t, "GET", "/", f.token, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `id="alerts"`)
+	require.Contains(t, body, key.String())
+	require.Contains(t, body, "3 executions in a row failed &lt;b&gt;", "escaped")
+	require.Contains(t, body, "2026-11-25 10:00:00Z")
+	status, body, _ = f.do(t, "GET", "/timers/"+key.Timer, f.token, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "consecutiveFailures")
+	status, body, _ = f.do(t, "GET", "/api/timers/"+key.Timer, f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var d struct{ Alerts []timer.Alert }
+	require.NoError(t, json.Unmarshal([]byte(body), &d))
+	require.Len(t, d.Alerts, 1)
+	require.Equal(t, since, d.Alerts[0].Since)
+
+	_, ok, err = f.app.Store.ResolveAlert(ctx, key, al.Rule)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, body, _ = f.do(t, "GET", "/timers/"+key.Timer, f.token, "")
+	require.NotContains(t, body, "consecutiveFailures")
+	_, body, _ = f.do(t, "GET", "/api/health", f.token, "")
+	var h struct{ Alerts []timer.Alert }
+	require.NoError(t, json.Unmarshal([]byte(body), &h))
+	for _, a := range h.Alerts {
+		require.NotEqual(t, key, a.Key)
+	}
+}

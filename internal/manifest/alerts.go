@@ -1,0 +1,74 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Alerts are alert rules as the manifest writes them: at the top, the app's defaults; on a
+// timer, its own, which replace the defaults whole (`alerts: {}` turns them off).
+type Alerts struct {
+	ConsecutiveFailures *int      `yaml:"consecutiveFailures" json:"consecutiveFailures,omitempty"`
+	NoSuccessWithin     *Duration `yaml:"noSuccessWithin" json:"noSuccessWithin,omitempty"`
+	DurationOver        *Duration `yaml:"durationOver" json:"durationOver,omitempty"`
+	// Notify is an SNS topic also told of each alert raised or resolved; the stack's
+	// AlertTopicArns parameter must cover it.
+	Notify string `yaml:"notify" json:"notify,omitempty"`
+}
+
+// snsTopicARN: arn:<partition>:sns:<region>:<account>:<topic>.
+var snsTopicARN = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`)
+
+// Rules are the rules these alerts set (nil: none).
+func (a *Alerts) Rules() timer.AlertRules {
+	var r timer.AlertRules
+	if a == nil {
+		return r
+	}
+	if a.ConsecutiveFailures != nil {
+		r.ConsecutiveFailures = *a.ConsecutiveFailures
+	}
+	if a.NoSuccessWithin != nil {
+		r.NoSuccessWithin = a.NoSuccessWithin.Duration
+	}
+	if a.DurationOver != nil {
+		r.DurationOver = a.DurationOver.Duration
+	}
+	r.Notify = a.Notify
+	return r
+}
+
+func (a *Alerts) problems() []error {
+	if a == nil {
+		return nil
+	}
+	var errs []error
+	if a.ConsecutiveFailures != nil && (*a.ConsecutiveFailures < 1 || *a.ConsecutiveFailures > 1000) {
+		errs = append(errs, fmt.Errorf("alerts: consecutiveFailures: %d is out of range 1..1000 (leave it out for no such rule)", *a.ConsecutiveFailures))
+	}
+	if a.NoSuccessWithin != nil && (a.NoSuccessWithin.Duration < time.Second || a.NoSuccessWithin.Duration > 90*24*time.Hour) {
+		errs = append(errs, fmt.Errorf("alerts: noSuccessWithin: %s is out of range 1s..2160h (recovery checks it at each sweep, every minute on AWS)", a.NoSuccessWithin.Duration))
+	}
+	if a.DurationOver != nil && (a.DurationOver.Duration < time.Second || a.DurationOver.Duration > 24*time.Hour) {
+		errs = append(errs, fmt.Errorf("alerts: durationOver: %s is out of range 1s..24h", a.DurationOver.Duration))
+	}
+	if a.Notify != "" && !snsTopicARN.MatchString(a.Notify) {
+		errs = append(errs, fmt.Errorf("alerts: notify: %q is not an SNS topic's ARN (arn:aws:sns:REGION:ACCOUNT:TOPIC)", a.Notify))
+	}
+	if a.Notify != "" && a.ConsecutiveFailures == nil && a.NoSuccessWithin == nil && a.DurationOver == nil {
+		errs = append(errs, fmt.Errorf("alerts: notify: no rule to notify of; add consecutiveFailures, noSuccessWithin or durationOver"))
+	}
+	return errs
+}
+
+// withAlertDefaults gives every timer without alerts of its own the manifest's.
+func (m *Manifest) withAlertDefaults() {
+	for i := range m.Timers {
+		if m.Timers[i].Alerts == nil {
+			m.Timers[i].Alerts = m.Alerts
+		}
+	}
+}

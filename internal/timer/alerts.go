@@ -1,0 +1,39 @@
+package timer
+
+import "time"
+
+// AlertRules are a timer's alert rules (the manifest's `alerts:`); a zero field is off, and
+// zero rules raise nothing.
+type AlertRules struct {
+	// ConsecutiveFailures holds while at least this many executions in a row have failed.
+	ConsecutiveFailures int `json:"consecutiveFailures,omitempty"`
+	// NoSuccessWithin holds while the timer has not succeeded for this long (recovery's
+	// sweep checks it, so a timer that stops running at all raises it; deactivated ones not).
+	NoSuccessWithin time.Duration `json:"noSuccessWithin,omitempty"`
+	// DurationOver holds after a run that took longer than this, until a run that did not.
+	DurationOver time.Duration `json:"durationOver,omitempty"`
+	// Notify is an SNS topic ARN that is also told of each alert raised or resolved.
+	Notify string `json:"notify,omitempty"`
+}
+
+// Alert rule names, as events and listings name them.
+const (
+	RuleConsecutiveFailures = "consecutiveFailures"
+	RuleNoSuccessWithin     = "noSuccessWithin"
+	RuleDurationOver        = "durationOver"
+)
+
+// Any reports whether a rule is set.
+func (r AlertRules) Any() bool {
+	return r.ConsecutiveFailures > 0 || r.NoSuccessWithin > 0 || r.DurationOver > 0
+}
+
+// Alert is an open alert: a rule that holds for an instance since Since.
+type Alert struct {
+	Key
+	Rule  string    `json:"rule"`
+	Since time.Time `json:"since"`
+	// ExecutionID is the execution that raised it (none for noSuccessWithin).
+	ExecutionID string `json:"executionId,omitempty"`
+	Detail      string `json:"detail"`
+}
