@@ -58,21 +58,9 @@ func cmdBulk(ctx context.Context, cmd string, t *target, fs *flag.FlagSet, app, 
 		}
 		b.Until = &at
 	}
-	remote, err := t.viaAPI(ctx, api)
+	be, err := t.backend(ctx, api)
 	if err != nil {
 		return err
-	}
-	var be console.Backend = remote
-	if remote == nil {
-		awsCfg, outs, err := t.connect(ctx)
-		if err != nil {
-			return err
-		}
-		a, err := t.appOn(awsCfg, outs)
-		if err != nil {
-			return err
-		}
-		be = console.NewService(a, nil, [4]int{})
 	}
 	msg, err := be.BulkAction(ctx, app, cmd, b, cliActor())
 	if err != nil {

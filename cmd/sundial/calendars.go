@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/schedule"
 )
 
@@ -36,23 +35,12 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := checkApp("calendars "+args[0], *appName); err != nil {
 		return err
 	}
-	backend := func() (console.Backend, error) {
-		remote, err := t.viaAPI(ctx, *api)
-		if err != nil || remote != nil {
-			return remote, err
-		}
-		a, err := t.app(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return console.NewService(a, nil, [4]int{}), nil
-	}
 	switch args[0] {
 	case "list":
 		if fs.NArg() > 0 {
 			return usageErr("calendars list: unexpected argument %q", fs.Arg(0))
 		}
-		be, err := backend()
+		be, err := t.backend(ctx, *api)
 		if err != nil {
 			return err
 		}
@@ -74,7 +62,7 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		be, err := backend()
+		be, err := t.backend(ctx, *api)
 		if err != nil {
 			return err
 		}

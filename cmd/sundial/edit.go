@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/console"
 )
 
 // cmdTimersEdit changes a timer's effective schedule, timeout, priority or DST policy. Every value is
@@ -51,21 +50,9 @@ func cmdTimersEdit(ctx context.Context, args []string, stdout io.Writer) error {
 	if e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil && e.MisfireAfter == nil && !e.Reset {
 		return usageErr("timers edit: nothing to change; give --schedule, --timeout, --priority, --dst, --misfire-after or --reset")
 	}
-	remote, err := t.viaAPI(ctx, *api)
+	be, err := t.backend(ctx, *api)
 	if err != nil {
 		return err
-	}
-	var be console.Backend = remote
-	if remote == nil {
-		awsCfg, outs, err := t.connect(ctx)
-		if err != nil {
-			return err
-		}
-		a, err := t.appOn(awsCfg, outs)
-		if err != nil {
-			return err
-		}
-		be = console.NewService(a, nil, [4]int{})
 	}
 	if err := be.Edit(ctx, key, e); err != nil {
 		return err

@@ -42,3 +42,24 @@ func (t *target) viaAPI(ctx context.Context, api string) (*console.Remote, error
 	}
 	return console.NewRemote(api, cfg.Credentials, cfg.Region)
 }
+
+// backend is what an operator command reads and acts through: the Service Center API when
+// viaAPI names one, else the stack's tables (as the API function itself does).
+func (t *target) backend(ctx context.Context, api string) (console.Backend, error) {
+	remote, err := t.viaAPI(ctx, api)
+	if err != nil {
+		return nil, err
+	}
+	if remote != nil {
+		return remote, nil
+	}
+	awsCfg, outs, err := t.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := t.appOn(awsCfg, outs)
+	if err != nil {
+		return nil, err
+	}
+	return console.NewService(a, nil, [4]int{}), nil
+}
