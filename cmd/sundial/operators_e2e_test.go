@@ -195,9 +195,11 @@ func TestUpOperators(t *testing.T) {
 		out, _, code := cli(t, dir, "timers", "list", "--app", "billing", "--json", "--endpoint", endpoint)
 		return code == 0 && strings.Contains(out, `"active": true`) && !strings.Contains(out, "month-end freeze")
 	}, 30*time.Second, 500*time.Millisecond, "the platform activates them again at --until")
-	out, errOut, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)
-	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, `"action": "activate"`)
+	// The sweep activates each timer, then records it: the record follows the activation.
+	require.Eventually(t, func() bool {
+		out, _, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)
+		return code == 0 && strings.Contains(out, `"action": "activate"`)
+	}, 10*time.Second, 300*time.Millisecond, "the platform's activation is audited: %s", out)
 	require.Contains(t, out, "month-end freeze")
 
 	out, errOut, code = cli(t, dir, "audit", "--timer", "Nightly", "--app", "default", "--endpoint", endpoint)

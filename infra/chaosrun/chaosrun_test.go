@@ -71,7 +71,9 @@ func TestChaos(t *testing.T) {
 	// Completes of the workers that went silent refused; the invariants above cover them.
 	require.Positive(t, res.AsyncStarted, "async executions were started")
 	require.Positive(t, res.Heartbeats, "async workers heartbeated")
-	require.Positive(t, res.HeartbeatsExpired, "heartbeats after the lease's expiry were refused")
+	// A late heartbeat is refused either because the lease expired or because recovery had
+	// already ended the execution; which one a 30 s run sees varies.
+	require.Positive(t, res.HeartbeatsExpired+res.HeartbeatsFenced, "late heartbeats were refused")
 	require.Positive(t, res.AsyncRecovered, "silent async executions were recovered")
 	require.Positive(t, res.ZombieRefused, "zombie Completes were refused")
 }

@@ -49,8 +49,12 @@ const (
 	// Event), as infra/lambdarun's Invoke API.
 	lambdaMaxSync  = 6 * 1024 * 1024
 	lambdaMaxEvent = 1024 * 1024
-	// queryMaxRequest: a Query-protocol form (CloudFormation's DescribeStacks).
+	// queryMaxRequest: a Query-protocol form (CloudFormation's DescribeStacks, SNS Publish of
+	// a message of at most 256 KB).
 	queryMaxRequest = 1 << 20
+	// eventsMaxRequest: PutEvents' entries total at most 256 KB; the JSON around them
+	// (escapes, names) is bounded at as much again.
+	eventsMaxRequest = 512 << 10
 	// minWeight is what every request counts against the in-flight budget at least.
 	minWeight = 16 << 10
 	// DefaultMaxInFlight bounds the bytes of request bodies held at once.
@@ -71,8 +75,10 @@ func maxRequest(svc iam.Service, r *http.Request) int64 {
 			return lambdaMaxEvent
 		}
 		return lambdaMaxSync
-	case iam.CloudFormation:
+	case iam.CloudFormation, iam.SNS:
 		return queryMaxRequest
+	case iam.Events:
+		return eventsMaxRequest
 	}
 	return 0
 }
@@ -86,16 +92,23 @@ func service(r *http.Request) iam.Service {
 		return iam.DynamoDB
 	case strings.HasPrefix(target, "AmazonSQS."):
 		return iam.SQS
+	case strings.HasPrefix(target, "AWSEvents."):
+		return iam.Events
 	case strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/"):
 		return iam.Lambda
 	case target == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded"):
+		// The Query protocol's services differ by the credential scope's service alone.
+		if strings.Contains(r.Header.Get("Authorization"), "/sns/aws4_request") {
+			return iam.SNS
+		}
 		return iam.CloudFormation
 	}
 	return ""
 }
 
 // signingName is the name a service's requests are signed for.
-var signingName = map[iam.Service]string{iam.DynamoDB: "dynamodb", iam.SQS: "sqs", iam.Lambda: "lambda", iam.CloudFormation: "cloudformation"}
+var signingName = map[iam.Service]string{iam.DynamoDB: "dynamodb", iam.SQS: "sqs", iam.Lambda: "lambda", iam.CloudFormation: "cloudformation",
+	iam.Events: "events", iam.SNS: "sns"}
 
 // ReportService is the signing name of the endpoint's own GET IAMReportPath.
 const ReportService = "sundial"

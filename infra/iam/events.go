@@ -16,16 +16,31 @@ func (e Env) eventsCalls(op string, body []byte) ([]Call, error) {
 	if op != "PutEvents" {
 		return nil, fmt.Errorf("events %s: the local platform emulates only PutEvents", op)
 	}
-	var b struct {
-		Entries []struct{ EventBusName string }
+	// Read strictly (strict.go), as the bus each entry names is what is authorized.
+	b, err := strictObject(body, true)
+	if err != nil {
+		return nil, fmt.Errorf("events %s: %w", op, err)
 	}
-	if err := json.Unmarshal(body, &b); err != nil {
-		return nil, fmt.Errorf("events %s: the body is not JSON: %w", op, err)
+	var entries []json.RawMessage
+	if raw, ok := b["Entries"]; ok {
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			return nil, fmt.Errorf("events %s: Entries is not a list: %w", op, err)
+		}
 	}
 	seen := map[string]bool{}
 	var out []Call
-	for _, en := range b.Entries {
-		res := e.EventBusARN(en.EventBusName)
+	for _, raw := range entries {
+		en, err := strictObject(raw, true)
+		if err != nil {
+			return nil, fmt.Errorf("events %s: an entry: %w", op, err)
+		}
+		var bus string
+		if v, ok := en["EventBusName"]; ok {
+			if err := json.Unmarshal(v, &bus); err != nil {
+				return nil, fmt.Errorf("events %s: EventBusName is not a string", op)
+			}
+		}
+		res := e.EventBusARN(bus)
 		if !seen[res] {
 			seen[res] = true
 			out = append(out, Call{Action: "events:PutEvents", Resource: res})
