@@ -79,7 +79,7 @@ func TestAppStacks(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(tpl, []byte(strings.Replace(string(b), "Default: sundial", "Default: other", 1)), 0o644))
 	_, err = up(dir)
-	require.ErrorContains(t, err, `Fn::ImportValue other-PublishFunctionArn: no deployed stack exports "other-PublishFunctionArn" (exports: sundial-PublishFunctionArn)`)
+	require.ErrorContains(t, err, `Fn::ImportValue other-PublishFunctionArn: no deployed stack exports "other-PublishFunctionArn" (exports: sundial-PublishFunctionArn`)
 }
 
 // A changed app stack template is applied as CloudFormation applies a stack update to its

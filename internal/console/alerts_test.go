@@ -33,7 +33,7 @@ func TestOpenAlertsShown(t *testing.T) {
 	status, body, _ = f.do(t, "GET", "/timers/"+key.Timer, f.token, "")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, "consecutiveFailures")
-	status, body, _ = f.do(t, "GET", "/api/timers/"+key.Timer, f.token, "")
+	status, body, _ = f.do(t, "GET", apiTimerPath(key), f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	var d struct{ Alerts []timer.Alert }
 	require.NoError(t, json.Unmarshal([]byte(body), &d))
