@@ -26,11 +26,7 @@ func cmdAlerts(ctx context.Context, args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageErr("alerts: unexpected argument %q", fs.Arg(0))
 	}
-	awsCfg, outs, err := t.connect(ctx)
-	if err != nil {
-		return err
-	}
-	a, err := t.appOn(awsCfg, outs)
+	a, err := t.app(ctx)
 	if err != nil {
 		return err
 	}

@@ -53,11 +53,7 @@ func (t *target) backend(ctx context.Context, api string) (console.Backend, erro
 	if remote != nil {
 		return remote, nil
 	}
-	awsCfg, outs, err := t.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a, err := t.appOn(awsCfg, outs)
+	a, err := t.app(ctx)
 	if err != nil {
 		return nil, err
 	}
