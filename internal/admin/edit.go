@@ -170,19 +170,5 @@ func Preview(expr, timezone, dst string, from time.Time, n int) ([]time.Time, er
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
-	sch, err := parseSchedule(expr, timezone, policy)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
-	}
-	loc, _ := schedule.LoadLocation(timezone)
-	out := []time.Time{}
-	for t := from; len(out) < n; {
-		next, ok := sch.Next(t)
-		if !ok {
-			break
-		}
-		out = append(out, next.In(loc))
-		t = next
-	}
-	return out, nil
+	return PreviewSettings(timer.Settings{Schedule: expr, Timezone: timezone, DST: string(policy)}, from, n)
 }
