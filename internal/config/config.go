@@ -40,6 +40,9 @@ type Config struct {
 	// ShardGrace is how long the shards above a lowered DueShards must stay empty before the
 	// fetch stops reading them (0: the engine's default, engine.RetireGrace).
 	ShardGrace time.Duration
+	// ClaimRate is the claims per second the fetch assumes when it sends a crowded second's
+	// firings early (SUNDIAL_CLAIM_RATE; 0: engine.DefaultClaimRate).
+	ClaimRate int
 	// FailedBackoff hides a failed SQS record for FailedBackoff x its receive count before
 	// redelivery, so a bad message reaches the dead-letter queue in minutes, not hours.
 	FailedBackoff time.Duration
@@ -125,6 +128,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.IndexLag = dur("SUNDIAL_INDEX_LAG", DefaultIndexLag, 0, time.Minute)
 	c.LostAfter = dur("SUNDIAL_LOST_AFTER", 2*c.Tick+30*time.Second, time.Second, 24*time.Hour)
 	c.ShardGrace = dur("SUNDIAL_SHARD_GRACE", 0, 0, 24*time.Hour)
+	c.ClaimRate = num("SUNDIAL_CLAIM_RATE", 0, 0, 1_000_000)
 	c.FailedBackoff = dur("SUNDIAL_FAILED_BACKOFF", 30*time.Second, time.Second, time.Hour)
 	if v := getenv("SUNDIAL_LAMBDA_ENDPOINT"); v != "" {
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -33,6 +33,10 @@ type Fetcher struct {
 	// ShardGrace is how long the shards above a lowered Shards must stay empty before the
 	// fetch stops reading them (default RetireGrace).
 	ShardGrace time.Duration
+	// ClaimRate is the claims per second a crowded second's firings are spread at: they are
+	// sent early enough to be claimed before their instant (leadFor). 0: DefaultClaimRate;
+	// negative: no lead.
+	ClaimRate int
 }
 
 // RetireGrace outlasts any execution that started before DueShards was lowered: Lambda's
@@ -130,8 +134,20 @@ func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent m
 	}
 	timer.Sort(due, now)
 	msgs := make([]Outgoing, 0, len(due))
+	crowd := map[int64]int{} // firings per instant (second)
 	for _, in := range due {
-		msgs = append(msgs, outgoing(in, message.ReasonSchedule, now))
+		crowd[in.NextRun.Unix()]++
+	}
+	rate := float64(f.ClaimRate)
+	if f.ClaimRate == 0 {
+		rate = DefaultClaimRate
+	}
+	place := map[int64]int{} // the next firing's place in its instant's claim order
+	for _, in := range due {
+		sec := in.NextRun.Unix()
+		lead := leadFor(place[sec], crowd[sec], rate, in.NextRun.Sub(now))
+		place[sec]++
+		msgs = append(msgs, outgoingEarly(in, message.ReasonSchedule, now, lead))
 	}
 	if err := f.Queue.Send(ctx, msgs); err != nil {
 		return err

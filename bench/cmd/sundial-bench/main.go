@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -68,6 +69,7 @@ func main() {
 	flag.BoolVar(&o.emulatorLog, "emulator-log", false, "write moto_server's output to OUT/moto.log")
 	deadline := flag.Duration("deadline", 22*time.Minute, "give up (and stop the emulator) after this long")
 	flag.StringVar(&o.only, "only", "", "run only this phase (precision), for trying changes out; no report")
+	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the local endpoint, the functions run in process, the SDK) to the file")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
 	o.ceilingWorkers = []int{1, 2, 4, 8}
@@ -79,6 +81,17 @@ func main() {
 		o.ceilingEach, o.smallCeilingEach, o.idleLarge, o.memoryBatches, o.engineRounds = 4*time.Second, 4*time.Second, 1000, 5, 5
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			log.Error("cpu profile", "error", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *deadline)

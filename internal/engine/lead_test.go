@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWholeLead(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name        string
+		need, ahead time.Duration
+		want        time.Duration
+	}{
+		{"a lone claim is not worth a lead", 5 * ms, 30 * time.Second, 0},
+		{"within the slack", LeadSlack, 30 * time.Second, 0},
+		{"the truncated fraction covers it", 700 * ms, 30*time.Second + 600*ms, 0},
+		{"a whole second where the fraction falls short", 700 * ms, 30*time.Second + 300*ms, time.Second},
+		{"exactly whole seconds ahead: no fraction", 1500 * ms, 30 * time.Second, 2 * time.Second},
+		{"capped at MaxLead", 10 * time.Second, time.Minute, MaxLead},
+		{"never more than the delay there is", 10 * time.Second, 1*time.Second + 500*ms, time.Second},
+		{"due now: nothing to take", 10 * time.Second, 400 * ms, 0},
+	} {
+		require.Equal(t, c.want, wholeLead(c.need, c.ahead), c.name)
+	}
+}
+
+func TestLeadFor(t *testing.T) {
+	t.Parallel()
+	ahead := 30 * time.Second // no fraction: every lead is the fetch's
+	t.Run("ACrowdedSecondIsSpreadHighestPriorityEarliest", func(t *testing.T) {
+		leads := make([]time.Duration, 1000)
+		for i := range leads {
+			leads[i] = leadFor(i, 1000, 400, ahead)
+		}
+		// The i-th needs (1000−i)/400 s: the first 500 need over 1.25 s (2 s, capped), the
+		// next 400 over 0.25 s (1 s), the last 100 are claimed within the slack (none).
+		require.Equal(t, MaxLead, leads[0])
+		require.Equal(t, MaxLead, leads[499])
+		require.Equal(t, time.Second, leads[500])
+		require.Equal(t, time.Second, leads[899])
+		require.Equal(t, time.Duration(0), leads[900])
+		require.Equal(t, time.Duration(0), leads[999])
+		for i := 1; i < len(leads); i++ {
+			require.LessOrEqual(t, leads[i], leads[i-1], "a later place in the claim order never gets more lead")
+		}
+	})
+	t.Run("ASecondTheStackClaimsInTimeGetsNone", func(t *testing.T) {
+		for i := range 100 {
+			require.Zero(t, leadFor(i, 100, 400, ahead))
+		}
+	})
+	t.Run("NoRateNoLead", func(t *testing.T) {
+		require.Zero(t, leadFor(0, 1000, 0, ahead))
+		require.Zero(t, leadFor(0, 1000, -1, ahead))
+	})
+}
+
+func TestClaimLatency(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var c claimLatency
+	for i := range 9 {
+		c.observe(t0, t0.Add(2*time.Second), t0.Add(time.Duration(i+1)*100*time.Millisecond))
+	}
+	require.Zero(t, c.need(t0.Add(time.Second)), "fewer than ten claims are no crowd")
+	c.observe(t0, t0.Add(2*time.Second), t0.Add(time.Second))
+	require.Equal(t, time.Second, c.need(t0.Add(time.Second)), "the 90th percentile of 100 ms … 1 s")
+
+	late := t0.Add(10 * time.Second)
+	for range 10 {
+		// Delivered 3 s after its instant and claimed 100 ms later: 3.1 s from the instant.
+		c.observe(late.Add(3*time.Second), late, late.Add(3100*time.Millisecond))
+	}
+	require.Equal(t, 3100*time.Millisecond, c.need(late.Add(4*time.Second)), "a late delivery counts from the instant")
+
+	require.Zero(t, c.need(late.Add(time.Minute)), "claims older than the window are forgotten")
+
+	for i := range latencySamples + 5 {
+		c.observe(t0, t0, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	require.Len(t, c.samples, latencySamples, "the ring keeps a bounded number")
+}
