@@ -25,9 +25,12 @@ const (
 )
 
 var (
-	engineARN         = regexp.MustCompile(`("(?:TableArn|IndexArn|LatestStreamArn|StreamArn|LastEvaluatedStreamArn|ShardIterator|NextShardIterator)"\s*:\s*")arn:aws:dynamodb:` + engineRegion + `:` + engineAccount + `:`)
+	// engineARNField is what precedes an ARN to rewrite: one of the fields, then `":"`.
+	engineARNField    = regexp.MustCompile(`"(?:TableArn|IndexArn|LatestStreamArn|StreamArn|LastEvaluatedStreamArn|ShardIterator|NextShardIterator)"\s*:\s*"$`)
+	engineARNPrefix   = []byte("arn:aws:dynamodb:" + engineRegion + ":" + engineAccount + ":")
 	engineRegionField = regexp.MustCompile(`("awsRegion"\s*:\s*")` + engineRegion + `"`)
 	engineMarker      = []byte(":" + engineRegion + ":")
+	compactRegion     = []byte(`"awsRegion":"` + engineRegion + `"`)
 )
 
 // arnTranslator maps between the stack's region and account and DynamoDB Local's.
@@ -59,7 +62,40 @@ func (t *arnTranslator) response(body []byte) (out []byte, changed bool) {
 	if t == nil || !bytes.Contains(body, engineMarker) {
 		return body, false
 	}
-	out = engineARN.ReplaceAll(body, []byte("${1}arn:aws:dynamodb:"+t.region+":"+t.account+":"))
-	out = engineRegionField.ReplaceAll(out, []byte("${1}"+t.region+`"`))
+	out = replaceEngineARNs(body, []byte("arn:aws:dynamodb:"+t.region+":"+t.account+":"))
+	// Every stream record names its region: DynamoDB Local writes the field compactly, which
+	// a plain replace handles at a fraction of the expression's cost (GetRecords answers of
+	// hundreds of kilobytes); the expression catches any other spacing.
+	out = bytes.ReplaceAll(out, compactRegion, []byte(`"awsRegion":"`+t.region+`"`))
+	if bytes.Contains(out, []byte(`"`+engineRegion+`"`)) {
+		out = engineRegionField.ReplaceAll(out, []byte("${1}"+t.region+`"`))
+	}
 	return out, !bytes.Equal(out, body)
+}
+
+// replaceEngineARNs replaces DynamoDB Local's ARN prefix where it begins the value of one of
+// the ARN fields (engineARNField), and nowhere else. It looks for the prefix first and checks
+// the field before it in a short window: an expression over the whole answer costs a
+// GetRecords of hundreds of kilobytes several milliseconds, on every poll.
+func replaceEngineARNs(body, repl []byte) []byte {
+	const window = 64 // the longest field name, its quotes, the colon and some spacing
+	var out []byte
+	last := 0
+	for i := 0; ; {
+		j := bytes.Index(body[i:], engineARNPrefix)
+		if j < 0 {
+			break
+		}
+		j += i
+		if engineARNField.Match(body[max(0, j-window):j]) {
+			out = append(out, body[last:j]...)
+			out = append(out, repl...)
+			last = j + len(engineARNPrefix)
+		}
+		i = j + len(engineARNPrefix)
+	}
+	if out == nil {
+		return body
+	}
+	return append(out, body[last:]...)
 }

@@ -32,6 +32,9 @@ func TestARNTranslation(t *testing.T) {
 	require.JSONEq(t, `{"Table":{"TableArn":"arn:aws:dynamodb:us-east-1:000000000000:table/T","LatestStreamArn":"`+stack+`"}}`, string(out))
 	_, changed = tr.response([]byte(`{"Item":{"pk":{"S":"x"}}}`))
 	require.False(t, changed)
+	out, _ = tr.response([]byte(`{"Records":[{"awsRegion" : "ddblocal","dynamodb":{"NewImage":{"r":{"S":"ddblocal"}}}}],"NextShardIterator" : "` + local + `|001|c2g="}`))
+	require.JSONEq(t, `{"Records":[{"awsRegion":"us-east-1","dynamodb":{"NewImage":{"r":{"S":"ddblocal"}}}}],"NextShardIterator":"`+stack+`|001|c2g="}`, string(out),
+		"any spacing is rewritten, item values never")
 
 	var none *arnTranslator
 	require.Equal(t, "x", string(none.request("DynamoDBStreams_20120810.GetRecords", []byte("x"))))

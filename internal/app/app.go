@@ -110,7 +110,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, Lookahead: 2*cfg.Tick + cfg.IndexLag, IndexLag: cfg.IndexLag, ShardGrace: cfg.ShardGrace, ClaimRate: cfg.ClaimRate}
 	a.Processor = &engine.Processor{
 		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Metrics: rec, Node: o.Node, NewID: NewExecutionID,
-		MaxEarly: engine.MaxLead + time.Second, MaxAhead: engine.MaxAheadFor(a.Fetcher.Lookahead), FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
+		MaxEarly: engine.MaxLead + 2*time.Second, MaxAhead: engine.MaxAheadFor(a.Fetcher.Lookahead), FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
 	}
 	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
 	if cfg.DLQ != "" {

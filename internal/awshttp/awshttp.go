@@ -29,7 +29,21 @@ type Client struct {
 }
 
 // New returns a Client on the SDK's default HTTP client.
-func New() *Client { return &Client{Inner: awshttp.NewBuildableClient()} }
+func New() *Client { return &Client{Inner: pooled(awshttp.NewBuildableClient())} }
+
+// IdleConnsPerHost is how many idle connections a client keeps to one host. The SDK keeps
+// 10: enough for a Lambda sandbox's batch, but a process that runs many functions' calls at
+// once (the local platform's endpoint and benchmark, where every function shares one
+// process) would open and close a connection for most calls.
+const IdleConnsPerHost = 128
+
+// pooled raises the SDK client's idle connections per host to IdleConnsPerHost.
+func pooled(c *awshttp.BuildableClient) *awshttp.BuildableClient {
+	return c.WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConns = max(t.MaxIdleConns, 2*IdleConnsPerHost)
+		t.MaxIdleConnsPerHost = IdleConnsPerHost
+	})
+}
 
 // Wrap makes a loaded configuration's clients read whole responses. It wraps the client
 // the configuration was loaded with (a custom CA bundle, AWS_CA_BUNDLE, is set up on the
@@ -42,7 +56,11 @@ func Wrap(cfg *aws.Config) {
 		cfg.HTTPClient = New()
 		return
 	}
-	cfg.HTTPClient = &Client{Inner: cfg.HTTPClient}
+	inner := cfg.HTTPClient
+	if b, ok := inner.(*awshttp.BuildableClient); ok {
+		inner = pooled(b)
+	}
+	cfg.HTTPClient = &Client{Inner: inner}
 }
 
 // Do sends the request and returns the response with its body already read into memory.
