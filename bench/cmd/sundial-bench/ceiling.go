@@ -57,8 +57,12 @@ type ceilingBench struct {
 }
 
 func (e *env) newCeiling(ctx context.Context, d deployed, priority, timers int) (*ceilingBench, error) {
-	c := &ceilingBench{timers: timers, env: e, store: dynamo.New(dynamodb.NewFromConfig(e.aws), d.cfg.TimersTable, d.cfg.LogTable, d.cfg.LogRetention),
-		sqs: sqs.NewFromConfig(e.aws)}
+	return e.newCeilingOn(ctx, d, priority, timers, dynamodb.NewFromConfig(e.aws), sqs.NewFromConfig(e.aws))
+}
+
+// newCeilingOn is newCeiling with the clients given (endpointCost's go straight to the engines).
+func (e *env) newCeilingOn(ctx context.Context, d deployed, priority, timers int, ddb *dynamodb.Client, sq *sqs.Client) (*ceilingBench, error) {
+	c := &ceilingBench{timers: timers, env: e, store: dynamo.New(ddb, d.cfg.TimersTable, d.cfg.LogTable, d.cfg.LogRetention), sqs: sq}
 	var err error
 	if c.qs, err = queue.New(c.sqs, d.cfg.Queues); err != nil {
 		return nil, err

@@ -116,6 +116,20 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	started := time.Now()
 	res := &results{Date: started.UTC().Format(time.RFC3339), Machine: machine(), Options: o.describe()}
 
+	if o.only == "endpoint" {
+		e, err := startEnv(ctx, o.template, nil, log)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, e.stop()) }()
+		c, err := e.measureEndpointCost(ctx, o.timers, o.ceilingWorkers[len(o.ceilingWorkers)-1], 3, o.ceilingEach*2/3)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("endpoint: %d batches in flight, %d rounds: via the endpoint %.1f firings/s, direct %.1f firings/s, ratio %.2f\n",
+			c.Workers, c.Rounds, c.ViaEndpoint, c.Direct, c.Ratio)
+		return nil
+	}
 	if o.only == "precision" {
 		e, err := startEnv(ctx, o.template, nil, log)
 		if err != nil {
@@ -227,6 +241,14 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		return err
 	}
 	if res.Ceiling.Before, err = ceilingAt("before"); err != nil {
+		return err
+	}
+	err = withEnv("endpoint cost", func(e *env) error {
+		c, err := e.measureEndpointCost(ctx, o.timers, o.ceilingWorkers[len(o.ceilingWorkers)-1], 3, o.ceilingEach*2/3)
+		res.Endpoint = &c
+		return err
+	})
+	if err != nil {
 		return err
 	}
 

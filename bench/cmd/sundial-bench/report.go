@@ -45,6 +45,9 @@ func (r *results) report(plots map[string]string) string {
 	w("| Billable AWS requests per firing (DynamoDB + SQS) | ≤ 3.5 | **%.2f** (%.2f counting the event sources' empty polls) | %s |\n", r.RequestsPerFiring, r.RequestsPerFiringWithPolls, met(r.RequestsPerFiring <= targetRequestsPerFire))
 	w("| Dollars per million firings, us-east-1 on-demand | ≤ $3.00 | **$%.2f** (DynamoDB provisioned at %.0f%% utilization $%.2f; naive design $%.2f; EventBridge Scheduler $%.2f, %s) | %s |\n", r.USDPerMillion, 100*cost.DefaultTargetUtilization, r.USDPerMillionProvisioned, r.USDPerMillionNaive, r.USDPerMillionScheduler, strings.Trim(cheaper(r.USDPerMillion, r.USDPerMillionScheduler), "*"), met(r.Targets["usd_per_million_firings <= 3.00"]))
 	w("| Sustained firings/s ÷ the engines' ceiling (same run) | ≥ 0.7 | **%.2f** (%.1f ÷ %.1f firings/s) | %s |\n", r.CeilingRatio, r.SustainedFiringsPerS, r.CeilingFiringsPerS, met(r.CeilingRatio >= targetCeilingRatio))
+	if c := r.Endpoint; c != nil {
+		w("| The local endpoint's cost: the ceiling's calls through it ÷ straight to the engines | — | **%.2f** (%.1f ÷ %.1f firings/s, %d rounds each) | |\n", c.Ratio, c.ViaEndpoint, c.Direct, c.Rounds)
+	}
 	w("| Engine only (in-memory adapters), this machine | — | **%s firings/s** | |\n", thousands(r.EngineFiringsPerS))
 	w("| Fetch requests per tick, 10 vs %s idle timers | equal | **%.0f vs %.0f** (recovery sweep: %.0f vs %.0f) | %s |\n", thousandsStr(r.Options["idleTimers"]), r.IdleRequests10, r.IdleRequests10000, r.IdleRequests10Recovery, r.IdleRequests10000Recovery, met(r.Targets["idle_requests_10 == _10000"]))
 	if m := r.Memory; m != nil {

@@ -77,6 +77,8 @@ type results struct {
 	SustainedFrom                string             `json:"sustained_from"`
 	RequestsPerFiringByOperation map[string]float64 `json:"requests_per_firing_by_operation"`
 	LowerLoadRequestsPerFiring   *float64           `json:"lower_load_requests_per_firing,omitempty"`
+	// Endpoint is what the local endpoint costs the unavoidable calls (endpoint.go).
+	Endpoint *endpointCost `json:"endpoint_cost,omitempty"`
 }
 
 type machineInfo struct {
