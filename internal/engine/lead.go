@@ -97,8 +97,9 @@ func (c *claimLatency) observe(arrived, due, done time.Time) {
 	c.next = (c.next + 1) % latencySamples
 }
 
-// need is the 90th percentile of the claims observed within the window before now (zero
-// with fewer than 10 of them: a lone slow claim is not a crowd).
+// need is the 99th percentile of the claims observed within the window before now (zero
+// with fewer than 10 of them: a lone slow claim is not a crowd). The tail, not the median:
+// a crowd's claims queue, and its last ones decide whether the crowd starts on time.
 func (c *claimLatency) need(now time.Time) time.Duration {
 	c.mu.Lock()
 	ds := make([]time.Duration, 0, len(c.samples))
@@ -112,5 +113,5 @@ func (c *claimLatency) need(now time.Time) time.Duration {
 		return 0
 	}
 	slices.Sort(ds)
-	return ds[len(ds)*9/10]
+	return ds[len(ds)*99/100]
 }

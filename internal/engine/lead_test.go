@@ -68,7 +68,7 @@ func TestClaimLatency(t *testing.T) {
 	}
 	require.Zero(t, c.need(t0.Add(time.Second)), "fewer than ten claims are no crowd")
 	c.observe(t0, t0.Add(2*time.Second), t0.Add(time.Second))
-	require.Equal(t, time.Second, c.need(t0.Add(time.Second)), "the 90th percentile of 100 ms … 1 s")
+	require.Equal(t, time.Second, c.need(t0.Add(time.Second)), "the 99th percentile of 100 ms … 1 s")
 
 	late := t0.Add(10 * time.Second)
 	for range 10 {

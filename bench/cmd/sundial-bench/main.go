@@ -69,7 +69,7 @@ func main() {
 	flag.IntVar(&o.engineRounds, "engine-rounds", 20, "engine-only: rounds of all timers")
 	flag.BoolVar(&o.emulatorLog, "emulator-log", false, "write moto_server's output to OUT/moto.log")
 	deadline := flag.Duration("deadline", 22*time.Minute, "give up (and stop the emulator) after this long")
-	flag.StringVar(&o.only, "only", "", "run only this phase (precision), for trying changes out; no report")
+	flag.StringVar(&o.only, "only", "", "run only this phase (precision or endpoint), for trying changes out; no report")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the local endpoint, the functions run in process, the SDK) to the file")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
