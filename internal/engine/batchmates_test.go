@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,46 @@ func TestBatchMates(t *testing.T) {
 
 		require.Len(t, f.Queue.Drain(), 5)
 		require.Equal(t, int64(1), q.sends.Load(), "five follow-ups ending together: one batched send")
+	})
+
+	// Records ending up to 600 ms apart (a burst's finishes queue) share one send when their
+	// follow-ups are due minutes later; a follow-up due in two seconds is not held for them.
+	t.Run("EndingApartShareOneSendWhenNoneIsPressed", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			name      string
+			schedule  string
+			wantSends int64
+		}{
+			{"DueInMinutes", "every 15m", 1},
+			{"DueInTwoSeconds", "every 2s", 3},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				p, f := setupProcessor(t)
+				q := &countingQueue{Queue: f.Queue}
+				p.Queue = q
+				f.Invoker.fn = func(_ context.Context, pl action.Payload) (action.Result, error) {
+					n, _ := strconv.Atoi(strings.TrimPrefix(pl.Timer, "T"))
+					time.Sleep(time.Duration(n) * 300 * time.Millisecond) // real time: the sender's window is
+					return action.Result{Status: 200}, nil
+				}
+				ev := events.SQSEvent{}
+				for i := range 3 {
+					in := instance("T"+strconv.Itoa(i), t0)
+					in.Schedule = c.schedule
+					f.put(in)
+					ev.Records = append(ev.Records, event(t, scheduled(in)).Records[0])
+					ev.Records[i].MessageId = in.Timer
+				}
+				f.coverUpTo(t, t0.Add(time.Hour))
+
+				handle(t, p, ev)
+
+				require.Len(t, f.Queue.Drain(), 3)
+				require.Equal(t, c.wantSends, q.sends.Load())
+			})
+		}
 	})
 }
 

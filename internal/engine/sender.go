@@ -54,6 +54,24 @@ func (s *sender) close() {
 	<-s.done
 }
 
+// MaxCoalesce bounds how long a group waits for its batch-mates when none of its sends is
+// pressed for time (patience): a batch's records end within a second or two of each other under
+// a burst, and one send for the batch is a fifth of the requests of one per record.
+const MaxCoalesce = 2 * time.Second
+
+// patience is how long p's send may wait and still leave its message the lead and the whole
+// second of delay truncation it may need before its instant (and half a second for the send).
+func (s *sender) patience(p pending, now time.Time) time.Duration {
+	const margin = MaxLead + time.Second + 500*time.Millisecond
+	switch {
+	case p.after != nil && !p.after.NextRun.IsZero():
+		return p.after.NextRun.Sub(now) - margin
+	case p.early != nil:
+		return p.early.Delay - margin
+	}
+	return MaxCoalesce // nothing to send (or nothing due): no hurry
+}
+
 func (s *sender) loop(ctx context.Context) {
 	defer close(s.done)
 	ended := 0
@@ -61,7 +79,11 @@ func (s *sender) loop(ctx context.Context) {
 		ended++
 		group := []pending{first}
 		if s.window > 0 && ended < s.records {
-			t := time.NewTimer(s.window)
+			start := time.Now()
+			now := s.finisher.clock.Now()
+			// The group waits the window, or longer while every send in it has time to spare.
+			wait := min(s.patience(first, now), MaxCoalesce)
+			t := time.NewTimer(max(s.window, wait))
 		collect:
 			for ended < s.records {
 				select {
@@ -71,6 +93,11 @@ func (s *sender) loop(ctx context.Context) {
 					}
 					ended++
 					group = append(group, p)
+					if w := s.patience(p, s.finisher.clock.Now()); w < wait {
+						// A pressing send shortens the wait to what it allows (the window at least).
+						wait = w
+						t.Reset(max(s.window, wait) - time.Since(start))
+					}
 				case <-t.C:
 					break collect
 				}
