@@ -59,9 +59,10 @@ func wholeLead(need, ahead time.Duration) time.Duration {
 	return min(lead, MaxLead, ahead-frac)
 }
 
-// claimLatency keeps how long a processor's recent claims took, from the message's arrival
-// (or its instant, if it arrived late) to the claim's acknowledgement, over a sliding window:
-// the lead its follow-ups need.
+// claimLatency keeps how long a processor's recent claims took, from the message's arrival to
+// the claim's acknowledgement, over a sliding window: the lead its follow-ups need. A message
+// delivered late is not counted late: a lead would not help it (the event source's pollers
+// were busy: a lead holds them longer still), more concurrency would.
 type claimLatency struct {
 	mu      sync.Mutex
 	samples []latencySample // a ring of the last latencySamples
@@ -78,15 +79,10 @@ const (
 	latencyWindow  = 30 * time.Second
 )
 
-// observe records one claim: the message arrived at `arrived`, was due at `due`, and its
-// claim was acknowledged at `done`. A message that arrived after its instant counts from
-// the instant (its delivery was late too, which an earlier send also helps).
-func (c *claimLatency) observe(arrived, due, done time.Time) {
-	from := arrived
-	if due.Before(from) {
-		from = due
-	}
-	s := latencySample{at: done, d: max(done.Sub(from), 0)}
+// observe records one claim: the message arrived at `arrived` and its claim was
+// acknowledged at `done`.
+func (c *claimLatency) observe(arrived, done time.Time) {
+	s := latencySample{at: done, d: max(done.Sub(arrived), 0)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.samples) < latencySamples {

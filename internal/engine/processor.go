@@ -160,7 +160,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		log.Error("processor: claim failed; message will be redelivered", "error", err)
 		return nil, nil, err
 	}
-	p.claims.observe(now, f.DueAt, p.Clock.Now())
+	p.claims.observe(now, p.Clock.Now())
 	if wait := f.DueAt.Sub(p.Clock.Now()); wait > 0 {
 		select {
 		case <-time.After(wait):
