@@ -88,6 +88,8 @@ func TestReportRenders(t *testing.T) {
 		Memory:  &memoryRun{Method: "test", Batches: 3, Records: 30, Executions: 30, PeakRSSMB: 20, FirstPeakRSSMB: 16, RSSMB: []float64{16, 18, 19}, LimitMB: 128},
 		GoBench: "BenchmarkX 1 ns/op",
 	}
+	r.Sweep = []loadResult{*load("spread-10", 50), *load("spread-20", 100)}
+	r.Throughput, r.SweepStoppedBy = &r.Sweep[0], "p99 1.19 s at 20/s passed 1 s" // as main sets them from the sweeper
 	r.Ceiling.summarize()
 	r.finish(5 * time.Minute)
 	require.InDelta(t, 2.51, r.RequestsPerFiring, 1e-9, "271 calls less 20 empty polls, over 100 firings")
@@ -95,7 +97,8 @@ func TestReportRenders(t *testing.T) {
 	require.InDelta(t, 4.01, r.Cost.Sundial.WriteUnits, 1e-9, "every 5 s: a frequent timer's 4 units, and the watermark")
 	require.Less(t, r.USDPerMillionProvisioned, r.USDPerMillion)
 	require.InDelta(t, 20_000, r.EngineFiringsPerS, 1e-9, "the better median")
-	require.InDelta(t, 10.0/7, r.CeilingRatio, 1e-9, "sustained over the mean of the best before and after")
+	require.InDelta(t, 10.0/7, r.CeilingRatio, 1e-9, "the held sweep rate over the mean of the best before and after")
+	require.Equal(t, "spread-10", r.SustainedFrom)
 	require.True(t, r.Targets["idle_requests_10 == _10000"])
 	require.False(t, r.Targets["lateness_p99_s <= 1"])
 

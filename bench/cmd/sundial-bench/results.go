@@ -43,6 +43,8 @@ type results struct {
 	LowerLoadLatenessP99       *float64          `json:"lower_load_lateness_p99_s,omitempty"`
 	RequestsPerFiringWithPolls float64           `json:"requests_per_firing_with_empty_polls"`
 	SustainedFiringsPerS       float64           `json:"sustained_firings_per_s"`
+	SweepLimitReached          bool              `json:"sweep_limit_reached"`
+	SweepStoppedBy             string            `json:"sweep_stopped_by,omitempty"`
 	CeilingFiringsPerS         float64           `json:"ceiling_firings_per_s"`
 	IdleRequests10Recovery     float64           `json:"idle_recovery_requests_10"`
 	IdleRequests10000Recovery  float64           `json:"idle_recovery_requests_10000"`
@@ -195,8 +197,10 @@ func (r *results) finish(took time.Duration) {
 	r.Cost.SchedulerBill = r.Prices.Scheduler().Scale(1e6)
 	r.USDPerMillionScheduler = r.Cost.SchedulerBill.Total
 
-	r.SustainedFiringsPerS, r.SustainedFrom = p.Sustained, "precision"
-	if r.Throughput != nil && r.Throughput.Sustained > p.Sustained {
+	// The sustained rate is the sweep's highest held step (main sets Throughput to it); none
+	// held, none is claimed.
+	r.SustainedFiringsPerS, r.SustainedFrom = 0, "none held"
+	if r.Throughput != nil {
 		r.SustainedFiringsPerS, r.SustainedFrom = r.Throughput.Sustained, r.Throughput.Spec.Name
 	}
 	if p.Recorded > 0 {
