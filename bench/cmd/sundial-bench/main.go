@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +48,7 @@ type options struct {
 	engineTimers             int
 	engineRounds             int
 	emulatorLog              bool
+	scale                    int
 }
 
 func main() {
@@ -69,7 +72,8 @@ func main() {
 	flag.DurationVar(&o.sweep.Budget, "sweep-budget", 9*time.Minute, "the sweep's time bound: no step starts that would end after it")
 	flag.IntVar(&o.sweep.Max, "sweep-max", 1000, "the sweep's highest rate (firings/s)")
 	deadline := flag.Duration("deadline", 30*time.Minute, "give up (and stop the emulator) after this long")
-	flag.StringVar(&o.only, "only", "", "run only this phase (precision), for trying changes out; no report")
+	flag.IntVar(&o.scale, "scale", 50_000, "scale phases: firings in the fetch window, overdue instances for recovery, timers published")
+	flag.StringVar(&o.only, "only", "", "run only this phase (precision, "+strings.Join(scalePhases, ", ")+"), for trying changes out; no report")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
 	o.ceilingWorkers = []int{1, 2, 4, 8}
@@ -79,6 +83,7 @@ func main() {
 		o.sweep.First, o.sweep.Step, o.sweep.Max, o.sweep.Budget = []int{20, 40}, 20, 60, 2*time.Minute
 		o.timers = 100
 		o.ceilingEach, o.smallCeilingEach, o.idleLarge, o.memoryBatches, o.engineRounds = 4*time.Second, 4*time.Second, 1000, 5, 5
+		o.scale = 5_000
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -120,8 +125,33 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		}
 		return nil
 	}
+	if slices.Contains(scalePhases, o.only) {
+		bins, err := scaleBootstraps(ctx, o.out)
+		if err != nil {
+			return err
+		}
+		e, err := startEnv(ctx, o.template, nil, log)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, e.stop()) }()
+		r, err := e.scale(ctx, o.only, o.out, bins, o.scale)
+		if err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: %s\n", o.only, b)
+		return nil
+	}
 	log.Info("building the processor bootstrap")
 	bootstrap, err := buildBootstrap(ctx, o.out)
+	if err != nil {
+		return err
+	}
+	scaleBins, err := scaleBootstraps(ctx, o.out)
 	if err != nil {
 		return err
 	}
@@ -277,6 +307,20 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		return err
 	}
 
+	// Scale: one invocation of the fetch, recovery and publish over o.scale firings or
+	// instances each, on fresh engines.
+	for _, phase := range scalePhases {
+		log.Info("scale", "phase", phase, "of", o.scale)
+		err := withEnv("scale "+phase, func(e *env) error {
+			r, err := e.scale(ctx, phase, o.out, scaleBins, o.scale)
+			res.setScale(phase, &r)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+
 	res.finish(time.Since(started))
 	if o.goBench != "" {
 		if b, err := os.ReadFile(o.goBench); err == nil {
@@ -311,6 +355,6 @@ func (o options) describe() map[string]string {
 		"timers": fmt.Sprint(o.timers), "warmup": o.warmup.String(), "window": o.window.String(),
 		"sweepWindow": o.sweepWindow.String(), "sweepRates": fmt.Sprintf("%s, then +%d/s up to %d/s", strings.Trim(fmt.Sprint(o.sweep.First), "[]"), o.sweep.Step, o.sweep.Max), "sweepBudget": o.sweep.Budget.String(), "ceilingEach": o.ceilingEach.String(),
 		"ceilingWorkers": strings.Trim(fmt.Sprint(o.ceilingWorkers), "[]"), "idleTimers": fmt.Sprint(o.idleLarge),
-		"memoryBatches": fmt.Sprint(o.memoryBatches), "engine": fmt.Sprintf("%d timers x %d rounds", o.engineTimers, o.engineRounds),
+		"memoryBatches": fmt.Sprint(o.memoryBatches), "scale": fmt.Sprint(o.scale), "engine": fmt.Sprintf("%d timers x %d rounds", o.engineTimers, o.engineRounds),
 	}
 }

@@ -75,6 +75,9 @@ type results struct {
 	Lower                        *loadResult        `json:"lower_load,omitempty"`
 	Idle                         []idleRun          `json:"idle"`
 	Memory                       *memoryRun         `json:"memory"`
+	FetchWindow                  *scaleRun          `json:"fetch_window,omitempty"`
+	RecoverySweep                *scaleRun          `json:"recovery_sweep,omitempty"`
+	Publish                      *scaleRun          `json:"publish,omitempty"`
 	GoBench                      string             `json:"-"`
 	SustainedFrom                string             `json:"sustained_from"`
 	RequestsPerFiringByOperation map[string]float64 `json:"requests_per_firing_by_operation"`
@@ -283,6 +286,18 @@ func (r *results) idleMonth() cost.Usage {
 	st := cost.DefaultStack()
 	st.Concurrency = defaultConcurrency
 	return cost.Idle(w, st, cost.MonthSeconds)
+}
+
+// setScale records a scale phase's run under its key.
+func (r *results) setScale(phase string, s *scaleRun) {
+	switch phase {
+	case phaseFetchWindow:
+		r.FetchWindow = s
+	case phaseRecoverySweep:
+		r.RecoverySweep = s
+	case phasePublish:
+		r.Publish = s
+	}
 }
 
 func (r *results) summaryLines() string {
