@@ -99,7 +99,7 @@ test: deps
 test-unit:
 	$(GO) test -short -count=1 ./...
 
-## bench: benchmarks on fresh engines (bounded, ~15-20 min): bench/out/report.md, results.json, SVG plots
+## bench: benchmarks on fresh engines (bounded: 30 min at most): bench/out/report.md, results.json, SVG plots
 BENCH_FLAGS ?=
 bench: deps
 	@mkdir -p bench/out

@@ -21,6 +21,7 @@ import (
 // they are parsed (internal/awshttp).
 func FromLambdaEnv(ctx context.Context, role string) *App {
 	log := LambdaLogger(role)
+	setLambdaMemoryLimit(os.Getenv)
 	cfg, err := config.FromEnv(os.Getenv)
 	if err != nil {
 		log.Error("invalid configuration", "error", err)

@@ -611,6 +611,7 @@ func Compute(in Input) (Plan, error) {
 			}
 		}
 	}
+	p.limitWarnings(in, m, float64(peakAll))
 	p.Month = m
 	return p, nil
 }

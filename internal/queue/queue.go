@@ -56,29 +56,37 @@ func (q *Queues) URL(priority int) string {
 // Send implements engine.Queue: per priority, batches of 10, one attempt to resend entries
 // SQS refused individually, then an error naming what could not be sent.
 func (q *Queues) Send(ctx context.Context, msgs []engine.Outgoing) error {
-	var byPrio [4][]types.SendMessageBatchRequestEntry
-	for _, m := range msgs {
-		body, err := message.Encode(m.Firing)
-		if err != nil {
+	// Every message is checked before any is sent; each batch is encoded only when it is
+	// sent, so a fetch of 50,000 firings does not hold 50,000 encoded entries at once.
+	var byPrio [4][]int
+	for i, m := range msgs {
+		if err := m.Firing.Validate(); err != nil {
 			return err
 		}
 		p := m.Priority
 		if p < 1 || p > 4 {
 			p = 3
 		}
-		byPrio[p-1] = append(byPrio[p-1], types.SendMessageBatchRequestEntry{
-			Id:           aws.String(strconv.Itoa(len(byPrio[p-1]))),
-			MessageBody:  aws.String(body),
-			DelaySeconds: int32(m.Delay / time.Second),
-			MessageAttributes: map[string]types.MessageAttributeValue{
-				"priority": {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(p))},
-			},
-		})
+		byPrio[p-1] = append(byPrio[p-1], i)
 	}
 	var errs []error
-	for i, entries := range byPrio {
-		for start := 0; start < len(entries); start += BatchSize {
-			batch := entries[start:min(start+BatchSize, len(entries))]
+	for i, idx := range byPrio {
+		for start := 0; start < len(idx); start += BatchSize {
+			batch := make([]types.SendMessageBatchRequestEntry, 0, BatchSize)
+			for n, j := range idx[start:min(start+BatchSize, len(idx))] {
+				body, err := message.Encode(msgs[j].Firing)
+				if err != nil {
+					return err
+				}
+				batch = append(batch, types.SendMessageBatchRequestEntry{
+					Id:           aws.String(strconv.Itoa(start + n)),
+					MessageBody:  aws.String(body),
+					DelaySeconds: int32(msgs[j].Delay / time.Second),
+					MessageAttributes: map[string]types.MessageAttributeValue{
+						"priority": {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(i + 1))},
+					},
+				})
+			}
 			if err := q.sendBatch(ctx, q.urls[i], batch); err != nil {
 				errs = append(errs, fmt.Errorf("priority %d: %w", i+1, err))
 			}

@@ -59,6 +59,8 @@ type deployed struct {
 	concurrency [4]int
 	// logWriter is the log writer's stream event source mapping, from the translation.
 	logWriter []provision.StreamSource
+	// stack is the provisioned stack (each function's environment, timeout, memory, role).
+	stack *provision.Stack
 }
 
 // deploy creates a stack from template.yaml; each phase gets its own tables and queues.
@@ -74,7 +76,7 @@ func (e *env) deploy(ctx context.Context, name string, tick time.Duration, param
 	if err != nil {
 		return deployed{}, err
 	}
-	d := deployed{name: name, cfg: cfg, env: vars, logWriter: st.Functions["LogWriterFunction"].StreamSources}
+	d := deployed{name: name, cfg: cfg, env: vars, logWriter: st.Functions["LogWriterFunction"].StreamSources, stack: st}
 	for _, es := range st.Functions["ProcessorFunction"].EventSources {
 		for i, url := range cfg.Queues {
 			if es.QueueURL == url {

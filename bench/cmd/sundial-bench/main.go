@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -39,7 +41,7 @@ type options struct {
 	only                     string
 	warmup, window           time.Duration
 	sweepWindow, sweepWarmup time.Duration
-	sweepRates               []int
+	sweep                    sweepPlan
 	ceilingEach              time.Duration
 	smallCeilingEach         time.Duration
 	ceilingWorkers           []int
@@ -48,6 +50,7 @@ type options struct {
 	engineTimers             int
 	engineRounds             int
 	emulatorLog              bool
+	scale                    int
 }
 
 func main() {
@@ -68,18 +71,22 @@ func main() {
 	flag.IntVar(&o.engineTimers, "engine-timers", 1000, "engine-only: timers")
 	flag.IntVar(&o.engineRounds, "engine-rounds", 20, "engine-only: rounds of all timers")
 	flag.BoolVar(&o.emulatorLog, "emulator-log", false, "write moto_server's output to OUT/moto.log")
-	deadline := flag.Duration("deadline", 22*time.Minute, "give up (and stop the emulator) after this long")
-	flag.StringVar(&o.only, "only", "", "run only this phase (precision or endpoint), for trying changes out; no report")
+	flag.DurationVar(&o.sweep.Budget, "sweep-budget", 9*time.Minute, "the sweep's time bound: no step starts that would end after it")
+	flag.IntVar(&o.sweep.Max, "sweep-max", 1000, "the sweep's highest rate (firings/s)")
+	deadline := flag.Duration("deadline", 30*time.Minute, "give up (and stop the emulator) after this long")
+	flag.IntVar(&o.scale, "scale", 50_000, "scale phases: firings in the fetch window, overdue instances for recovery, timers published")
+	flag.StringVar(&o.only, "only", "", "run only this phase (precision, endpoint, "+strings.Join(scalePhases, ", ")+"), for trying changes out; no report")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the local endpoint, the functions run in process, the SDK) to the file")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
 	o.ceilingWorkers = []int{1, 2, 4, 8}
-	o.sweepRates = []int{50, 100, 150, 200, 250, 300}
+	o.sweep.First, o.sweep.Step = []int{100, 200, 300}, 50
 	if *quick {
 		o.timers, o.warmup, o.window, o.sweepWindow, o.sweepWarmup = 100, 15*time.Second, 30*time.Second, 15*time.Second, 10*time.Second
-		o.sweepRates = []int{20, 40}
+		o.sweep.First, o.sweep.Step, o.sweep.Max, o.sweep.Budget = []int{20, 40}, 20, 60, 2*time.Minute
 		o.timers = 100
 		o.ceilingEach, o.smallCeilingEach, o.idleLarge, o.memoryBatches, o.engineRounds = 4*time.Second, 4*time.Second, 1000, 5, 5
+		o.scale = 5_000
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if os.Getenv("GOGC") == "" {
@@ -152,8 +159,33 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		}
 		return nil
 	}
+	if slices.Contains(scalePhases, o.only) {
+		bins, err := scaleBootstraps(ctx, o.out)
+		if err != nil {
+			return err
+		}
+		e, err := startEnv(ctx, o.template, nil, log)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, e.stop()) }()
+		r, err := e.scale(ctx, o.only, o.out, bins, o.scale)
+		if err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: %s\n", o.only, b)
+		return nil
+	}
 	log.Info("building the processor bootstrap")
 	bootstrap, err := buildBootstrap(ctx, o.out)
+	if err != nil {
+		return err
+	}
+	scaleBins, err := scaleBootstraps(ctx, o.out)
 	if err != nil {
 		return err
 	}
@@ -270,11 +302,18 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	res.Ceiling.summarize()
 
 	// The sustained rate: timers every 5 s with their phases spread over the seconds, at
-	// increasing rates, until the p99 target is missed twice.
-	misses := 0
-	for _, rate := range o.sweepRates {
+	// increasing rates, until a rate does not hold or the sweep's bound ends it (sweeper).
+	sw := &sweeper{plan: o.sweep}
+	sw.plan.Estimate = o.sweepWarmup + o.sweepWindow + 20*time.Second // engines, deploy and sync
+	sweepStart := time.Now()
+	for {
+		rate, ok := sw.next(time.Since(sweepStart))
+		if !ok {
+			break
+		}
 		n := 5 * rate
 		log.Info("sweep", "firings_per_s", rate, "timers", n)
+		stepStart := time.Now()
 		err := withEnv(fmt.Sprintf("sweep %d/s", rate), func(e *env) error {
 			l, err := e.runLoad(ctx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n),
 				Label:    fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second", n, rate),
@@ -285,17 +324,14 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		if err != nil {
 			return err
 		}
-		if res.Sweep[len(res.Sweep)-1].Lateness.P99 > targetLatenessP99 {
-			if misses++; misses == 2 {
-				break
-			}
-		}
+		l := res.Sweep[len(res.Sweep)-1]
+		sw.record(sweepStep{Offered: l.Offered, Sustained: l.Sustained, P99: l.Lateness.P99, Took: time.Since(stepStart)})
 	}
-	for i := range res.Sweep {
-		if res.Throughput == nil || res.Sweep[i].Sustained > res.Throughput.Sustained {
-			res.Throughput = &res.Sweep[i]
-		}
+	res.SweepStoppedBy, res.SweepLimitReached = sw.stop, sw.limit
+	if i := sw.held(); i >= 0 {
+		res.Throughput = &res.Sweep[i]
 	}
+	log.Info("sweep done", "stopped_by", sw.stop, "limit_reached", sw.limit, "took", time.Since(sweepStart).Round(time.Second))
 
 	err = withEnv("idle and memory", func(e *env) error {
 		for _, n := range []int{10, o.idleLarge} {
@@ -311,6 +347,20 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 	})
 	if err != nil {
 		return err
+	}
+
+	// Scale: one invocation of the fetch, recovery and publish over o.scale firings or
+	// instances each, on fresh engines.
+	for _, phase := range scalePhases {
+		log.Info("scale", "phase", phase, "of", o.scale)
+		err := withEnv("scale "+phase, func(e *env) error {
+			r, err := e.scale(ctx, phase, o.out, scaleBins, o.scale)
+			res.setScale(phase, &r)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	}
 
 	res.finish(time.Since(started))
@@ -345,8 +395,8 @@ func (o options) params(n int) map[string]string {
 func (o options) describe() map[string]string {
 	return map[string]string{
 		"timers": fmt.Sprint(o.timers), "warmup": o.warmup.String(), "window": o.window.String(),
-		"sweepWindow": o.sweepWindow.String(), "sweepRates": strings.Trim(fmt.Sprint(o.sweepRates), "[]"), "ceilingEach": o.ceilingEach.String(),
+		"sweepWindow": o.sweepWindow.String(), "sweepRates": fmt.Sprintf("%s, then +%d/s up to %d/s", strings.Trim(fmt.Sprint(o.sweep.First), "[]"), o.sweep.Step, o.sweep.Max), "sweepBudget": o.sweep.Budget.String(), "ceilingEach": o.ceilingEach.String(),
 		"ceilingWorkers": strings.Trim(fmt.Sprint(o.ceilingWorkers), "[]"), "idleTimers": fmt.Sprint(o.idleLarge),
-		"memoryBatches": fmt.Sprint(o.memoryBatches), "engine": fmt.Sprintf("%d timers x %d rounds", o.engineTimers, o.engineRounds),
+		"memoryBatches": fmt.Sprint(o.memoryBatches), "scale": fmt.Sprint(o.scale), "engine": fmt.Sprintf("%d timers x %d rounds", o.engineTimers, o.engineRounds),
 	}
 }

@@ -88,6 +88,10 @@ func TestReportRenders(t *testing.T) {
 		Memory:  &memoryRun{Method: "test", Batches: 3, Records: 30, Executions: 30, PeakRSSMB: 20, FirstPeakRSSMB: 16, RSSMB: []float64{16, 18, 19}, LimitMB: 128},
 		GoBench: "BenchmarkX 1 ns/op",
 	}
+	r.Sweep = []loadResult{*load("spread-10", 50), *load("spread-20", 100)}
+	r.Throughput, r.SweepStoppedBy = &r.Sweep[0], "p99 1.19 s at 20/s passed 1 s" // as main sets them from the sweeper
+	r.FetchWindow = &scaleRun{Function: "FetchFunction", Firings: 50_000, Done: 50_000, Seconds: 23, LongestSeconds: 23, PeakRSSMB: 80, Invocations: 1, TimeoutS: 60, MemoryMB: 128, Fits: true}
+	r.RecoverySweep = &scaleRun{Function: "RecoveryFunction", Instances: 50_000, Done: 30_000, Seconds: 60, LongestSeconds: 60, PeakRSSMB: 50, Invocations: 1, TimeoutS: 60, MemoryMB: 128, Error: "timed out"}
 	r.Ceiling.summarize()
 	r.finish(5 * time.Minute)
 	require.InDelta(t, 2.51, r.RequestsPerFiring, 1e-9, "271 calls less 20 empty polls, over 100 firings")
@@ -95,7 +99,8 @@ func TestReportRenders(t *testing.T) {
 	require.InDelta(t, 4.01, r.Cost.Sundial.WriteUnits, 1e-9, "every 5 s: a frequent timer's 4 units, and the watermark")
 	require.Less(t, r.USDPerMillionProvisioned, r.USDPerMillion)
 	require.InDelta(t, 20_000, r.EngineFiringsPerS, 1e-9, "the better median")
-	require.InDelta(t, 10.0/7, r.CeilingRatio, 1e-9, "sustained over the mean of the best before and after")
+	require.InDelta(t, 10.0/7, r.CeilingRatio, 1e-9, "the held sweep rate over the mean of the best before and after")
+	require.Equal(t, "spread-10", r.SustainedFrom)
 	require.True(t, r.Targets["idle_requests_10 == _10000"])
 	require.False(t, r.Targets["lateness_p99_s <= 1"])
 
@@ -104,6 +109,13 @@ func TestReportRenders(t *testing.T) {
 	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	require.NoError(t, err)
 	require.NotContains(t, string(report), "%!", "a format verb lacks its argument")
+	require.Contains(t, string(report), "## 7. Scale")
+	require.Contains(t, string(report), "only 30,000 done; timed out")
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	for _, k := range []string{`"fetch_window"`, `"recovery_sweep"`, `"peak_rss_mb"`, `"sweep_limit_reached"`, `"ceiling_ratio"`} {
+		require.Contains(t, string(js), k)
+	}
 	for _, f := range []string{"results.json", "lateness_cdf.svg", "lateness_timeline_precision.svg", "throughput.svg", "requests_per_firing.svg", "cost_per_million.svg", "idle.svg", "memory.svg"} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)

@@ -43,6 +43,8 @@ type results struct {
 	LowerLoadLatenessP99       *float64          `json:"lower_load_lateness_p99_s,omitempty"`
 	RequestsPerFiringWithPolls float64           `json:"requests_per_firing_with_empty_polls"`
 	SustainedFiringsPerS       float64           `json:"sustained_firings_per_s"`
+	SweepLimitReached          bool              `json:"sweep_limit_reached"`
+	SweepStoppedBy             string            `json:"sweep_stopped_by,omitempty"`
 	CeilingFiringsPerS         float64           `json:"ceiling_firings_per_s"`
 	IdleRequests10Recovery     float64           `json:"idle_recovery_requests_10"`
 	IdleRequests10000Recovery  float64           `json:"idle_recovery_requests_10000"`
@@ -73,6 +75,9 @@ type results struct {
 	Lower                        *loadResult        `json:"lower_load,omitempty"`
 	Idle                         []idleRun          `json:"idle"`
 	Memory                       *memoryRun         `json:"memory"`
+	FetchWindow                  *scaleRun          `json:"fetch_window,omitempty"`
+	RecoverySweep                *scaleRun          `json:"recovery_sweep,omitempty"`
+	Publish                      *scaleRun          `json:"publish,omitempty"`
 	GoBench                      string             `json:"-"`
 	SustainedFrom                string             `json:"sustained_from"`
 	RequestsPerFiringByOperation map[string]float64 `json:"requests_per_firing_by_operation"`
@@ -197,8 +202,10 @@ func (r *results) finish(took time.Duration) {
 	r.Cost.SchedulerBill = r.Prices.Scheduler().Scale(1e6)
 	r.USDPerMillionScheduler = r.Cost.SchedulerBill.Total
 
-	r.SustainedFiringsPerS, r.SustainedFrom = p.Sustained, "precision"
-	if r.Throughput != nil && r.Throughput.Sustained > p.Sustained {
+	// The sustained rate is the sweep's highest held step (main sets Throughput to it); none
+	// held, none is claimed.
+	r.SustainedFiringsPerS, r.SustainedFrom = 0, "none held"
+	if r.Throughput != nil {
 		r.SustainedFiringsPerS, r.SustainedFrom = r.Throughput.Sustained, r.Throughput.Spec.Name
 	}
 	if p.Recorded > 0 {
@@ -281,6 +288,18 @@ func (r *results) idleMonth() cost.Usage {
 	st := cost.DefaultStack()
 	st.Concurrency = defaultConcurrency
 	return cost.Idle(w, st, cost.MonthSeconds)
+}
+
+// setScale records a scale phase's run under its key.
+func (r *results) setScale(phase string, s *scaleRun) {
+	switch phase {
+	case phaseFetchWindow:
+		r.FetchWindow = s
+	case phaseRecoverySweep:
+		r.RecoverySweep = s
+	case phasePublish:
+		r.Publish = s
+	}
 }
 
 func (r *results) summaryLines() string {
