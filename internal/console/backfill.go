@@ -139,3 +139,47 @@ func BackfillLine(st admin.BackfillStatus) string {
 	fmt.Fprintf(&b, " (range %s..%s, by %s)", st.From.UTC().Format(time.RFC3339), st.To.UTC().Format(time.RFC3339), st.By)
 	return b.String()
 }
+
+// backfillSubmit starts a backfill of the instance the timer page shows (its tenant's, for a
+// multi-tenant timer) from the page's form: from and to (RFC 3339), parallel.
+func (s *Server) backfillSubmit(w http.ResponseWriter, r *http.Request) error {
+	key, err := timer.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	req := admin.BackfillRequest{App: key.App, Timer: key.Timer, Tenant: key.Tenant, Parallel: 1}
+	for _, f := range []struct {
+		name string
+		into *time.Time
+	}{{"from", &req.From}, {"to", &req.To}} {
+		v := strings.TrimSpace(r.PostForm.Get(f.name))
+		if *f.into, err = time.Parse(time.RFC3339, v); err != nil {
+			return fmt.Errorf("%w: backfill %s %q is not an RFC 3339 instant (e.g. 2026-11-01T00:00:00Z)", errkind.Invalid, f.name, v)
+		}
+	}
+	if p := strings.TrimSpace(r.PostForm.Get("parallel")); p != "" {
+		if _, err := fmt.Sscan(p, &req.Parallel); err != nil {
+			return fmt.Errorf("%w: parallel %q is not a number", errkind.Invalid, p)
+		}
+	}
+	st, err := s.be.StartBackfill(r.Context(), req, by(r))
+	if err != nil {
+		return err
+	}
+	s.flashAndRedirect(w, r, timerURL(key.String()), fmt.Sprintf("Backfill %s started: %d instant(s), oldest first.", st.ID, st.Total))
+	return nil
+}
+
+// backfillCancelSubmit cancels the timer's running backfill.
+func (s *Server) backfillCancelSubmit(w http.ResponseWriter, r *http.Request) error {
+	key, err := timer.ParseKey(r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	st, err := s.be.CancelBackfill(r.Context(), key.App, key.Timer, by(r))
+	if err != nil {
+		return err
+	}
+	s.flashAndRedirect(w, r, timerURL(key.String()), fmt.Sprintf("Backfill %s cancelled after %d of %d instant(s).", st.ID, st.Done, st.Total))
+	return nil
+}

@@ -28,8 +28,10 @@ type Backfills interface {
 	EndBackfill(ctx context.Context, b timer.Backfill, now time.Time) error
 }
 
-// backfillNext is the firing that continues an instance's backfill after a run of it ended
-// (nil: none to send now). A firing due beyond SQS's longest delay (a long retry delay) is
+// backfillNext is the firing that continues an instance's backfill after a run ended (nil:
+// none to send now): after a backfill run, its next instant or retry; after a regular run,
+// the backfill's pending firing, whose message may have lost its claim to that run (a
+// duplicate is harmless: the cursor admits one claim per instant and attempt). A firing due beyond SQS's longest delay (a long retry delay) is
 // left to recovery, which sends it when it is due. When the timer's own firing is due, the
 // backfill waits a second, so that the regular firing claims the instance first.
 func backfillNext(after timer.Instance, now time.Time) *Outgoing {

@@ -203,11 +203,9 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	log.Log(ctx, executionLevel(exec), "execution", "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error,
 		"next_run", exec.NextRun, "gave_up", exec.GaveUp, "backfill", exec.Backfill)
-	if running.RunBackfill != "" {
-		// The backfill's next instant (or this one's retry) goes out with the follow-ups.
-		return &after, backfillNext(after, p.Clock.Now()), nil
-	}
-	return &after, nil, nil
+	// A backfill of the timer goes on: after a backfill run, its next instant (or this one's
+	// retry); after a regular run, the backfill firing that may have lost its claim to it.
+	return &after, backfillNext(after, p.Clock.Now()), nil
 }
 
 // AheadSlack is what MaxAheadFor allows past the look-ahead: clock skew and a late tick.

@@ -111,10 +111,8 @@ func (r *Recoverer) recoverShard(ctx context.Context, past []timer.Instance, now
 			"running_by", in.IsRunningBy, "attempt", exec.Attempt, "next_run", after.NextRun, "gave_up", exec.GaveUp)
 		recordFiring(r.Metrics, in.Priority, exec)
 		finished = append(finished, after)
-		if in.RunBackfill != "" {
-			if o := backfillNext(after, now); o != nil {
-				backfills = append(backfills, *o)
-			}
+		if o := backfillNext(after, now); o != nil {
+			backfills = append(backfills, *o)
 		}
 	}
 	if err := r.finisher.followUps(ctx, finished, followUpReason); err != nil {
