@@ -122,3 +122,138 @@ func TestProcessorBackfill(t *testing.T) {
 		require.Zero(t, after.NumberOfTries, "a backfill's failures are not the timer's failures in a row")
 	})
 }
+
+// fakeBackfills is engine.Backfills over the in-memory store, with the DynamoDB adapter's
+// guards (dynamo.Store implements it for real; TestBackfillGuards checks those).
+type fakeBackfills struct {
+	f   *fakes
+	bfs []timer.Backfill
+}
+
+func (b *fakeBackfills) RunningBackfills(context.Context) ([]timer.Backfill, error) {
+	var out []timer.Backfill
+	for _, x := range b.bfs {
+		if x.State == timer.BackfillRunning {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+func (b *fakeBackfills) MarkBackfillSent(ctx context.Context, key timer.Key, c timer.BackfillCursor, now time.Time) error {
+	in, err := b.f.Store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if in.Running() || !timer.SameBackfill(in.Backfill, &c) {
+		return timer.ErrChanged
+	}
+	in.Backfill.SentAt = now
+	b.f.Store.Put(in)
+	return nil
+}
+
+func (b *fakeBackfills) StartBackfillPart(ctx context.Context, key timer.Key, id string, now time.Time) error {
+	in, err := b.f.Store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if in.Backfill == nil || in.Backfill.ID != id || !in.Backfill.Waiting {
+		return timer.ErrChanged
+	}
+	in.Backfill.Waiting, in.Backfill.Due, in.Backfill.SentAt = false, now, now
+	b.f.Store.Put(in)
+	return nil
+}
+
+func (b *fakeBackfills) EndBackfill(_ context.Context, x timer.Backfill, _ time.Time) error {
+	for i := range b.bfs {
+		if b.bfs[i].ID == x.ID {
+			b.bfs[i].State = timer.BackfillDone
+		}
+	}
+	return nil
+}
+
+// Recovery drives backfills: it starts the tenants' parts queued behind --parallel as
+// others end, re-sends a firing nobody claimed for LostAfter, recovers a backfill run whose
+// lease expired on an instance no index holds (no next run), and marks the backfill done.
+func TestRecovererDrivesBackfills(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rec, f := setupRecoverer(t)
+	rec.Store = dueIndexOnly{f.Store}
+	bfs := &fakeBackfills{f: f}
+	rec.Backfills = bfs
+	first := t0.Add(-time.Hour)
+	var keys []timer.Key
+	for i, tenant := range []string{"a", "b", "c"} {
+		in := backfilling("MT", time.Time{}, first, first, 1) // no next run of its own (ended)
+		in.Tenant = tenant
+		in.Backfill.Waiting = i > 0
+		f.put(in)
+		keys = append(keys, in.Key)
+	}
+	bfs.bfs = []timer.Backfill{{ID: "bf-1", Timer: "MT", Tenants: []string{"a", "b", "c"}, Parallel: 2, State: timer.BackfillRunning}}
+
+	_, err := rec.Run(ctx)
+	require.NoError(t, err)
+	sent := onlyBackfills(f.Queue.Drain())
+	require.Len(t, sent, 1, "a runs; b starts beside it (parallel 2); c waits")
+	require.Equal(t, "b", sent[0].Tenant)
+	require.True(t, f.get(t, keys[2]).Backfill.Waiting)
+
+	// a's firing was lost (a restart): re-sent once LostAfter has passed.
+	f.Clock.Advance(rec.LostAfter)
+	_, err = rec.Run(ctx)
+	require.NoError(t, err)
+	sent = onlyBackfills(f.Queue.Drain())
+	require.ElementsMatch(t, []string{"a", "b"}, []string{sent[0].Tenant, sent[1].Tenant})
+
+	// a's run crashes; its lease expires: recovery ends it (a retry follows), and c waits on.
+	_, err = f.Store.Claim(ctx, keys[0], timer.Claim{ScheduledAt: first, Attempt: 1, ExecutionID: "dead", By: "x", Now: f.Clock.Now(), Backfill: "bf-1"})
+	require.NoError(t, err)
+	f.Clock.Advance(2 * time.Minute) // past the lease (timeout 1m × 1.2)
+	_, err = rec.Run(ctx)
+	require.NoError(t, err)
+	a := f.get(t, keys[0])
+	require.False(t, a.Running(), "the expired backfill run was taken back")
+	require.Equal(t, 2, a.Backfill.Attempt, "and its instant is retried")
+	require.Len(t, f.executions(keys[0]), 1)
+	require.True(t, f.executions(keys[0])[0].Backfill)
+
+	// a and b end: c starts; when it ends, the backfill is done.
+	for _, k := range keys[:2] {
+		in := f.get(t, k)
+		in.Backfill.Next, in.Backfill.Done = time.Time{}, 1
+		f.put(in)
+	}
+	f.Queue.Drain()
+	_, err = rec.Run(ctx)
+	require.NoError(t, err)
+	sent = onlyBackfills(f.Queue.Drain())
+	require.Len(t, sent, 1)
+	require.Equal(t, "c", sent[0].Tenant)
+	require.Equal(t, timer.BackfillRunning, bfs.bfs[0].State)
+	c := f.get(t, keys[2])
+	c.Backfill.Next = time.Time{}
+	f.put(c)
+	_, err = rec.Run(ctx)
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillDone, bfs.bfs[0].State)
+}
+
+// dueIndexOnly is the in-memory store with DynamoDB's due index as QueryPast reads it: an
+// instance claimed without a next run (a backfill run of an ended timer) has no index key.
+type dueIndexOnly struct{ *countingStore }
+
+func (s dueIndexOnly) QueryPast(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error) {
+	all, err := s.countingStore.QueryPast(ctx, shard, now)
+	var out []timer.Instance
+	for _, in := range all {
+		if !in.Running() || !in.ClaimedNextRun.IsZero() {
+			out = append(out, in)
+		}
+	}
+	return out, err
+}
