@@ -141,17 +141,26 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		return BackfillStatus{}, fmt.Errorf("%w: %s's schedule (%s, calendar and validity window applied) has no instant in [%s, %s]",
 			errkind.Invalid, name, ins[0].Schedule, r.From.UTC().Format(time.RFC3339), r.To.UTC().Format(time.RFC3339))
 	}
-	if err := bs.PutBackfill(ctx, b); errors.Is(err, timer.ErrExists) {
+	running := func(err error) error {
 		cur, gerr := bs.GetBackfill(ctx, app, r.Timer)
-		if gerr != nil {
-			return BackfillStatus{}, err
+		if gerr != nil || cur.State != timer.BackfillRunning {
+			return err
 		}
-		return BackfillStatus{}, fmt.Errorf("%w: backfill %s of %s, started by %s at %s, is running: wait for it or cancel it (`sundial backfill cancel %s`)",
+		return fmt.Errorf("%w: backfill %s of %s, started by %s at %s, is running: wait for it or cancel it (`sundial backfill cancel %s`)",
 			errkind.Conflict, cur.ID, name, cur.By, cur.At.UTC().Format(time.RFC3339), name)
-	} else if err != nil {
+	}
+	if err := running(nil); err != nil {
 		return BackfillStatus{}, err
 	}
+	// The parts first, then the record: recovery, which drives the running records, never
+	// sees this one without its parts (it would find them over, and mark it done).
 	var msgs []engine.Outgoing
+	var written []timer.Key
+	rollback := func() {
+		for _, key := range written {
+			_ = bs.CancelBackfillCursor(ctx, key, b.ID) // nothing of it runs
+		}
+	}
 	started := 0
 	for _, tenant := range b.Tenants {
 		at := plans[tenant]
@@ -167,9 +176,13 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		}
 		key := b.Key(tenant)
 		if err := bs.SetBackfillCursor(ctx, key, c); err != nil {
-			_ = bs.SetBackfillState(ctx, b, timer.BackfillCancelled, "", now) // nothing of it runs
+			rollback()
+			if errors.Is(err, timer.ErrChanged) {
+				err = running(err)
+			}
 			return BackfillStatus{}, fmt.Errorf("backfill of %s not started: %w", key, err)
 		}
+		written = append(written, key)
 		if !c.Over() && !c.Waiting {
 			in := timer.Instance{Key: key, Backfill: &c}
 			for _, x := range ins {
@@ -179,6 +192,13 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 			}
 			msgs = append(msgs, engine.Outgoing{Firing: message.ForBackfill(in), Priority: timer.EffectivePriority(in, now)})
 		}
+	}
+	if err := bs.PutBackfill(ctx, b); err != nil {
+		rollback()
+		if errors.Is(err, timer.ErrExists) {
+			err = running(err)
+		}
+		return BackfillStatus{}, err
 	}
 	if err := s.Queue.Send(ctx, msgs); err != nil {
 		// The state is written: recovery sends what was not sent, after its LostAfter.
