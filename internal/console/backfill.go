@@ -16,7 +16,9 @@ import (
 )
 
 // Backfills: POST /api/apps/{app}/timers/{name}/backfill starts one (body: from, to,
-// tenant, parallel), GET shows the timer's latest with its progress, DELETE cancels it.
+// tenant, parallel), GET shows the timer's latest with its progress, POST .../backfill/cancel
+// cancels it (a POST, as Run Now is: a policy that lets a person operate an app's timers,
+// POST /api/apps/APP/*, lets them cancel its backfills).
 // {name} is the timer (a tenant is chosen in the body); the app is in the path, so that IAM
 // scopes backfills to apps as it does the other operations.
 
@@ -24,7 +26,7 @@ func (s *Server) backfillRoutes() []APIRoute {
 	return []APIRoute{
 		{"GET", "/api/apps/{app}/timers/{name}/backfill", s.apiBackfill},
 		{"POST", "/api/apps/{app}/timers/{name}/backfill", s.apiBackfill},
-		{"DELETE", "/api/apps/{app}/timers/{name}/backfill", s.apiBackfill},
+		{"POST", "/api/apps/{app}/timers/{name}/backfill/cancel", s.apiBackfill},
 	}
 }
 
@@ -52,15 +54,15 @@ func (s *Server) apiBackfill(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch r.Method {
-	case http.MethodPost:
+	switch {
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/cancel"):
+		return s.be.CancelBackfill(r.Context(), app, name, by(r))
+	case r.Method == http.MethodPost:
 		var b backfillBody
 		if err := decodeStrict(r.Body, &b); err != nil {
 			return nil, err
 		}
 		return s.be.StartBackfill(r.Context(), admin.BackfillRequest{App: app, Timer: name, From: b.From, To: b.To, Tenant: b.Tenant, Parallel: b.Parallel}, by(r))
-	case http.MethodDelete:
-		return s.be.CancelBackfill(r.Context(), app, name, by(r))
 	}
 	return s.be.BackfillStatus(r.Context(), app, name)
 }
@@ -101,21 +103,21 @@ func backfillPath(app, name string) string {
 // StartBackfill sends POST /api/apps/{app}/timers/{name}/backfill; the API records the caller.
 func (rm *Remote) StartBackfill(ctx context.Context, r admin.BackfillRequest, _ string) (admin.BackfillStatus, error) {
 	body, _ := json.Marshal(backfillBody{From: r.From, To: r.To, Tenant: r.Tenant, Parallel: r.Parallel})
-	return rm.backfill(ctx, http.MethodPost, r.App, r.Timer, body)
+	return rm.backfill(ctx, http.MethodPost, r.App, r.Timer, "", body)
 }
 
 // BackfillStatus sends GET /api/apps/{app}/timers/{name}/backfill.
 func (rm *Remote) BackfillStatus(ctx context.Context, app, name string) (admin.BackfillStatus, error) {
-	return rm.backfill(ctx, http.MethodGet, app, name, nil)
+	return rm.backfill(ctx, http.MethodGet, app, name, "", nil)
 }
 
-// CancelBackfill sends DELETE /api/apps/{app}/timers/{name}/backfill.
+// CancelBackfill sends POST /api/apps/{app}/timers/{name}/backfill/cancel.
 func (rm *Remote) CancelBackfill(ctx context.Context, app, name, _ string) (admin.BackfillStatus, error) {
-	return rm.backfill(ctx, http.MethodDelete, app, name, nil)
+	return rm.backfill(ctx, http.MethodPost, app, name, "/cancel", nil)
 }
 
-func (rm *Remote) backfill(ctx context.Context, method, app, name string, body []byte) (admin.BackfillStatus, error) {
-	raw, _, err := rm.do(ctx, method, backfillPath(app, name), url.Values{}, body)
+func (rm *Remote) backfill(ctx context.Context, method, app, name, suffix string, body []byte) (admin.BackfillStatus, error) {
+	raw, _, err := rm.do(ctx, method, backfillPath(app, name)+suffix, url.Values{}, body)
 	if err != nil {
 		return admin.BackfillStatus{}, err
 	}

@@ -55,6 +55,9 @@ func TestBackfillPage(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `id="backfill">cancelled: 0/4 done`)
 	require.NotContains(t, body, `id="backfill-cancel"`)
+	status, body, _ = f.do(t, "POST", apiTimerPath(key)+"/backfill/cancel", f.token, "")
+	require.Equal(t, http.StatusConflict, status, body)
+	require.Contains(t, body, "is cancelled already")
 
 	status, body, _ = f.do(t, "GET", "/api/audit?timer="+key.Timer, f.token, "")
 	require.Equal(t, http.StatusOK, status, body)

@@ -136,11 +136,11 @@ func pageRoute(r *http.Request) (method, path string, err error) {
 		if err != nil {
 			return "", "", err
 		}
-		method := "POST"
+		p := "/api/apps/" + k.AppName() + "/timers/" + k.Timer + "/backfill"
 		if strings.HasSuffix(r.Pattern, "/cancel") {
-			method = "DELETE"
+			p += "/cancel"
 		}
-		return method, "/api/apps/" + k.AppName() + "/timers/" + k.Timer + "/backfill", nil
+		return "POST", p, nil
 	case "POST /timers/{name}/{op}":
 		p, err := instance(r.PathValue("name"))
 		return "POST", p + "/" + r.PathValue("op"), err
