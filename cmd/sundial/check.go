@@ -48,6 +48,9 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		return err
 	}
 	printf(stdout, "%s: app %s, %d timers, %d tenants listed: valid\n", path, m.AppName(), len(m.Timers), len(m.Tenants))
+	for _, ref := range m.SharedPending() {
+		printf(stdout, "note: %s is not in this manifest: it must be a calendar of the default app (environment-wide), which sundial check cannot see offline; the publish (sundial sync, a deploy) checks it and refuses the manifest if the default app has none of that name\n", ref)
+	}
 	return nil
 }
 

@@ -37,3 +37,17 @@ func TestCheckTimeoutAgainstTheProcessor(t *testing.T) {
 		require.Contains(t, out.String(), ": valid")
 	}
 }
+
+// An app's manifest may name a calendar of the default app; offline, check says it cannot
+// verify it and leaves it to the publish.
+func TestCheckSharedCalendarNote(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "timers.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`app: billing
+timers:
+  - {name: Pay, schedule: "09:00", calendar: us, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`), 0o600))
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), `note: timers[0] "Pay": calendar "us" is not in this manifest: it must be a calendar of the default app (environment-wide), which sundial check cannot see offline`)
+}

@@ -57,6 +57,10 @@ Usage:
   sundial calendars list|show NAME|edit NAME [--app A] [--dates D,..] [--yearly MM-DD,..] [--ranges A..B,..] [--weekdays sat,..] [--json]
                               business calendars; edit replaces a calendar's rules at runtime,
                               reschedules its timers, and is kept by later publishes
+  sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--detach] [--json]
+                              run every past instant of the timer's schedule in the range again,
+                              oldest first, scheduledAt the original instant; waits showing progress
+  sundial backfill status|cancel NAME [--app A] [--json]   the timer's latest backfill; stop it
   sundial apps list [--json]  the apps, their timers, and the stack that owns each (one
                               stack's Custom::SundialTimers owns an app; another's is refused)
   sundial apps release NAME   free an app from its stack (gone without its resource's Delete):
@@ -119,6 +123,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdTenants(ctx, rest, stdout)
 	case "calendars":
 		err = cmdCalendars(ctx, rest, stdout)
+	case "backfill":
+		err = cmdBackfill(ctx, rest, stdout)
 	case "apps":
 		err = cmdApps(ctx, rest, stdout)
 	case "check":

@@ -147,6 +147,19 @@ func TestUpOperators(t *testing.T) {
 	out, errOut, code = cliEnv(t, dir, opEnv, "timers", "show", "--app", "billing", "Invoice", "--api", api)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"priority": 2`, "the operator's edit")
+	// Backfills through the API: the operator starts and cancels one of its app's timer, and
+	// is refused another app's.
+	hour := time.Now().UTC().Truncate(time.Hour)
+	rng := []string{"--from", hour.Add(-3 * time.Hour).Format(time.RFC3339), "--to", hour.Add(-time.Hour).Format(time.RFC3339), "--detach", "--api", api}
+	out, errOut, code = cliEnv(t, dir, opEnv, append([]string{"backfill", "--app", "billing", "Invoice"}, rng...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `running: [0-3]/3 done`, out)
+	out, errOut, code = cliEnv(t, dir, opEnv, "backfill", "cancel", "--app", "billing", "Invoice", "--api", api)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, " cancelled: ")
+	_, errOut, code = cliEnv(t, dir, opEnv, append([]string{"backfill", "Nightly"}, rng...)...)
+	require.Equal(t, 1, code, "refused: %s", errOut)
+	require.Contains(t, errOut, "/POST/api/apps/default/timers/Nightly/backfill")
 	_, errOut, code = cliEnv(t, dir, opEnv, "logs", "--app", "default", "--timer", "Nightly", "--limit", "600", "--api", api)
 	require.Equal(t, 0, code, errOut)
 	out, errOut, code = cliEnv(t, dir, opEnv, "health", "--json", "--api", api)

@@ -104,6 +104,9 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	in.Stack = cost.Stack{FetchTick: time.Duration(*tick) * time.Minute, DueShards: *shards, LogRetentionDays: *retention,
 		MemoryMB: cost.DefaultStack().MemoryMB, Concurrency: capacity, TimersWriteMax: *timersMax, LogWriteMax: *logMax}
 	in.Instances, in.Warnings = plan.FromManifest(m, names, manifest.Defaults{MaxRetries: *maxRetries})
+	for _, ref := range m.SharedPending() {
+		in.Warnings = append(in.Warnings, ref+" is the default app's, which plan cannot see offline: planned without a calendar")
+	}
 	p, err := plan.Compute(in)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errkind.Invalid, err)

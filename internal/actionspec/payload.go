@@ -17,4 +17,7 @@ type Payload struct {
 	// invoked with InvocationType Event (Lambda).
 	Async bool   `json:"async,omitempty"`
 	Token string `json:"token,omitempty"`
+	// Backfill: this run is an instant of a backfill (`sundial backfill`), re-run after the
+	// fact; ScheduledAt is that original instant.
+	Backfill bool `json:"backfill,omitempty"`
 }

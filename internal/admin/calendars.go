@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -46,11 +47,21 @@ func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, er
 		}
 		return byKey[k]
 	}
+	if all || app == "" {
+		// The default app's calendars, environment-wide, are listed even when no timer uses them.
+		shared, err := s.Store.SharedCalendars(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range shared {
+			get("", c.Name).CalendarRules = c.CalendarRules
+		}
+	}
 	for _, in := range ins {
-		if in.Calendar == nil || (!all && in.Key.Norm().App != app) {
+		if in.Calendar == nil || (!all && in.CalendarApp() != app) {
 			continue
 		}
-		c := get(in.App, in.Calendar.Name)
+		c := get(in.CalendarApp(), in.Calendar.Name)
 		c.CalendarRules = in.Calendar.CalendarRules
 		c.Timers = append(c.Timers, in.Key.String())
 	}
@@ -107,8 +118,8 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 	}
 	var changed []timer.Instance
 	for _, in := range ins {
-		if in.Calendar == nil || in.Calendar.Name != name || in.Key.Norm().App != timer.NormApp(app) {
-			continue
+		if !in.UsesCalendar(app, name) {
+			continue // another calendar; or another app's own of the same name
 		}
 		out, err := s.recalendar(ctx, in, rules, now)
 		if err != nil {
@@ -127,7 +138,7 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 func (s *Service) recalendar(ctx context.Context, in timer.Instance, rules schedule.CalendarRules, now time.Time) (timer.Instance, error) {
 	for attempt := 1; ; attempt++ {
 		st := in.Settings
-		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, CalendarRules: rules}
+		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, Shared: in.Calendar.Shared, CalendarRules: rules}
 		next, err := nextRun(st, now)
 		if err != nil {
 			return in, fmt.Errorf("%s: %w", in.Key, err)
@@ -158,8 +169,50 @@ func (s *Service) calendarOverlay(ctx context.Context) (func(app string, st *tim
 		if st.Calendar == nil {
 			return
 		}
+		if st.Calendar.Shared {
+			app = "" // the default app's calendar: its edit applies
+		}
 		if rules, ok := byKey[[2]string{timer.NormApp(app), st.Calendar.Name}]; ok {
-			st.Calendar = &timer.Calendar{Name: st.Calendar.Name, CalendarRules: rules}
+			st.Calendar = &timer.Calendar{Name: st.Calendar.Name, Shared: st.Calendar.Shared, CalendarRules: rules}
 		}
 	}, nil
+}
+
+// shareCalendars saves the default app's calendars (m is its manifest) for the other apps'
+// publishes, and gives the other apps' instances that use one of them its new rules (an
+// operator's edit of it still wins), rescheduling them; it returns those instances. A
+// calendar the default app no longer defines stays as last published for the timers naming it.
+func (s *Service) shareCalendars(ctx context.Context, m manifest.Manifest, existing []timer.Instance,
+	overlay func(string, *timer.Settings), now time.Time) ([]timer.Instance, error) {
+	cals := make([]timer.Calendar, 0, len(m.Calendars))
+	byName := map[string]schedule.CalendarRules{}
+	for _, c := range m.Calendars {
+		cals = append(cals, timer.Calendar{Name: c.Name, CalendarRules: c.CalendarRules})
+		byName[c.Name] = c.CalendarRules
+	}
+	if err := s.Store.PutSharedCalendars(ctx, cals); err != nil {
+		return nil, err
+	}
+	var changed []timer.Instance
+	for _, in := range existing {
+		if in.Calendar == nil || !in.Calendar.Shared || in.Key.Norm().App == "" {
+			continue
+		}
+		rules, ok := byName[in.Calendar.Name]
+		if !ok {
+			continue
+		}
+		st := in.Settings
+		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, Shared: true, CalendarRules: rules}
+		overlay("", &st)
+		if st.ScheduleKey() == in.ScheduleKey() {
+			continue
+		}
+		out, err := s.recalendar(ctx, in, st.Calendar.CalendarRules, now)
+		if err != nil {
+			return nil, err
+		}
+		changed = append(changed, out)
+	}
+	return changed, nil
 }

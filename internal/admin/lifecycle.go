@@ -59,6 +59,18 @@ func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, er
 // a publish retried with the same id does not wake them again. An empty deploy wakes nothing.
 func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy string) (SyncReport, error) {
 	var rep SyncReport
+	if timer.NormApp(m.App) != "" {
+		// Another app's timers may name the default app's calendars (environment-wide).
+		shared, err := s.Store.SharedCalendars(ctx)
+		if err != nil {
+			return rep, err
+		}
+		cals := make([]manifest.Calendar, 0, len(shared))
+		for _, c := range shared {
+			cals = append(cals, manifest.Calendar{Name: c.Name, CalendarRules: c.CalendarRules})
+		}
+		m = m.WithShared(cals)
+	}
 	if err := m.ValidateFor(s.Defaults); err != nil {
 		return rep, err
 	}
@@ -145,6 +157,13 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	}
 	if err := s.syncDefinitions(ctx, app, defs); err != nil {
 		return rep, err
+	}
+	if app == "" {
+		shared, err := s.shareCalendars(ctx, m, existing, overlay, now)
+		if err != nil {
+			return rep, err
+		}
+		enqueue = append(enqueue, shared...)
 	}
 	// A tenant this manifest registered runs every other app's multi-tenant timers too. The
 	// definitions and calendars are read once (each is a scan of the table: read per tenant,

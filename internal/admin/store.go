@@ -26,6 +26,11 @@ type CalendarStore interface {
 	CalendarEdits(ctx context.Context) ([]timer.CalendarEdit, error)
 	// PutCalendarEdit saves one, replacing the app's previous edit of the calendar.
 	PutCalendarEdit(ctx context.Context, e timer.CalendarEdit) error
+	// SharedCalendars lists the default app's calendars as its last publish defined them
+	// (environment-wide: another app's timers may name them), by name.
+	SharedCalendars(ctx context.Context) ([]timer.Calendar, error)
+	// PutSharedCalendars saves the default app's calendars, replacing those of the same names.
+	PutSharedCalendars(ctx context.Context, cals []timer.Calendar) error
 }
 
 // InstanceStore changes runtime instances outside an execution.

@@ -146,7 +146,9 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 		}
 		ran := e.Outcome != timer.OutcomeMissed && e.Outcome != timer.OutcomeRecovered
 		var err error
-		if r.ConsecutiveFailures > 0 {
+		// A backfill run is not one of the timer's runs in a row (its failures are not counted
+		// in NumberOfTries): it neither raises nor resolves consecutiveFailures.
+		if r.ConsecutiveFailures > 0 && !e.Backfill {
 			switch {
 			case e.Outcome.Failed() && x.in.NumberOfTries >= r.ConsecutiveFailures:
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,

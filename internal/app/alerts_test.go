@@ -168,3 +168,23 @@ func TestAlertNoSuccessWithin(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, due, k2)
 }
+
+// A backfill run is not one of the timer's runs in a row: its success does not resolve a
+// consecutiveFailures alert, and its failure does not raise one.
+func TestAlertConsecutiveFailuresIgnoresBackfillRuns(t *testing.T) {
+	a, bus, _ := newAlerter(t)
+	k := timer.Key{App: "billing", Timer: testenv.Unique(t)}
+	in := timer.Instance{Key: k, Settings: timer.Settings{Alerts: timer.AlertRules{ConsecutiveFailures: 2}}, Active: true}
+	for i := 1; i <= 2; i++ {
+		in.NumberOfTries = i
+		run(t, a, in, execution(k, "F"+string(rune('0'+i)), timer.OutcomeError, time.Millisecond))
+	}
+	require.Equal(t, 1, bus.countFor(events.AlertRaised, k.Timer))
+	bf := execution(k, "B1", timer.OutcomeSuccess, time.Millisecond)
+	bf.Backfill = true
+	run(t, a, in, bf)
+	require.Zero(t, bus.countFor(events.AlertResolved, k.Timer), "a backfill success is not the timer's own")
+	in.NumberOfTries = 0
+	run(t, a, in, execution(k, "S1", timer.OutcomeSuccess, time.Millisecond))
+	require.Equal(t, 1, bus.countFor(events.AlertResolved, k.Timer))
+}

@@ -112,7 +112,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Metrics: rec, Node: o.Node, NewID: NewExecutionID,
 		MaxEarly: engine.MaxLead + 2*time.Second, MaxAhead: engine.MaxAheadFor(a.Fetcher.Lookahead), FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
 	}
-	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, LostAfter: cfg.LostAfter}
+	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, LostAfter: cfg.LostAfter, Backfills: store}
 	if cfg.DLQ != "" {
 		a.DLQ = queue.NewDLQ(sqsClient, cfg.DLQ, qs)
 	}

@@ -28,6 +28,9 @@ const (
 	AppRelease   = "app-release"
 	DLQRedrive   = "dlq-redrive"
 	Sync         = "sync"
+	// Backfill and BackfillCancel: `sundial backfill` and its cancel (the range in After).
+	Backfill       = "backfill"
+	BackfillCancel = "backfill-cancel"
 )
 
 // Record is one operator action.

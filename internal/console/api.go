@@ -50,7 +50,7 @@ func (s *Server) apiRoutes() []APIRoute {
 		{"POST", "/api/dlq/redrive", s.apiRedrive},
 		{"GET", "/api/schedule/preview", s.apiPreview},
 		{"POST", "/api/login-links", s.apiLoginLink},
-	}, s.calendarRoutes()...)
+	}, append(s.calendarRoutes(), s.backfillRoutes()...)...)
 }
 
 // APIRoutes lists the API's routes (for documentation checks).

@@ -33,6 +33,10 @@ type Backend interface {
 	Calendars(ctx context.Context, app string) ([]admin.CalendarInfo, error)
 	Calendar(ctx context.Context, app, name string) (admin.CalendarInfo, error)
 	EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (admin.CalendarInfo, error)
+	// StartBackfill, BackfillStatus and CancelBackfill: a timer's backfill (by who).
+	StartBackfill(ctx context.Context, r admin.BackfillRequest, who string) (admin.BackfillStatus, error)
+	BackfillStatus(ctx context.Context, app, name string) (admin.BackfillStatus, error)
+	CancelBackfill(ctx context.Context, app, name, who string) (admin.BackfillStatus, error)
 	Now() time.Time
 }
 

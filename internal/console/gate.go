@@ -131,6 +131,16 @@ func pageRoute(r *http.Request) (method, path string, err error) {
 		return "PUT", "/api/apps/" + r.PathValue("app") + "/calendars/" + r.PathValue("name"), nil
 	case "POST /apps/{app}/{op}":
 		return "POST", "/api/apps/" + r.PathValue("app") + "/" + r.PathValue("op"), nil
+	case "POST /timers/{name}/backfill", "POST /timers/{name}/backfill/cancel":
+		k, err := timer.ParseKey(r.PathValue("name"))
+		if err != nil {
+			return "", "", err
+		}
+		p := "/api/apps/" + k.AppName() + "/timers/" + k.Timer + "/backfill"
+		if strings.HasSuffix(r.Pattern, "/cancel") {
+			p += "/cancel"
+		}
+		return "POST", p, nil
 	case "POST /timers/{name}/{op}":
 		p, err := instance(r.PathValue("name"))
 		return "POST", p + "/" + r.PathValue("op"), err

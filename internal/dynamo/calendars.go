@@ -65,3 +65,49 @@ func (s *Store) PutCalendarEdit(ctx context.Context, e timer.CalendarEdit) error
 	}
 	return nil
 }
+
+// The default app's calendars (environment-wide: another app's timers may name them) are
+// items of the timers table too (pk "SHAREDCAL", sk the name), written by the default app's
+// publish, one UpdateItem each, and read by other apps' publishes and the operators' edits.
+const sharedCalendarPK = "SHAREDCAL"
+
+type sharedCalendarItem struct {
+	Name string `dynamodbav:"name"`
+	schedule.CalendarRules
+}
+
+// SharedCalendars implements admin.CalendarStore.
+func (s *Store) SharedCalendars(ctx context.Context) ([]timer.Calendar, error) {
+	items, err := queryPartition[sharedCalendarItem](ctx, s, sharedCalendarPK, "the default app's calendars")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]timer.Calendar, 0, len(items))
+	for _, it := range items {
+		out = append(out, timer.Calendar{Name: it.Name, CalendarRules: it.CalendarRules})
+	}
+	return out, nil
+}
+
+// PutSharedCalendars implements admin.CalendarStore.
+func (s *Store) PutSharedCalendars(ctx context.Context, cals []timer.Calendar) error {
+	n := expression.Name
+	for _, c := range cals {
+		upd := expression.Set(n("kind"), expression.Value("shared-calendar")).Set(n("name"), expression.Value(c.Name))
+		for name, list := range map[string][]string{"dates": c.Dates, "yearly": c.Yearly, "ranges": c.Ranges, "weekdays": c.Weekdays} {
+			if len(list) > 0 {
+				upd = upd.Set(n(name), expression.Value(list))
+			} else {
+				upd = upd.Remove(n(name))
+			}
+		}
+		key := map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: sharedCalendarPK},
+			"sk": &types.AttributeValueMemberS{Value: c.Name},
+		}
+		if _, err := s.update(ctx, s.timers, key, upd, nil, types.ReturnValueNone); err != nil {
+			return fmt.Errorf("save the default app's calendar %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}

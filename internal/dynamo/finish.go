@@ -113,6 +113,14 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 		// (eventually consistent) read it decided from said.
 		cond = cond.And(n("leaseExpiresAt").AttributeNotExists().Or(n("leaseExpiresAt").LessThanEqual(expression.Value(ms(f.IfLeaseExpiredBy)))))
 	}
+	if was := f.BackfillWas; f.Backfill != nil && was != nil {
+		// The backfill's cursor moves on only from where this run found it (a cancel made
+		// during the run stands).
+		cond = cond.And(n("backfill.id").Equal(expression.Value(was.ID))).
+			And(n("backfill.next").Equal(expression.Value(ms(was.Next)))).
+			And(n("backfill.attempt").Equal(expression.Value(was.Attempt))).
+			And(n("backfill.cancelled").AttributeNotExists())
+	}
 	upd := expression.Set(n("lastRun"), expression.Value(ms(f.LastRun))).
 		Set(n("lastDurationMs"), expression.Value(f.LastDuration.Milliseconds())).
 		Set(n("numberOfTries"), expression.Value(f.Tries)).
@@ -125,8 +133,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastGaveUp"))
 	}
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt"} {
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill"} {
 		upd = upd.Remove(n(a))
+	}
+	if f.Backfill != nil {
+		upd = upd.Set(n("backfill"), expression.Value(toBackfillItem(f.Backfill)))
 	}
 	if f.Error != "" {
 		upd = upd.Set(n("lastError"), expression.Value(f.Error))

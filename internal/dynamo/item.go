@@ -92,6 +92,42 @@ type instanceItem struct {
 	PausedBy  string `dynamodbav:"pausedBy,omitempty"`
 	PausedAt  int64  `dynamodbav:"pausedAt,omitempty"`
 	ResumeAt  int64  `dynamodbav:"resumeAt,omitempty"`
+	// Backfill is the instance's backfill cursor (timer.BackfillCursor); runBackfill names
+	// the backfill the running execution belongs to (set by its claim, removed by its finish).
+	Backfill    *backfillItem `dynamodbav:"backfill,omitempty"`
+	RunBackfill string        `dynamodbav:"runBackfill,omitempty"`
+}
+
+// backfillItem is the stored form of timer.BackfillCursor (a map attribute; false flags and
+// zero instants are absent, which the claim's condition relies on).
+type backfillItem struct {
+	ID        string `dynamodbav:"id"`
+	Next      int64  `dynamodbav:"next,omitempty"`
+	Attempt   int    `dynamodbav:"attempt,omitempty"`
+	Due       int64  `dynamodbav:"due,omitempty"`
+	SentAt    int64  `dynamodbav:"sentAt,omitempty"`
+	To        int64  `dynamodbav:"to"`
+	Total     int    `dynamodbav:"total"`
+	Done      int    `dynamodbav:"done"`
+	Failed    int    `dynamodbav:"failed"`
+	Waiting   bool   `dynamodbav:"waiting,omitempty"`
+	Cancelled bool   `dynamodbav:"cancelled,omitempty"`
+}
+
+func toBackfillItem(c *timer.BackfillCursor) *backfillItem {
+	if c == nil {
+		return nil
+	}
+	return &backfillItem{ID: c.ID, Next: ms(c.Next), Attempt: c.Attempt, Due: ms(c.Due), SentAt: ms(c.SentAt), To: ms(c.To),
+		Total: c.Total, Done: c.Done, Failed: c.Failed, Waiting: c.Waiting, Cancelled: c.Cancelled}
+}
+
+func (b *backfillItem) cursor() *timer.BackfillCursor {
+	if b == nil {
+		return nil
+	}
+	return &timer.BackfillCursor{ID: b.ID, Next: fromMs(b.Next), Attempt: b.Attempt, Due: fromMs(b.Due), SentAt: fromMs(b.SentAt), To: fromMs(b.To),
+		Total: b.Total, Done: b.Done, Failed: b.Failed, Waiting: b.Waiting, Cancelled: b.Cancelled}
 }
 
 // finishSlots is how many finish tokens an item keeps (attributes fin0..fin7), one per
@@ -148,6 +184,7 @@ func toItem(in timer.Instance) instanceItem {
 		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError,
+		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
 	}
 	if p := in.Pause; p != nil {
 		it.PauseNote, it.PausedBy, it.PausedAt, it.ResumeAt = p.Note, p.By, ms(p.At), ms(p.Until)
@@ -196,6 +233,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
 		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError,
+		Backfill: it.Backfill.cursor(), RunBackfill: it.RunBackfill,
 	}
 }
 
@@ -222,6 +260,7 @@ type logItem struct {
 	NextRun         int64  `dynamodbav:"nextRun,omitempty"`
 	GaveUp          bool   `dynamodbav:"gaveUp,omitempty"`
 	Version         int64  `dynamodbav:"version,omitempty"`
+	Backfill        bool   `dynamodbav:"backfill,omitempty"`
 	ExpiresAt       int64  `dynamodbav:"expiresAt"`
 }
 
@@ -247,7 +286,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
-		Version: e.Version, ExpiresAt: started.Add(retention).Unix(),
+		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
 	}
 	if e.Outcome.Failed() {
 		it.ErrDay = errShardPK(e.AppName(), started.Format(time.DateOnly), e.ExecutionID)
@@ -261,6 +300,6 @@ func (it logItem) execution() timer.Execution {
 		ScheduledAt: fromMs(it.ScheduledAt), ShouldHaveRunAt: fromMs(it.ShouldHaveRunAt), StartedAt: fromMs(it.StartedAt),
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
-		Version: it.Version,
+		Version: it.Version, Backfill: it.Backfill,
 	}
 }

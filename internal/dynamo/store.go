@@ -266,19 +266,35 @@ func pause(ctx context.Context, attempt int) error {
 func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.Instance, error) {
 	n := expression.Name
 	cond := n("active").Equal(expression.Value(true)).
-		And(n("execId").AttributeNotExists()).
-		And(n("nextRun").Equal(expression.Value(ms(c.Due))))
+		And(n("execId").AttributeNotExists())
+	if c.Backfill != "" {
+		// A backfill firing: guarded by the instance's backfill cursor, not by nextRun, which
+		// is set aside (if any) as a scheduled claim does.
+		cond = cond.And(n("backfill.id").Equal(expression.Value(c.Backfill))).
+			And(n("backfill.next").Equal(expression.Value(ms(c.ScheduledAt)))).
+			And(n("backfill.attempt").Equal(expression.Value(c.Attempt))).
+			And(n("backfill.waiting").AttributeNotExists()).
+			And(n("backfill.cancelled").AttributeNotExists())
+	} else {
+		cond = cond.And(n("nextRun").Equal(expression.Value(ms(c.Due))))
+	}
 	upd := expression.Set(n("isRunningSince"), expression.Value(ms(c.Now))).
 		Set(n("isRunningBy"), expression.Value(c.By)).
 		Set(n("execId"), expression.Value(c.ExecutionID)).
 		Set(n("leaseExpiresAt"), n("leaseMs").Plus(expression.Value(ms(c.Now)))).
 		Set(n("leaseDeadline"), n("leaseMs").Plus(expression.Value(ms(c.Now)))).
-		Set(n("claimedNextRun"), n("nextRun")).
 		Set(n("runScheduledAt"), expression.Value(ms(c.ScheduledAt))).
 		Set(n("runAttempt"), expression.Value(c.Attempt)).
 		Set(n("version"), n("version").Plus(expression.Value(1))).
-		Remove(n("nextRun")).
-		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt"))
+		Remove(n("nextRun"))
+	if c.Backfill != "" {
+		// The timer's pending retry (if any) is not this run's: it stays for when it ends.
+		upd = upd.Set(n("runBackfill"), expression.Value(c.Backfill)).
+			Set(n("claimedNextRun"), expression.IfNotExists(n("nextRun"), expression.Value(0))) // 0: none
+	} else {
+		upd = upd.Set(n("claimedNextRun"), n("nextRun")).
+			Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt"))
+	}
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
 		old, ok := conditionOld(err)
@@ -293,6 +309,10 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 			}
 		} else if len(old) == 0 {
 			return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+		}
+		if c.Backfill != "" {
+			return timer.Instance{}, fmt.Errorf("%w: %s is running, inactive, or its backfill %s is no longer at %s attempt %d", timer.ErrClaimLost, key,
+				c.Backfill, c.ScheduledAt.UTC().Format(time.RFC3339), c.Attempt)
 		}
 		return timer.Instance{}, fmt.Errorf("%w: %s is running, inactive or its next run is no longer %s", timer.ErrClaimLost, key, c.Due.UTC().Format(time.RFC3339Nano))
 	}

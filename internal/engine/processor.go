@@ -142,7 +142,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	execID := p.NewID()
 	running, err := p.Store.Claim(ctx, f.Key(), timer.Claim{
 		Due: f.DueAt, ScheduledAt: f.ScheduledAt, Attempt: f.Attempt,
-		ExecutionID: execID, By: p.Node, Now: later(now, f.DueAt),
+		ExecutionID: execID, By: p.Node, Now: later(now, f.DueAt), Backfill: f.Backfill,
 	})
 	switch {
 	case errors.Is(err, timer.ErrClaimLost):
@@ -204,8 +204,10 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	// function's log level, AWS_LAMBDA_LOG_LEVEL). An execution that failed is logged at Info.
 	log.Log(ctx, executionLevel(exec), "execution", "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error,
-		"next_run", exec.NextRun, "gave_up", exec.GaveUp)
-	return &after, nil, nil
+		"next_run", exec.NextRun, "gave_up", exec.GaveUp, "backfill", exec.Backfill)
+	// A backfill of the timer goes on: after a backfill run, its next instant (or this one's
+	// retry); after a regular run, the backfill firing that may have lost its claim to it.
+	return &after, backfillNext(after, p.Clock.Now()), nil
 }
 
 // AheadSlack is what MaxAheadFor allows past the look-ahead: clock skew and a late tick.
@@ -250,7 +252,7 @@ func (p *Processor) checkEarly(ctx context.Context, f message.Firing, wait time.
 // returns nil, so it runs once and then goes back to its schedule. Either way the later
 // instants that passed meanwhile are not replayed, and the log says how many there were.
 func (p *Processor) misfire(running timer.Instance, reason message.Reason, log *slog.Logger) *timer.RunResult {
-	if reason == message.ReasonRunNow {
+	if reason == message.ReasonRunNow || reason == message.ReasonBackfill {
 		return nil // an operator asked for this run: it is never a misfire
 	}
 	next, _ := p.finisher.schedules.next(running)
@@ -314,7 +316,7 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 	scheduledAt, attempt := in.Run()
 	payload := action.Payload{
 		App: in.AppName(), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
-		ExecutionID: in.ExecutionID, Properties: in.Properties,
+		ExecutionID: in.ExecutionID, Properties: in.Properties, Backfill: in.RunBackfill != "",
 	}
 	if async {
 		payload.Async, payload.Token = true, NewToken(in).String()

@@ -28,6 +28,8 @@ type Recoverer struct {
 	// LostAfter is how long past its due time an unclaimed firing is presumed lost; it is also
 	// the minimum gap between two re-sends of the same firing.
 	LostAfter time.Duration
+	// Backfills, when set, lets each sweep drive the running backfills (driveBackfills).
+	Backfills Backfills
 
 	finisher finisher
 	once     sync.Once
@@ -38,6 +40,7 @@ type RecoveryStats struct {
 	Recovered int `json:"recovered"` // expired leases taken back
 	Requeued  int `json:"requeued"`  // lost firings re-sent
 	Resumed   int `json:"resumed"`   // paused timers activated at their pause's end
+	Backfill  int `json:"backfill"`  // backfill firings started or re-sent
 }
 
 // Run performs one sweep.
@@ -69,6 +72,9 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 		st.Requeued += n
 		errs = append(errs, err)
 	}
+	n, err := r.driveBackfills(ctx)
+	st.Backfill = n
+	errs = append(errs, err)
 	metricsOr(r.Metrics).FiringsResent(st.Requeued)
 	if st.Recovered > 0 || st.Requeued > 0 {
 		r.Log.Info("recovery sweep", "recovered", st.Recovered, "requeued", st.Requeued)
@@ -79,6 +85,7 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 // recoverShard takes back the expired leases among the instances read.
 func (r *Recoverer) recoverShard(ctx context.Context, past []timer.Instance, now time.Time) (int, error) {
 	var finished []timer.Instance
+	var backfills []Outgoing
 	var errs []error
 	for _, in := range past {
 		if !in.Running() || in.LeaseExpiresAt.After(now) {
@@ -110,9 +117,15 @@ func (r *Recoverer) recoverShard(ctx context.Context, past []timer.Instance, now
 			"running_by", in.IsRunningBy, "attempt", exec.Attempt, "next_run", after.NextRun, "gave_up", exec.GaveUp)
 		recordFiring(r.Metrics, in.Priority, exec)
 		finished = append(finished, after)
+		if o := backfillNext(after, now); o != nil {
+			backfills = append(backfills, *o)
+		}
 	}
 	if err := r.finisher.followUps(ctx, finished, followUpReason); err != nil {
 		errs = append(errs, err)
+	}
+	if err := r.Queue.Send(ctx, backfills); err != nil {
+		errs = append(errs, fmt.Errorf("recovery: continue backfills: %w", err))
 	}
 	return len(finished), errors.Join(errs...)
 }

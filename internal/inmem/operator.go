@@ -29,6 +29,7 @@ type operatorState struct {
 	published   map[string]time.Time
 	appOwners   map[string]timer.AppOwner
 	calendars   map[[2]string]timer.CalendarEdit // by app ("": default) and name
+	shared      map[string]timer.Calendar        // the default app's calendars, by name
 	lastTick    time.Time
 }
 
@@ -36,7 +37,7 @@ func newOperatorState() operatorState {
 	return operatorState{
 		edits: map[timer.Key]timer.EditRecord{}, wokenFor: map[timer.Key]string{},
 		tenants: map[string]timer.Tenant{}, definitions: map[string]string{}, published: map[string]time.Time{},
-		appOwners: map[string]timer.AppOwner{}, calendars: map[[2]string]timer.CalendarEdit{},
+		appOwners: map[string]timer.AppOwner{}, calendars: map[[2]string]timer.CalendarEdit{}, shared: map[string]timer.Calendar{},
 	}
 }
 
@@ -466,5 +467,28 @@ func (s *Store) PutCalendarEdit(_ context.Context, e timer.CalendarEdit) error {
 	defer s.mu.Unlock()
 	e.App = timer.NormApp(e.App)
 	s.op.calendars[[2]string{e.App, e.Name}] = e
+	return nil
+}
+
+// SharedCalendars implements admin.CalendarStore.
+func (s *Store) SharedCalendars(context.Context) ([]timer.Calendar, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]timer.Calendar, 0, len(s.op.shared))
+	for _, c := range s.op.shared {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b timer.Calendar) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// PutSharedCalendars implements admin.CalendarStore.
+func (s *Store) PutSharedCalendars(_ context.Context, cals []timer.Calendar) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cals {
+		c.Shared = false
+		s.op.shared[c.Name] = c
+	}
 	return nil
 }

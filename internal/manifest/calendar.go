@@ -70,7 +70,7 @@ func (m Manifest) calendarProblems() []error {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("%w: %s: %s", errkind.Invalid, where, fmt.Sprintf(format, args...)))
 		}
-		if t.Calendar != "" && !names[t.Calendar] {
+		if t.Calendar != "" && !names[t.Calendar] && !m.sharedDeferred() && m.sharedCalendar(t.Calendar) == nil {
 			known := "the manifest defines none (add a top-level calendars: list)"
 			if len(m.Calendars) > 0 {
 				var ns []string
@@ -78,6 +78,13 @@ func (m Manifest) calendarProblems() []error {
 					ns = append(ns, c.Name)
 				}
 				known = fmt.Sprintf("the manifest defines %q", ns)
+			}
+			if !m.isDefaultApp() {
+				var ns []string
+				for _, c := range m.shared {
+					ns = append(ns, c.Name)
+				}
+				known += fmt.Sprintf(", the default app %q", ns)
 			}
 			bad("calendar: unknown calendar %q; %s", t.Calendar, known)
 		}
@@ -110,8 +117,50 @@ func (m Manifest) Resolve(t Timer) Timer {
 	t.CalendarRules = nil
 	if i := slices.IndexFunc(m.Calendars, func(c Calendar) bool { return c.Name == t.Calendar }); t.Calendar != "" && i >= 0 {
 		t.CalendarRules = &timer.Calendar{Name: t.Calendar, CalendarRules: m.Calendars[i].CalendarRules}
+	} else if c := m.sharedCalendar(t.Calendar); t.Calendar != "" && c != nil {
+		t.CalendarRules = &timer.Calendar{Name: t.Calendar, Shared: true, CalendarRules: c.CalendarRules}
 	}
 	return t
+}
+
+// WithShared gives the manifest the default app's calendars (read from the platform): a
+// timer of another app may name one of them when its own manifest has no calendar of that
+// name. The default app's own manifest ignores them.
+func (m Manifest) WithShared(cals []Calendar) Manifest {
+	m.shared, m.sharedKnown = cals, true
+	return m
+}
+
+// SharedPending lists another app's timers whose calendar is not in their manifest, when the
+// default app's calendars are not known (offline): "timers[i] "Name": calendar "c"" each.
+// A publish resolves them against the default app's calendars, or refuses the manifest.
+func (m Manifest) SharedPending() []string {
+	if !m.sharedDeferred() {
+		return nil
+	}
+	var out []string
+	for i, t := range m.Timers {
+		if t.Calendar != "" && !slices.ContainsFunc(m.Calendars, func(c Calendar) bool { return c.Name == t.Calendar }) {
+			out = append(out, fmt.Sprintf("timers[%d] %q: calendar %q", i, t.Name, t.Calendar))
+		}
+	}
+	return out
+}
+
+func (m Manifest) isDefaultApp() bool { return timer.NormApp(m.App) == "" }
+
+// sharedDeferred: another app's manifest checked without the default app's calendars.
+func (m Manifest) sharedDeferred() bool { return !m.isDefaultApp() && !m.sharedKnown }
+
+// sharedCalendar is the default app's calendar name, for another app's manifest (nil: none).
+func (m Manifest) sharedCalendar(name string) *Calendar {
+	if m.isDefaultApp() {
+		return nil
+	}
+	if i := slices.IndexFunc(m.shared, func(c Calendar) bool { return c.Name == name }); i >= 0 {
+		return &m.shared[i]
+	}
+	return nil
 }
 
 // applyCalendar sets the settings that came with business calendars.

@@ -33,6 +33,12 @@ type Manifest struct {
 	Timers []Timer `yaml:"timers"`
 	// Calendars are the business calendars the timers may name (calendar.go).
 	Calendars []Calendar `yaml:"calendars"`
+
+	// shared are the default app's calendars, which another app's timers may name too (its
+	// own of the same name wins); sharedKnown says they were read (WithShared): offline,
+	// another app's reference to a calendar it does not define is left to the publish.
+	shared      []Calendar
+	sharedKnown bool
 }
 
 // Timer is one entry; pointer fields are optional and take the defaults.

@@ -29,9 +29,12 @@ const (
 	ReasonRunNow   Reason = "run-now"  // operator or wake
 	ReasonRequeue  Reason = "requeue"  // recovery: a due firing that was never claimed
 	ReasonDeploy   Reason = "deploy"   // publish: a When Published timer woken by a deploy
+	// ReasonBackfill: an instant of a backfill (Firing.Backfill names it), sent by the
+	// processor after the previous one ended, or by recovery (start, resume, re-send).
+	ReasonBackfill Reason = "backfill"
 )
 
-var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRetry: true, ReasonRunNow: true, ReasonRequeue: true, ReasonDeploy: true}
+var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRetry: true, ReasonRunNow: true, ReasonRequeue: true, ReasonDeploy: true, ReasonBackfill: true}
 
 // Firing names a timer instance, the firing's scheduled instant and the claim's fence:
 // DueAt is the NextRun value the claim expects to find.
@@ -46,6 +49,8 @@ type Firing struct {
 	DueAt       time.Time `json:"dueAt"`
 	Attempt     int       `json:"attempt"`
 	Reason      Reason    `json:"reason"`
+	// Backfill is the backfill's id for ReasonBackfill (required then, and only then).
+	Backfill string `json:"backfill,omitempty"`
 }
 
 // Key is the timer instance the firing is for.
@@ -104,9 +109,19 @@ func (f Firing) Validate() error {
 		return fmt.Errorf("%w: attempt must be >= 1, got %d", ErrMalformed, f.Attempt)
 	case !reasons[f.Reason]:
 		return fmt.Errorf("%w: unknown reason %q", ErrMalformed, f.Reason)
+	case (f.Reason == ReasonBackfill) != (f.Backfill != ""):
+		return fmt.Errorf("%w: a backfill firing (reason %q) names its backfill, and no other firing does", ErrMalformed, ReasonBackfill)
 	}
 	if err := f.Key().Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return nil
+}
+
+// ForBackfill is the firing of an instance's backfill cursor: its instant as scheduledAt,
+// due when the attempt may start.
+func ForBackfill(in timer.Instance) Firing {
+	b := in.Backfill
+	return Firing{V: Version, App: timer.NormApp(in.App), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: b.Next.UTC(),
+		DueAt: b.Due.UTC(), Attempt: b.Attempt, Reason: ReasonBackfill, Backfill: b.ID}
 }

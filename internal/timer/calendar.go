@@ -13,7 +13,32 @@ import (
 // execution) needs no read beyond the instance's own item.
 type Calendar struct {
 	Name string `json:"name" dynamodbav:"name"`
+	// Shared: the calendar is the default app's, named by a timer of another app that has
+	// none of that name (environment-wide calendars); edits of the default app's calendar
+	// reach it.
+	Shared bool `json:"shared,omitempty" dynamodbav:"shared,omitempty"`
 	schedule.CalendarRules
+}
+
+// UsesCalendar reports whether the instance's calendar is app's calendar name: its own app's,
+// or the default app's shared with it.
+func (in Instance) UsesCalendar(app, name string) bool {
+	c := in.Calendar
+	if c == nil || c.Name != name {
+		return false
+	}
+	if c.Shared {
+		return NormApp(app) == ""
+	}
+	return in.Key.Norm().App == NormApp(app)
+}
+
+// CalendarApp is the app whose calendar the instance uses ("" for the default app's).
+func (in Instance) CalendarApp() string {
+	if in.Calendar != nil && in.Calendar.Shared {
+		return ""
+	}
+	return in.Key.Norm().App
 }
 
 // Window bounds a timer's firings: nothing fires before Start, nothing after End (zero
@@ -52,7 +77,7 @@ func (s Settings) ScheduleKey() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q %q %q %q %d %d", s.Schedule, s.Timezone, s.DST, s.OnExcluded, s.Start.UnixNano(), s.End.UnixNano())
 	if c := s.Calendar; c != nil {
-		fmt.Fprintf(&b, " %q %q %q %q %q", c.Name, c.Dates, c.Yearly, c.Ranges, c.Weekdays)
+		fmt.Fprintf(&b, " %q %t %q %q %q %q", c.Name, c.Shared, c.Dates, c.Yearly, c.Ranges, c.Weekdays)
 	}
 	return b.String()
 }

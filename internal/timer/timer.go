@@ -290,6 +290,11 @@ type Instance struct {
 
 	// Pause is set while an operator's deactivation with a note lasts (nil otherwise).
 	Pause *Pause `json:"pause,omitempty"`
+
+	// Backfill is the instance's part of the timer's latest backfill (nil: none);
+	// RunBackfill names the backfill whose firing the running execution is (set at claim).
+	Backfill    *BackfillCursor `json:"backfill,omitempty"`
+	RunBackfill string          `json:"runBackfill,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).
@@ -331,6 +336,10 @@ func (in Instance) Clone() Instance {
 		c := *in.Calendar
 		c.Dates, c.Yearly, c.Ranges, c.Weekdays = slices.Clone(c.Dates), slices.Clone(c.Yearly), slices.Clone(c.Ranges), slices.Clone(c.Weekdays)
 		in.Calendar = &c
+	}
+	if in.Backfill != nil {
+		b := *in.Backfill
+		in.Backfill = &b
 	}
 	if in.Action.Lambda != nil {
 		l := *in.Action.Lambda

@@ -14,12 +14,18 @@ type Claim struct {
 	ExecutionID string
 	By          string
 	Now         time.Time
+	// Backfill names the backfill a backfill firing belongs to ("" for every other firing):
+	// its claim is guarded by the instance's backfill cursor instead of NextRun.
+	Backfill string
 }
 
 // Claim takes the firing for an execution. It is the guard the DynamoDB claim expresses as a
 // ConditionExpression: active, not running, and NextRun still equal to the firing's expected
 // value, so a duplicate or stale message can never start a second execution.
 func (in Instance) Claim(c Claim) (Instance, error) {
+	if c.Backfill != "" {
+		return in.claimBackfill(c)
+	}
 	switch {
 	case !in.Active:
 		return in, fmt.Errorf("%w: %s is inactive", ErrClaimLost, in.Key)
@@ -69,6 +75,13 @@ type Finish struct {
 	// execution's lease expired by then (LeaseExpiresAt <= it): a heartbeat that extended
 	// the lease after recovery read the instance keeps the execution (ErrLeaseLive).
 	IfLeaseExpiredBy time.Time
+
+	// BackfillRun names the backfill the execution ran for ("" for a regular run); Backfill
+	// is the instance's backfill cursor after the change, written only if it is still
+	// BackfillWas (nil: the cursor is left as it is).
+	BackfillRun string
+	Backfill    *BackfillCursor
+	BackfillWas *BackfillCursor
 }
 
 // RunResult is what happened to an execution.
@@ -91,7 +104,7 @@ type NextFunc func(t time.Time) (next time.Time, ok bool)
 func Misfired(running Instance, next NextFunc, now time.Time) (misfired bool, missed int) {
 	scheduledAt, attempt := running.Run()
 	due := running.ClaimedNextRun
-	if attempt > 1 || !scheduledAt.Equal(due) || now.Sub(due) <= running.MisfireWindow() {
+	if running.RunBackfill != "" || attempt > 1 || !scheduledAt.Equal(due) || now.Sub(due) <= running.MisfireWindow() {
 		return false, 0
 	}
 	for t, ok := next(due); ok && !t.After(now) && missed < 10_000; t, ok = next(t) {
@@ -116,6 +129,9 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 	}
 	if f.LastDuration < 0 {
 		f.LastDuration = 0 // clocks of different processors may disagree slightly
+	}
+	if in.RunBackfill != "" {
+		return decideBackfill(in, res, next, f)
 	}
 	scheduled, _ := next(res.Finished)
 	if res.Outcome == OutcomeMissed {
@@ -168,7 +184,15 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	if f.KeepNextRun && !in.NextRun.Equal(f.NextRun) {
 		return in, ErrChanged
 	}
+	if f.Backfill != nil && !SameBackfill(in.Backfill, f.BackfillWas) {
+		return in, ErrChanged
+	}
 	out := in.Clone()
+	out.RunBackfill = ""
+	if f.Backfill != nil {
+		b := *f.Backfill
+		out.Backfill = &b
+	}
 	out.IsRunningSince, out.IsRunningBy, out.ExecutionID = time.Time{}, "", ""
 	out.LeaseExpiresAt, out.LeaseDeadline = time.Time{}, time.Time{}
 	out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}
@@ -203,16 +227,22 @@ type Execution struct {
 	// write that ended the execution made it Version+1. Consecutive executions of an instance
 	// differ by 2 unless something else (an operator's change) wrote the instance in between.
 	Version int64 `json:"version,omitempty"`
+	// Backfill: the execution ran an instant of a backfill (its ScheduledAt is that instant).
+	Backfill bool `json:"backfill,omitempty"`
 }
 
 // NewExecution builds the log entry for an execution of `running` ended by f.
 func NewExecution(running Instance, f Finish) Execution {
 	scheduledAt, attempt := running.Run()
+	shouldHave := running.ClaimedNextRun
+	if running.RunBackfill != "" {
+		shouldHave = scheduledAt // a backfill run is of its instant, not of the timer's next run
+	}
 	return Execution{
 		Key:             running.Key,
 		ExecutionID:     running.ExecutionID,
 		ScheduledAt:     scheduledAt,
-		ShouldHaveRunAt: running.ClaimedNextRun,
+		ShouldHaveRunAt: shouldHave,
 		StartedAt:       running.IsRunningSince,
 		Duration:        f.LastDuration,
 		ExecutedBy:      running.IsRunningBy,
@@ -222,6 +252,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		NextRun:         f.NextRun,
 		GaveUp:          f.GaveUp,
 		Version:         running.Version,
+		Backfill:        running.RunBackfill != "",
 	}
 }
 

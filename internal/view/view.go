@@ -49,6 +49,8 @@ type Timer struct {
 	End          *time.Time `json:"end,omitempty"`
 	Ended        bool       `json:"ended,omitempty"`
 	MisfireAfter string     `json:"misfireAfter"` // how late a firing may be claimed before it misfired
+	// Backfill is the instance's part of the timer's latest backfill: progress, next instant.
+	Backfill *timer.BackfillCursor `json:"backfill,omitempty"`
 	// Pause is an operator's deactivation with a note: who, when, and when the platform
 	// activates it again (until; absent: when an operator does).
 	Pause *timer.Pause `json:"pause,omitempty"`
@@ -70,6 +72,8 @@ type Execution struct {
 	Error           string     `json:"error"`
 	NextRun         *time.Time `json:"nextRun"`
 	GaveUp          bool       `json:"gaveUp"`
+	// Backfill: the execution ran an instant of a backfill (ScheduledAt is that instant).
+	Backfill bool `json:"backfill,omitempty"`
 }
 
 // OfTimer builds the view of an instance.
@@ -86,7 +90,8 @@ func OfTimer(in timer.Instance) Timer {
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ptr(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt, Pause: in.Pause,
 		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
-		Ended: !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
+		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
+		Backfill: in.Backfill,
 	}
 	if in.Calendar != nil {
 		t.Calendar = in.Calendar.Name
@@ -103,7 +108,7 @@ func OfExecution(e timer.Execution) Execution {
 		App: e.AppName(), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
-		Outcome: string(e.Outcome), Error: e.Error, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp,
+		Outcome: string(e.Outcome), Error: e.Error, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill,
 	}
 }
 

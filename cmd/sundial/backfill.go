@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// backfillPoll is how often `sundial backfill` reads the progress while it waits.
+const backfillPoll = time.Second
+
+// cmdBackfill runs the past instants of a timer again (sundial backfill NAME --from --to),
+// shows the timer's latest backfill (status NAME) or cancels it (cancel NAME). Without
+// --detach it waits, showing the progress: a bar on a terminal, a line per change otherwise.
+func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
+	sub := "start"
+	if len(args) > 1 && (args[0] == "status" || args[0] == "cancel") {
+		sub, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("backfill", flag.ContinueOnError)
+	if sub != "start" {
+		fs = flag.NewFlagSet("backfill "+sub, flag.ContinueOnError)
+	}
+	t := new(target)
+	t.flags(fs)
+	api := apiFlag(fs)
+	appName := fs.String("app", "", "the timer's `APP` (default the default app)")
+	asJSON := fs.Bool("json", false, "print the backfill's status as JSON (and do not draw progress)")
+	var from, to, tenant *string
+	var parallel *int
+	var detach *bool
+	if sub == "start" {
+		from = fs.String("from", "", "the range's start, an `RFC3339` instant (inclusive)")
+		to = fs.String("to", "", "the range's end, an `RFC3339` instant in the past (inclusive)")
+		tenant = fs.String("tenant", "", "only this `TENANT`'s instance of a multi-tenant timer (default every tenant's)")
+		parallel = fs.Int("parallel", 1, fmt.Sprintf("how many instances (tenants) are backfilled at once, 1..%d; the instants of one instance always run one at a time", admin.MaxBackfillParallel))
+		detach = fs.Bool("detach", false, "start it and return; `sundial backfill status NAME` shows its progress")
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	key, err := timerArg(fs, *appName)
+	if err != nil {
+		return err
+	}
+	if key.Tenant != "" {
+		return usageErr("%s: %s: a backfill is of a timer; name the tenant with --tenant %s", fs.Name(), key, key.Tenant)
+	}
+	var req admin.BackfillRequest
+	if sub == "start" {
+		if *from == "" || *to == "" {
+			return usageErr("backfill: --from and --to are required (RFC3339 instants, e.g. --from 2026-11-01T00:00:00Z --to 2026-11-03T23:59:59Z)")
+		}
+		if *parallel < 1 || *parallel > admin.MaxBackfillParallel {
+			return usageErr("backfill: --parallel %d: it counts the instances (tenants) backfilled at once, 1..%d", *parallel, admin.MaxBackfillParallel)
+		}
+		req = admin.BackfillRequest{App: key.App, Timer: key.Timer, Tenant: *tenant, Parallel: *parallel}
+		for _, f := range []struct {
+			name, v string
+			into    *time.Time
+		}{{"from", *from, &req.From}, {"to", *to, &req.To}} {
+			if *f.into, err = time.Parse(time.RFC3339, f.v); err != nil {
+				return usageErr("backfill: --%s %q is not an RFC3339 instant (e.g. 2026-11-01T00:00:00Z)", f.name, f.v)
+			}
+		}
+		if req.To.Before(req.From) {
+			return usageErr("backfill: --to %s is before --from %s", *to, *from)
+		}
+	}
+	be, err := t.backend(ctx, *api)
+	if err != nil {
+		return err
+	}
+	var st admin.BackfillStatus
+	switch sub {
+	case "status":
+		st, err = be.BackfillStatus(ctx, key.App, key.Timer)
+	case "cancel":
+		st, err = be.CancelBackfill(ctx, key.App, key.Timer, "cli")
+	default:
+		st, err = be.StartBackfill(ctx, req, "cli")
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON && (sub != "start" || *detach) {
+		return writeJSON(stdout, st)
+	}
+	if sub != "start" || *detach {
+		printf(stdout, "%s\n", console.BackfillLine(st))
+		return nil
+	}
+	return waitBackfill(ctx, be, st, stdout, *asJSON)
+}
+
+// waitBackfill shows a backfill's progress until it is over.
+func waitBackfill(ctx context.Context, be console.Backend, st admin.BackfillStatus, stdout io.Writer, asJSON bool) error {
+	bar := !asJSON && isTerminal(stdout)
+	last := ""
+	for {
+		switch {
+		case bar:
+			printf(stdout, "\r%s", progressBar(st))
+		case !asJSON:
+			if line := console.BackfillLine(st); line != last {
+				printf(stdout, "%s\n", line)
+				last = line
+			}
+		}
+		if st.Over() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			if bar {
+				printf(stdout, "\n")
+			}
+			return fmt.Errorf("stopped waiting; backfill %s goes on (`sundial backfill status|cancel %s`)", st.ID, st.Key("").Name())
+		case <-time.After(backfillPoll):
+		}
+		next, err := be.BackfillStatus(ctx, st.App, st.Timer)
+		if err != nil {
+			return err
+		}
+		st = next
+	}
+	if bar {
+		printf(stdout, "\n%s\n", console.BackfillLine(st))
+	}
+	if asJSON {
+		if err := writeJSON(stdout, st); err != nil {
+			return err
+		}
+	}
+	switch {
+	case st.State == timer.BackfillCancelled:
+		return fmt.Errorf("backfill %s was cancelled by %s after %d of %d instants", st.ID, st.CancelledBy, st.Done, st.Total)
+	case st.Failed > 0:
+		return fmt.Errorf("backfill %s done: %d of %d instants failed after their retries (`sundial logs %s` shows them)", st.ID, st.Failed, st.Total, st.Key("").Name())
+	}
+	return nil
+}
+
+// progressBar is one line: a bar, done/total, failures and the current instant.
+func progressBar(st admin.BackfillStatus) string {
+	const width = 30
+	n := 0
+	if st.Total > 0 {
+		n = st.Done * width / st.Total
+	}
+	line := fmt.Sprintf("[%s%s] %d/%d", strings.Repeat("#", n), strings.Repeat("-", width-n), st.Done, st.Total)
+	if st.Failed > 0 {
+		line += fmt.Sprintf(" %d failed", st.Failed)
+	}
+	if st.Current != nil && !st.Over() {
+		line += " at " + st.Current.UTC().Format(time.RFC3339)
+	}
+	return line + "   "
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
