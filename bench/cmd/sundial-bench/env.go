@@ -102,10 +102,20 @@ func (e *env) adminOf(d deployed) (*admin.Service, error) {
 	return a.Admin, nil
 }
 
-// byteCounter counts what is written through it (the functions' log output).
+// byteCounter counts what is written through it (the functions' log output), and copies it
+// to SUNDIAL_BENCH_FUNCTION_LOG when that names a file (for diagnosis: the run's log lines).
 type byteCounter struct{ n atomic.Int64 }
+
+var functionLog = func() io.Writer {
+	if path := os.Getenv("SUNDIAL_BENCH_FUNCTION_LOG"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			return f
+		}
+	}
+	return io.Discard
+}()
 
 func (b *byteCounter) Write(p []byte) (int, error) {
 	b.n.Add(int64(len(p)))
-	return len(p), nil
+	return functionLog.Write(p)
 }
