@@ -27,6 +27,8 @@ type finisher struct {
 	mu     sync.Mutex
 	wm     time.Time // the highest fetch watermark read (it only moves forward)
 	wmRead time.Time // when it was read
+	// refreshing: a read of the watermark is under way (watermark)
+	refreshing bool
 }
 
 // watermarkFresh is how long a watermark read serves the finishes that follow. An older value
@@ -119,13 +121,24 @@ func (f *finisher) followUps(ctx context.Context, ins []timer.Instance, reason f
 // watermark returns the highest watermark read, reading it again when the last read is older
 // than watermarkFresh. A failed read returns what is known (zero at worst: every finish then
 // keys its next run for the fetch, which is correct, only dearer).
+//
+// One read at a time: while it is under way, the other finishes use the value it replaces
+// (still a valid promise). Under a burst hundreds of finishes found the value stale at once
+// and each read it, a tenth of a read per firing queued in front of the claims.
 func (f *finisher) watermark(ctx context.Context) time.Time {
 	f.mu.Lock()
 	wm, at := f.wm, f.wmRead
-	f.mu.Unlock()
-	if !at.IsZero() && f.clock.Now().Sub(at) < watermarkFresh {
+	if !at.IsZero() && (f.clock.Now().Sub(at) < watermarkFresh || f.refreshing) {
+		f.mu.Unlock()
 		return wm
 	}
+	f.refreshing = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.refreshing = false
+		f.mu.Unlock()
+	}()
 	got, err := f.readWatermark(ctx)
 	if err != nil {
 		f.log.Warn("read watermark", "error", err)

@@ -1,10 +1,16 @@
 package engine
 
 import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 func TestWholeLead(t *testing.T) {
@@ -83,4 +89,49 @@ func TestClaimLatency(t *testing.T) {
 		c.observe(t0, t0.Add(time.Duration(i)*time.Millisecond))
 	}
 	require.Len(t, c.samples, latencySamples, "the ring keeps a bounded number")
+}
+
+// watermarkStore counts watermark reads and holds each until released.
+type watermarkStore struct {
+	Store
+	reads   atomic.Int64
+	release chan struct{}
+}
+
+func (s *watermarkStore) Watermark(context.Context) (time.Time, error) {
+	s.reads.Add(1)
+	<-s.release
+	return time.Date(2026, 11, 26, 12, 2, 0, 0, time.UTC), nil
+}
+
+// Finishes that find the watermark stale together make one read: the others use the value
+// it replaces while it is under way.
+func TestWatermarkReadOnceWhileStale(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	clock := timer.NewManualClock(t0)
+	st := &watermarkStore{release: make(chan struct{})}
+	f := &finisher{store: st, clock: clock, log: slog.New(slog.DiscardHandler)}
+	close(st.release)
+	require.Equal(t, t0.Add(2*time.Minute), f.watermark(context.Background()), "the first read")
+	st.release = make(chan struct{})
+	clock.Advance(watermarkFresh + time.Second) // stale now
+
+	var wg sync.WaitGroup
+	started := make(chan struct{})
+	wg.Go(func() {
+		close(started)
+		f.watermark(context.Background()) // the refresh, held by the store
+	})
+	<-started
+	require.Eventually(t, func() bool { return st.reads.Load() == 2 }, 5*time.Second, time.Millisecond)
+	for range 50 {
+		wg.Go(func() {
+			require.Equal(t, t0.Add(2*time.Minute), f.watermark(context.Background()), "the value being replaced")
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(st.release)
+	wg.Wait()
+	require.Equal(t, int64(2), st.reads.Load(), "one read for the 51 finishes that found it stale")
 }
