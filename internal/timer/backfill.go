@@ -101,17 +101,8 @@ func (in Instance) claimBackfill(c Claim) (Instance, error) {
 	case b == nil || b.ID != c.Backfill || b.Waiting || b.Cancelled || !b.Next.Equal(c.ScheduledAt) || b.Attempt != c.Attempt:
 		return in, fmt.Errorf("%w: %s's backfill %s is not at %s attempt %d", ErrClaimLost, in.Key, c.Backfill, fmtTime(c.ScheduledAt), c.Attempt)
 	}
-	out := in.Clone()
-	out.IsRunningSince = c.Now
-	out.IsRunningBy = c.By
-	out.ExecutionID = c.ExecutionID
-	out.LeaseExpiresAt = c.Now.Add(in.Lease())
-	out.LeaseDeadline = out.LeaseExpiresAt
-	out.ClaimedNextRun = in.NextRun
-	out.RunScheduledAt, out.RunAttempt = c.ScheduledAt, c.Attempt
+	out := in.claimed(c)
 	out.RunBackfill = c.Backfill
-	out.NextRun = time.Time{}
-	out.Version++
 	return out, nil
 }
 

@@ -34,6 +34,14 @@ func (in Instance) Claim(c Claim) (Instance, error) {
 	case in.NextRun.IsZero() || !in.NextRun.Equal(c.Due):
 		return in, fmt.Errorf("%w: %s next run is %s, not %s", ErrClaimLost, in.Key, fmtTime(in.NextRun), fmtTime(c.Due))
 	}
+	out := in.claimed(c)
+	out.PendingScheduledAt, out.PendingAttempt = time.Time{}, 0
+	return out, nil
+}
+
+// claimed is the instance as a claim leaves it (either kind): running under the claim's
+// execution and lease, its next run set aside, its version moved on.
+func (in Instance) claimed(c Claim) Instance {
 	out := in.Clone()
 	out.IsRunningSince = c.Now
 	out.IsRunningBy = c.By
@@ -42,10 +50,9 @@ func (in Instance) Claim(c Claim) (Instance, error) {
 	out.LeaseDeadline = out.LeaseExpiresAt
 	out.ClaimedNextRun = in.NextRun
 	out.RunScheduledAt, out.RunAttempt = c.ScheduledAt, c.Attempt
-	out.PendingScheduledAt, out.PendingAttempt = time.Time{}, 0
 	out.NextRun = time.Time{}
 	out.Version++
-	return out, nil
+	return out
 }
 
 // Finish is a fenced state change that ends an execution (complete, fail or recover).
