@@ -75,7 +75,7 @@ func main() {
 	flag.IntVar(&o.sweep.Max, "sweep-max", 1000, "the sweep's highest rate (firings/s)")
 	deadline := flag.Duration("deadline", 30*time.Minute, "give up (and stop the emulator) after this long")
 	flag.IntVar(&o.scale, "scale", 50_000, "scale phases: firings in the fetch window, overdue instances for recovery, timers published")
-	flag.StringVar(&o.only, "only", "", "run only this phase (precision, endpoint, "+strings.Join(scalePhases, ", ")+"), for trying changes out; no report")
+	flag.StringVar(&o.only, "only", "", "run only this phase (precision, spread (one sweep step at -timers/5 a second), endpoint, "+strings.Join(scalePhases, ", ")+"), for trying changes out; no report")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the local endpoint, the functions run in process, the SDK) to the file")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
@@ -137,19 +137,23 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 			c.Workers, c.Rounds, c.ViaEndpoint, c.Direct, c.Ratio)
 		return nil
 	}
-	if o.only == "precision" {
+	if o.only == "precision" || o.only == "spread" {
 		e, err := startEnv(ctx, o.template, nil, log)
 		if err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, e.stop()) }()
-		r, err := e.runLoad(ctx, loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second, Params: o.params(o.timers),
-			Schedule: func(int) string { return "every 5s" }, Warmup: o.warmup, Window: o.window})
+		spec := loadSpec{Name: "precision", Timers: o.timers, Period: 5 * time.Second, Params: o.params(o.timers),
+			Schedule: func(int) string { return "every 5s" }, Warmup: o.warmup, Window: o.window}
+		if o.only == "spread" { // one step of the sweep, at -timers/5 firings a second
+			spec.Name, spec.Schedule = "spread", func(i int) string { return fmt.Sprintf("%d/5 * * * * ?", i%5) }
+		}
+		r, err := e.runLoad(ctx, spec)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("precision: %d timers every 5s, %d executions, %.1f/s, lateness p50 %.3f s p99 %.3f s max %.3f s\n",
-			o.timers, r.Recorded, float64(r.Recorded)/r.WindowSeconds, r.Lateness.P50, r.Lateness.P99, r.Lateness.Max)
+		fmt.Printf("%s: %d timers every 5s, %d executions, %.1f/s, lateness p50 %.3f s p99 %.3f s max %.3f s\n",
+			spec.Name, o.timers, r.Recorded, float64(r.Recorded)/r.WindowSeconds, r.Lateness.P50, r.Lateness.P99, r.Lateness.Max)
 		fmt.Printf("  delivered to the processor: p50 %+.3f s p99 %+.3f s (relative to due)\n", r.Delivery.P50, r.Delivery.P99)
 		for _, op := range r.Calls.Ops() {
 			st := r.Calls[op]
