@@ -50,26 +50,25 @@ func (s *sweeper) next(elapsed time.Duration) (int, bool) {
 		return 0, false
 	}
 	n := len(s.steps)
-	if n > 0 {
-		last := s.steps[n-1]
-		switch {
-		case last.P99 > targetLatenessP99:
-			s.stop = fmt.Sprintf("p99 %.2f s at %.0f/s passed 1 s", last.P99, last.Offered)
-			return 0, false
-		case !last.held():
-			s.stop = fmt.Sprintf("sustained %.1f/s fell below the offered %.0f/s", last.Sustained, last.Offered)
+	rate := 0
+	if failed := s.lowestFailed(); failed >= 0 {
+		// A rate did not hold: try between it and the highest that did, a step apart at
+		// the finest, so that the rate reported is not a whole First interval below it.
+		var ok bool
+		if rate, ok = s.between(failed); !ok {
+			s.stop = why(s.steps[failed])
 			return 0, false
 		}
-	}
-	rate := 0
-	switch {
-	case n < len(s.plan.First):
-		rate = s.plan.First[n]
-	case n > 0 && s.plan.Step > 0:
-		rate = int(s.steps[n-1].Offered) + s.plan.Step
-	default:
-		s.stop, s.limit = "no further rate to try", true
-		return 0, false
+	} else {
+		switch {
+		case n < len(s.plan.First):
+			rate = s.plan.First[n]
+		case n > 0 && s.plan.Step > 0:
+			rate = int(s.steps[n-1].Offered) + s.plan.Step
+		default:
+			s.stop, s.limit = "no further rate to try", true
+			return 0, false
+		}
 	}
 	if s.plan.Max > 0 && rate > s.plan.Max {
 		s.stop, s.limit = fmt.Sprintf("the sweep's highest rate (%d/s) held", s.plan.Max), true
@@ -98,4 +97,40 @@ func (s *sweeper) held() int {
 		}
 	}
 	return best
+}
+
+// why says what a step that did not hold missed.
+func why(st sweepStep) string {
+	if st.P99 > targetLatenessP99 {
+		return fmt.Sprintf("p99 %.2f s at %.0f/s passed 1 s", st.P99, st.Offered)
+	}
+	return fmt.Sprintf("sustained %.1f/s fell below the offered %.0f/s", st.Sustained, st.Offered)
+}
+
+// lowestFailed is the index of the step with the lowest offered rate that did not hold (-1
+// if every step held).
+func (s *sweeper) lowestFailed() int {
+	low := -1
+	for i, st := range s.steps {
+		if !st.held() && (low < 0 || st.Offered < s.steps[low].Offered) {
+			low = i
+		}
+	}
+	return low
+}
+
+// between is the rate halfway (in whole Steps) between the highest rate that held below the
+// failed step and the failed one, if they are more than a Step apart.
+func (s *sweeper) between(failed int) (int, bool) {
+	top := int(s.steps[failed].Offered)
+	low := 0
+	for _, st := range s.steps {
+		if st.held() && int(st.Offered) < top {
+			low = max(low, int(st.Offered))
+		}
+	}
+	if low == 0 || s.plan.Step <= 0 || top-low <= s.plan.Step {
+		return 0, false
+	}
+	return low + max((top-low)/2/s.plan.Step, 1)*s.plan.Step, true
 }

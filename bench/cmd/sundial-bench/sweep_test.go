@@ -42,6 +42,25 @@ func TestSweepStops(t *testing.T) {
 			}
 			return ok(float64(r))
 		}, rates: []int{100, 200, 300, 350}, held: 300 * 0.99},
+		{name: "300/s fails after 200/s held: 250/s is tried and holds", plan: plan, steps: func(r int) sweepStep {
+			if r >= 300 {
+				return late(float64(r))
+			}
+			return ok(float64(r))
+		}, rates: []int{100, 200, 300, 250}, held: 250 * 0.99},
+		{name: "300/s fails after 200/s held: 250/s is tried and fails too", plan: plan, steps: func(r int) sweepStep {
+			if r >= 250 {
+				return late(float64(r))
+			}
+			return ok(float64(r))
+		}, rates: []int{100, 200, 300, 250}, held: 200 * 0.99},
+		{name: "between runs in whole steps, halving the gap", plan: sweepPlan{First: []int{100, 400}, Step: 50, Max: 1000, Budget: time.Hour},
+			steps: func(r int) sweepStep {
+				if r > 300 {
+					return behind(float64(r))
+				}
+				return ok(float64(r))
+			}, rates: []int{100, 400, 250, 300, 350}, held: 300 * 0.99},
 		{name: "the first rate fails: nothing held", plan: plan, steps: func(r int) sweepStep { return late(float64(r)) },
 			rates: []int{100}, held: 0},
 		{name: "everything holds: the rate bound ends it", plan: plan, steps: func(r int) sweepStep { return ok(float64(r)) },
