@@ -23,7 +23,7 @@ import (
 // MaxLead bounds a firing's lead. The processor holds a message that arrives up to
 // MaxLead + 1 s early (the truncated fraction) until its instant; Processor.MaxEarly must be
 // at least that (app sets it), or a message sent with a lead would be re-sent instead.
-const MaxLead = 2 * time.Second
+const MaxLead = 1 * time.Second
 
 // DefaultClaimRate is the claims per second the fetch assumes a stack makes when it spreads
 // a crowded second (Fetcher.ClaimRate): about what DynamoDB Local takes on two cores through

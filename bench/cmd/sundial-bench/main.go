@@ -155,6 +155,9 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		fmt.Printf("%s: %d timers every 5s, %d executions, %.1f/s, lateness p50 %.3f s p99 %.3f s max %.3f s\n",
 			spec.Name, o.timers, r.Recorded, float64(r.Recorded)/r.WindowSeconds, r.Lateness.P50, r.Lateness.P99, r.Lateness.Max)
 		fmt.Printf("  delivered to the processor: p50 %+.3f s p99 %+.3f s (relative to due)\n", r.Delivery.P50, r.Delivery.P99)
+		if inv := r.Lambda["processor"]; inv.Count > 0 {
+			fmt.Printf("  processor: %d invocations, %.1f records each, %.3f billed s per firing\n", inv.Count, r.BatchSizes.Mean, float64(inv.BilledMs)/1000/float64(max(r.Recorded, 1)))
+		}
 		for _, op := range r.Calls.Ops() {
 			st := r.Calls[op]
 			fmt.Printf("  %-36s %8d calls %6.3f/firing  %6.2f ms avg  WU %.2f/firing RU %.2f/firing\n", op, st.Calls,
@@ -391,10 +394,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 func (o options) params(n int) map[string]string {
 	c := o.concurrency
 	if c <= 0 {
-		// One batch in flight per five timers: a crowded second's firings are sent early and
-		// held by their invocations until the instant (internal/engine/lead.go), so its
-		// batches of ten are in flight together for up to three seconds.
-		c = max(2, min(200, (n+4)/5))
+		c = max(2, min(200, (n+9)/10))
 	}
 	return map[string]string{"P3Concurrency": fmt.Sprint(c)}
 }
