@@ -20,9 +20,6 @@ type finisher struct {
 	clock     timer.Clock
 	log       *slog.Logger
 	schedules schedules
-	// claims, when set (the processor's), gives the follow-ups a lead: how long recent claims
-	// took (lead.go).
-	claims *claimLatency
 
 	mu     sync.Mutex
 	wm     time.Time // the highest fetch watermark read (it only moves forward)
@@ -99,14 +96,10 @@ func (f *finisher) followUps(ctx context.Context, ins []timer.Instance, reason f
 		}
 	}
 	now := f.clock.Now()
-	var need time.Duration
-	if f.claims != nil {
-		need = f.claims.need(now)
-	}
 	var msgs []Outgoing
 	for _, in := range candidates {
 		if !in.NextRun.After(wm) {
-			msgs = append(msgs, outgoingEarly(in, reason(in), now, wholeLead(need, in.NextRun.Sub(now))))
+			msgs = append(msgs, outgoing(in, reason(in), now))
 		}
 	}
 	if len(msgs) == 0 {

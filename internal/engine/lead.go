@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"slices"
-	"sync"
-	"time"
-)
+import "time"
 
 // A firing's claim should be made before its instant, so that the action starts on it: the
 // processor claims a message as soon as it arrives and holds the action until the instant.
@@ -15,15 +11,16 @@ import (
 // they arrive, and are claimed, earlier.
 //
 // The lead costs Lambda duration (the processor holds a claimed firing until its instant),
-// so it is given only where the claims need it:
-//   - the fetch knows how many firings fall in each second before it sends them (leadFor);
-//   - a processor sending follow-ups does not, and uses how long its own recent claims took
-//     (claimLatency), which is what a crowded second costs on the stack as it is.
+// so it is given only where the claims need it: the fetch knows how many firings fall in each
+// second before it sends them (leadFor). A processor sending follow-ups does not, and sends
+// them without a lead: one that led by how long its own recent claims took was measured and
+// removed (docs/benchmarks.md: more Lambda duration, and invocations held longer under load,
+// than the lateness it saved).
 
 // MaxLead bounds a firing's lead. The processor holds a message that arrives up to
 // MaxLead + 1 s early (the truncated fraction) until its instant; Processor.MaxEarly must be
 // at least that (app sets it), or a message sent with a lead would be re-sent instead.
-const MaxLead = 1 * time.Second
+const MaxLead = time.Second
 
 // DefaultClaimRate is the claims per second the fetch assumes a stack makes when it spreads
 // a crowded second (Fetcher.ClaimRate): about what DynamoDB Local takes on two cores through
@@ -57,57 +54,4 @@ func wholeLead(need, ahead time.Duration) time.Duration {
 	}
 	lead := (need - frac + time.Second - 1) / time.Second * time.Second
 	return min(lead, MaxLead, ahead-frac)
-}
-
-// claimLatency keeps how long a processor's recent claims took, from the message's arrival to
-// the claim's acknowledgement, over a sliding window: the lead its follow-ups need. A message
-// delivered late is not counted late: a lead would not help it (the event source's pollers
-// were busy: a lead holds them longer still), more concurrency would.
-type claimLatency struct {
-	mu      sync.Mutex
-	samples []latencySample // a ring of the last latencySamples
-	next    int
-}
-
-type latencySample struct {
-	at time.Time
-	d  time.Duration
-}
-
-const (
-	latencySamples = 512
-	latencyWindow  = 30 * time.Second
-)
-
-// observe records one claim: the message arrived at `arrived` and its claim was
-// acknowledged at `done`.
-func (c *claimLatency) observe(arrived, done time.Time) {
-	s := latencySample{at: done, d: max(done.Sub(arrived), 0)}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.samples) < latencySamples {
-		c.samples = append(c.samples, s)
-		return
-	}
-	c.samples[c.next] = s
-	c.next = (c.next + 1) % latencySamples
-}
-
-// need is the 99th percentile of the claims observed within the window before now (zero
-// with fewer than 10 of them: a lone slow claim is not a crowd). The tail, not the median:
-// a crowd's claims queue, and its last ones decide whether the crowd starts on time.
-func (c *claimLatency) need(now time.Time) time.Duration {
-	c.mu.Lock()
-	ds := make([]time.Duration, 0, len(c.samples))
-	for _, s := range c.samples {
-		if now.Sub(s.at) <= latencyWindow {
-			ds = append(ds, s.d)
-		}
-	}
-	c.mu.Unlock()
-	if len(ds) < 10 {
-		return 0
-	}
-	slices.Sort(ds)
-	return ds[len(ds)*99/100]
 }

@@ -25,9 +25,10 @@ func TestWholeLead(t *testing.T) {
 		{"within the slack", LeadSlack, 30 * time.Second, 0},
 		{"the truncated fraction covers it", 700 * ms, 30*time.Second + 600*ms, 0},
 		{"a whole second where the fraction falls short", 700 * ms, 30*time.Second + 300*ms, time.Second},
-		{"exactly whole seconds ahead: no fraction", 1500 * ms, 30 * time.Second, 2 * time.Second},
+		{"exactly whole seconds ahead: no fraction", 1000 * ms, 30 * time.Second, time.Second},
 		{"capped at MaxLead", 10 * time.Second, time.Minute, MaxLead},
 		{"never more than the delay there is", 10 * time.Second, 1*time.Second + 500*ms, time.Second},
+		{"no whole second to take", 10 * time.Second, 900 * ms, 0},
 		{"due now: nothing to take", 10 * time.Second, 400 * ms, 0},
 	} {
 		require.Equal(t, c.want, wholeLead(c.need, c.ahead), c.name)
@@ -42,11 +43,9 @@ func TestLeadFor(t *testing.T) {
 		for i := range leads {
 			leads[i] = leadFor(i, 1000, 400, ahead)
 		}
-		// The i-th needs (1000−i)/400 s: the first 500 need over 1.25 s (2 s, capped), the
-		// next 400 over 0.25 s (1 s), the last 100 are claimed within the slack (none).
+		// The i-th needs (1000−i)/400 s: the first 900 need more than the 0.25 s of slack (a
+		// second, MaxLead), the last 100 are claimed within it (none).
 		require.Equal(t, MaxLead, leads[0])
-		require.Equal(t, MaxLead, leads[499])
-		require.Equal(t, time.Second, leads[500])
 		require.Equal(t, time.Second, leads[899])
 		require.Equal(t, time.Duration(0), leads[900])
 		require.Equal(t, time.Duration(0), leads[999])
@@ -63,32 +62,6 @@ func TestLeadFor(t *testing.T) {
 		require.Zero(t, leadFor(0, 1000, 0, ahead))
 		require.Zero(t, leadFor(0, 1000, -1, ahead))
 	})
-}
-
-func TestClaimLatency(t *testing.T) {
-	t.Parallel()
-	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	var c claimLatency
-	for i := range 9 {
-		c.observe(t0, t0.Add(time.Duration(i+1)*100*time.Millisecond))
-	}
-	require.Zero(t, c.need(t0.Add(time.Second)), "fewer than ten claims are no crowd")
-	c.observe(t0, t0.Add(time.Second))
-	require.Equal(t, time.Second, c.need(t0.Add(time.Second)), "the 99th percentile of 100 ms … 1 s")
-
-	late := t0.Add(10 * time.Second)
-	for range 10 {
-		// Delivered 3 s after its instant (busy pollers) and claimed 100 ms later.
-		c.observe(late.Add(3*time.Second), late.Add(3100*time.Millisecond))
-	}
-	require.Equal(t, time.Second, c.need(late.Add(4*time.Second)), "a late delivery is not a slow claim")
-
-	require.Zero(t, c.need(late.Add(time.Minute)), "claims older than the window are forgotten")
-
-	for i := range latencySamples + 5 {
-		c.observe(t0, t0.Add(time.Duration(i)*time.Millisecond))
-	}
-	require.Len(t, c.samples, latencySamples, "the ring keeps a bounded number")
 }
 
 // watermarkStore counts watermark reads and holds each until released.

@@ -87,13 +87,7 @@ const MaxDelay = 900 * time.Second
 
 // outgoing builds the message for an instance's pending firing, delayed until it is due.
 func outgoing(in timer.Instance, reason message.Reason, now time.Time) Outgoing {
-	return outgoingEarly(in, reason, now, 0)
-}
-
-// outgoingEarly is outgoing with a lead: the message is delayed until `lead` before the
-// instant (see lead.go).
-func outgoingEarly(in timer.Instance, reason message.Reason, now time.Time, lead time.Duration) Outgoing {
-	delay := in.NextRun.Sub(now) - lead
+	delay := in.NextRun.Sub(now)
 	if delay < 0 {
 		delay = 0
 	}

@@ -50,7 +50,6 @@ type Processor struct {
 	Coalesce time.Duration
 
 	finisher finisher
-	claims   claimLatency
 	once     sync.Once
 	stats    ProcessorStats
 }
@@ -65,7 +64,7 @@ func (p *Processor) Stats() *ProcessorStats { return &p.stats }
 
 func (p *Processor) init() {
 	p.once.Do(func() {
-		p.finisher = finisher{store: p.Store, queue: p.Queue, clock: p.Clock, log: p.Log, claims: &p.claims}
+		p.finisher = finisher{store: p.Store, queue: p.Queue, clock: p.Clock, log: p.Log}
 	})
 }
 
@@ -160,7 +159,6 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		log.Error("processor: claim failed; message will be redelivered", "error", err)
 		return nil, nil, err
 	}
-	p.claims.observe(now, p.Clock.Now())
 	if wait := f.DueAt.Sub(p.Clock.Now()); wait > 0 {
 		select {
 		case <-time.After(wait):
