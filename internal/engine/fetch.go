@@ -161,11 +161,11 @@ func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent m
 	msgs := make([]Outgoing, len(all))
 	for i, r := range all {
 		sec := r.out.Firing.DueAt.Unix()
-		ahead := r.out.Firing.DueAt.Sub(now)
-		lead := leadFor(place[sec], crowd[sec], rate, ahead)
+		due := r.out.Firing.DueAt
+		lead := leadFor(place[sec], crowd[sec], rate, due.Sub(now))
 		place[sec]++
 		msgs[i] = r.out
-		msgs[i].Delay = min(max(ahead-lead, 0), MaxDelay)
+		msgs[i].Delay = delayUntil(due, now, lead)
 	}
 	all = nil
 	if err := f.Queue.Send(ctx, msgs); err != nil {

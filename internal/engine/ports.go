@@ -87,12 +87,11 @@ const MaxDelay = 900 * time.Second
 
 // outgoing builds the message for an instance's pending firing, delayed until it is due.
 func outgoing(in timer.Instance, reason message.Reason, now time.Time) Outgoing {
-	delay := in.NextRun.Sub(now)
-	if delay < 0 {
-		delay = 0
-	}
-	if delay > MaxDelay {
-		delay = MaxDelay
-	}
-	return Outgoing{Firing: message.ForInstance(in, reason), Priority: timer.EffectivePriority(in, now), Delay: delay}
+	return Outgoing{Firing: message.ForInstance(in, reason), Priority: timer.EffectivePriority(in, now), Delay: delayUntil(in.NextRun, now, 0)}
+}
+
+// delayUntil is the SQS delay of a message sent at now for an instant at `at`, sent `lead`
+// early (lead.go): never negative, at most MaxDelay.
+func delayUntil(at, now time.Time, lead time.Duration) time.Duration {
+	return min(max(at.Sub(now)-lead, 0), MaxDelay)
 }

@@ -59,8 +59,9 @@ func (s *sender) close() {
 // a burst, and one send for the batch is a fifth of the requests of one per record.
 const MaxCoalesce = 2 * time.Second
 
-// patience is how long p's send may wait and still leave its message the lead and the whole
-// second of delay truncation it may need before its instant (and half a second for the send).
+// patience is how long p's send may wait and still leave its message the whole second of
+// delay truncation before its instant, half a second for the send, and MaxLead more (follow-ups
+// are sent without a lead; the margin keeps a wait from reaching into a second a crowd would).
 func (s *sender) patience(p pending, now time.Time) time.Duration {
 	const margin = MaxLead + time.Second + 500*time.Millisecond
 	switch {
