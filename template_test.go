@@ -70,3 +70,25 @@ func TestTemplateARNsUseThePartition(t *testing.T) {
 	walk(&doc, "")
 	require.Empty(t, found, "ARNs with a literal partition; use ${AWS::Partition}")
 }
+
+// The local endpoint answers every other short poll empty, as SQS's sampling may
+// (infra/gateway/shortpoll.go), taking a request's WaitTimeSeconds 0 as a short poll: true
+// while no queue sets ReceiveMessageWaitTimeSeconds, which would make its polls long.
+func TestQueuesPollShortByDefault(t *testing.T) {
+	t.Parallel()
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(Template, &doc))
+	resources := lookup(doc.Content[0], "Resources")
+	require.NotNil(t, resources)
+	queues := 0
+	for i := 0; i+1 < len(resources.Content); i += 2 {
+		name, res := resources.Content[i].Value, resources.Content[i+1]
+		if typ := lookup(res, "Type"); typ == nil || typ.Value != "AWS::SQS::Queue" {
+			continue
+		}
+		queues++
+		require.Nil(t, lookup(res, "Properties", "ReceiveMessageWaitTimeSeconds"),
+			"%s sets ReceiveMessageWaitTimeSeconds: teach infra/gateway/shortpoll.go the queue's own wait", name)
+	}
+	require.Positive(t, queues)
+}

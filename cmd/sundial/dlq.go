@@ -56,14 +56,19 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if args[0] == "list" {
 		msgs, err := a.DLQ.List(ctx, *limit)
-		if err != nil {
+		var incomplete *queue.IncompleteError
+		if err != nil && !errors.As(err, &incomplete) {
 			return err
 		}
+		// An incomplete listing prints what it saw, then fails saying what it did not.
 		if *asJSON {
-			return writeJSON(stdout, nonNil(msgs))
+			if jerr := writeJSON(stdout, nonNil(msgs)); jerr != nil {
+				return jerr
+			}
+			return err
 		}
 		printDead(stdout, msgs)
-		return nil
+		return err
 	}
 	res, err := a.DLQ.Redrive(ctx, *limit)
 	if err == nil || len(res.Redriven) > 0 {

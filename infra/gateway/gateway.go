@@ -60,6 +60,7 @@ type Gateway struct {
 	arns   *arnTranslator
 	hosts  map[string]bool
 	budget *budget
+	polls  shortPolls // shortpoll.go
 	client *http.Client
 	srv    *http.Server
 	ln     net.Listener
@@ -260,6 +261,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			engine(w, body)
 		}
+		return
+	}
+	if req.Service == iam.SQS && req.Operation == "ReceiveMessage" && g.polls.missed(body) {
+		answerEmpty(w)
 		return
 	}
 	g.forward(w, r, req.Service, upstream, body)

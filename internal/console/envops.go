@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -106,6 +107,12 @@ func (s *Server) apiDLQ(r *http.Request) (any, error) {
 	msgs, err := s.svc.DLQ.List(r.Context(), n)
 	if msgs == nil {
 		msgs = []queue.Dead{}
+	}
+	if incomplete, ok := errors.AsType[*queue.IncompleteError](err); ok {
+		// The answer is an array: what was seen is listed, and the rest is said where an
+		// operator of the API looks (the function's log), as the CLI says it on its own path.
+		s.log.Warn("dlq listing incomplete", "seen", incomplete.Seen, "unseen", incomplete.Unseen, "reason", incomplete.Error())
+		return msgs, nil
 	}
 	return msgs, err
 }

@@ -20,6 +20,7 @@ type DLQAPI interface {
 	API
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
 // DLQ inspects and replays the dead-letter queue.
@@ -49,6 +50,30 @@ type Dead struct {
 // hold is how long listed messages stay hidden while a listing pages through the queue.
 const hold = 30 * time.Second
 
+// wait is each receive's long poll. A short poll (WaitTimeSeconds 0, the queue's default)
+// samples some of SQS's servers and may answer empty while messages remain; a long poll asks
+// them all, and returns as soon as one message is there.
+const wait = 1
+
+// recounts is how many more long polls an empty answer earns while the queue's approximate
+// counts still show messages the listing has not seen (the counts lag the receives).
+const recounts = 3
+
+// IncompleteError says a listing or redrive ended with messages it could not see: the
+// queue's approximate counts still showed them after its last empty long poll — held by
+// another listing or redrive (for up to 30 s), being received by someone else, or not yet
+// counted away. What was listed is returned beside it.
+type IncompleteError struct {
+	Seen    int // messages this call received
+	Unseen  int // about how many more the queue counts (visible, in flight or delayed)
+	Visible int // of those, visible at the last count
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("the dead-letter queue counts about %d more message(s) than the %d seen (%d visible at the last count; "+
+		"the rest held by another listing or redrive, for up to %s): run it again shortly", e.Unseen, e.Seen, e.Visible, hold)
+}
+
 // List returns up to max messages without consuming them (they are made visible again).
 func (d *DLQ) List(ctx context.Context, max int) ([]Dead, error) {
 	msgs, err := d.receive(ctx, max)
@@ -67,11 +92,15 @@ type RedriveResult struct {
 func (d *DLQ) Redrive(ctx context.Context, max int) (RedriveResult, error) {
 	var res RedriveResult
 	msgs, err := d.receive(ctx, max)
-	if err != nil {
+	var incomplete *IncompleteError
+	if err != nil && !errors.As(err, &incomplete) {
 		d.release(ctx, msgs)
 		return res, err
 	}
 	var errs []error
+	if incomplete != nil {
+		errs = append(errs, incomplete) // what was received is redriven; the rest is said
+	}
 	for _, m := range msgs {
 		if m.Firing == nil {
 			res.Kept = append(res.Kept, m)
@@ -93,25 +122,63 @@ func (d *DLQ) Redrive(ctx context.Context, max int) (RedriveResult, error) {
 	return res, errors.Join(errs...)
 }
 
+// receive takes up to max messages, each hidden for hold. It stops at an empty long poll
+// only when the queue's approximate counts agree that nothing else is there; if they still
+// disagree after recounts more polls, what it received comes with an *IncompleteError.
 func (d *DLQ) receive(ctx context.Context, max int) ([]Dead, error) {
 	var out []Dead
+	empties := 0
 	for len(out) < max {
 		r, err := d.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: &d.url, MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: int32(hold / time.Second),
+			WaitTimeSeconds:             wait,
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 			MessageAttributeNames:       []string{"All"},
 		})
 		if err != nil {
 			return out, fmt.Errorf("receive from the DLQ: %w", err)
 		}
-		if len(r.Messages) == 0 {
-			return out, nil
-		}
 		for _, m := range r.Messages {
 			out = append(out, dead(m))
 		}
+		if len(r.Messages) > 0 {
+			empties = 0
+			continue
+		}
+		total, visible, err := d.count(ctx)
+		if err != nil {
+			return out, err
+		}
+		// Our own received messages are in flight: the queue agrees when it counts no more.
+		if total <= len(out) {
+			return out, nil
+		}
+		if empties++; empties > recounts {
+			return out, &IncompleteError{Seen: len(out), Unseen: total - len(out), Visible: visible}
+		}
 	}
 	return out, nil
+}
+
+// count reads the queue's approximate counts: every message it holds, and the visible ones.
+func (d *DLQ) count(ctx context.Context) (total, visible int, err error) {
+	names := []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages,
+		types.QueueAttributeNameApproximateNumberOfMessagesNotVisible, types.QueueAttributeNameApproximateNumberOfMessagesDelayed}
+	a, err := d.api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &d.url, AttributeNames: names})
+	if err != nil {
+		return 0, 0, fmt.Errorf("count the DLQ's messages: %w", err)
+	}
+	for _, n := range names {
+		v, err := strconv.Atoi(a.Attributes[string(n)])
+		if err != nil {
+			return 0, 0, fmt.Errorf("count the DLQ's messages: %s is %q", n, a.Attributes[string(n)])
+		}
+		total += v
+		if n == types.QueueAttributeNameApproximateNumberOfMessages {
+			visible = v
+		}
+	}
+	return total, visible, nil
 }
 
 func (d *DLQ) release(ctx context.Context, msgs []Dead) {

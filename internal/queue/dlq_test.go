@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,4 +61,44 @@ func TestDLQ(t *testing.T) {
 	left, err := dlq.List(ctx, 100)
 	require.NoError(t, err)
 	require.Len(t, left, 1)
+}
+
+// A listing reads the whole DLQ although SQS's short polls may answer empty while messages
+// remain (the local endpoint answers every other short poll empty, as AWS's sampling may):
+// it long-polls, and stops at an empty answer only when the queue's counts agree. Messages
+// another reader holds are said, not silently left out.
+func TestDLQListsEveryMessage(t *testing.T) {
+	cfg, out := testenv.Stack(t)
+	ctx := context.Background()
+	api := sqs.NewFromConfig(cfg)
+	qs, err := queue.New(api, out.Queues)
+	require.NoError(t, err)
+	// A queue of its own: the shared stack's DLQ holds other tests' messages.
+	name := testenv.Unique(t)
+	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	require.NoError(t, err)
+	dlq := queue.NewDLQ(api, aws.ToString(q.QueueUrl), qs)
+	for i := range 25 {
+		_, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(fmt.Sprintf("dead %d", i))})
+		require.NoError(t, err)
+	}
+
+	listed, err := dlq.List(ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, listed, 25, "every message, though short polls may answer empty")
+	listed, err = dlq.List(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, listed, 10, "the limit")
+
+	// Another reader holds 3 for a minute: the listing sees 22 and says 3 more exist.
+	held, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 3, VisibilityTimeout: 60, WaitTimeSeconds: 1})
+	require.NoError(t, err)
+	require.Len(t, held.Messages, 3)
+	listed, err = dlq.List(ctx, 100)
+	var incomplete *queue.IncompleteError
+	require.ErrorAs(t, err, &incomplete)
+	require.Len(t, listed, 22)
+	require.Equal(t, 22, incomplete.Seen)
+	require.Equal(t, 3, incomplete.Unseen)
+	require.Contains(t, err.Error(), "about 3 more message(s) than the 22 seen")
 }
