@@ -121,11 +121,20 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 	if len(ends) == 0 {
 		return b, nil
 	}
-	// One read a batch: which alerts are open (so that only a change is written, and an
-	// alert whose rule was removed is closed by the timer's next run).
-	var err error
-	if b.open, err = a.openAlerts(ctx); err != nil {
+	// One read a batch: which of its timers' alerts are open (so that only a change is
+	// written, and an alert whose rule was removed is closed by the timer's next run). Read
+	// by key, it costs the batch's timers, however many alerts an outage has opened.
+	keys := make([]timer.Key, len(ends))
+	for i, x := range ends {
+		keys[i] = x.e.Key
+	}
+	list, err := a.Store.AlertsOf(ctx, keys)
+	if err != nil {
 		return nil, err
+	}
+	b.open = make(map[string]bool, len(list))
+	for _, al := range list {
+		b.open[openKey(al.Key, al.Rule)] = true
 	}
 	for _, x := range ends {
 		r, e := x.in.Alerts, x.e

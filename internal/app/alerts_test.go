@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,4 +189,57 @@ func TestAlertConsecutiveFailuresIgnoresBackfillRuns(t *testing.T) {
 	in.NumberOfTries = 0
 	run(t, a, in, execution(k, "S1", timer.OutcomeSuccess, time.Millisecond))
 	require.Equal(t, 1, bus.countFor(events.AlertResolved, k.Timer))
+}
+
+// itemsRead counts the items the store's reads return.
+type itemsRead struct {
+	dynamo.API
+	n atomic.Int64
+}
+
+func (c *itemsRead) Query(ctx context.Context, in *dynamodb.QueryInput, fns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := c.API.Query(ctx, in, fns...)
+	if err == nil {
+		c.n.Add(int64(len(out.Items)))
+	}
+	return out, err
+}
+
+func (c *itemsRead) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, fns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	out, err := c.API.BatchGetItem(ctx, in, fns...)
+	if err == nil {
+		for _, items := range out.Responses {
+			c.n.Add(int64(len(items)))
+		}
+	}
+	return out, err
+}
+
+// A batch reads the open alerts of its own timers only: during an outage that opened an
+// alert for every failing timer (here 60 others), each batch read them all, a cost that grew
+// with the outage. It still sees its own timer's open alert.
+func TestAlertBatchReadsItsTimersAlertsOnly(t *testing.T) {
+	a, bus, store := newAlerter(t)
+	ctx := context.Background()
+	name := testenv.Unique(t)
+	for i := range 60 {
+		other := timer.Key{App: "billing", Timer: fmt.Sprintf("%s-other-%d", name, i)}
+		_, err := store.RaiseAlert(ctx, timer.Alert{Key: other, Rule: timer.RuleConsecutiveFailures, Since: time.Now(), Detail: "outage"}, "x")
+		require.NoError(t, err)
+	}
+	cfg, out := testenv.Stack(t)
+	counted := &itemsRead{API: dynamodb.NewFromConfig(cfg)}
+	a.Store = dynamo.New(counted, out.TimersTable, out.LogTable, time.Hour)
+
+	k := timer.Key{App: "billing", Timer: name}
+	in := timer.Instance{Key: k, Settings: timer.Settings{Alerts: timer.AlertRules{ConsecutiveFailures: 1}}, Active: true, NumberOfTries: 1}
+	run(t, a, in, execution(k, "F1", timer.OutcomeError, time.Millisecond))
+	require.Equal(t, 1, bus.count(events.AlertRaised))
+	counted.n.Store(0)
+	run(t, a, in, execution(k, "F2", timer.OutcomeError, time.Millisecond))
+	require.Equal(t, 1, bus.count(events.AlertRaised), "open already: the batch saw it")
+	require.LessOrEqual(t, counted.n.Load(), int64(1), "the batch read its timer's alert, not the 60 others")
+	in.NumberOfTries = 0
+	run(t, a, in, execution(k, "S1", timer.OutcomeSuccess, time.Millisecond))
+	require.Equal(t, 1, bus.count(events.AlertResolved))
 }

@@ -144,6 +144,38 @@ func (s *Store) ResolveAlert(ctx context.Context, k timer.Key, rule string) (tim
 	return it.alert(), true, nil
 }
 
+// AlertsOf reads the open alerts of the instances ks, every rule's item by key
+// (BatchGetItem, strongly consistent): its cost follows len(ks), not how many alerts are
+// open elsewhere, which during an outage is every failing timer's.
+func (s *Store) AlertsOf(ctx context.Context, ks []timer.Key) ([]timer.Alert, error) {
+	seen := map[string]bool{}
+	var keys []map[string]types.AttributeValue
+	for _, k := range ks {
+		for _, rule := range timer.AlertRuleNames {
+			if sk := alertSK(k, rule); !seen[sk] {
+				seen[sk] = true
+				keys = append(keys, map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: alertsPK},
+					"sk": &types.AttributeValueMemberS{Value: sk}})
+			}
+		}
+	}
+	var out []timer.Alert
+	err := s.batchGetEach(ctx, s.timers, keys, true, func(items []map[string]types.AttributeValue) error {
+		for _, item := range items {
+			var it alertItem
+			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+				return fmt.Errorf("decode alert: %w", err)
+			}
+			out = append(out, it.alert())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the alerts of %d instances: %w", len(ks), err)
+	}
+	return out, nil
+}
+
 // Alerts lists the open alerts, of app only unless app is "".
 func (s *Store) Alerts(ctx context.Context, app string) ([]timer.Alert, error) {
 	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(alertsPK))).Build()

@@ -23,6 +23,9 @@ const (
 	RuleDurationOver        = "durationOver"
 )
 
+// AlertRuleNames are every rule's name: an instance has at most one open alert of each.
+var AlertRuleNames = []string{RuleConsecutiveFailures, RuleNoSuccessWithin, RuleDurationOver}
+
 // Any reports whether a rule is set.
 func (r AlertRules) Any() bool {
 	return r.ConsecutiveFailures > 0 || r.NoSuccessWithin > 0 || r.DurationOver > 0
