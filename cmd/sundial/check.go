@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/sundialhq/sundial"
@@ -18,6 +20,8 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	params := map[string]string{}
 	fs.Var((*templateParams)(&params), "param", "template parameter `NAME=VALUE` of the stack the manifest is for, repeatable, e.g. --param ProcessorTimeoutSeconds=300 (default: the template's defaults)")
+	region := fs.String("region", cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
+		"the stack's region: alert topics must be in it (default $AWS_REGION, else $AWS_DEFAULT_REGION; empty: not checked)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -31,7 +35,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := m.ValidateFor(manifest.Defaults{ProcessorWait: timer.MaxSyncTimeout(processor)}); err != nil {
+	if err := m.ValidateFor(manifest.Defaults{ProcessorWait: timer.MaxSyncTimeout(processor), Region: *region}); err != nil {
 		return fmt.Errorf("manifest %s: %w", path, err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -48,6 +52,9 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		return err
 	}
 	printf(stdout, "%s: app %s, %d timers, %d tenants listed: valid\n", path, m.AppName(), len(m.Timers), len(m.Tenants))
+	if *region == "" && m.HasNotify() {
+		printf(stdout, "note: alert topics' regions were not checked (no --region, AWS_REGION or AWS_DEFAULT_REGION): the publish refuses a topic outside the stack's region\n")
+	}
 	for _, ref := range m.SharedPending() {
 		printf(stdout, "note: %s is not in this manifest: it must be a calendar of the default app (environment-wide), which sundial check cannot see offline; the publish (sundial sync, a deploy) checks it and refuses the manifest if the default app has none of that name\n", ref)
 	}

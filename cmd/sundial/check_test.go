@@ -51,3 +51,25 @@ timers:
 	require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
 	require.Contains(t, out.String(), `note: timers[0] "Pay": calendar "us" is not in this manifest: it must be a calendar of the default app (environment-wide), which sundial check cannot see offline`)
 }
+
+// check takes the stack's region from --region or AWS_REGION and refuses a notify topic
+// outside it; without one it says the regions were not checked.
+func TestCheckNotifyRegion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "timers.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`timers:
+  - {name: Away, schedule: "every 1m", alerts: {durationOver: 1m, notify: "arn:aws:sns:eu-west-1:123456789012:b"}, action: {http: {url: "http://x/"}}}
+`), 0o600))
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "note: alert topics' regions were not checked")
+
+	out.Reset()
+	require.NotEqual(t, 0, run(context.Background(), []string{"check", "--region", "us-east-1", path}, &out, &errOut))
+	require.Contains(t, errOut.String(), `timers[0] "Away": alerts: notify: topic arn:aws:sns:eu-west-1:123456789012:b is in eu-west-1, the stack in us-east-1`)
+
+	errOut.Reset()
+	t.Setenv("AWS_REGION", "eu-west-1")
+	require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
+}

@@ -133,7 +133,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay,
-			ProcessorWait: timer.MaxSyncTimeout(cfg.ProcessorTimeout)}}
+			ProcessorWait: timer.MaxSyncTimeout(cfg.ProcessorTimeout), Region: awsCfg.Region}}
 	return a, nil
 }
 

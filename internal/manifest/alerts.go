@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/timer"
@@ -64,6 +65,21 @@ func (a *Alerts) problems() []error {
 	return errs
 }
 
+// regionProblem is the error for a notify topic outside region (the stack's), or nil: SNS
+// answers Publish only for topics in the Region of the endpoint called, the function's own
+// (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html), so such a topic would never
+// be told of an alert although every deploy accepted it.
+func (a *Alerts) regionProblem(region string) error {
+	if a == nil || a.Notify == "" || region == "" || !snsTopicARN.MatchString(a.Notify) {
+		return nil // no topic, no region to check against, or already refused by Validate
+	}
+	if r := strings.Split(a.Notify, ":")[3]; r != region {
+		return fmt.Errorf("alerts: notify: topic %s is in %s, the stack in %s: SNS Publish reaches only topics in the caller's region; "+
+			"name a topic in %s (it may forward to subscribers anywhere)", a.Notify, r, region, region)
+	}
+	return nil
+}
+
 // withAlertDefaults gives every timer without alerts of its own the manifest's.
 func (m *Manifest) withAlertDefaults() {
 	for i := range m.Timers {
@@ -71,4 +87,17 @@ func (m *Manifest) withAlertDefaults() {
 			m.Timers[i].Alerts = m.Alerts
 		}
 	}
+}
+
+// HasNotify reports whether the manifest or any of its timers names a notify topic.
+func (m Manifest) HasNotify() bool {
+	if m.Alerts != nil && m.Alerts.Notify != "" {
+		return true
+	}
+	for _, t := range m.Timers {
+		if t.Alerts != nil && t.Alerts.Notify != "" {
+			return true
+		}
+	}
+	return false
 }

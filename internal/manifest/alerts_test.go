@@ -47,3 +47,24 @@ func TestAlertRulesInvalid(t *testing.T) {
 		require.ErrorContains(t, err, want, "on a timer: "+body)
 	}
 }
+
+// A notify topic outside the stack's region is refused at check and publish, naming the
+// timer: SNS Publish reaches only the caller's region's topics, so it would never be told.
+func TestAlertNotifyRegion(t *testing.T) {
+	m, err := Parse(strings.NewReader(`alerts: {consecutiveFailures: 3, notify: "arn:aws:sns:us-east-1:123456789012:app"}
+timers:
+  - {name: Here, schedule: "every 1m", action: {http: {url: "http://x/"}}}
+  - {name: Away, schedule: "every 1m", alerts: {durationOver: 1m, notify: "arn:aws:sns:eu-west-1:123456789012:b"}, action: {http: {url: "http://x/"}}}
+`))
+	require.NoError(t, err, "the regions are checked against a stack's, which Parse does not know")
+	require.True(t, m.HasNotify())
+	require.NoError(t, m.ValidateFor(Defaults{}), "no region: not checked")
+
+	err = m.ValidateFor(Defaults{Region: "us-east-1"})
+	require.EqualError(t, err, `invalid input: timers[1] "Away": alerts: notify: topic arn:aws:sns:eu-west-1:123456789012:b is in eu-west-1, the stack in us-east-1: `+
+		`SNS Publish reaches only topics in the caller's region; name a topic in us-east-1 (it may forward to subscribers anywhere)`)
+
+	err = m.ValidateFor(Defaults{Region: "eu-west-1"})
+	require.ErrorContains(t, err, "invalid input: alerts: notify: topic arn:aws:sns:us-east-1:123456789012:app is in us-east-1, the stack in eu-west-1", "the app's default topic")
+	require.NotContains(t, err.Error(), `"Away"`)
+}

@@ -112,6 +112,9 @@ type Defaults struct {
 	// processor function's timeout): the default timeout, and the longest timeout a timer
 	// without async may have. Zero: the default stack's, timer.DefaultTimeout.
 	ProcessorWait time.Duration
+	// Region is the stack's: a notify topic must be in it, since SNS Publish reaches only the
+	// caller's region's topics. Empty: not checked (sundial check without a region).
+	Region string
 }
 
 // Wait is d.ProcessorWait, or the default stack's when it is not set.
@@ -201,6 +204,14 @@ func (m Manifest) ValidateFor(d Defaults) error {
 		}
 		if err := WaitProblem(t.Timeout.Duration, t.Async, d.Wait()); err != nil {
 			errs = append(errs, fmt.Errorf("%w: timers[%d] %q: timeout: %v", errkind.Invalid, i, t.Name, err))
+		}
+	}
+	if err := m.Alerts.regionProblem(d.Region); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %v", errkind.Invalid, err))
+	}
+	for i, t := range m.Timers {
+		if err := t.Alerts.regionProblem(d.Region); err != nil {
+			errs = append(errs, fmt.Errorf("%w: timers[%d] %q: %v", errkind.Invalid, i, t.Name, err))
 		}
 	}
 	return errors.Join(errs...)
