@@ -15,12 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/sundialhq/sundial/infra/iam"
 )
@@ -341,32 +339,4 @@ func fromBrowser(r *http.Request) bool {
 	}
 	site := r.Header.Values("Sec-Fetch-Site")
 	return len(site) > 0 && !(len(site) == 1 && site[0] == "none")
-}
-
-// budget bounds the bytes of request bodies held at once; peak is the most held, for tests.
-type budget struct {
-	sem  *semaphore.Weighted
-	mu   sync.Mutex
-	held int64
-	peak int64
-}
-
-func newBudget(n int64) *budget { return &budget{sem: semaphore.NewWeighted(n)} }
-
-func (b *budget) acquire(ctx context.Context, n int64) error {
-	if err := b.sem.Acquire(ctx, n); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.held += n
-	b.peak = max(b.peak, b.held)
-	b.mu.Unlock()
-	return nil
-}
-
-func (b *budget) release(n int64) {
-	b.mu.Lock()
-	b.held -= n
-	b.mu.Unlock()
-	b.sem.Release(n)
 }
