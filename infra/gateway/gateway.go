@@ -192,6 +192,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			authError(w, svc, "UnrecognizedClientException", "The security token included in the request is invalid.")
 			return
 		}
+		if code, msg := g.scope(r, auth); code != "" {
+			authError(w, svc, code, msg)
+			return
+		}
 	}
 	body, release, ok := g.readBody(w, r, svc, report)
 	if !ok {
