@@ -26,7 +26,7 @@ import (
 //     at most twice what it sent (plus 16 KiB). A thousand connections that announce 16 MB
 //     and trickle hold 16 KiB each.
 //   - A body must keep arriving: every bodyWindow of reading brings bodyWindowBytes, or the
-//     rest of the body, or it is cut (408 RequestTimeout); and it must all arrive within
+//     rest of the body, or it is cut (400 RequestTimeout, as S3 answers a body that stops arriving); and it must all arrive within
 //     bodyTimeout. Time spent waiting for the budget does not count against the sender.
 //   - While a body waits for the budget, a body that has sent nothing for bodyIdle is cut:
 //     budget is held only while it is being sent.
@@ -119,8 +119,10 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, svc iam.Servi
 				case !time.Now().Before(deadline):
 					why = fmt.Sprintf("it was not all sent within %s", bodyTimeout)
 				}
-				return fail(http.StatusRequestTimeout, "RequestTimeout",
-					fmt.Sprintf("the request body arrived too slowly after %d bytes: %s", len(buf), why))
+				// S3's answer to a body that stops arriving (400 RequestTimeout), which the SDKs retry.
+				return fail(http.StatusBadRequest, "RequestTimeout", fmt.Sprintf("Your socket connection to the server was not read from "+
+					"or written to within the timeout period. Idle connections will be closed. (The request body arrived too slowly "+
+					"after %d bytes: %s.)", len(buf), why))
 			}
 			return fail(http.StatusBadRequest, "IncompleteBody", "the request body could not be read: "+err.Error())
 		}

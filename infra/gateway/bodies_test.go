@@ -134,7 +134,7 @@ func TestTrickledBodiesDoNotStarveOthers(t *testing.T) {
 	for i, s := range slow {
 		select {
 		case got := <-s.answered:
-			require.Contains(t, got, "408", "trickle %d", i)
+			require.Contains(t, got, "400", "trickle %d", i)
 			at := <-s.at
 			require.Less(t, at.Sub(began), bodyWindow+3*time.Second, "trickle %d cut after %s", i, at.Sub(began))
 		case <-time.After(bodyWindow + 5*time.Second):
@@ -178,7 +178,7 @@ func TestStalledBodiesGiveWayToOthers(t *testing.T) { // not parallel, as the on
 	for _, s := range stalled {
 		select {
 		case got := <-s.answered:
-			require.Contains(t, got, "408")
+			require.Contains(t, got, "400")
 		case <-time.After(bodyWindow + 2*time.Second):
 			t.Fatal("a stalled body was not cut")
 		}
