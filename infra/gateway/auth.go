@@ -15,12 +15,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/sundialhq/sundial/infra/iam"
 )
@@ -30,9 +28,11 @@ import (
 //  1. it is addressed to the endpoint (its Host is one of the endpoint's own addresses, so
 //     a DNS-rebound name cannot reach it) and does not come from a web page (no Origin, no
 //     Sec-Fetch-Site other than "none");
-//  2. it is signed (SigV4, Authorization header) with an access key ID the endpoint knows;
-//  3. its body is within the service's own request limit, and the bodies being read at once
-//     within the endpoint's budget — only then is the body read;
+//  2. it is signed (SigV4, Authorization header) with an access key ID the endpoint knows,
+//     for the platform's region, and carries no session token (the platform issues none:
+//     scope);
+//  3. its body is within the service's own request limit; it is read holding the endpoint's
+//     budget for what has arrived, at a minimum rate (bodies.go);
 //  4. the signature is the one the key's secret gives for the request (recomputed with the
 //     SDK's signer), within 15 minutes of its X-Amz-Date;
 //  5. the key's principal may make the call (infra/iam, reading the body as the engine will).
@@ -166,6 +166,24 @@ func parseAuthorization(r *http.Request) (authHeader, error) {
 		return authHeader{}, errors.New("the Authorization header lacks its Credential, SignedHeaders or Signature")
 	}
 	return a, nil
+}
+
+// scope checks what AWS checks of a known key's request before its signature: that its
+// credential is scoped to the platform's region (AWS: InvalidSignatureException, the Query
+// protocol's SignatureDoesNotMatch, "Credential should be scoped to a valid region, not
+// 'REGION'. "), and that it carries no session token, which the platform never issues
+// (functions and the administrator sign with long-term keys): AWS answers a token it did not
+// issue as an unknown key. It returns the error's code and message, or "" when both hold.
+func (g *Gateway) scope(r *http.Request, a authHeader) (code, msg string) {
+	if len(r.Header.Values("X-Amz-Security-Token")) > 0 {
+		return "UnrecognizedClientException", "The security token included in the request is invalid. " +
+			"(The local platform issues no session tokens: sign with its access key and secret alone, AWS_SESSION_TOKEN unset.)"
+	}
+	if g.Region != "" && a.region != g.Region {
+		return "InvalidSignatureException", fmt.Sprintf("Credential should be scoped to a valid region, not '%s'. "+
+			"(The local platform's region is %s.)", a.region, g.Region)
+	}
+	return "", ""
 }
 
 // errSignature is a signature that is not the one the key's secret gives.
@@ -341,32 +359,4 @@ func fromBrowser(r *http.Request) bool {
 	}
 	site := r.Header.Values("Sec-Fetch-Site")
 	return len(site) > 0 && !(len(site) == 1 && site[0] == "none")
-}
-
-// budget bounds the bytes of request bodies held at once; peak is the most held, for tests.
-type budget struct {
-	sem  *semaphore.Weighted
-	mu   sync.Mutex
-	held int64
-	peak int64
-}
-
-func newBudget(n int64) *budget { return &budget{sem: semaphore.NewWeighted(n)} }
-
-func (b *budget) acquire(ctx context.Context, n int64) error {
-	if err := b.sem.Acquire(ctx, n); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.held += n
-	b.peak = max(b.peak, b.held)
-	b.mu.Unlock()
-	return nil
-}
-
-func (b *budget) release(n int64) {
-	b.mu.Lock()
-	b.held -= n
-	b.mu.Unlock()
-	b.sem.Release(n)
 }

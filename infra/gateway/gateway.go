@@ -193,6 +193,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			authError(w, svc, "UnrecognizedClientException", "The security token included in the request is invalid.")
 			return
 		}
+		if code, msg := g.scope(r, auth); code != "" {
+			authError(w, svc, code, msg)
+			return
+		}
 	}
 	body, release, ok := g.readBody(w, r, svc, report)
 	if !ok {
@@ -268,48 +272,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.forward(w, r, req.Service, upstream, body)
-}
-
-// readBody reads the request's body once it fits the service's limit and the in-flight
-// budget; release gives its bytes back. A body too large is answered in the service's error
-// format, unread.
-func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request, svc iam.Service, report bool) (body []byte, release func(), ok bool) {
-	limit := maxRequest(svc, r)
-	if report || svc == "" {
-		limit = 0
-	}
-	if r.ContentLength > limit {
-		tooLarge(w, svc, r.ContentLength, limit)
-		return nil, nil, false
-	}
-	weight := limit
-	if r.ContentLength >= 0 {
-		weight = r.ContentLength
-	}
-	weight = max(weight, minWeight)
-	if err := g.budget.acquire(r.Context(), weight); err != nil {
-		refuse(w, svc, http.StatusServiceUnavailable, "ServiceUnavailable", "the request was cancelled while the endpoint was busy")
-		return nil, nil, false
-	}
-	release = func() { g.budget.release(weight) }
-	// A body trickled slowly holds its share of the budget for a minute at most (a
-	// server-wide ReadTimeout would also end long polls and invocations).
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(time.Minute))
-	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)))
-	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		release()
-		refuse(w, svc, http.StatusBadRequest, "IncompleteBody", "the request body could not be read: "+err.Error())
-		return nil, nil, false
-	}
-	if n > limit {
-		release()
-		tooLarge(w, svc, n, limit)
-		return nil, nil, false
-	}
-	return buf.Bytes(), release, true
 }
 
 // tooLarge answers a body over the service's limit as the service does.

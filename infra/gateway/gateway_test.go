@@ -343,3 +343,63 @@ func TestIAMReportNeedsTheAdministrator(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, text)
 	require.Contains(t, text, "LogWriterRole")
 }
+
+// Issue 39, item 5: the endpoint verified a signature for whatever region its credential
+// named (`xx-nowhere-9` passed) and let a garbage X-Amz-Security-Token through. AWS refuses
+// a credential scoped to another region (InvalidSignatureException; SQS's Query code
+// SignatureDoesNotMatch) and a token it did not issue (UnrecognizedClientException;
+// InvalidClientTokenId): the platform issues none.
+func TestSignatureScopeAndSessionTokens(t *testing.T) {
+	t.Parallel()
+	f := start(t, 0)
+	ctx := context.Background()
+	getLog := &dynamodb.GetItemInput{TableName: aws.String("sundial-LogTable"), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "x"}}}
+	send := &sqs.SendMessageInput{QueueUrl: aws.String("http://h/000000000000/sundial-P1"), MessageBody: aws.String("m")}
+	invoke := &lambda.InvokeInput{FunctionName: aws.String("sundial-action-x"), Payload: []byte(`{}`)}
+	inRegion := func(r string) aws.Config {
+		c := f.config(f.role)
+		c.Region = r
+		return c
+	}
+	withToken := f.config(aws.Credentials{AccessKeyID: f.role.AccessKeyID, SecretAccessKey: f.role.SecretAccessKey, SessionToken: "garbage"})
+
+	_, err := dynamodb.NewFromConfig(inRegion("xx-nowhere-9")).GetItem(ctx, getLog)
+	requireCode(t, err, "InvalidSignatureException")
+	require.Contains(t, err.Error(), "Credential should be scoped to a valid region, not 'xx-nowhere-9'.")
+	_, err = sqs.NewFromConfig(inRegion("us-west-2")).SendMessage(ctx, send)
+	requireCode(t, err, "SignatureDoesNotMatch")
+	_, err = lambda.NewFromConfig(inRegion("eu-west-1")).Invoke(ctx, invoke)
+	requireCode(t, err, "InvalidSignatureException")
+
+	_, err = dynamodb.NewFromConfig(withToken).GetItem(ctx, getLog)
+	requireCode(t, err, "UnrecognizedClientException")
+	require.Contains(t, err.Error(), "The security token included in the request is invalid.")
+	_, err = sqs.NewFromConfig(withToken).SendMessage(ctx, send)
+	requireCode(t, err, "InvalidClientTokenId")
+	_, err = lambda.NewFromConfig(withToken).Invoke(ctx, invoke)
+	requireCode(t, err, "UnrecognizedClientException")
+	// The administrator's key with a token is refused too, and a token added after signing
+	// (not covered by the signature) as well.
+	_, err = dynamodb.NewFromConfig(f.config(aws.Credentials{AccessKeyID: f.admin.AccessKeyID, SecretAccessKey: f.admin.SecretAccessKey, SessionToken: "t"})).
+		ListTables(ctx, &dynamodb.ListTablesInput{})
+	requireCode(t, err, "UnrecognizedClientException")
+	body := []byte(`{"TableName":"sundial-LogTable","Key":{"pk":{"S":"x"}}}`)
+	req := signed(t, f.role, http.MethodPost, f.url, "dynamodb", body,
+		map[string]string{"X-Amz-Target": "DynamoDB_20120810.GetItem", "Content-Type": "application/x-amz-json-1.0"}, time.Now())
+	req.Header.Set("X-Amz-Security-Token", "unsigned")
+	code, h, text := do(t, req)
+	require.Equal(t, http.StatusBadRequest, code, text)
+	require.Equal(t, "com.amazon.coral.service#UnrecognizedClientException", h.Get("X-Amzn-ErrorType"), text)
+	require.Empty(t, f.engine.requests(), "nothing reached an engine")
+
+	// Requests in the platform's region without a token pass, through every client.
+	_, err = f.ddb(f.role).GetItem(ctx, getLog)
+	require.NoError(t, err)
+	_, err = sqs.NewFromConfig(f.config(f.role)).SendMessage(ctx, send)
+	require.NoError(t, err)
+	_, err = lambda.NewFromConfig(f.config(f.role)).Invoke(ctx, invoke)
+	require.NoError(t, err)
+	_, err = f.ddb(f.admin).ListTables(ctx, &dynamodb.ListTablesInput{})
+	require.NoError(t, err)
+	require.Len(t, f.engine.requests(), 4)
+}
