@@ -58,6 +58,7 @@ type Gateway struct {
 	snsSink    SNSSink     // likewise
 
 	arns   *arnTranslator
+	traces sqsTraces // trace.go
 	hosts  map[string]bool
 	budget *budget
 	client *http.Client
@@ -260,6 +261,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			engine(w, body)
 		}
+		return
+	}
+	if req.Service == iam.SQS {
+		g.serveSQS(w, r, req.Operation, upstream, body) // trace.go
 		return
 	}
 	g.forward(w, r, req.Service, upstream, body)
