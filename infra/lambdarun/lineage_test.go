@@ -28,7 +28,7 @@ func TestParseLineage(t *testing.T) {
 		{in: "a87bd80c:1", want: lambdarun.Lineage{"a87bd80c": 1}},
 		{in: "a87bd80c:16|0f0f0f0f:3", want: lambdarun.Lineage{"a87bd80c": 16, "0f0f0f0f": 3}},
 		{in: "2:a87bd80c:5", want: lambdarun.Lineage{"a87bd80c": 5}}, // a version field first
-		{in: "a:1|a:4|a:2", want: lambdarun.Lineage{"a": 4}},       // the highest count counts
+		{in: "a:1|a:4|a:2", want: lambdarun.Lineage{"a": 4}},         // the highest count counts
 		{in: "a87bd80c", err: "want <function>:<count>"},
 		{in: ":3", err: "want <function>:<count>"},
 		{in: "a:b:c:d", err: "want <function>:<count>"},
