@@ -58,6 +58,7 @@ type Gateway struct {
 	snsSink    SNSSink     // likewise
 
 	arns   *arnTranslator
+	traces sqsTraces // trace.go
 	hosts  map[string]bool
 	budget *budget
 	polls  shortPolls // shortpoll.go
@@ -268,7 +269,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Service == iam.SQS && req.Operation == "ReceiveMessage" && g.polls.missed(body) {
-		answerEmpty(w)
+		answerEmpty(w) // shortpoll.go
+		return
+	}
+	if req.Service == iam.SQS {
+		g.serveSQS(w, r, req.Operation, upstream, body) // trace.go
 		return
 	}
 	g.forward(w, r, req.Service, upstream, body)

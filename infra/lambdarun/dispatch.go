@@ -1,8 +1,6 @@
 package lambdarun
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -14,9 +12,9 @@ var errRetry = errors.New("payload not delivered")
 // run delivers one invocation on slot (held by the caller) and waits for its outcome. If the
 // slot's instance turns out to be dead before the payload reached it (it crashed after its
 // last invocation, or was killed while idle), the invocation goes to a fresh instance once.
-func (p *ProcessFunction) run(slot int, id string, payload []byte) ([]byte, error) {
+func (p *ProcessFunction) run(slot int, id, trace string, payload []byte) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
-		body, err := p.attempt(slot, id, payload)
+		body, err := p.attempt(slot, id, trace, payload)
 		if errors.Is(err, errRetry) && attempt == 0 {
 			continue
 		}
@@ -30,7 +28,7 @@ func (p *ProcessFunction) run(slot int, id string, payload []byte) ([]byte, erro
 	}
 }
 
-func (p *ProcessFunction) attempt(slot int, id string, payload []byte) ([]byte, error) {
+func (p *ProcessFunction) attempt(slot int, id, trace string, payload []byte) ([]byte, error) {
 	in, err := p.instanceFor(slot)
 	if err != nil {
 		return nil, err
@@ -39,7 +37,7 @@ func (p *ProcessFunction) attempt(slot int, id string, payload []byte) ([]byte, 
 		return nil, err
 	}
 	// The deadline runs from dispatch, after init, as Lambda's function timeout does.
-	inv := &invocation{id: id, arn: p.ARN(), trace: traceID(), payload: payload,
+	inv := &invocation{id: id, arn: p.ARN(), trace: trace, payload: payload,
 		deadline: time.Now().Add(p.cfg.Timeout), result: make(chan result, 1)}
 	select {
 	case in.next <- inv:
@@ -167,11 +165,4 @@ func answered(inv *invocation) (result, bool) {
 	default:
 		return result{}, false
 	}
-}
-
-// traceID is an X-Ray trace header as Lambda passes it (not sampled: there is no X-Ray here).
-func traceID() string {
-	b := make([]byte, 20)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("Root=1-%08x-%s;Parent=%s;Sampled=0", time.Now().Unix(), hex.EncodeToString(b[:12]), hex.EncodeToString(b[12:]))
 }

@@ -33,6 +33,9 @@ func (f Function) Invoke(ctx context.Context, requestID string, payload []byte) 
 		AwsRequestID:       requestID,
 		InvokedFunctionArn: fmt.Sprintf("arn:aws:lambda:us-east-1:000000000000:function:%s", f.Name),
 	})
+	if Trace(ctx) == "" { // the handler's AWS calls send it (AddTraceHeader), as on Lambda
+		ctx = WithTrace(ctx, traceID())
+	}
 	out, err := f.Handler.Invoke(ctx, payload)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, err)

@@ -121,6 +121,10 @@ func (p *ProcessFunction) Invoke(ctx context.Context, requestID string, payload 
 	if requestID == "" {
 		requestID = rand.Text()
 	}
+	trace := Trace(ctx) // the event's (an SQS event source's), or a chain of its own
+	if trace == "" {
+		trace = traceID()
+	}
 	slot, err := p.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -132,7 +136,7 @@ func (p *ProcessFunction) Invoke(ctx context.Context, requestID string, payload 
 	done := make(chan outcome, 1)
 	go func() {
 		defer p.release(slot)
-		body, err := p.run(slot, requestID, payload)
+		body, err := p.run(slot, requestID, trace, payload)
 		done <- outcome{body, err}
 	}()
 	select {

@@ -42,6 +42,32 @@ func TestProcessFunction(t *testing.T) {
 		return p, out
 	}
 
+	t.Run("the event's trace header reaches the runtime as _X_AMZN_TRACE_ID", func(t *testing.T) {
+		t.Parallel()
+		p, _ := newFn(t, lambdarun.ProcessConfig{Timeout: 5 * time.Second})
+		// An SQS event source passes the trace header it derived from the messages' lineage;
+		// aws-lambda-go sets it as _X_AMZN_TRACE_ID, where aws-sdk-go-v2 reads it.
+		const h = "Root=1-66000000-000000000000000000000001;Parent=0123456789abcdef;Sampled=0;Lineage=aaaaaaaa:3"
+		payload, _ := json.Marshal(request{Op: "echo"})
+		out, err := p.Invoke(lambdarun.WithTrace(context.Background(), h), "req-trace-1", payload)
+		require.NoError(t, err)
+		var resp response
+		require.NoError(t, json.Unmarshal(out, &resp))
+		require.Equal(t, h, resp.Env["_X_AMZN_TRACE_ID"])
+		// Without one (a schedule's invocation), each invocation starts a chain of its own.
+		first, err := call(t, p, "req-trace-2", request{Op: "echo"})
+		require.NoError(t, err)
+		second, err := call(t, p, "req-trace-3", request{Op: "echo"})
+		require.NoError(t, err)
+		a, err := lambdarun.ParseTraceHeader(first.Env["_X_AMZN_TRACE_ID"])
+		require.NoError(t, err)
+		b, err := lambdarun.ParseTraceHeader(second.Env["_X_AMZN_TRACE_ID"])
+		require.NoError(t, err)
+		require.NotEmpty(t, a.Root)
+		require.NotEqual(t, a.Root, b.Root)
+		require.Empty(t, a.Lineage)
+	})
+
 	t.Run("echo round trip with Lambda's context and environment", func(t *testing.T) {
 		t.Parallel()
 		p, out := newFn(t, lambdarun.ProcessConfig{Timeout: 5 * time.Second, MemoryMB: 256, Env: map[string]string{"TEST_X": "x"}})

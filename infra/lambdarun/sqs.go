@@ -1,12 +1,14 @@
 package lambdarun
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -40,7 +42,20 @@ type EventSource struct {
 	// response lists as failed are kept and the rest deleted; without it, a response is not
 	// read and the whole batch is deleted unless the invocation failed.
 	ReportBatchItemFailures bool
+	// FunctionArn names the function in the chains' trace lineage (default: its name).
+	FunctionArn string
+	// RecursiveLoop is the function's recursive loop detection setting from the template
+	// (provision.Function.RecursiveLoop). Unless it is Allow, a message whose chain has
+	// already invoked the function RecursionLimit times is not delivered (lineage.go): as
+	// Lambda, which stops the invocation and leaves the message to the queue's redrive policy.
+	RecursiveLoop string
+
+	dropped atomic.Int64
 }
+
+// RecursiveInvocationsDropped counts the messages not delivered because their chain reached
+// the recursion limit (Lambda's metric of that name).
+func (e *EventSource) RecursiveInvocationsDropped() int64 { return e.dropped.Load() }
 
 // Run polls until ctx is cancelled, then waits for in-flight invocations to finish.
 func (e *EventSource) Run(ctx context.Context) {
@@ -85,6 +100,11 @@ func (e *EventSource) poll(ctx context.Context, poller int) {
 }
 
 func (e *EventSource) invoke(ctx context.Context, arn, requestID string, msgs []types.Message) {
+	trace, msgs := e.lineage(msgs)
+	if len(msgs) == 0 {
+		return
+	}
+	ctx = WithTrace(ctx, trace)
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
 	for _, m := range msgs {
 		ev.Records = append(ev.Records, toRecord(m, arn))
@@ -123,6 +143,41 @@ func (e *EventSource) invoke(ctx context.Context, arn, requestID string, msgs []
 	if _, err := e.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(e.QueueURL), Entries: del}); err != nil {
 		e.Log.Error("event source: delete failed; records will be redelivered (claims make that harmless)", "error", err)
 	}
+}
+
+// lineage is the invocation's trace header, derived from the messages' AWSTraceHeader as
+// Lambda derives it, and the messages to deliver: unless the function's RecursiveLoop is
+// Allow, those whose chain would invoke the function past RecursionLimit are held back — not
+// delivered, not deleted: each returns after the queue's visibility timeout, is held back again,
+// and past the queue's maxReceiveCount SQS moves it to the dead-letter queue, where Lambda's
+// documentation says a stopped event goes.
+func (e *EventSource) lineage(msgs []types.Message) (string, []types.Message) {
+	key := LineageKey(cmp.Or(e.FunctionArn, functionName(e.Function)))
+	allow := e.RecursiveLoop == RecursiveLoopAllow
+	var keep []types.Message
+	var parents []string
+	for _, m := range msgs {
+		parent := m.Attributes[string(types.MessageSystemAttributeNameAWSTraceHeader)]
+		_, count, malformed, err := NextInvocation(key, []string{parent})
+		for _, bad := range malformed {
+			e.Log.Warn("event source: a message's AWSTraceHeader is malformed; its lineage is not counted",
+				"queue", e.QueueURL, "messageId", aws.ToString(m.MessageId), "error", bad)
+		}
+		if err != nil && !allow {
+			e.dropped.Add(1)
+			e.Log.Error("event source: RECURSIVE LOOP DETECTED, Lambda stops this chain: the message is not delivered",
+				"function", functionName(e.Function), "queue", e.QueueURL, "messageId", aws.ToString(m.MessageId),
+				"invocation", count, "limit", RecursionLimit, "recursiveLoop", cmp.Or(e.RecursiveLoop, "Terminate"),
+				"fate", "kept in the queue: it returns after the visibility timeout and goes to the queue's dead-letter queue past its maxReceiveCount",
+				"fix", "set RecursiveLoop: Allow on the function in template.yaml if the chain is by design",
+				"doc", "https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html", "error", err)
+			continue
+		}
+		keep = append(keep, m)
+		parents = append(parents, parent)
+	}
+	next, _, _, _ := NextInvocation(key, parents) // past the limit only when allowed
+	return next.String(), keep
 }
 
 func toRecord(m types.Message, arn string) events.SQSMessage {

@@ -210,6 +210,8 @@ type function struct {
 	streams  []provision.StreamSource // stream event sources (log writer)
 	app      *app.App                 // in-process handlers
 	invoker  lambdarun.Invoker        // in process or a process function
+	// arn and recursiveLoop (Allow or Terminate) are the function's, from the translation.
+	arn, recursiveLoop string
 }
 
 // Up provisions and starts everything; Stop undoes it.
@@ -291,6 +293,9 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		if o.Processes {
 			continue
 		}
+		// Their AWS calls send the invocation's trace header, as the SDK does on Lambda
+		// (lambdarun.AddTraceHeader): the recursion limit counts the chains they make.
+		f.aws.APIOptions = append(slices.Clone(f.aws.APIOptions), lambdarun.AddTraceHeader)
 		// The functions' metric lines (EMF) go to the log, as Lambda's go to CloudWatch Logs.
 		opts := app.Options{Log: log.With("function", f.name), Invoker: o.Invoker, Node: app.DefaultNode("local-" + f.name), Metrics: o.Log}
 		if f.app, err = app.New(f.aws, f.cfg, opts); err != nil {
@@ -396,7 +401,7 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 			return fmt.Errorf("the template has no function %s", id)
 		}
 		f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, sources: fn.EventSources, streams: fn.StreamSources,
-			env: withLocalSettings(fn.Env, o, local)}
+			env: withLocalSettings(fn.Env, o, local), arn: fn.Arn, recursiveLoop: fn.RecursiveLoop}
 		for _, s := range fn.Schedules {
 			if s.Enabled && s.Every > 0 {
 				f.every = s.Every
@@ -497,6 +502,10 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 			f.every = f.cfg.Tick
 		}
 		p.funcs[name] = f
+	}
+	// Lambda's recursion limit on the processor's event sources, as the template sets it.
+	if p.funcs[FnProcessor].recursiveLoop, err = recursiveLoop(ctx, o, logicalIDs[FnProcessor]); err != nil {
+		return err
 	}
 	for i, url := range outs.Queues {
 		p.funcs[FnProcessor].sources = append(p.funcs[FnProcessor].sources,
@@ -611,7 +620,9 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 		}
 		src := &lambdarun.EventSource{SQS: sqsClient, QueueURL: es.QueueURL, Priority: i + 1, Function: proc.invoker,
 			BatchSize: int32(es.BatchSize), Concurrency: conc[i], Slots: slots, Log: log,
-			ReportBatchItemFailures: es.ReportBatchItemFailures}
+			ReportBatchItemFailures: es.ReportBatchItemFailures,
+			// Lambda's recursion limit, as the template sets it for the function.
+			FunctionArn: proc.arn, RecursiveLoop: proc.recursiveLoop}
 		p.run(func() { src.Run(runCtx) })
 	}
 	// The stream event source mappings poll with their function's role, as Lambda's do, and

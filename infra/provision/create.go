@@ -428,8 +428,13 @@ func (c *creator) queue(ctx context.Context, res *Resource) error {
 func (s *Stack) function(res *Resource) (*Function, error) {
 	p := res.Properties
 	fn := &Function{LogicalID: res.LogicalID, Name: res.Ref, Arn: res.Attrs["Arn"], Env: map[string]string{},
-		Timeout: 3 * time.Second, MemoryMB: 128, Architectures: []string{"x86_64"}}
+		Timeout: 3 * time.Second, MemoryMB: 128, Architectures: []string{"x86_64"}, RecursiveLoop: "Terminate"}
 	fn.Runtime, _ = p["Runtime"].(string)
+	if v, ok := p["RecursiveLoop"]; ok {
+		if fn.RecursiveLoop = fmt.Sprint(v); fn.RecursiveLoop != "Allow" && fn.RecursiveLoop != "Terminate" {
+			return nil, fmt.Errorf("RecursiveLoop %v: want Allow or Terminate", v)
+		}
+	}
 	fn.Handler, _ = p["Handler"].(string)
 	if v, ok := p["Timeout"]; ok {
 		n, err := strconv.Atoi(fmt.Sprint(v))

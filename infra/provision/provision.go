@@ -80,6 +80,11 @@ type Function struct {
 	Schedules            []Schedule
 	EventSources         []EventSource
 	StreamSources        []StreamSource
+
+	// RecursiveLoop is the function's recursive loop detection setting, Allow or Terminate
+	// (Lambda's default when the template leaves it out): with Terminate, an SQS event
+	// source stops a chain SQS → function → SQS past 16 hops (lambdarun.EventSource).
+	RecursiveLoop string
 }
 
 // Schedule is an EventBridge rule that invokes a function.
