@@ -71,10 +71,10 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 		m = m.WithShared(cals)
 	}
-	if err := m.ValidateFor(s.Defaults); err != nil {
+	now := s.Clock.Now()
+	if err := m.AsOf(now).ValidateFor(s.Defaults); err != nil {
 		return rep, err
 	}
-	now := s.Clock.Now()
 	tenants, err := s.syncTenants(ctx, m, &rep)
 	if err != nil {
 		return rep, err
