@@ -56,7 +56,9 @@ func TestExecutionLinesShortenLongNames(t *testing.T) {
 		log.Debug("execution", "app", app, "timer", name, "tenant", tenant, "outcome", "success", "scheduled_at", at,
 			"attempt", 1, "lateness_ms", 3, "duration_ms", 19, "next_run", at.Add(time.Minute), "gave_up", false, "error", "")
 	}
-	long := func(mid string) string { return "Nightly" + strings.Repeat("X", 58) + mid + strings.Repeat("Y", 56) + "Report" }
+	long := func(mid string) string {
+		return "Nightly" + strings.Repeat("X", 58) + mid + strings.Repeat("Y", 56) + "Report"
+	}
 	a, b := long("A"), long("B")
 	require.Len(t, a, 128)
 	exec("billing", a, "acme")
