@@ -88,6 +88,9 @@ func printHealth(w io.Writer, h console.Health) {
 	if h.QueuesError != "" {
 		printf(w, " (%s)", h.QueuesError)
 	}
+	if h.App != "" {
+		printf(w, " (every app's firings: `sundial health` without --app shows them)")
+	}
 	printf(w, "\nprocessors ")
 	for _, p := range h.Processors.Rows() {
 		cap := "?"

@@ -105,13 +105,19 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := recordCLI(ctx, a, audit.Record{Action: audit.Sync, App: m.AppName(), After: map[string]any{
-		"created": len(rep.Created), "updated": len(rep.Updated), "deactivated": len(rep.Deactivated)}}); err != nil {
+	if err := recordCLI(ctx, a, syncRecord(m.AppName(), rep)); err != nil {
 		return err
 	}
 	printf(stdout, "app %s\n", m.AppName())
 	printReport(stdout, rep)
 	return nil
+}
+
+// syncRecord is the audit record of a publish of app's manifest (`sundial sync`, `sundial up
+// --manifest`).
+func syncRecord(app string, rep admin.SyncReport) audit.Record {
+	return audit.Record{Action: audit.Sync, App: app, After: map[string]any{
+		"created": len(rep.Created), "updated": len(rep.Updated), "deactivated": len(rep.Deactivated)}}
 }
 
 // printReport prints what a sync or tenant change did, one line per kind of change.

@@ -136,6 +136,10 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "stack      %s (tables %s, %s%s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable, params)
 	if o.Manifest != "" {
+		// The publish is an operator's action like `sundial sync`'s: it is audited alike.
+		if err := recordCLI(ctx, p.App, syncRecord(p.SyncApp, p.Sync)); err != nil {
+			return errors.Join(err, p.Stop())
+		}
 		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d, operator changes kept %d, When Published woken %d\n", o.Manifest,
 			len(p.Sync.Created), len(p.Sync.Updated), len(p.Sync.Unchanged), len(p.Sync.Deactivated), len(p.Sync.Kept), len(p.Sync.Woken))
 	}

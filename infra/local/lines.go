@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"strings"
@@ -27,6 +28,29 @@ type lineHandler struct {
 // minNameWidth fits the example timers' names (TenantReport@globex, billing:Invoices), so
 // their columns line up from the first line; a longer name widens the column from then on.
 const minNameWidth = 20
+
+// maxNameWidth bounds the timer column: a longer name (names, apps and tenants go up to
+// 128 characters each) is shortened by shortName, so that no line grows past a terminal's
+// width because of one timer.
+const maxNameWidth = 40
+
+// shortName keeps a name of up to maxNameWidth characters; a longer one keeps its head
+// (the app and the name's start) and its tail (the name's end, the shard, the tenant) with
+// the middle replaced by "…XXXX…", XXXX four hex digits of a hash of the whole name, so that
+// two long names that differ only in the middle still print differently. up.log has the
+// names whole.
+func shortName(name string) string {
+	r := []rune(name)
+	if len(r) <= maxNameWidth {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	mid := fmt.Sprintf("…%04x…", h.Sum32()&0xffff)
+	keep := maxNameWidth - utf8.RuneCountInString(mid)
+	head := keep / 2
+	return string(r[:head]) + mid + string(r[len(r)-(keep-head):])
+}
 
 func newLineHandler(out io.Writer, next slog.Handler) *lineHandler {
 	w := minNameWidth
@@ -81,6 +105,7 @@ func (h *lineHandler) line(r slog.Record) string {
 	if t := a["tenant"].String(); t != "" {
 		name += "@" + t
 	}
+	name = shortName(name)
 	ts := r.Time.UTC().Format("15:04:05.000")
 	*h.width = max(*h.width, utf8.RuneCountInString(name))
 	switch r.Message {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -40,4 +41,44 @@ func TestExecutionLinesKeepTheirColumns(t *testing.T) {
 	lines = strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Equal(t, col(lines[4]), col(lines[5]), "a longer name widens the column:\n%s", out.String())
 	require.Contains(t, lines[4], "AVeryLongTimerNameIndeed@initech success")
+}
+
+// A 128-character name (app and tenant besides) widened every line of up's output to ~400
+// columns (issue 39, item 6): the timer column stops at maxNameWidth; a longer name keeps its
+// head and tail around a hash of the whole, so two names that differ only in the middle
+// still differ, and the lines keep their columns.
+func TestExecutionLinesShortenLongNames(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	log := slog.New(newLineHandler(&out, slog.NewJSONHandler(io.Discard, nil)))
+	at := time.Date(2026, 11, 25, 22, 0, 0, 0, time.UTC)
+	exec := func(app, name, tenant string) {
+		log.Debug("execution", "app", app, "timer", name, "tenant", tenant, "outcome", "success", "scheduled_at", at,
+			"attempt", 1, "lateness_ms", 3, "duration_ms", 19, "next_run", at.Add(time.Minute), "gave_up", false, "error", "")
+	}
+	long := func(mid string) string {
+		return "Nightly" + strings.Repeat("X", 58) + mid + strings.Repeat("Y", 56) + "Report"
+	}
+	a, b := long("A"), long("B")
+	require.Len(t, a, 128)
+	exec("billing", a, "acme")
+	exec("billing", b, "acme")
+	exec("", "Heartbeat", "")
+	exec(strings.Repeat("a", 128), a, strings.Repeat("t", 128))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 4)
+	col := func(l string) int { return utf8.RuneCountInString(l[:strings.Index(l, " scheduled ")]) }
+	for _, l := range lines {
+		require.Equal(t, col(lines[0]), col(l), "columns differ:\n%s", out.String())
+		require.LessOrEqual(t, utf8.RuneCountInString(l), 140, "a line stays about a wide terminal's width (it was ~400):\n%s", l)
+	}
+	first, second := strings.Fields(lines[0])[1], strings.Fields(lines[1])[1]
+	require.Equal(t, maxNameWidth, utf8.RuneCountInString(first))
+	require.True(t, strings.HasPrefix(first, "billing:Nightly"), first)
+	require.True(t, strings.HasSuffix(first, "YReport@acme"), first)
+	require.Contains(t, first, "…")
+	require.NotEqual(t, first, second, "names that differ only in the middle print differently")
+	require.Equal(t, "Heartbeat", strings.Fields(lines[2])[1])
+	require.Equal(t, "billing:Invoices", shortName("billing:Invoices"))
+	require.Equal(t, strings.Repeat("n", maxNameWidth), shortName(strings.Repeat("n", maxNameWidth)), "a name that fits is whole")
 }

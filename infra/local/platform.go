@@ -153,6 +153,8 @@ type Platform struct {
 	// APIAWS is the API function's AWS configuration.
 	APIAWS aws.Config
 	Sync   admin.SyncReport
+	// SyncApp is the app of the manifest Sync published.
+	SyncApp string
 
 	// Functions are the function processes by name (FnFetch, FnProcessor, FnRecovery,
 	// FnLogWriter) when Options.Processes is set; nil otherwise.
@@ -332,6 +334,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 		if p.Sync, err = pub.Admin.Publish(ctx, m, admin.NewDeployID("local")); err != nil {
 			return nil, fmt.Errorf("sync %s: %w", o.Manifest, err)
 		}
+		p.SyncApp = m.AppName()
 	}
 	if o.StateFile != "" {
 		if err = WriteState(o.StateFile, p.stateRecord(o)); err != nil {

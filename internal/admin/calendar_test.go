@@ -3,6 +3,8 @@ package admin_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +172,65 @@ timers:
 			}
 		}
 		require.True(t, found)
+	})
+}
+
+// A calendar edit or a publish that would leave the calendar's timers no firing within the
+// firing horizon is refused alike, naming the timers, and changes nothing: every weekday
+// excluded, every date (a range 0001-01-01..9999-12-31 was accepted and unscheduled its
+// timers), or every firing of one timer's schedule (issue 39, item 6).
+func TestCalendarThatSilencesItsTimersIsRefused(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s, clock := f.svc, f.clock
+		ctx := context.Background()
+		clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+		pay, xmas, cal := uniq(t, "Pay"), uniq(t, "Xmas"), uniq(t, "biz")
+		doc := func(rules string) string {
+			return fmt.Sprintf(`calendars:
+  - {name: %s, %s}
+timers:
+  - {name: %s, schedule: "09:00", calendar: %s, %s}
+  - {name: %s, schedule: "0 0 12 25 12 ?", calendar: %s, %s}
+`, cal, rules, pay, cal, act, xmas, cal, act)
+		}
+		_, err := s.Sync(ctx, manifestOf(t, doc("weekdays: [sat, sun]")))
+		require.NoError(t, err)
+		before := []timer.Instance{get(t, s, timer.Key{Timer: pay}), get(t, s, timer.Key{Timer: xmas})}
+		require.False(t, before[0].NextRun.IsZero())
+
+		const horizon = "from 2026-11-27 to 2036-11-27 (the firing horizon, 10 years)"
+		both := strings.Join(slices.Sorted(slices.Values([]string{pay, xmas})), ", ") // the error names them in order
+		for _, tc := range []struct {
+			rules schedule.CalendarRules
+			want  string
+		}{
+			{schedule.CalendarRules{Ranges: []string{"0001-01-01..9999-12-31"}},
+				fmt.Sprintf(`calendar %q excludes every day %s, so its timers %s would never fire`, cal, horizon, both)},
+			{schedule.CalendarRules{Weekdays: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}},
+				fmt.Sprintf(`calendar %q excludes every day %s, so its timers %s would never fire`, cal, horizon, both)},
+			{schedule.CalendarRules{Yearly: []string{"12-25"}},
+				fmt.Sprintf(`calendar %q excludes every firing of timers %s %s, so they would never fire`, cal, xmas, horizon)},
+		} {
+			_, err := s.EditCalendar(ctx, "", cal, tc.rules, "ops")
+			require.ErrorIs(t, err, errkind.Invalid)
+			require.ErrorContains(t, err, tc.want)
+			for _, in := range before {
+				after := get(t, s, in.Key)
+				require.Equal(t, in.NextRun, after.NextRun, "refused: nothing changed")
+				require.Equal(t, in.Calendar.CalendarRules, after.Calendar.CalendarRules)
+			}
+			info, err := s.Calendar(ctx, "", cal)
+			require.NoError(t, err)
+			require.Nil(t, info.EditedAt, "no edit saved")
+		}
+		_, err = s.Sync(ctx, manifestOf(t, doc("weekdays: [sat, sun]")))
+		require.NoError(t, err)
+		// The manifest as decoded (its parse refuses it too): the publish checks it itself.
+		bad, err := manifestOfErr(doc(`ranges: ["0001-01-01..9999-12-31"]`))
+		require.ErrorContains(t, err, "would never fire")
+		_, err = s.Sync(ctx, bad)
+		require.ErrorIs(t, err, errkind.Invalid)
+		require.ErrorContains(t, err, fmt.Sprintf(`calendar %q excludes every day %s, so its timers %q, %q would never fire`, cal, horizon, pay, xmas))
+		require.Equal(t, before[0].NextRun, get(t, s, timer.Key{Timer: pay}).NextRun, "the publish changed nothing")
 	})
 }

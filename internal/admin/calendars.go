@@ -102,13 +102,17 @@ func (s *Service) Calendar(ctx context.Context, app, name string) (CalendarInfo,
 // of the app using the calendar gets the new rules and is rescheduled from now (a running
 // execution is not stopped; it reschedules when it finishes). Invalid rules change nothing.
 func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (CalendarInfo, error) {
-	if _, err := schedule.ParseCalendar(rules); err != nil {
+	cal, err := schedule.ParseCalendar(rules)
+	if err != nil {
 		return CalendarInfo{}, fmt.Errorf("%w: calendar %q: %w", errkind.Invalid, name, err)
 	}
 	if _, err := s.Calendar(ctx, app, name); err != nil {
 		return CalendarInfo{}, err
 	}
 	now := s.Clock.Now()
+	if err := s.refuseSilencing(ctx, app, name, cal, rules, now); err != nil {
+		return CalendarInfo{}, err
+	}
 	if err := s.Store.PutCalendarEdit(ctx, timer.CalendarEdit{App: timer.NormApp(app), Name: name, CalendarRules: rules, At: now, By: by}); err != nil {
 		return CalendarInfo{}, err
 	}
@@ -131,6 +135,33 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 		return CalendarInfo{}, err
 	}
 	return s.Calendar(ctx, app, name)
+}
+
+// refuseSilencing refuses an edit that would leave the calendar's timers no firing within
+// the firing horizon (schedule.FiringHorizonYears): rules that exclude every day, or every
+// firing of some timer's schedule; the error names the timers. The manifest refuses such
+// calendars alike.
+func (s *Service) refuseSilencing(ctx context.Context, app, name string, cal *schedule.Calendar, rules schedule.CalendarRules, now time.Time) error {
+	ins, err := s.Store.List(ctx)
+	if err != nil {
+		return err
+	}
+	e := &schedule.NoFiringError{Calendar: name, From: now, Until: schedule.HorizonEnd(now), EveryDay: !cal.LeavesADay(now)}
+	for _, in := range ins {
+		if !in.UsesCalendar(app, name) {
+			continue
+		}
+		st := in.Settings
+		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, Shared: in.Calendar.Shared, CalendarRules: rules}
+		if e.EveryDay || st.CalendarSilences(now) {
+			e.Timers = append(e.Timers, in.Key.String())
+		}
+	}
+	if !e.EveryDay && len(e.Timers) == 0 {
+		return nil
+	}
+	slices.Sort(e.Timers)
+	return fmt.Errorf("%w: %w", errkind.Invalid, e)
 }
 
 // recalendar gives one instance the calendar's new rules and its next run under them; an

@@ -71,10 +71,10 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 		m = m.WithShared(cals)
 	}
-	if err := m.ValidateFor(s.Defaults); err != nil {
+	now := s.Clock.Now()
+	if err := m.AsOf(now).ValidateFor(s.Defaults); err != nil {
 		return rep, err
 	}
-	now := s.Clock.Now()
 	tenants, err := s.syncTenants(ctx, m, &rep)
 	if err != nil {
 		return rep, err
@@ -488,12 +488,22 @@ func (s *Service) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 
 // AddTenant registers a tenant and creates (or reactivates, unless an operator deactivated
 // them) its instances of every app's multi-tenant timers, as each app's last sync defined them.
+// The tenant is recorded as the CLI's (timer.TenantCLI); AddTenantFrom names another source.
 func (s *Service) AddTenant(ctx context.Context, name string) (SyncReport, error) {
+	return s.AddTenantFrom(ctx, name, timer.TenantCLI)
+}
+
+// AddTenantFrom is AddTenant for an operator's registration from source (timer.TenantCLI or
+// timer.TenantAPI).
+func (s *Service) AddTenantFrom(ctx context.Context, name, source string) (SyncReport, error) {
 	var rep SyncReport
+	if !timer.ByOperator(source) {
+		return rep, fmt.Errorf("%w: tenant source %q: an operator registers a tenant from %q or %q", errkind.Invalid, source, timer.TenantCLI, timer.TenantAPI)
+	}
 	if !timer.ValidName(name) {
 		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
-	created, err := s.Store.PutTenant(ctx, name, timer.TenantCLI, s.Clock.Now())
+	created, err := s.Store.PutTenant(ctx, name, source, s.Clock.Now())
 	if err != nil {
 		return rep, err
 	}

@@ -354,3 +354,48 @@ func TestSyncFieldByField(t *testing.T) {
 		require.False(t, get(t, s, inA.Key).Active)
 	})
 }
+
+// A tenant an operator adds through Service Center's API is recorded with source api (it was
+// recorded as the CLI's), replaces a manifest's registration and, like the CLI's, outlives
+// the manifests' lists (issue 39, item 6).
+func TestTenantAddedThroughTheAPI(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s := f.svc
+		ctx := context.Background()
+		mt, listed, fresh := uniq(t, "MT"), uniq(t, "listed"), uniq(t, "fresh")
+		t.Cleanup(func() {
+			for _, tn := range []string{listed, fresh} {
+				_, _ = s.RemoveTenant(context.Background(), tn)
+			}
+		})
+		doc := func(tenants string) string {
+			return fmt.Sprintf("tenants: [%s]\ntimers:\n  - {name: %s, schedule: \"every 1h\", multiTenant: true, %s}\n", tenants, mt, act)
+		}
+		_, err := s.Sync(ctx, manifestOf(t, doc(listed)))
+		require.NoError(t, err)
+		source := func(name string) string {
+			tenants, err := s.Tenants(ctx)
+			require.NoError(t, err)
+			for _, tn := range tenants {
+				if tn.Name == name {
+					return tn.Source
+				}
+			}
+			return ""
+		}
+		require.Equal(t, timer.TenantListed, source(listed))
+		rep, err := s.AddTenantFrom(ctx, fresh, timer.TenantAPI)
+		require.NoError(t, err)
+		require.Equal(t, []string{mt + "@" + fresh}, rep.Created)
+		require.Equal(t, timer.TenantAPI, source(fresh))
+		_, err = s.AddTenantFrom(ctx, listed, timer.TenantAPI)
+		require.NoError(t, err)
+		require.Equal(t, timer.TenantAPI, source(listed), "an operator's registration replaces the manifest's")
+		_, err = s.Sync(ctx, manifestOf(t, doc("")))
+		require.NoError(t, err)
+		require.Equal(t, timer.TenantAPI, source(listed), "and outlives the manifest's list")
+		require.True(t, get(t, s, timer.Key{Timer: mt, Tenant: listed}).Active)
+		_, err = s.AddTenantFrom(ctx, uniq(t, "x"), timer.TenantListed)
+		require.ErrorIs(t, err, errkind.Invalid)
+	})
+}

@@ -80,7 +80,7 @@ type TenantStore interface {
 	// Tenants lists the registered tenants by name.
 	Tenants(ctx context.Context) ([]timer.Tenant, error)
 	// PutTenant registers a tenant (created: it was new); a registered tenant keeps its first
-	// source unless the new one is timer.TenantCLI.
+	// source unless the new one is an operator's (timer.ByOperator).
 	PutTenant(ctx context.Context, name, source string, now time.Time) (created bool, err error)
 	// DeleteTenant unregisters a tenant: timer.ErrNotFound if it was not registered.
 	DeleteTenant(ctx context.Context, name string) error

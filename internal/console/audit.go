@@ -103,6 +103,6 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit", Nav: "audit", Data: auditData{Query: q, Records: recs}, Apps: s.apps(r)})
+	s.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit", Nav: "audit", Data: auditData{Query: q, Records: recs}, Apps: s.apps(r, "audit")})
 	return nil
 }

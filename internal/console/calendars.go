@@ -163,9 +163,14 @@ func (s *Server) calendarSubmit(w http.ResponseWriter, r *http.Request) error {
 		if statusOf(err) >= 500 {
 			return err
 		}
-		cals, lerr := s.be.Calendars(r.Context(), "")
-		if lerr != nil {
-			return lerr
+		// The form again, with this app's calendars only, and only when the caller may read
+		// them (the edit's route authorized a PUT, not a listing of every app's).
+		var cals []admin.CalendarInfo
+		if s.mayRead(r, "/api/apps/"+timer.AppName(app)+"/calendars") {
+			var lerr error
+			if cals, lerr = s.be.Calendars(r.Context(), timer.AppName(app)); lerr != nil {
+				return lerr
+			}
 		}
 		s.render(w, r, statusOf(err), "calendars", pageData{Title: "Calendars", Nav: "calendars", Data: calendarsView{Calendars: cals, Error: err.Error()}})
 		return nil

@@ -22,7 +22,9 @@ import (
 
 // ChangeTenant adds or removes a tenant for who.
 func (s *Service) ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error) {
-	do, action := s.Admin.AddTenant, audit.TenantAdd
+	do, action := func(ctx context.Context, name string) (admin.SyncReport, error) {
+		return s.Admin.AddTenantFrom(ctx, name, timer.TenantAPI) // Service Center's API: recorded as such
+	}, audit.TenantAdd
 	if !add {
 		do, action = s.Admin.RemoveTenant, audit.TenantRemove
 	}

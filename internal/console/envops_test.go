@@ -12,7 +12,8 @@ import (
 )
 
 // The environment's operations through the API: an app released from its stack, tenants
-// added and removed, each audited; an unknown app or tenant is a 404, a bad name a 400.
+// added (recorded with source api) and removed, each audited; an unknown app or tenant is a
+// 404, a bad name a 400.
 func TestEnvironmentOperations(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -31,7 +32,14 @@ func TestEnvironmentOperations(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, body)
 	status, body, _ = f.do(t, "GET", "/api/tenants", f.token, "")
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, body, tenant)
+	var added *timer.Tenant
+	for _, tn := range decode[[]timer.Tenant](t, body) {
+		if tn.Name == tenant {
+			added = &tn
+		}
+	}
+	require.NotNil(t, added, body)
+	require.Equal(t, timer.TenantAPI, added.Source, "a tenant added through the API is recorded as the API's, not the CLI's")
 	status, body, _ = f.do(t, "DELETE", "/api/tenants/"+tenant, f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	status, _, _ = f.do(t, "DELETE", "/api/tenants/"+tenant, f.token, "")

@@ -166,3 +166,18 @@ func (s *Server) forward(to func(http.ResponseWriter, *http.Request)) http.Handl
 		to(w, r)
 	})
 }
+
+// mayRead reports whether the page request's caller may read the API route path (GET): what
+// a page shows beside what its route authorized (the App filter's suggestions, a form's
+// re-rendered list) is limited to it. The console's token, its login links and the
+// administrator read everything; an operator what their policies allow.
+func (s *Server) mayRead(r *http.Request, path string) bool {
+	p, ok := principalOf(r.Context())
+	if !ok {
+		return false
+	}
+	if !p.gated || s.gate == nil {
+		return true
+	}
+	return s.gate.Authorize(p.name, http.MethodGet, path) == nil
+}

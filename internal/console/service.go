@@ -64,7 +64,10 @@ const recentForHealth = 200
 func (s *Service) Health(ctx context.Context) (Health, error) { return s.HealthOf(ctx, "") }
 
 // HealthOf is Environment Health with the timers, executions and counts of one app ("":
-// every app); the fetcher, queues and processors are the environment's.
+// every app); the fetcher and processors are the environment's. Queue depths count every
+// app's firings, so only every app's health has them (GET /api/health, which only a caller
+// allowed environment-wide reads may call): one app's leaves them out, so that its
+// operator does not read the other apps' load.
 func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	if err := timer.ValidateApp(app); err != nil {
 		return Health{}, err
@@ -85,7 +88,7 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	if in.recent, _, err = s.Store.LogPage(ctx, timer.LogPageQuery{Limit: recentForHealth, Days: 2, App: app}); err != nil {
 		return Health{}, err
 	}
-	if s.Queues != nil {
+	if s.Queues != nil && app == "" {
 		in.queues, in.queuesErr = s.Queues.Depths(ctx)
 	}
 	h := buildHealth(in)

@@ -11,7 +11,7 @@ func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "health", pageData{Title: "Environment Health", Nav: "health", Data: h, Apps: s.apps(r)})
+	s.render(w, r, http.StatusOK, "health", pageData{Title: "Environment Health", Nav: "health", Data: h, Apps: s.apps(r, "health")})
 	return nil
 }
 
@@ -31,7 +31,7 @@ func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "timers", pageData{Title: "Timers", Nav: "timers", Data: timersData{Filter: f, Rows: rows}, Apps: s.apps(r)})
+	s.render(w, r, http.StatusOK, "timers", pageData{Title: "Timers", Nav: "timers", Data: timersData{Filter: f, Rows: rows}, Apps: s.apps(r, "timers")})
 	return nil
 }
 
@@ -70,7 +70,7 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "logs", pageData{Title: "Timers log", Nav: "logs", Data: logsData{Filter: f, Page: page}, Apps: s.apps(r)})
+	s.render(w, r, http.StatusOK, "logs", pageData{Title: "Timers log", Nav: "logs", Data: logsData{Filter: f, Page: page}, Apps: s.apps(r, "logs")})
 	return nil
 }
 
@@ -87,12 +87,20 @@ func (s *Server) entryPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// apps lists the apps for the App filters' suggestions; a failure to list them only leaves
-// the suggestions out (the filter still takes any name).
-func (s *Server) apps(r *http.Request) []string {
+// apps lists the apps for the App filters' suggestions: those whose listing (health,
+// timers, logs or audit) the caller may read, so that an operator of one app is not shown
+// the others' names. A failure to list them only leaves the suggestions out (the filter
+// still takes any name).
+func (s *Server) apps(r *http.Request, listing string) []string {
 	apps, err := s.be.Apps(r.Context())
 	if err != nil {
 		return nil
 	}
-	return apps
+	out := apps[:0:0]
+	for _, a := range apps {
+		if s.mayRead(r, "/api/apps/"+a+"/"+listing) {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -96,7 +96,7 @@ func (s *Store) UnlistTenant(ctx context.Context, name, app string) (removed boo
 }
 
 // PutTenant registers a tenant; a tenant already registered keeps its first source unless
-// the new one is timer.TenantCLI (an operator's registration outlives the manifest's list).
+// the new one is an operator's (timer.ByOperator: their registration outlives the manifest's list).
 // created reports whether it was new.
 func (s *Store) PutTenant(ctx context.Context, name, source string, now time.Time) (created bool, err error) {
 	if !timer.ValidName(name) {
@@ -105,7 +105,7 @@ func (s *Store) PutTenant(ctx context.Context, name, source string, now time.Tim
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindTenant)).Set(n("name"), expression.Value(name)).
 		Set(n("addedAt"), n("addedAt").IfNotExists(expression.Value(ms(now))))
-	if source == timer.TenantCLI {
+	if timer.ByOperator(source) {
 		upd = upd.Set(n("source"), expression.Value(source))
 	} else {
 		upd = upd.Set(n("source"), n("source").IfNotExists(expression.Value(source)))

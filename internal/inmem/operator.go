@@ -210,7 +210,7 @@ func (s *Store) Tenants(context.Context) ([]timer.Tenant, error) {
 // PutTenant implements admin.Store.
 func (s *Store) PutTenant(_ context.Context, name, source string, now time.Time) (bool, error) {
 	return s.changeTenant(name, source, now, func(t *timer.Tenant) {
-		if source == timer.TenantCLI {
+		if timer.ByOperator(source) {
 			t.Source = source
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -62,6 +63,7 @@ func (m Manifest) calendarProblems() []error {
 			}
 		}
 	}
+	errs = append(errs, m.silencingCalendars()...)
 	for i, t := range m.Timers {
 		where := fmt.Sprintf("timers[%d]", i)
 		if t.Name != "" {
@@ -101,6 +103,85 @@ func (m Manifest) calendarProblems() []error {
 		}
 	}
 	return errs
+}
+
+// AsOf is the manifest checked as of now: its calendars must leave their timers a firing
+// within the firing horizon from now (a publish gives its clock; by default the wall clock).
+func (m Manifest) AsOf(now time.Time) Manifest {
+	m.asOf = now
+	return m
+}
+
+// silencingCalendars refuses, alike, a calendar that excludes every day within the firing
+// horizon (every weekday; 0001-01-01..9999-12-31) and one that excludes every firing a
+// timer's schedule has there: each error names the calendar and the timers it would
+// silence. A calendar that does not parse is reported by calendarProblems.
+func (m Manifest) silencingCalendars() []error {
+	now := m.asOf
+	if now.IsZero() {
+		now = time.Now()
+	}
+	until := schedule.HorizonEnd(now)
+	type use struct {
+		where  string
+		timers []string
+	}
+	var order []string
+	uses := map[string]*use{}
+	at := func(name, where string) *use {
+		if uses[name] == nil {
+			uses[name] = &use{where: where}
+			order = append(order, name)
+		}
+		return uses[name]
+	}
+	for i, c := range m.Calendars {
+		at(c.Name, fmt.Sprintf("calendars[%d] %q", i, c.Name))
+	}
+	silenced := map[string][]string{} // calendar → the timers it silences (not every day)
+	for i, t := range m.Timers {
+		r := m.Resolve(t)
+		if r.CalendarRules == nil || !timer.ValidName(t.Name) {
+			continue
+		}
+		u := at(t.Calendar, fmt.Sprintf("timers[%d] %q: calendar", i, t.Name))
+		u.timers = append(u.timers, strconv.Quote(t.Name))
+		if r.Settings(Defaults{}).CalendarSilences(now) {
+			silenced[t.Calendar] = append(silenced[t.Calendar], strconv.Quote(t.Name))
+		}
+	}
+	var errs []error
+	for _, name := range order {
+		u := uses[name]
+		rules, ok := m.calendarRules(name)
+		if !ok {
+			continue
+		}
+		c, err := schedule.ParseCalendar(rules)
+		if err != nil {
+			continue
+		}
+		e := &schedule.NoFiringError{Calendar: name, From: now, Until: until, Timers: silenced[name]}
+		if !c.LeavesADay(now) {
+			e.EveryDay, e.Timers = true, u.timers
+		} else if len(e.Timers) == 0 {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%w: %s: %w", errkind.Invalid, u.where, e))
+	}
+	return errs
+}
+
+// calendarRules are the rules of the calendar a timer of the manifest names: its own, or
+// the default app's.
+func (m Manifest) calendarRules(name string) (schedule.CalendarRules, bool) {
+	if i := slices.IndexFunc(m.Calendars, func(c Calendar) bool { return c.Name == name }); i >= 0 {
+		return m.Calendars[i].CalendarRules, true
+	}
+	if c := m.sharedCalendar(name); c != nil {
+		return c.CalendarRules, true
+	}
+	return schedule.CalendarRules{}, false
 }
 
 func unjoin(err error) []error {

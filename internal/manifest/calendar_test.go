@@ -2,11 +2,13 @@ package manifest
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -86,7 +88,7 @@ func TestCalendarErrorsNameTheEntryAndField(t *testing.T) {
 		"backwards range":           {calendar("    ranges: [\"2027-08-06..2027-08-02\"]\n"), `calendars[0] "us": ranges[0]: "2027-08-06..2027-08-02" ends before it starts`},
 		"range without ..":          {calendar("    ranges: [\"2027-08-06\"]\n"), `calendars[0] "us": ranges[0]: "2027-08-06": expected FIRST..LAST`},
 		"bad weekday":               {calendar("    weekdays: [caturday]\n"), `calendars[0] "us": weekdays[0]: "caturday"`},
-		"every day excluded":        {calendar("    weekdays: [sun, mon, tue, wed, thu, fri, sat]\n"), `calendars[0] "us": the calendar excludes every day`},
+		"every day excluded":        {calendar("    weekdays: [sun, mon, tue, wed, thu, fri, sat]\n"), `calendars[0] "us": calendar "us" excludes every day from `},
 		"duplicate calendar":        {"calendars:\n  - {name: us}\n  - {name: us}\ntimers: []\n", `calendars[1] "us": name: duplicate calendar name`},
 		"bad calendar name":         {"calendars:\n  - {name: \"u s\"}\ntimers: []\n", `calendars[0] "u s": name: "u s" must match`},
 		"unknown calendar field":    {calendar("    holidays: [\"2027-01-01\"]\n"), `field holidays not found`},
@@ -103,4 +105,65 @@ func TestCalendarErrorsNameTheEntryAndField(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// A calendar that leaves its timers no firing within the firing horizon is refused, naming
+// them, whether it excludes every weekday, every date (a range 0001-01-01..9999-12-31: it was
+// accepted and silently unscheduled its timers), or every firing of one timer's schedule;
+// a calendar that leaves a firing within the horizon is not (issue 39, item 6).
+func TestCalendarThatSilencesItsTimersIsRefused(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	manifest := func(calendar string, schedules ...string) string {
+		doc := "calendars:\n  - name: c\n" + calendar + "timers:\n"
+		for i, s := range schedules {
+			doc += fmt.Sprintf("  - {name: T%d, schedule: %q, calendar: c, action: {http: {url: \"http://h/\"}}}\n", i+1, s)
+		}
+		return doc
+	}
+	const horizon = `from 2026-11-27 to 2036-11-27 (the firing horizon, 10 years)`
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"every weekday": {manifest("    weekdays: [sun, mon, tue, wed, thu, fri, sat]\n", "09:00", "every 1h"),
+			`calendars[0] "c": calendar "c" excludes every day ` + horizon + `, so its timers "T1", "T2" would never fire; remove some`},
+		"every date": {manifest("    ranges: [\"0001-01-01..9999-12-31\"]\n", "09:00", "every 1h"),
+			`calendars[0] "c": calendar "c" excludes every day ` + horizon + `, so its timers "T1", "T2" would never fire; remove some`},
+		"the horizon": {manifest("    ranges: [\"2026-11-01..2036-12-31\"]\n", "09:00"),
+			`calendars[0] "c": calendar "c" excludes every day ` + horizon + `, so its timers "T1" would never fire`},
+		"no timer yet": {manifest("    weekdays: [sun, mon, tue, wed, thu, fri, sat]\n"),
+			`calendars[0] "c": calendar "c" excludes every day ` + horizon + `, so a timer using it would never fire`},
+		"every firing of one timer": {manifest("    yearly: [\"12-25\"]\n", "09:00", "0 0 12 25 12 ?"),
+			`calendars[0] "c": calendar "c" excludes every firing of timers "T2" ` + horizon + `, so they would never fire`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := decodeRaw(t, tc.yaml)
+			err := m.AsOf(now).Validate()
+			require.ErrorIs(t, err, errkind.Invalid)
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, 1, strings.Count(err.Error(), "would never fire"), "one error per calendar: %v", err)
+			_, err = Parse(strings.NewReader(tc.yaml))
+			require.ErrorContains(t, err, "would never fire", "as of the wall clock too")
+		})
+	}
+	for name, doc := range map[string]string{
+		"a year's shutdown":                  manifest("    ranges: [\"2027-01-01..2027-12-31\"]\n", "09:00"),
+		"a yearly timer's next five firings": manifest("    dates: [\"2026-12-25\", \"2027-12-25\", \"2028-12-25\", \"2029-12-25\", \"2030-12-25\"]\n", "0 0 12 25 12 ?"),
+		"weekends":                           manifest("    weekdays: [sat, sun]\n", "0 0 12 ? * SAT", "09:00"),
+	} {
+		err := decodeRaw(t, doc).AsOf(now).Validate()
+		if name == "weekends" {
+			require.ErrorContains(t, err, `excludes every firing of timers "T1"`, "a Saturdays-only timer under a weekend calendar")
+			require.NotContains(t, err.Error(), `"T2"`)
+			continue
+		}
+		require.NoError(t, err, name)
+	}
+}
+
+// decodeRaw decodes a manifest without validating it.
+func decodeRaw(t *testing.T, doc string) Manifest {
+	t.Helper()
+	var m Manifest
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &m))
+	return m
 }

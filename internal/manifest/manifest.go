@@ -39,6 +39,8 @@ type Manifest struct {
 	// another app's reference to a calendar it does not define is left to the publish.
 	shared      []Calendar
 	sharedKnown bool
+	// asOf is the instant a calendar must leave its timers a firing from (AsOf); zero: now.
+	asOf time.Time
 }
 
 // Timer is one entry; pointer fields are optional and take the defaults.

@@ -108,10 +108,66 @@ func ParseCalendar(r CalendarRules) (*Calendar, error) {
 	}
 	slices.Sort(c.dates)
 	slices.SortFunc(c.ranges, func(a, b [2]int64) int { return int(a[0] - b[0]) })
-	if c.excludesEveryDay() {
-		return nil, fmt.Errorf("the calendar excludes every day, so its timers would never fire; remove some weekdays or yearly dates")
-	}
+	// A calendar that leaves no day (every weekday excluded, or 0001-01-01..9999-12-31) is
+	// refused where its timers are known, with their names (LeavesADay, NoFiringError).
 	return c, nil
+}
+
+// FiringHorizonYears is how far ahead a business calendar must leave a timer a firing: a
+// calendar that excludes every day from now for this long, or every firing of a timer's
+// schedule that the schedule alone has in that time, is refused as one whose timers would
+// never fire. Ten years holds a yearly schedule with several of its years' dates excluded,
+// and a leap day's (every four years) with one excluded.
+const FiringHorizonYears = 10
+
+// HorizonEnd is the end of the firing horizon from from.
+func HorizonEnd(from time.Time) time.Time { return from.AddDate(FiringHorizonYears, 0, 0) }
+
+// LeavesADay reports whether the calendar leaves a day from the date of from (UTC, a day
+// earlier so that every zone's date is covered) through the firing horizon.
+func (c *Calendar) LeavesADay(from time.Time) bool {
+	if c.excludesEveryDay() {
+		return false
+	}
+	y, m, d := from.UTC().AddDate(0, 0, -1).Date()
+	first := dayNumber(int64(y), int(m), d)
+	y, m, d = HorizonEnd(from).UTC().Date()
+	last := dayNumber(int64(y), int(m), d)
+	for day := first; day <= last; day++ {
+		if !c.excludes(day) {
+			return true
+		}
+	}
+	return false
+}
+
+// NoFiringError is a calendar that would leave timers no firing within the firing horizon:
+// it excludes every day (EveryDay), or every firing their schedules have in that time.
+type NoFiringError struct {
+	Calendar    string
+	Timers      []string // the timers it would silence; none: no timer uses it yet
+	From, Until time.Time
+	EveryDay    bool
+}
+
+// maxNamed bounds the timers a NoFiringError names (a multi-tenant timer has an instance
+// per tenant).
+const maxNamed = 10
+
+func (e *NoFiringError) Error() string {
+	timers := strings.Join(e.Timers, ", ")
+	if len(e.Timers) > maxNamed {
+		timers = fmt.Sprintf("%s and %d more", strings.Join(e.Timers[:maxNamed], ", "), len(e.Timers)-maxNamed)
+	}
+	span := fmt.Sprintf("from %s to %s (the firing horizon, %d years)", e.From.UTC().Format("2006-01-02"), e.Until.UTC().Format("2006-01-02"), FiringHorizonYears)
+	fix := "remove some of its weekdays, dates, ranges or yearly dates"
+	switch {
+	case e.EveryDay && len(e.Timers) == 0:
+		return fmt.Sprintf("calendar %q excludes every day %s, so a timer using it would never fire; %s", e.Calendar, span, fix)
+	case e.EveryDay:
+		return fmt.Sprintf("calendar %q excludes every day %s, so its timers %s would never fire; %s", e.Calendar, span, timers, fix)
+	}
+	return fmt.Sprintf("calendar %q excludes every firing of timers %s %s, so they would never fire; %s", e.Calendar, timers, span, fix)
 }
 
 func parseDate(s string) (int64, error) {

@@ -121,20 +121,44 @@ func TestCalendarValidation(t *testing.T) {
 		{CalendarRules{Ranges: []string{"2027-08-02"}}, `ranges[0]: "2027-08-02": expected FIRST..LAST`},
 		{CalendarRules{Ranges: []string{"2027-08-02..2027-08-32"}}, `ranges[0]: "2027-08-32" is not a date`},
 		{CalendarRules{Weekdays: []string{"funday"}}, `weekdays[0]: "funday": expected one of sun mon tue wed thu fri sat`},
-		{CalendarRules{Weekdays: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}}, `excludes every day`},
-		{CalendarRules{Yearly: everyDayOfTheYear()}, `excludes every day`},
 	} {
 		_, err := ParseCalendar(tt.rules)
 		require.ErrorContains(t, err, tt.want)
 	}
-	_, err := ParseCalendar(CalendarRules{Yearly: everyDayOfTheYear()[1:], Weekdays: []string{"sun", "mon", "tue", "wed", "thu", "fri"}})
-	require.NoError(t, err, "01-01 on a Saturday is left (2028)")
-	_, err = ParseCalendar(CalendarRules{Dates: []string{"2028-02-29"}, Yearly: []string{"02-29"}, Weekdays: []string{"SAT", "sun"}})
+	_, err := ParseCalendar(CalendarRules{Dates: []string{"2028-02-29"}, Yearly: []string{"02-29"}, Weekdays: []string{"SAT", "sun"}})
 	require.NoError(t, err)
 	_, err = ParseOnExcluded("weekly")
 	require.ErrorContains(t, err, `onExcluded "weekly": expected "skip"`)
 	_, err = Parse("09:00", nil, WithCalendar(mustCalendar(t, CalendarRules{}), "weekly"))
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// A calendar leaves a day within the firing horizon, or its timers would never fire (the
+// manifest and a calendar edit refuse it, naming them: NoFiringError).
+func TestCalendarLeavesADay(t *testing.T) {
+	t.Parallel()
+	from := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name  string
+		rules CalendarRules
+		want  bool
+	}{
+		{"every weekday", CalendarRules{Weekdays: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}}, false},
+		{"every day of the year", CalendarRules{Yearly: everyDayOfTheYear()}, false},
+		{"every date", CalendarRules{Ranges: []string{"0001-01-01..9999-12-31"}}, false},
+		{"the horizon, a day before and after", CalendarRules{Ranges: []string{"2026-11-26..2036-11-27"}}, false},
+		{"the horizon's last day left", CalendarRules{Ranges: []string{"2026-11-26..2036-11-26"}}, true},
+		{"ranges end to end", CalendarRules{Ranges: []string{"2030-01-01..9999-12-31", "2000-01-01..2029-12-31"}}, false},
+		{"weekdays and the weekends by ranges", CalendarRules{Weekdays: []string{"mon", "tue", "wed", "thu", "fri"}, Ranges: []string{"2026-01-01..2099-12-31"}}, false},
+		{"01-01 on a Saturday (2028) is left", CalendarRules{Yearly: everyDayOfTheYear()[1:], Weekdays: []string{"sun", "mon", "tue", "wed", "thu", "fri"}}, true},
+		{"a year's shutdown", CalendarRules{Ranges: []string{"2027-01-01..2027-12-31"}}, true},
+		{"nothing", CalendarRules{}, true},
+	} {
+		c := mustCalendar(t, tt.rules)
+		require.Equal(t, tt.want, c.LeavesADay(from), tt.name)
+	}
+	e := &NoFiringError{Calendar: "c", Timers: []string{"a:T"}, From: from, Until: HorizonEnd(from), EveryDay: true}
+	require.Equal(t, `calendar "c" excludes every day from 2026-11-27 to 2036-11-27 (the firing horizon, 10 years), so its timers a:T would never fire; remove some of its weekdays, dates, ranges or yearly dates`, e.Error())
 }
 
 func TestWindow(t *testing.T) {

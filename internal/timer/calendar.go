@@ -72,6 +72,32 @@ func (s Settings) ParseSchedule() (schedule.Schedule, error) {
 	return schedule.ParseIn(s.Schedule, s.Timezone, opts...)
 }
 
+// CalendarSilences reports whether the settings' business calendar leaves their schedule no
+// firing within the firing horizon from now (schedule.FiringHorizonYears) although the
+// schedule alone has one there: the calendar would unschedule the timer. Settings that do
+// not parse are reported by their validation, not here.
+func (s Settings) CalendarSilences(now time.Time) bool {
+	if s.Calendar == nil {
+		return false
+	}
+	bare := s
+	bare.Calendar, bare.OnExcluded = nil, ""
+	without, err := bare.ParseSchedule()
+	if err != nil {
+		return false
+	}
+	with, err := s.ParseSchedule()
+	if err != nil {
+		return false
+	}
+	end := schedule.HorizonEnd(now)
+	if n, ok := without.Next(now); !ok || n.After(end) {
+		return false
+	}
+	n, ok := with.Next(now)
+	return !ok || n.After(end)
+}
+
 // ScheduleKey identifies what ParseSchedule reads, for caches of parsed schedules.
 func (s Settings) ScheduleKey() string {
 	var b strings.Builder

@@ -5,7 +5,7 @@ import "time"
 // Tenant is a registered tenant: multi-tenant timers have one instance per tenant.
 type Tenant struct {
 	Name    string    `json:"name"`
-	Source  string    `json:"source"` // TenantCLI or TenantListed
+	Source  string    `json:"source"` // TenantCLI, TenantAPI or TenantListed
 	AddedAt time.Time `json:"addedAt"`
 	// ListedBy are the apps whose manifests list the tenant (tenants are environment-wide;
 	// a tenant the manifests registered is removed when none lists it any more). A tenant the
@@ -35,6 +35,11 @@ func (t Tenant) ListedByApp(app string) bool {
 // Where a tenant was registered (Tenant.Source). An operator's registration outlives the
 // manifest's list; a tenant the manifest listed goes when the manifest no longer lists it.
 const (
-	TenantCLI    = "cli"      // added with `sundial tenants add`
+	TenantCLI    = "cli"      // added with `sundial tenants add`, straight to the tables
+	TenantAPI    = "api"      // added through Service Center's API (POST /api/tenants; tenants add --api)
 	TenantListed = "manifest" // listed in the manifest's tenants
 )
+
+// ByOperator reports whether a tenant source is an operator's registration (the CLI's or
+// the API's), which outlives the manifests' lists and replaces a manifest's source.
+func ByOperator(source string) bool { return source == TenantCLI || source == TenantAPI }
