@@ -42,6 +42,10 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	timersMax := fs.Int("timers-write-capacity-max", cost.DefaultStack().TimersWriteMax, "template TimersWriteCapacityMax (Capacity=Provisioned): the timers table's write units at most")
 	logMax := fs.Int("log-write-capacity-max", cost.DefaultStack().LogWriteMax, "template LogWriteCapacityMax (Capacity=Provisioned): the log table's write units at most")
 	target := fs.Int("target-utilization", int(100*cost.DefaultTargetUtilization), "template TargetUtilization: percent of provisioned capacity auto scaling keeps in use, 20..90")
+	quota := fs.Int("account-concurrency", plan.AccountConcurrency, "the account's Lambda concurrent executions quota in the stack's Region (aws lambda get-account-settings: AccountLimit.ConcurrentExecutions)")
+	fetchReserved := fs.Int("fetch-reserved-concurrency", 2, "template FetchReservedConcurrency, 0..1000")
+	recoveryReserved := fs.Int("recovery-reserved-concurrency", 2, "template RecoveryReservedConcurrency, 0..1000")
+	logWriterReserved := fs.Int("log-writer-reserved-concurrency", 10, "template LogWriterReservedConcurrency, 0..1000")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,7 +62,7 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	if *target < 20 || *target > 90 {
 		return usageErr("plan: --target-utilization %d is out of range 20..90 (percent)", *target)
 	}
-	in := plan.Input{Days: *days, FailureRate: *failure, PerFiringMs: *perFiring, TargetUtilization: float64(*target) / 100}
+	in := plan.Input{Days: *days, FailureRate: *failure, PerFiringMs: *perFiring, TargetUtilization: float64(*target) / 100, AccountConcurrency: *quota}
 	if *fromFlag != "" {
 		if in.From, err = time.Parse(time.RFC3339, *fromFlag); err != nil {
 			return usageErr("plan: --from %q is not RFC 3339", *fromFlag)
@@ -78,6 +82,17 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	}
 	if *timersMax < 1 || *logMax < 1 {
 		return usageErr("plan: --timers-write-capacity-max and --log-write-capacity-max must be 1 or more (write units)")
+	}
+	if *quota < 1 {
+		return usageErr("plan: --account-concurrency %d: the account's concurrent executions quota is 1 or more", *quota)
+	}
+	for _, r := range []struct {
+		flag string
+		v    int
+	}{{"--fetch-reserved-concurrency", *fetchReserved}, {"--recovery-reserved-concurrency", *recoveryReserved}, {"--log-writer-reserved-concurrency", *logWriterReserved}} {
+		if r.v < 0 || r.v > 1000 {
+			return usageErr("plan: %s %d is out of range 0..1000 (0: no reservation)", r.flag, r.v)
+		}
 	}
 	capacity, err := console.ParseCapacity(*concurrency)
 	if err != nil {
@@ -102,7 +117,8 @@ func cmdPlan(args []string, stdout io.Writer) error {
 		return err
 	}
 	in.Stack = cost.Stack{FetchTick: time.Duration(*tick) * time.Minute, DueShards: *shards, LogRetentionDays: *retention,
-		MemoryMB: cost.DefaultStack().MemoryMB, Concurrency: capacity, TimersWriteMax: *timersMax, LogWriteMax: *logMax}
+		MemoryMB: cost.DefaultStack().MemoryMB, Concurrency: capacity, TimersWriteMax: *timersMax, LogWriteMax: *logMax,
+		ReservedConcurrency: *fetchReserved + *recoveryReserved + *logWriterReserved}
 	in.Instances, in.Warnings = plan.FromManifest(m, names, manifest.Defaults{MaxRetries: *maxRetries})
 	for _, ref := range m.SharedPending() {
 		in.Warnings = append(in.Warnings, ref+" is the default app's, which plan cannot see offline: planned without a calendar")

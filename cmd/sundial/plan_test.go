@@ -115,14 +115,27 @@ func TestPlan(t *testing.T) {
 		require.Contains(t, out, "warning: Report is multi-tenant and no tenant is named")
 	})
 
+	t.Run("QueuesNearTheAccountsConcurrencyAreWarned", func(t *testing.T) {
+		t.Parallel()
+		code, out, errOut := runPlan(t, path, "--from", from, "--concurrency", "300,300,200,100")
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, out, "warning: the processor's queues at their maximum concurrency (900 over P1..P4Concurrency")
+		require.Contains(t, out, "come to 914 of the account's 1000 concurrent executions")
+		code, out, errOut = runPlan(t, path, "--from", from, "--concurrency", "300,300,200,100", "--account-concurrency", "2000")
+		require.Equal(t, 0, code, errOut)
+		require.NotContains(t, out, "concurrent executions", "a raised quota holds them")
+	})
+
 	t.Run("StackFlags", func(t *testing.T) {
 		t.Parallel()
 		code, out, errOut := runPlan(t, path, "--json", "--from", from, "--tenants", "3", "--fetch-tick-minutes", "5", "--due-shards", "8",
-			"--log-retention-days", "90", "--failure-rate", "0.1", "--per-firing-ms", "1000", "--concurrency", "2,2,2,2", "--target-utilization", "50")
+			"--log-retention-days", "90", "--failure-rate", "0.1", "--per-firing-ms", "1000", "--concurrency", "2,2,2,2", "--target-utilization", "50",
+			"--account-concurrency", "500", "--fetch-reserved-concurrency", "1", "--recovery-reserved-concurrency", "0", "--log-writer-reserved-concurrency", "5")
 		require.Equal(t, 0, code, errOut)
 		var p plan.Plan
 		require.NoError(t, json.Unmarshal([]byte(out), &p))
-		require.Equal(t, plan.StackInfo{FetchTickMinutes: 5, LookAheadSeconds: 600, DueShards: 8, LogRetentionDays: 90, MemoryMB: 128, Concurrency: [4]int{2, 2, 2, 2}}, p.Stack)
+		require.Equal(t, plan.StackInfo{FetchTickMinutes: 5, LookAheadSeconds: 600, DueShards: 8, LogRetentionDays: 90, MemoryMB: 128, Concurrency: [4]int{2, 2, 2, 2},
+			ReservedConcurrency: 6, AccountConcurrency: 500}, p.Stack)
 		require.Equal(t, 0.1, p.Assumptions.FailureRate)
 		require.Equal(t, 0.5, p.Assumptions.TargetUtilization)
 		require.Positive(t, p.Month.Retries)
@@ -157,6 +170,8 @@ func TestPlanBadInput(t *testing.T) {
 		"PerFiring":        {[]string{good, "--per-firing-ms", "-1"}, "per-firing time"},
 		"Target":           {[]string{good, "--target-utilization", "95"}, "--target-utilization 95 is out of range 20..90"},
 		"TargetFraction":   {[]string{good, "--target-utilization", "0.7"}, "invalid value"},
+		"AccountQuota":     {[]string{good, "--account-concurrency", "0"}, "--account-concurrency 0: the account's concurrent executions quota is 1 or more"},
+		"Reserved":         {[]string{good, "--log-writer-reserved-concurrency", "-1"}, "--log-writer-reserved-concurrency -1 is out of range 0..1000"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -25,3 +25,32 @@ func functionName(inv Invoker) string {
 	}
 	return "function"
 }
+
+// Reserved runs at most n invocations of its function at once, as a function's reserved
+// concurrency (ReservedConcurrentExecutions) caps it on Lambda. An invocation over the cap
+// waits here for one to end; on Lambda it is throttled and its source retries it (an SQS
+// message returns after its visibility timeout, a stream batch is retried, an asynchronous
+// event is kept and retried), so here it starts no later than there.
+type Reserved struct {
+	inv Invoker
+	sem chan struct{}
+}
+
+// Reserve caps inv at n invocations at once (n ≥ 1).
+func Reserve(inv Invoker, n int) *Reserved {
+	return &Reserved{inv: inv, sem: make(chan struct{}, max(n, 1))}
+}
+
+// Invoke waits for one of the reserved slots, or until ctx ends.
+func (r *Reserved) Invoke(ctx context.Context, requestID string, payload []byte) ([]byte, error) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-r.sem }()
+	return r.inv.Invoke(ctx, requestID, payload)
+}
+
+// FunctionName is the capped function's name.
+func (r *Reserved) FunctionName() string { return functionName(r.inv) }

@@ -207,6 +207,7 @@ type function struct {
 	aws      aws.Config        // signed with the function's role
 	timeout  time.Duration
 	memoryMB int
+	reserved int                      // ReservedConcurrentExecutions (0: none): its most at once
 	every    time.Duration            // schedule (fetch, recovery)
 	sources  []provision.EventSource  // event sources (processor)
 	streams  []provision.StreamSource // stream event sources (log writer)
@@ -403,8 +404,8 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		if fn == nil {
 			return fmt.Errorf("the template has no function %s", id)
 		}
-		f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, sources: fn.EventSources, streams: fn.StreamSources,
-			env: withLocalSettings(fn.Env, o, local), arn: fn.Arn, recursiveLoop: fn.RecursiveLoop}
+		f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, reserved: fn.ReservedConcurrency, sources: fn.EventSources,
+			streams: fn.StreamSources, env: withLocalSettings(fn.Env, o, local), arn: fn.Arn, recursiveLoop: fn.RecursiveLoop}
 		for _, s := range fn.Schedules {
 			if s.Enabled && s.Every > 0 {
 				f.every = s.Every
@@ -585,6 +586,9 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 		}
 	}
 	nslots := max(o.Processors, conc[0]+conc[1]+conc[2]+conc[3])
+	if proc.reserved > 0 {
+		nslots = min(nslots, proc.reserved) // the reservation caps the function's instances
+	}
 	if o.Processes {
 		if err := p.startProcesses(ctx, o, nslots); err != nil {
 			return err
@@ -599,6 +603,13 @@ func (p *Platform) start(ctx context.Context, o Options, log *slog.Logger) error
 		f[FnProcessor].invoker = lambdarun.NewFunction("sundial-processor", f[FnProcessor].app.ProcessHandler, proc.timeout)
 		if lw := f[FnLogWriter]; lw != nil {
 			lw.invoker = lambdarun.NewFunction("sundial-logwriter", lw.app.LogWriterHandler, lw.timeout)
+		}
+	}
+	// A function's reserved concurrency is its most invocations at once, as on Lambda
+	// (the account-wide pool it is carved from is not emulated: docs/aws-behaviours.md).
+	for _, f := range p.funcs {
+		if f.reserved > 0 && f.invoker != nil {
+			f.invoker = lambdarun.Reserve(f.invoker, f.reserved)
 		}
 	}
 	// The event source mappings poll with the processor's role, as Lambda's do.

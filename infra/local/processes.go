@@ -72,6 +72,9 @@ func (p *Platform) startProcesses(ctx context.Context, o Options, processors int
 		case FnLogWriter:
 			concurrency = 4 // one invocation at a time per shard; instances start only when used
 		}
+		if r := p.funcs[name].reserved; r > 0 {
+			concurrency = min(concurrency, r) // no more instances than the reservation allows
+		}
 		var onInvoke func(int, string)
 		if o.OnInvoke != nil {
 			onInvoke = func(instance int, requestID string) { o.OnInvoke(name, instance, requestID) }

@@ -450,6 +450,17 @@ func (s *Stack) function(res *Resource) (*Function, error) {
 		}
 		fn.MemoryMB = n
 	}
+	if v, ok := p["ReservedConcurrentExecutions"]; ok {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		switch {
+		case err != nil || n < 0:
+			return nil, fmt.Errorf("ReservedConcurrentExecutions %v: want a whole number, 0 or more", v)
+		case n == 0:
+			// Lambda throttles every invocation of such a function; none would ever run here.
+			return nil, errors.New("ReservedConcurrentExecutions 0 stops the function (every invocation is throttled): the local platform does not run such a function; leave the property out instead")
+		}
+		fn.ReservedConcurrency = n
+	}
 	if a, ok := p["Architectures"].([]any); ok && len(a) > 0 {
 		fn.Architectures = nil
 		for _, x := range a {

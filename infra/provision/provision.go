@@ -74,12 +74,15 @@ type Function struct {
 	Env                  map[string]string
 	Timeout              time.Duration
 	MemoryMB             int
-	Architectures        []string
-	Runtime, Handler     string
-	Role                 *iam.Role
-	Schedules            []Schedule
-	EventSources         []EventSource
-	StreamSources        []StreamSource
+	// ReservedConcurrency is ReservedConcurrentExecutions (0: not set): the function's most
+	// instances at once, and what the account keeps for it alone.
+	ReservedConcurrency int
+	Architectures       []string
+	Runtime, Handler    string
+	Role                *iam.Role
+	Schedules           []Schedule
+	EventSources        []EventSource
+	StreamSources       []StreamSource
 
 	// RecursiveLoop is the function's recursive loop detection setting, Allow or Terminate
 	// (Lambda's default when the template leaves it out): with Terminate, an SQS event

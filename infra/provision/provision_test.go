@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/emulator"
+	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/sam"
 )
 
@@ -53,7 +54,7 @@ func TestProvision(t *testing.T) {
 	db, q := engines(t, "")
 
 	st, err := Provision(ctx, tpl, Options{StackName: "prov", Region: "us-east-1", DynamoDB: db, SQS: q,
-		Params: map[string]string{"DueShards": "8", "P2Concurrency": "7"}})
+		Params: map[string]string{"DueShards": "8", "P2Concurrency": "7", "RecoveryReservedConcurrency": "0"}})
 	require.NoError(t, err)
 
 	t.Run("TablesFromTheirProperties", func(t *testing.T) {
@@ -120,6 +121,10 @@ func TestProvision(t *testing.T) {
 			"OldImage": map[string]any{"execId": map[string]any{"S": "e"}}, "NewImage": map[string]any{"lastExecId": map[string]any{"S": "e"}}}}
 		require.True(t, ss.Filters.Match(finish))
 		fetch := st.Functions["FetchFunction"]
+		require.Equal(t, 2, fetch.ReservedConcurrency, "FetchReservedConcurrency's default")
+		require.Equal(t, 10, lw.ReservedConcurrency, "LogWriterReservedConcurrency's default")
+		require.Zero(t, st.Functions["RecoveryFunction"].ReservedConcurrency, "0: the property is left out (AWS::NoValue)")
+		require.Zero(t, proc.ReservedConcurrency, "the processor draws on the unreserved pool, bounded by its event sources")
 		require.Len(t, fetch.Schedules, 1)
 		require.Equal(t, time.Minute, fetch.Schedules[0].Every)
 		require.NotNil(t, fetch.Role)
@@ -240,4 +245,32 @@ func TestStreamSourceProperties(t *testing.T) {
 		_, err := source(props)
 		require.ErrorContains(t, err, msg)
 	}
+}
+
+// ReservedConcurrentExecutions is read as Lambda takes it; 0, which stops the function on
+// Lambda, is refused with a clear error rather than run.
+func TestFunctionReservedConcurrency(t *testing.T) {
+	t.Parallel()
+	s := &Stack{Resources: map[string]*Resource{"Role": {Attrs: map[string]string{"Arn": "arn:aws:iam::000000000000:role/r"}}},
+		Roles: map[string]*iam.Role{"Role": {}}}
+	fn := func(v any) (*Function, error) {
+		p := map[string]any{"Role": "arn:aws:iam::000000000000:role/r"}
+		if v != nil {
+			p["ReservedConcurrentExecutions"] = v
+		}
+		return s.function(&Resource{LogicalID: "F", Properties: p})
+	}
+	f, err := fn(nil)
+	require.NoError(t, err)
+	require.Zero(t, f.ReservedConcurrency, "not set")
+	f, err = fn(5.0)
+	require.NoError(t, err)
+	require.Equal(t, 5, f.ReservedConcurrency)
+	f, err = fn("3")
+	require.NoError(t, err)
+	require.Equal(t, 3, f.ReservedConcurrency, "a parameter's value arrives as a string")
+	_, err = fn(0.0)
+	require.ErrorContains(t, err, "ReservedConcurrentExecutions 0 stops the function")
+	_, err = fn(-1.0)
+	require.ErrorContains(t, err, "ReservedConcurrentExecutions -1: want a whole number")
 }

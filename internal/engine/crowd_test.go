@@ -17,6 +17,7 @@ func TestFetchSendsACrowdedSecondEarly(t *testing.T) {
 	t.Parallel()
 	fetch, f := setupFetcher(t)
 	fetch.ClaimRate = 400
+	fetch.SendConcurrency = 1 // the order checked below is the order the batches are sent in
 	crowd := t0.Add(30 * time.Second)
 	for i := range 1000 {
 		in := instance(fmt.Sprintf("Crowd%04d", i), crowd)

@@ -3,9 +3,11 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/message"
@@ -37,6 +39,12 @@ type Fetcher struct {
 	// sent early enough to be claimed before their instant (leadFor). 0: DefaultClaimRate;
 	// negative: no lead.
 	ClaimRate int
+	// SendConcurrency is how many SendMessageBatch calls a tick has in flight at once
+	// (0: DefaultSendConcurrency).
+	SendConcurrency int
+	// Reserve is how long before the invocation's deadline (ctx's) a tick stops sending, to
+	// move the watermark back over what it did not send (0: DefaultReserve).
+	Reserve time.Duration
 }
 
 // RetireGrace outlasts any execution that started before DueShards was lowered: Lambda's
@@ -68,7 +76,9 @@ type FetchStats struct {
 // and again IndexLag later, when every write made before the advance is in the index; the
 // second look sends only what the first did not (a firing is known by instance and next run).
 // A tick that dies between the looks loses only what the index lagged on, which recovery
-// re-sends; one that dies before the first look loses its window, as before. The items found
+// re-sends; one that dies before the first look loses its window, as before. A tick cut
+// short by its deadline (ctx) stops sending Reserve before it and moves the watermark back
+// over what it did not send (see the error path below). The items found
 // are read strongly consistent (Store.QueryDue), so that what is sent is decided on the items
 // as they are, not as a lagging replica has them.
 func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
@@ -88,19 +98,35 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 		f.restore(ctx, prev, to)
 		return st, fmt.Errorf("fetch: %w", err)
 	}
+	// The sends stop Reserve before the invocation's deadline, so that a tick cut short still
+	// has the time to give back what it did not send.
+	sendCtx, cancel := f.sendContext(ctx)
+	defer cancel()
 	sent := map[firing]bool{}
-	err = f.look(ctx, span, prev, to, sent, &st)
-	if err == nil && f.IndexLag > 0 {
+	res, err := f.look(sendCtx, span, prev, to, sent, &st)
+	if f.IndexLag > 0 {
 		first := st.Sent
-		if err = settle(ctx, f.IndexLag); err == nil {
-			err = f.look(ctx, span, prev, to, sent, &st)
+		res.read = false // not the whole window until the second look has read it
+		if err == nil {
+			if err = settle(sendCtx, f.IndexLag); err == nil {
+				res, err = f.look(sendCtx, span, prev, to, sent, &st)
+			}
 		}
 		st.Late = st.Sent - first
 	}
 	if err != nil {
-		// Give the window back so the next tick retries it; duplicates of what was sent are
-		// harmless (the claim admits one), losses are not.
-		f.restore(ctx, prev, to)
+		// Give back what was not sent so that the next tick sends it; duplicates of what was
+		// sent are harmless (the claim admits one), losses are not. The watermark says every
+		// firing due up to it was sent, so it goes back to just before the earliest firing
+		// not sent, or to prev if the last look did not read the whole window: a write the
+		// index lagged on can be due anywhere in it.
+		back := prev
+		if just := time.UnixMilli(res.unsent.UnixMilli() - 1).UTC(); res.read && !res.unsent.IsZero() && just.After(prev) {
+			back = just
+		}
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), f.reserve())
+		defer rcancel()
+		f.restore(rctx, back, to)
 		return st, fmt.Errorf("fetch: %w", err)
 	}
 	if span > max(f.Shards, 1) {
@@ -123,9 +149,9 @@ type firing struct {
 // It reads one shard at a time and keeps of each instance only its message and what the
 // order needs, so that a window's instances are never in memory together: 50,000 firings read
 // at once needed 370 MB, above the fetch function's 128 MB (bench fetch_window). The messages
-// are sent in timer.Less's order over the whole window, each delayed to its due instant from
-// when it is sent.
-func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent map[firing]bool, st *FetchStats) error {
+// are sent in timer.Less's order over the whole window (see send), each delayed to its due
+// instant from when its batch is sent.
+func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent map[firing]bool, st *FetchStats) (looked, error) {
 	type ranked struct {
 		out  Outgoing
 		last time.Duration // the instance's LastDuration
@@ -134,7 +160,7 @@ func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent m
 	for shard := range max(span, 1) {
 		found, err := f.Store.QueryDue(ctx, shard, prev, to)
 		if err != nil {
-			return fmt.Errorf("query due shard %d: %w", shard, err)
+			return looked{}, fmt.Errorf("query due shard %d: %w", shard, err)
 		}
 		now := f.Clock.Now()
 		for _, in := range found {
@@ -152,31 +178,128 @@ func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent m
 	for _, r := range all {
 		crowd[r.out.Firing.DueAt.Unix()]++
 	}
+	place := map[int64]int{} // the next firing's place in its instant's claim order
+	msgs := make([]queued, len(all))
+	for i, r := range all {
+		sec := r.out.Firing.DueAt.Unix()
+		msgs[i] = queued{out: r.out, place: place[sec], crowd: crowd[sec]}
+		place[sec]++
+	}
+	all = nil
+	return f.send(ctx, msgs, sent, st)
+}
+
+// queued is a firing the fetch is about to send: its delay is decided when its batch is sent,
+// from its place among the firings due in the same second (leadFor).
+type queued struct {
+	out          Outgoing
+	place, crowd int
+}
+
+// looked is what a look did: it read the whole window (read), and unsent is the earliest due
+// instant among the firings it found but could not send (zero: it sent them all).
+type looked struct {
+	read   bool
+	unsent time.Time
+}
+
+// SendBatch is how many firings of one priority the fetch hands the queue at a time: SQS's
+// most entries in one SendMessageBatch call.
+const SendBatch = 10
+
+// DefaultSendConcurrency is how many batches the fetch has in flight at once
+// (Fetcher.SendConcurrency): 50,000 firings are 5,000 calls, which one after the other take
+// most of the function's minute.
+const DefaultSendConcurrency = 8
+
+// send sends msgs (in timer.Less's order) in batches of one priority, at most SendBatch each,
+// SendConcurrency at a time, and adds each batch sent to sent. The batches are taken in order,
+// so higher-priority firings go first. Each batch's delays are computed from the clock when it
+// is sent: a window of 50,000 firings takes seconds to send, and a delay computed when the
+// tick began would make the last batches late by that much (SQS counts DelaySeconds from the
+// SendMessageBatch call). A batch that fails does not stop the others (as Queue.Send); once ctx
+// ends no further batch is started. The error joins every batch's.
+func (f *Fetcher) send(ctx context.Context, msgs []queued, sent map[firing]bool, st *FetchStats) (looked, error) {
+	var batches [][]queued
+	for start := 0; start < len(msgs); {
+		end := start + 1
+		for end < len(msgs) && end-start < SendBatch && msgs[end].out.Priority == msgs[start].out.Priority {
+			end++
+		}
+		batches = append(batches, msgs[start:end])
+		start = end
+	}
 	rate := float64(f.ClaimRate)
 	if f.ClaimRate == 0 {
 		rate = DefaultClaimRate
 	}
-	place := map[int64]int{} // the next firing's place in its instant's claim order
-	now := f.Clock.Now()
-	msgs := make([]Outgoing, len(all))
-	for i, r := range all {
-		sec := r.out.Firing.DueAt.Unix()
-		due := r.out.Firing.DueAt
-		lead := leadFor(place[sec], crowd[sec], rate, due.Sub(now))
-		place[sec]++
-		msgs[i] = r.out
-		msgs[i].Delay = delayUntil(due, now, lead)
+	workers := f.SendConcurrency
+	if workers <= 0 {
+		workers = DefaultSendConcurrency
 	}
-	all = nil
-	if err := f.Queue.Send(ctx, msgs); err != nil {
-		return err
+	var (
+		mu    sync.Mutex
+		next  int // the next batch to send
+		done  = make([]bool, len(batches))
+		tried = make([]bool, len(batches))
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	for range min(workers, len(batches)) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				if i >= len(batches) || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				tried[i] = true
+				mu.Unlock()
+				batch := batches[i]
+				out := make([]Outgoing, len(batch))
+				now := f.Clock.Now()
+				for j, q := range batch {
+					due := q.out.Firing.DueAt
+					out[j] = q.out
+					out[j].Delay = delayUntil(due, now, leadFor(q.place, q.crowd, rate, due.Sub(now)))
+				}
+				err := f.Queue.Send(ctx, out)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					done[i] = true
+				}
+				mu.Unlock()
+			}
+		})
 	}
-	for _, o := range msgs {
-		sent[firing{o.Firing.Key(), o.Firing.DueAt.UnixMilli()}] = true
+	wg.Wait()
+	res := looked{read: true}
+	skipped := 0
+	for i, batch := range batches {
+		if !tried[i] {
+			skipped++
+		}
+		for _, q := range batch {
+			due := q.out.Firing.DueAt
+			if !done[i] {
+				if res.unsent.IsZero() || due.Before(res.unsent) {
+					res.unsent = due
+				}
+				continue
+			}
+			sent[firing{q.out.Firing.Key(), due.UnixMilli()}] = true
+			st.Sent++
+		}
+		st.Due += len(batch)
 	}
-	st.Due += len(msgs)
-	st.Sent += len(msgs)
-	return nil
+	if skipped > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d batches not sent: %w", skipped, len(batches), context.Cause(ctx)))
+	}
+	return res, errors.Join(errs...)
 }
 
 // settle waits d (the index's lag), or until ctx ends.
@@ -194,6 +317,27 @@ func settle(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// DefaultReserve is how long before its invocation's deadline a tick stops sending
+// (Fetcher.Reserve): time for one conditional write of the watermark, and its retries.
+const DefaultReserve = 5 * time.Second
+
+func (f *Fetcher) reserve() time.Duration {
+	if f.Reserve > 0 {
+		return f.Reserve
+	}
+	return DefaultReserve
+}
+
+// sendContext is ctx ending Reserve before ctx's deadline (ctx itself if it has none).
+func (f *Fetcher) sendContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, deadline.Add(-f.reserve()))
+}
+
+// restore moves the watermark back from `to` to prev (if no other tick moved it since).
 func (f *Fetcher) restore(ctx context.Context, prev, to time.Time) {
 	if rerr := f.Store.RestoreWatermark(ctx, prev, to); rerr != nil {
 		f.Log.Error("fetch: restore watermark", "error", rerr)

@@ -42,6 +42,7 @@ func TestFetchReadsOneShardAtATime(t *testing.T) {
 	f := newFakes(t)
 	fetch := f.fetcher()
 	fetch.IndexLag = 5 * time.Millisecond // two looks: the second sends nothing again
+	fetch.SendConcurrency = 1             // the order checked below is the order the batches are sent in
 	store := &shardAtATime{Store: f.Store}
 	fetch.Store = store
 	var want []string

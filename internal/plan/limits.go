@@ -27,9 +27,11 @@ const (
 	SQSScalePerMinute, SQSStartConcurrency = 300, 5
 	// MaxDueShards is template.yaml's DueShards MaxValue.
 	MaxDueShards = 64
-	// otherConcurrency: fetch, recovery, the log writer (a stream shard each, a few), the
-	// API: what the stack runs besides the processor.
-	otherConcurrency = 10
+	// UnreservedMinimum is the account concurrency Lambda keeps unreserved, for the functions
+	// without a reservation: reservations can take the quota less this, no more. The plan
+	// also wants the processor's queues to leave this much of the unreserved pool to the
+	// stack's other functions (API, publish), Lambda actions and the account's other functions.
+	UnreservedMinimum = 100
 )
 
 // limitWarnings adds the warnings of the AWS limits the busiest second crosses for the
@@ -74,11 +76,9 @@ func (p *Plan) limitWarnings(in Input, m Month, peak float64) {
 				t.need, t.table, OnDemandInitialWriteUnits)
 		}
 	}
-	// The processor: each queue's event source, and the account.
-	total := otherConcurrency
+	// The processor: each queue's event source (the account: accountWarnings).
 	for _, pp := range p.Priorities {
 		need := pp.Concurrency
-		total += max(need, pp.TemplateConcurrency)
 		switch {
 		case pp.Instances == 0:
 			continue
@@ -94,8 +94,37 @@ func (p *Plan) limitWarnings(in Input, m Month, peak float64) {
 				pp.Priority, need, SQSScalePerMinute, SQSStartConcurrency, math.Ceil(float64(need-SQSStartConcurrency)/SQSScalePerMinute))
 		}
 	}
-	if total > AccountConcurrency {
-		warn("the processor's concurrency (%d with the stack's other functions) is above the account's default concurrent executions (%d a Region, shared by every function); request a quota increase to %d",
-			total, AccountConcurrency, total)
+}
+
+// accountWarnings checks the stack's concurrency against the account's quota, whatever the
+// load: the reservations (fetch, recovery, log writer) must leave Lambda's unreserved minimum,
+// and the processor's queues at their maximum concurrency draw on what is unreserved. At
+// their maximums they could take all of it, throttling every function without a reservation
+// (the API, the publish, Lambda actions, the account's other functions) exactly under load.
+// A queue's maximum is its PnConcurrency, or what its busiest second needs where that is more
+// (the plan says to raise it, or to spread the timers over the queues: the need stays).
+func (p *Plan) accountWarnings(in Input) {
+	warn := func(format string, a ...any) { p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...)) }
+	quota, reserved := in.AccountConcurrency, in.Stack.ReservedConcurrency
+	if reserved > 0 && reserved > quota-UnreservedMinimum {
+		warn("the reserved concurrency (%d: FetchReservedConcurrency + RecoveryReservedConcurrency + LogWriterReservedConcurrency) leaves less than the %d of the account's %d concurrent executions that Lambda keeps unreserved: the deploy fails; set the reservations to 0 or request a quota of at least %d",
+			reserved, UnreservedMinimum, quota, reserved+UnreservedMinimum)
+	}
+	queues := 0
+	for i, c := range in.Stack.Concurrency {
+		for _, pp := range p.Priorities {
+			if pp.Priority == i+1 && pp.Instances > 0 {
+				c = max(c, pp.Concurrency)
+			}
+		}
+		queues += c
+	}
+	if total := queues + reserved; total+UnreservedMinimum > quota {
+		control := "the fetch, recovery and the log writer keep their reservations"
+		if reserved == 0 {
+			control = "and the fetch, recovery and the log writer, which have no reservation"
+		}
+		warn("the processor's queues at their maximum concurrency (%d over P1..P4Concurrency, as given or as the busiest second needs) and the reserved concurrency (%d) come to %d of the account's %d concurrent executions, leaving less than %d for everything else: under load the processor throttles the API, the publish, Lambda actions and the account's other functions (%s); lower P1..P4Concurrency or request a quota of at least %d (sundial plan --account-concurrency)",
+			queues, reserved, total, quota, UnreservedMinimum, control, total+UnreservedMinimum)
 	}
 }

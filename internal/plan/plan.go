@@ -216,6 +216,9 @@ type Input struct {
 	Summary bool
 	// Warnings are passed on to Plan.Warnings (FromManifest's).
 	Warnings []string
+	// AccountConcurrency is the account's concurrent executions quota in the stack's Region
+	// (AccountConcurrency, AWS's default, when zero).
+	AccountConcurrency int
 }
 
 // MaxDays bounds the horizon (the per-second histogram is kept for all of it).
@@ -261,6 +264,10 @@ type StackInfo struct {
 	MemoryMB         int     `json:"memoryMB"`
 	// Concurrency is P1Concurrency..P4Concurrency as given (the template's defaults).
 	Concurrency [4]int `json:"concurrency"`
+	// ReservedConcurrency is the fetch's, recovery's and the log writer's reservations summed;
+	// AccountConcurrency the account's quota it was checked against.
+	ReservedConcurrency int `json:"reservedConcurrency"`
+	AccountConcurrency  int `json:"accountConcurrency"`
 }
 
 // Assumptions are the model's inputs besides the schedules.
@@ -396,7 +403,8 @@ func Compute(in Input) (Plan, error) {
 	p := Plan{
 		From: in.From, Days: in.Days, HorizonSeconds: horizon.Seconds(),
 		Stack: StackInfo{FetchTickMinutes: in.Stack.FetchTick.Minutes(), LookAheadSeconds: in.Stack.LookAhead().Seconds(),
-			DueShards: in.Stack.DueShards, LogRetentionDays: in.Stack.LogRetentionDays, MemoryMB: in.Stack.MemoryMB, Concurrency: in.Stack.Concurrency},
+			DueShards: in.Stack.DueShards, LogRetentionDays: in.Stack.LogRetentionDays, MemoryMB: in.Stack.MemoryMB, Concurrency: in.Stack.Concurrency,
+			ReservedConcurrency: in.Stack.ReservedConcurrency, AccountConcurrency: in.AccountConcurrency},
 		Assumptions: Assumptions{FailureRate: in.FailureRate, PerFiringMs: in.PerFiringMs, RecordsPerInvocation: cost.RecordsPerInvocation,
 			TimerItemBytes: in.Items.Timer, LogItemBytes: in.Items.Log, TargetUtilization: in.TargetUtilization,
 			LatenessBudgetSeconds: cost.LatenessBudgetSeconds, Region: in.Prices.Region, PricesAsOf: in.Prices.AsOf},
@@ -612,6 +620,7 @@ func Compute(in Input) (Plan, error) {
 		}
 	}
 	p.limitWarnings(in, m, float64(peakAll))
+	p.accountWarnings(in)
 	p.Month = m
 	return p, nil
 }
@@ -645,6 +654,9 @@ func (in *Input) defaults() error {
 	if in.Days == 0 {
 		in.Days = 7
 	}
+	if in.AccountConcurrency == 0 {
+		in.AccountConcurrency = AccountConcurrency
+	}
 	if in.PerFiringMs == 0 {
 		in.PerFiringMs = cost.PerFiringMs
 	}
@@ -656,6 +668,12 @@ func (in *Input) defaults() error {
 	}
 	if in.Prices == (cost.Prices{}) {
 		in.Prices = cost.USEast1
+	}
+	if in.AccountConcurrency < 1 {
+		return fmt.Errorf("%w: account concurrency %d: the account's concurrent executions quota is 1 or more", ErrInput, in.AccountConcurrency)
+	}
+	if in.Stack.ReservedConcurrency < 0 {
+		return fmt.Errorf("%w: reserved concurrency %d is negative", ErrInput, in.Stack.ReservedConcurrency)
 	}
 	if in.From.IsZero() {
 		in.From = time.Now()
