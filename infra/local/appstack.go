@@ -38,7 +38,8 @@ import (
 // caller's role), its Go functions built and run as processes behind the emulated Lambda
 // Invoke API under their FunctionName (the processor invokes them there, through the gateway's
 // IAM check), and each custom resource sent a Create request by invoking its ServiceToken's
-// function — Sundial's publish function, built from functions/publish and run as Lambda runs
+// function asynchronously, as CloudFormation does (with the retries its EventInvokeConfig
+// allows) — Sundial's publish function, built from functions/publish and run as Lambda runs
 // it — whose answer comes back at the request's ResponseURL. What the platform cannot run is
 // reported in AppStackReport.Skipped.
 
