@@ -23,7 +23,13 @@ func main() { lambda.Start(handler(context.Background())) }
 // timers.yaml packaged beside the bootstrap. main_test.go invokes it with event.json. An app's
 // Custom::SundialTimers carries its manifest in its properties, or names an S3 object the
 // function reads with its role (s3:GetObject granted by template.yaml's ManifestBucketArns).
-func handler(ctx context.Context) cfn.CustomResourceLambdaFunction {
+//
+// publish.Responder answers every request once, FAILED a margin before the function's timeout
+// if the publish has not finished (the publish is stopped), and a request answered ends the
+// invocation without an error: Lambda retries no custom resource request (template.yaml's
+// PublishEventInvokeConfig also sets no retries), since a retry after CloudFormation rolled
+// back would publish the failed deploy's manifest.
+func handler(ctx context.Context) func(context.Context, cfn.Event) error {
 	a := app.FromLambdaEnv(ctx, "publish")
 	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
 		Log: app.LambdaLogger("publish")}
@@ -33,11 +39,12 @@ func handler(ctx context.Context) cfn.CustomResourceLambdaFunction {
 	} else {
 		h.Log.Warn("no S3 client: a ManifestS3 will fail", "error", err)
 	}
-	return cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
-		id, data, err := h.Handle(ctx, ev)
+	r := &publish.Responder{Log: h.Log}
+	return func(ctx context.Context, ev cfn.Event) error {
+		out, err := r.Respond(ctx, ev, h.Handle)
 		if ev.RequestType != cfn.RequestDelete {
-			a.Metrics.Published(err == nil)
+			a.Metrics.Published(out.Sent && out.Response.Status == cfn.StatusSuccess)
 		}
-		return id, data, err
-	})
+		return err
+	}
 }

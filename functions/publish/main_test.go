@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -236,4 +238,49 @@ func responseServer(t *testing.T) (url string, answers func() []cfn.Response) {
 		defer mu.Unlock()
 		return slices.Clone(got)
 	}
+}
+
+// A FAILED answer stays within CloudFormation's 4,096-byte response limit as sent, JSON
+// escapes included (a reason full of < and & takes six bytes per character), or CloudFormation
+// would report "Response object is too long" instead of the reason. Before, the reason was
+// cut at 1,800 bytes before escaping: this one was sent as 6,728 bytes.
+func TestAnswerFitsCloudFormation(t *testing.T) {
+	ctx := context.Background()
+	cfg, outs := lambdatest.Env(t, "publish", map[string]string{"LAMBDA_TASK_ROOT": t.TempDir()})
+	_ = lambdatest.App(t, cfg, outs)
+	var (
+		mu     sync.Mutex
+		bodies [][]byte
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, b)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	raw, err := os.ReadFile("../../internal/publish/testdata/sundialtimers-create.json")
+	require.NoError(t, err)
+	var ev cfn.Event
+	require.NoError(t, json.Unmarshal(raw, &ev))
+	var timers []any
+	for i := range 20 {
+		timers = append(timers, map[string]any{"name": fmt.Sprintf("T%d", i), "schedule": strings.Repeat("<&>", 100),
+			"action": map[string]any{"http": map[string]any{"url": "http://127.0.0.1:9/x"}}})
+	}
+	ev.ResourceProperties["Manifest"] = map[string]any{"timers": timers}
+	ev.ResponseURL = srv.URL + "/response?X-Amz-Signature=x"
+	payload, err := json.Marshal(ev)
+	require.NoError(t, err)
+	_, err = lambdatest.Invoke(t, "publish", handler(ctx), 300*time.Second, payload)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, bodies, 1, "one answer")
+	require.LessOrEqual(t, len(bodies[0]), 4096, "the answer as sent")
+	var res cfn.Response
+	require.NoError(t, json.Unmarshal(bodies[0], &res))
+	require.Equal(t, cfn.StatusFailed, res.Status)
+	require.Contains(t, res.Reason, `timers[0] "T0": schedule: schedule "<&><&>`)
+	require.Contains(t, res.Reason, "(truncated")
 }

@@ -56,6 +56,7 @@ type Gateway struct {
 	eventSink  EventSink   // events.go; guarded by mu
 	eventFault EventsFault // likewise
 	snsSink    SNSSink     // likewise
+	stall      Stall       // stall.go; likewise
 
 	arns   *arnTranslator
 	traces sqsTraces // trace.go
@@ -228,6 +229,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "UnknownOperationException", err.Error())
 		return
 	}
+	var principal string
 	if g.Auth != nil {
 		role, refused, err := g.Auth.Authorize(auth.keyID, req)
 		if err != nil {
@@ -239,6 +241,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			denied(w, req.Service, role, *refused)
 			return
 		}
+		principal = role
+	}
+	if !g.hold(r.Context(), principal, req) {
+		return
 	}
 	if req.Service == iam.CloudFormation {
 		g.cloudFormation(w, req)

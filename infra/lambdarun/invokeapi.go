@@ -54,7 +54,8 @@ const (
 // a function error the event is retried twice, 1 and then 2 minutes later (EventRetryDelays);
 // an event older than its maximum age (6 hours, MaxEventAge) is dropped instead of run; and,
 // the queue being at-least-once, an event is sometimes delivered twice
-// (DuplicateProbability). EventStats counts what it did.
+// (DuplicateProbability). A function's own AWS::Lambda::EventInvokeConfig (SetEventConfig)
+// sets its retries and maximum age. EventStats counts what it did.
 //
 // Not emulated: request signing is not checked, asynchronous invocations have no
 // destinations and are never throttled (so never kept back for hours: concurrency is not
@@ -79,9 +80,10 @@ type InvokeAPI struct {
 
 	mu     sync.RWMutex
 	fns    map[string]Invoker
+	async  map[string]EventConfig
 	closed bool
 
-	async   sync.WaitGroup
+	running sync.WaitGroup
 	baseCtx context.Context
 	cancel  context.CancelFunc
 
@@ -94,7 +96,7 @@ type InvokeAPI struct {
 // (or use it as an http.Handler).
 func NewInvokeAPI() *InvokeAPI {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &InvokeAPI{fns: map[string]Invoker{}, baseCtx: ctx, cancel: cancel, mux: http.NewServeMux()}
+	a := &InvokeAPI{fns: map[string]Invoker{}, async: map[string]EventConfig{}, baseCtx: ctx, cancel: cancel, mux: http.NewServeMux()}
 	a.mux.HandleFunc("POST "+invokePath, a.invoke)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		invokeAPIError(w, http.StatusNotFound, "UnknownOperationException", fmt.Sprintf("%s %s is not emulated: only Invoke is", r.Method, r.URL.Path))
@@ -119,6 +121,32 @@ func (a *InvokeAPI) Register(name string, fn Invoker) error {
 		return fmt.Errorf("lambdarun: function %q is already registered", name)
 	}
 	a.fns[name] = fn
+	return nil
+}
+
+// EventConfig is a function's asynchronous invocation configuration, as its
+// AWS::Lambda::EventInvokeConfig sets it
+// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-configuring.html).
+type EventConfig struct {
+	// MaximumRetryAttempts: retries after a function error, 0..2 (the first of
+	// EventRetryDelays are waited).
+	MaximumRetryAttempts int
+	// MaximumEventAge: an event not run this long after it was accepted is dropped
+	// (0: MaxEventAge).
+	MaximumEventAge time.Duration
+}
+
+// SetEventConfig applies c to the Event invocations of the function registered as name.
+func (a *InvokeAPI) SetEventConfig(name string, c EventConfig) error {
+	if c.MaximumRetryAttempts < 0 || c.MaximumRetryAttempts > 2 {
+		return fmt.Errorf("lambdarun: function %q: MaximumRetryAttempts %d: want 0..2", name, c.MaximumRetryAttempts)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.fns[name]; !ok {
+		return fmt.Errorf("lambdarun: function %q is not registered", name)
+	}
+	a.async[name] = c
 	return nil
 }
 
@@ -151,7 +179,7 @@ func (a *InvokeAPI) Close(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() {
-		a.async.Wait()
+		a.running.Wait()
 		close(done)
 	}()
 	select {
@@ -242,13 +270,20 @@ func (a *InvokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 			deliveries = 2
 			a.events.Duplicated.Add(1)
 		}
-		a.async.Add(deliveries)
+		a.running.Add(deliveries)
+		a.events.Pending.Add(int64(deliveries))
+		cfg, configured := a.async[name]
 		a.mu.Unlock()
 		accepted := time.Now()
 		for range deliveries {
 			go func() {
-				defer a.async.Done()
-				a.runEvent(fn, name, id, payload, accepted)
+				defer a.running.Done()
+				defer a.events.Pending.Add(-1)
+				var c *EventConfig
+				if configured {
+					c = &cfg
+				}
+				a.runEvent(fn, name, id, payload, accepted, c)
 			}()
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -291,14 +326,16 @@ type EventStats struct {
 	Duplicated atomic.Int64 // events delivered twice
 	Expired    atomic.Int64 // events dropped at their maximum age
 	Failed     atomic.Int64 // events whose last run failed (Lambda discards them without a destination)
+	Pending    atomic.Int64 // deliveries accepted and not over: running, or waiting for a retry
 }
 
 // EventStats returns the asynchronous queue's counters.
 func (a *InvokeAPI) EventStats() *EventStats { return &a.events }
 
 // runEvent runs one delivery of an Event invocation and its retries after function errors,
-// each only while the event is younger than its maximum age.
-func (a *InvokeAPI) runEvent(fn Invoker, name, id string, payload []byte, accepted time.Time) {
+// each only while the event is younger than its maximum age; cfg, when set, is the
+// function's own configuration.
+func (a *InvokeAPI) runEvent(fn Invoker, name, id string, payload []byte, accepted time.Time, cfg *EventConfig) {
 	delays := a.EventRetryDelays
 	if delays == nil {
 		delays = DefaultEventRetryDelays
@@ -306,6 +343,12 @@ func (a *InvokeAPI) runEvent(fn Invoker, name, id string, payload []byte, accept
 	maxAge := a.MaxEventAge
 	if maxAge <= 0 {
 		maxAge = DefaultMaxEventAge
+	}
+	if cfg != nil {
+		delays = delays[:min(cfg.MaximumRetryAttempts, len(delays))]
+		if cfg.MaximumEventAge > 0 {
+			maxAge = cfg.MaximumEventAge
+		}
 	}
 	log := a.log().With("function", name, "request_id", id)
 	for attempt := 0; ; attempt++ {

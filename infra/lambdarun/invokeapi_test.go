@@ -376,6 +376,24 @@ func TestInvokeAPIEventQueue(t *testing.T) {
 		require.EqualValues(t, 1, api.EventStats().Expired.Load())
 	})
 
+	t.Run("TheFunctionsEventInvokeConfigSetsItsRetries", func(t *testing.T) {
+		t.Parallel()
+		for retries := range 3 {
+			api := lambdarun.NewInvokeAPI()
+			api.EventRetryDelays = []time.Duration{50 * time.Millisecond, 50 * time.Millisecond}
+			fn, runs := recorder(true)
+			url := start(t, api, fn)
+			require.NoError(t, api.SetEventConfig("fn", lambdarun.EventConfig{MaximumRetryAttempts: retries}))
+			event(t, url)
+			require.Len(t, collect(runs, 500*time.Millisecond), 1+retries, "MaximumRetryAttempts %d", retries)
+			require.EqualValues(t, retries, api.EventStats().Retried.Load())
+			require.Eventually(t, func() bool { return api.EventStats().Pending.Load() == 0 }, time.Second, 10*time.Millisecond,
+				"no event left once its retries are over")
+		}
+		api := lambdarun.NewInvokeAPI()
+		require.ErrorContains(t, api.SetEventConfig("nope", lambdarun.EventConfig{}), `function "nope" is not registered`)
+	})
+
 	t.Run("AnEventIsSometimesDeliveredTwice", func(t *testing.T) {
 		t.Parallel()
 		api := lambdarun.NewInvokeAPI()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/localaws"
@@ -35,7 +38,8 @@ import (
 // caller's role), its Go functions built and run as processes behind the emulated Lambda
 // Invoke API under their FunctionName (the processor invokes them there, through the gateway's
 // IAM check), and each custom resource sent a Create request by invoking its ServiceToken's
-// function — Sundial's publish function, built from functions/publish and run as Lambda runs
+// function asynchronously, as CloudFormation does (with the retries its EventInvokeConfig
+// allows) — Sundial's publish function, built from functions/publish and run as Lambda runs
 // it — whose answer comes back at the request's ResponseURL. What the platform cannot run is
 // reported in AppStackReport.Skipped.
 
@@ -339,32 +343,65 @@ func (p *Platform) serveProcess(ctx context.Context, o Options, stackName string
 		return err
 	}
 	p.appFuncs = append(p.appFuncs, pf)
-	return p.actions.Register(fn.Name, pf)
+	if err := p.actions.Register(fn.Name, pf); err != nil {
+		return err
+	}
+	// Its asynchronous invocations (a custom resource's requests) as its
+	// AWS::Lambda::EventInvokeConfig says, Lambda's defaults without one.
+	return p.actions.SetEventConfig(fn.Name, lambdarun.EventConfig{MaximumRetryAttempts: fn.Async.MaximumRetryAttempts,
+		MaximumEventAge: fn.Async.MaximumEventAge})
+}
+
+// LambdaEvents counts what the emulated Lambda's asynchronous queue did (nil without the
+// Invoke API: no actions and no app stacks).
+func (p *Platform) LambdaEvents() *lambdarun.EventStats {
+	if p.actions == nil {
+		return nil
+	}
+	return p.actions.EventStats()
 }
 
 // SendCustomResource sends a custom resource request as CloudFormation does: the event is
-// given to the ServiceToken's function through the Lambda Invoke API at cfg's endpoint, and
-// the function's answer is read at the request's pre-signed ResponseURL (a server here). A
-// FAILED answer is an error with its reason.
+// given to the ServiceToken's function asynchronously (InvocationType Event) through the Lambda
+// Invoke API at cfg's endpoint — so Lambda's asynchronous queue handles it, with the retries
+// the function's EventInvokeConfig allows — and the answer is read at the request's pre-signed
+// ResponseURL (a server here). As CloudFormation: the first answer counts; one over 4,096
+// bytes fails the resource ("Response object is too long"); no answer within the resource's
+// ServiceTimeout (1..3600 s, default 3600) fails it. A FAILED answer is an error with its
+// reason.
 func SendCustomResource(ctx context.Context, cfg aws.Config, requestType cfn.RequestType, stackID string, cr CustomResource, oldProperties map[string]any) (cfn.Response, error) {
 	name, ok := functionOfToken(cr.ServiceToken)
 	if !ok {
 		return cfn.Response{}, fmt.Errorf("ServiceToken %q: the local platform sends custom resources to Lambda functions only", cr.ServiceToken)
 	}
-	answers := make(chan cfn.Response, 1)
+	wait, err := serviceTimeout(cr.Properties)
+	if err != nil {
+		return cfn.Response{}, err
+	}
+	type answer struct {
+		res cfn.Response
+		err error
+	}
+	answers := make(chan answer, 1)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return cfn.Response{}, err
 	}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		var res cfn.Response
-		if r.Method != http.MethodPut || json.NewDecoder(r.Body).Decode(&res) != nil {
+		if r.Method != http.MethodPut || err != nil || json.Unmarshal(body, &res) != nil {
 			http.Error(w, "want a PUT of a JSON response", http.StatusBadRequest)
 			return
 		}
+		a := answer{res: res}
+		if len(body) > maxCustomResourceResponse {
+			// S3 takes the object; CloudFormation then refuses it.
+			a.err = fmt.Errorf("%s answered %d bytes: Response object is too long (at most %d)", name, len(body), maxCustomResourceResponse)
+		}
 		select {
-		case answers <- res:
-		default:
+		case answers <- a:
+		default: // not the first answer: CloudFormation has read one already
 		}
 	})}
 	go func() { _ = srv.Serve(ln) }()
@@ -380,22 +417,43 @@ func SendCustomResource(ctx context.Context, cfg aws.Config, requestType cfn.Req
 	if err != nil {
 		return cfn.Response{}, err
 	}
-	out, err := lambda.NewFromConfig(cfg).Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(name), Payload: payload})
-	if err != nil {
+	if _, err := lambda.NewFromConfig(cfg).Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(name), Payload: payload,
+		InvocationType: lambdatypes.InvocationTypeEvent}); err != nil {
 		return cfn.Response{}, fmt.Errorf("invoke %s: %w", name, err)
 	}
-	if out.FunctionError != nil {
-		return cfn.Response{}, fmt.Errorf("%s failed (%s): %s", name, aws.ToString(out.FunctionError), out.Payload)
-	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	select {
-	case res := <-answers:
-		if res.Status != cfn.StatusSuccess {
-			return res, fmt.Errorf("%s answered %s: %s", name, res.Status, res.Reason)
+	case a := <-answers:
+		if a.err != nil {
+			return a.res, a.err
 		}
-		return res, nil
-	case <-time.After(10 * time.Second):
-		return cfn.Response{}, fmt.Errorf("%s returned without answering at the ResponseURL", name)
+		if a.res.Status != cfn.StatusSuccess {
+			return a.res, fmt.Errorf("%s answered %s: %s", name, a.res.Status, a.res.Reason)
+		}
+		return a.res, nil
+	case <-timer.C:
+		return cfn.Response{}, fmt.Errorf("%s sent no answer within the resource's ServiceTimeout (%s): CloudFormation fails the resource", name, wait)
+	case <-ctx.Done():
+		return cfn.Response{}, ctx.Err()
 	}
+}
+
+// maxCustomResourceResponse is CloudFormation's limit on a custom resource's answer.
+const maxCustomResourceResponse = 4096
+
+// serviceTimeout is how long CloudFormation waits for a custom resource's answer: its
+// ServiceTimeout property, 1..3600 seconds, default 3600.
+func serviceTimeout(props map[string]any) (time.Duration, error) {
+	v, ok := props["ServiceTimeout"]
+	if !ok || v == "" {
+		return time.Hour, nil
+	}
+	n, err := strconv.Atoi(fmt.Sprint(v))
+	if err != nil || n < 1 || n > 3600 {
+		return 0, fmt.Errorf("ServiceTimeout %v: want an integer from 1 to 3600 (seconds)", v)
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 // functionOfToken is the function name of a Lambda ARN (qualifier dropped) or name.

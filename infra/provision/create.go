@@ -93,6 +93,9 @@ func (c *creator) create(ctx context.Context, res *Resource) error {
 		res.Ref = s.Name + "-" + res.LogicalID
 		res.Attrs["Arn"] = s.arn("events", "rule/"+res.Ref)
 		return nil // run by the local platform (Function.Schedules, Function.EventSources)
+	case "AWS::Lambda::EventInvokeConfig":
+		res.Ref = s.Name + "-" + res.LogicalID
+		return nil // read into Function.Async: the local Invoke API applies it
 	case "AWS::Lambda::Permission":
 		res.Ref = s.Name + "-" + res.LogicalID
 		return nil // who may invoke a function: the local platform invokes them itself
@@ -428,7 +431,7 @@ func (c *creator) queue(ctx context.Context, res *Resource) error {
 func (s *Stack) function(res *Resource) (*Function, error) {
 	p := res.Properties
 	fn := &Function{LogicalID: res.LogicalID, Name: res.Ref, Arn: res.Attrs["Arn"], Env: map[string]string{},
-		Timeout: 3 * time.Second, MemoryMB: 128, Architectures: []string{"x86_64"}, RecursiveLoop: "Terminate"}
+		Timeout: 3 * time.Second, MemoryMB: 128, Architectures: []string{"x86_64"}, RecursiveLoop: "Terminate", Async: DefaultAsync}
 	fn.Runtime, _ = p["Runtime"].(string)
 	if v, ok := p["RecursiveLoop"]; ok {
 		if fn.RecursiveLoop = fmt.Sprint(v); fn.RecursiveLoop != "Allow" && fn.RecursiveLoop != "Terminate" {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +89,24 @@ type Function struct {
 	// (Lambda's default when the template leaves it out): with Terminate, an SQS event
 	// source stops a chain SQS → function → SQS past 16 hops (lambdarun.EventSource).
 	RecursiveLoop string
+	// Async is how Lambda handles the function's asynchronous invocations of $LATEST (the
+	// unqualified function, which the local platform invokes): an AWS::Lambda::EventInvokeConfig
+	// with Qualifier $LATEST, else Lambda's defaults (DefaultAsync).
+	Async AsyncConfig
 }
+
+// AsyncConfig is a function's asynchronous invocation configuration
+// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-configuring.html).
+type AsyncConfig struct {
+	// MaximumRetryAttempts: retries after a function error (a timeout included), 0..2.
+	MaximumRetryAttempts int
+	// MaximumEventAge: an event not yet run this long after it was queued is discarded
+	// (60 s..6 h).
+	MaximumEventAge time.Duration
+}
+
+// DefaultAsync is Lambda's: two retries, events kept for six hours.
+var DefaultAsync = AsyncConfig{MaximumRetryAttempts: 2, MaximumEventAge: 6 * time.Hour}
 
 // Schedule is an EventBridge rule that invokes a function.
 type Schedule struct {
@@ -277,6 +295,21 @@ func (s *Stack) wireFunctions() error {
 						Enabled: fmt.Sprint(res.Properties["State"]) != "DISABLED"})
 				}
 			}
+		case "AWS::Lambda::EventInvokeConfig":
+			fn := find(fmt.Sprint(res.Properties["FunctionName"]))
+			if fn == nil {
+				return fmt.Errorf("event invoke config %s: function %v is not in the stack", id, res.Properties["FunctionName"])
+			}
+			c, err := asyncConfig(res.Properties)
+			if err != nil {
+				return fmt.Errorf("event invoke config %s: %w", id, err)
+			}
+			if q := fmt.Sprint(res.Properties["Qualifier"]); q == "$LATEST" {
+				fn.Async = c
+			} else {
+				// A version's or an alias's: the local platform invokes only $LATEST.
+				s.NotEmulated = append(s.NotEmulated, fmt.Sprintf("%s (%s): qualifier %s (only $LATEST is invoked locally)", id, res.Type, q))
+			}
 		case "AWS::Lambda::EventSourceMapping":
 			fn := find(fmt.Sprint(res.Properties["FunctionName"]))
 			if fn == nil {
@@ -298,4 +331,28 @@ func (s *Stack) wireFunctions() error {
 		}
 	}
 	return nil
+}
+
+// asyncConfig reads an AWS::Lambda::EventInvokeConfig's limits (Lambda's defaults where unset).
+// Destinations are not emulated: one is refused rather than silently dropped.
+func asyncConfig(p map[string]any) (AsyncConfig, error) {
+	c := DefaultAsync
+	if d, ok := p["DestinationConfig"].(map[string]any); ok && len(d) > 0 {
+		return c, fmt.Errorf("DestinationConfig: asynchronous invocation destinations are not emulated locally")
+	}
+	if v, ok := p["MaximumRetryAttempts"]; ok {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if err != nil || n < 0 || n > 2 {
+			return c, fmt.Errorf("MaximumRetryAttempts %v: want 0..2", v)
+		}
+		c.MaximumRetryAttempts = n
+	}
+	if v, ok := p["MaximumEventAgeInSeconds"]; ok {
+		n, err := strconv.Atoi(fmt.Sprint(v))
+		if err != nil || n < 60 || n > 21600 {
+			return c, fmt.Errorf("MaximumEventAgeInSeconds %v: want 60..21600", v)
+		}
+		c.MaximumEventAge = time.Duration(n) * time.Second
+	}
+	return c, nil
 }

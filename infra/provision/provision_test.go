@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -129,6 +130,27 @@ func TestProvision(t *testing.T) {
 		require.Equal(t, time.Minute, fetch.Schedules[0].Every)
 		require.NotNil(t, fetch.Role)
 		require.Contains(t, st.NotEmulated, "ServiceCenterApi (AWS::ApiGatewayV2::Api)")
+		// The custom resource's function: CloudFormation invokes it asynchronously, and its
+		// $LATEST (what a ServiceToken names) is not retried (template.yaml's
+		// PublishEventInvokeConfig); the others keep Lambda's defaults.
+		require.Equal(t, AsyncConfig{MaximumRetryAttempts: 0, MaximumEventAge: time.Minute}, st.Functions["PublishFunction"].Async)
+		require.Equal(t, DefaultAsync, fetch.Async)
+	})
+
+	t.Run("EventInvokeConfigIsChecked", func(t *testing.T) {
+		for props, want := range map[string]string{
+			`{"MaximumRetryAttempts": 3}`:                                "MaximumRetryAttempts 3: want 0..2",
+			`{"MaximumEventAgeInSeconds": 30}`:                           "MaximumEventAgeInSeconds 30: want 60..21600",
+			`{"DestinationConfig": {"OnFailure": {"Destination": "x"}}}`: "destinations are not emulated locally",
+		} {
+			var p map[string]any
+			require.NoError(t, json.Unmarshal([]byte(props), &p))
+			_, err := asyncConfig(p)
+			require.ErrorContains(t, err, want, props)
+		}
+		c, err := asyncConfig(map[string]any{"MaximumRetryAttempts": "1", "DestinationConfig": map[string]any{}})
+		require.NoError(t, err)
+		require.Equal(t, AsyncConfig{MaximumRetryAttempts: 1, MaximumEventAge: 6 * time.Hour}, c)
 	})
 
 	t.Run("ConditionalResourcesFollowParameters", func(t *testing.T) {

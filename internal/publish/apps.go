@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -55,6 +56,9 @@ const AppPhysicalIDPrefix = "sundial-timers-"
 // "If the value returned is different, CloudFormation recognizes the update as a replacement
 // and sends a delete request to the old resource.")
 func AppPhysicalID(app string) string { return AppPhysicalIDPrefix + app }
+
+// undoTimeout bounds undoing a failed request's claim of its app.
+const undoTimeout = 5 * time.Second
 
 // AppStacks ends an app's stack: admin.Service.DeleteAppStack (Handler.Apps replaces it in
 // tests).
@@ -109,7 +113,11 @@ func (h *Handler) handleApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	fail := func(err error) (string, map[string]any, error) {
 		log.Error("publish failed", "error", err)
 		if claimed {
-			if uerr := h.Admin.UnclaimApp(ctx, app, ev.StackID); uerr != nil {
+			// Also when the request was stopped at its deadline (Responder): its context has
+			// ended, and the claim must not outlive a failed Create.
+			undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+			defer cancel()
+			if uerr := h.Admin.UnclaimApp(undo, app, ev.StackID); uerr != nil {
 				log.Error("publish: the app's new claim could not be undone; `sundial apps release` frees it", "error", uerr)
 			}
 		}

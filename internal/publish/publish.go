@@ -24,8 +24,9 @@ import (
 // CloudFormation delete the "old" resource.
 const PhysicalID = "sundial-timers"
 
-// MaxReason bounds the failure reason sent to CloudFormation (a response is at most 4096
-// bytes, and JSON escaping can double a message); the whole error is in the function's log.
+// MaxReason bounds a failure reason as the handler words it; the whole error is in the
+// function's log. The answer as sent is fitted to CloudFormation's 4,096 bytes, JSON escapes
+// counted, by FitResponse (Responder).
 const MaxReason = 1800
 
 // ManifestPath is where the manifest is: SUNDIAL_MANIFEST, else timers.yaml in the function's
