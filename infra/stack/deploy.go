@@ -63,14 +63,23 @@ func DeployBody(ctx context.Context, cfg aws.Config, name, source string, body [
 		ctx, cancel = context.WithTimeout(ctx, emulatorDeadline)
 		defer cancel()
 	}
+	publishes := bytes.Contains(body, []byte("\n  PublishTimers:"))
 	if len(body) > maxTemplateBody {
 		body = compact(body) // its comments dropped
 	}
 	if len(body) > maxTemplateBody {
-		return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes without its comments; CloudFormation takes at most %d inline (use sam deploy, which uploads it)",
+		js, err := asJSON(body) // and its indentation
+		if err != nil {
+			return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes without its comments, over CloudFormation's %d inline, and cannot be written as JSON: %w",
+				name, source, len(body), maxTemplateBody, err)
+		}
+		body = js
+	}
+	if len(body) > maxTemplateBody {
+		return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes as minified JSON; CloudFormation takes at most %d inline (use sam deploy, which uploads it)",
 			name, source, len(body), maxTemplateBody)
 	}
-	if cfg.BaseEndpoint != nil && bytes.Contains(body, []byte("\n  PublishTimers:")) && params["PublishTimers"] == "" {
+	if cfg.BaseEndpoint != nil && publishes && params["PublishTimers"] == "" {
 		// An emulator runs no functions, so it cannot run the publish custom resource; the
 		// local platform publishes the manifest itself (local.Up).
 		params = maps.Clone(params)

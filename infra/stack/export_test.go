@@ -1,0 +1,9 @@
+package stack
+
+// For the external tests.
+var (
+	AsJSON  = asJSON
+	Compact = compact
+)
+
+const MaxTemplateBody = maxTemplateBody
