@@ -51,25 +51,48 @@ func kinds(r Report) string {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	from, to, began := t0.Add(-time.Hour), t0.Add(24*time.Hour), t0.Add(24*time.Hour)
-	alter := func(e *Entry) { e.Body = strings.Replace(e.Body, `"who":"ann"`, `"who":"bob"`, 1); e.Record.Who = "bob" }
+	alter := func(e *Entry) {
+		e.Body = strings.Replace(e.Body, `"who":"ann"`, `"who":"bob"`, 1)
+		e.Record.Who = "bob"
+	}
 	for name, tc := range map[string]struct {
 		tamper func(es []Entry, h *Head) []Entry
 		want   string
 	}{
-		"intact":                {func(es []Entry, h *Head) []Entry { return es }, ""},
-		"a middle record gone":  {func(es []Entry, h *Head) []Entry { return append(es[:2], es[3:]...) }, "deleted#3"},
-		"two in a row gone":     {func(es []Entry, h *Head) []Entry { return append(es[:1], es[3:]...) }, "deleted#2..3"},
-		"the last record gone":  {func(es []Entry, h *Head) []Entry { return es[:4] }, "deleted#5"},
-		"every record gone":     {func(es []Entry, h *Head) []Entry { return nil }, "deleted#1..5"},
-		"content changed":       {func(es []Entry, h *Head) []Entry { alter(&es[1]); return es }, "changed#2"},
-		"changed, hash redone":  {func(es []Entry, h *Head) []Entry { alter(&es[1]); es[1].Hash = HashRecord(2, es[1].Prev, es[1].Key, es[1].Body); return es }, "changed#2"},
-		"last changed, redone":  {func(es []Entry, h *Head) []Entry { alter(&es[4]); es[4].Hash = HashRecord(5, es[4].Prev, es[4].Key, es[4].Body); return es }, "changed#5"},
-		"moved to another key":  {func(es []Entry, h *Head) []Entry { es[2].Key = "AUDIT#2026-11-24/x"; return es }, "changed#3"},
-		"head deleted":          {func(es []Entry, h *Head) []Entry { *h = Head{}; return es }, "head#0"},
-		"unchained one added":   {func(es []Entry, h *Head) []Entry { return append(es, Entry{Key: "k", Body: "{}", Record: Record{At: t0.Add(time.Hour), Action: Edit}}) }, "inserted#0"},
-		"a second #3":           {func(es []Entry, h *Head) []Entry { d := es[2]; alter(&d); d.Key += "x"; d.Hash = HashRecord(3, d.Prev, d.Key, d.Body); return append(es, d) }, "inserted#3"},
-		"beyond the head, old":  {func(es []Entry, h *Head) []Entry { h.Seq, h.Hash = 4, es[3].Hash; return es }, "inserted#5"},
-		"first record relinked": {func(es []Entry, h *Head) []Entry { es[0].Prev = "x"; es[0].Hash = HashRecord(1, "x", es[0].Key, es[0].Body); return es }, "changed#1"},
+		"intact":               {func(es []Entry, h *Head) []Entry { return es }, ""},
+		"a middle record gone": {func(es []Entry, h *Head) []Entry { return append(es[:2], es[3:]...) }, "deleted#3"},
+		"two in a row gone":    {func(es []Entry, h *Head) []Entry { return append(es[:1], es[3:]...) }, "deleted#2..3"},
+		"the last record gone": {func(es []Entry, h *Head) []Entry { return es[:4] }, "deleted#5"},
+		"every record gone":    {func(es []Entry, h *Head) []Entry { return nil }, "deleted#1..5"},
+		"content changed":      {func(es []Entry, h *Head) []Entry { alter(&es[1]); return es }, "changed#2"},
+		"changed, hash redone": {func(es []Entry, h *Head) []Entry {
+			alter(&es[1])
+			es[1].Hash = HashRecord(2, es[1].Prev, es[1].Key, es[1].Body)
+			return es
+		}, "changed#2"},
+		"last changed, redone": {func(es []Entry, h *Head) []Entry {
+			alter(&es[4])
+			es[4].Hash = HashRecord(5, es[4].Prev, es[4].Key, es[4].Body)
+			return es
+		}, "changed#5"},
+		"moved to another key": {func(es []Entry, h *Head) []Entry { es[2].Key = "AUDIT#2026-11-24/x"; return es }, "changed#3"},
+		"head deleted":         {func(es []Entry, h *Head) []Entry { *h = Head{}; return es }, "head#0"},
+		"unchained one added": {func(es []Entry, h *Head) []Entry {
+			return append(es, Entry{Key: "k", Body: "{}", Record: Record{At: t0.Add(time.Hour), Action: Edit}})
+		}, "inserted#0"},
+		"a second #3": {func(es []Entry, h *Head) []Entry {
+			d := es[2]
+			alter(&d)
+			d.Key += "x"
+			d.Hash = HashRecord(3, d.Prev, d.Key, d.Body)
+			return append(es, d)
+		}, "inserted#3"},
+		"beyond the head, old": {func(es []Entry, h *Head) []Entry { h.Seq, h.Hash = 4, es[3].Hash; return es }, "inserted#5"},
+		"first record relinked": {func(es []Entry, h *Head) []Entry {
+			es[0].Prev = "x"
+			es[0].Hash = HashRecord(1, "x", es[0].Key, es[0].Body)
+			return es
+		}, "changed#1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			es, head := chain(t, 5)
