@@ -164,7 +164,8 @@ func (l *AuditLog) Add(ctx context.Context, r audit.Record) error {
 }
 
 // headLost: the transaction was cancelled because another writer moved the head first (its
-// condition failed, or the two transactions conflicted), not because the record exists.
+// condition failed, or the two transactions conflicted) or for want of capacity, not because
+// the record exists: reading the head again and retrying is right.
 func headLost(err error) bool {
 	var tc *types.TransactionCanceledException
 	if !errors.As(err, &tc) {
@@ -177,7 +178,7 @@ func headLost(err error) bool {
 	}
 	for _, r := range reasons {
 		switch aws.ToString(r.Code) {
-		case "ConditionalCheckFailed", "TransactionConflict":
+		case "ConditionalCheckFailed", "TransactionConflict", "ThrottlingError":
 			return true
 		}
 	}
