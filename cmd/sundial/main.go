@@ -76,6 +76,9 @@ Usage:
   sundial audit [--app APP] [--timer NAME] [--who WHO] [--since RFC3339] [--limit N] [--json]
                               operators' actions (run-now, activate, deactivate, edit, reset,
                               tenants, apps release, dlq redrive, sync), newest first
+  sundial audit verify [--since RFC3339] [--json]
+                              check the audit trail's hash chain (default 31 days back): names
+                              every record deleted, changed or inserted; exit 1 if any
   sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 run-now, activate, deactivate, timers list|show|edit, logs, audit, health, tenants, apps release

@@ -19,10 +19,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/dynamo"
 )
 
 // TestUpOperators runs `sundial up --operators FILE` and sends signed requests to its
@@ -222,4 +225,68 @@ func TestUpOperators(t *testing.T) {
 	require.Contains(t, out, "priority:3") // the edit's before and after
 	require.Contains(t, out, "priority:2")
 	requireIAMClean(t, dir, endpoint)
+
+	// Issue 39: every writer above (the API's role, the CLI, the platform's recovery)
+	// appended to one hash chain, which verifies; a record deleted and one altered behind
+	// the platform's back (plain DynamoDB calls with the administrator's key) are named.
+	out, errOut, code = cli(t, dir, "audit", "verify", "--endpoint", endpoint)
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	require.Contains(t, out, "OK         no record deleted, changed or inserted")
+	ddb := dynamodb.NewFromConfig(adminConfig(t, dir, endpoint))
+	logTable := ""
+	tables, err := ddb.ListTables(context.Background(), &dynamodb.ListTablesInput{})
+	require.NoError(t, err)
+	for _, name := range tables.TableNames {
+		if strings.Contains(name, "LogTable") {
+			logTable = name
+		}
+	}
+	require.NotEmpty(t, logTable, "tables: %v", tables.TableNames)
+	day := dynamo.AuditPrefix + time.Now().UTC().Format(time.DateOnly)
+	page, err := ddb.Query(context.Background(), &dynamodb.QueryInput{TableName: &logTable, KeyConditionExpression: aws.String("pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: day}}, ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	var runNow, tenantAdd map[string]types.AttributeValue
+	for _, it := range page.Items {
+		rec := it["record"].(*types.AttributeValueMemberS).Value
+		switch {
+		case strings.Contains(rec, `"action":"run-now"`) && strings.Contains(rec, `"timer":"Nightly"`) && runNow == nil:
+			runNow = it
+		case strings.Contains(rec, `"action":"tenant-add"`) && strings.Contains(rec, `"acme"`):
+			tenantAdd = it
+		}
+	}
+	require.NotNil(t, runNow)
+	require.NotNil(t, tenantAdd)
+	keyOf := func(it map[string]types.AttributeValue) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": it["pk"], "sk": it["sk"]}
+	}
+	_, err = ddb.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &logTable, Key: keyOf(runNow)})
+	require.NoError(t, err)
+	_, err = ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &logTable, Key: keyOf(tenantAdd),
+		UpdateExpression: aws.String("SET #r = :r"), ExpressionAttributeNames: map[string]string{"#r": "record"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{
+			Value: strings.Replace(tenantAdd["record"].(*types.AttributeValueMemberS).Value, `"acme"`, `"globex"`, 1)}}})
+	require.NoError(t, err)
+	out, errOut, code = cli(t, dir, "audit", "verify", "--endpoint", endpoint)
+	require.Equal(t, 1, code, "%s\n%s", out, errOut)
+	seq := func(it map[string]types.AttributeValue) string { return it["seq"].(*types.AttributeValueMemberN).Value }
+	require.Regexp(t, `(?m)^deleted\s+#`+seq(runNow)+`\s+record #`+seq(runNow)+` is missing, between `, out)
+	require.Regexp(t, `(?m)^changed\s+#`+seq(tenantAdd)+`\s+record #`+seq(tenantAdd)+` does not match its hash: .* tenant-add by `+me, out)
+	require.Contains(t, errOut, "the trail was tampered with: 2 finding(s)")
+
+	// .sundial holds the administrator's key and the database: the user's only.
+	for path, want := range map[string]os.FileMode{".sundial": 0o700, ".sundial/local.json": 0o600, ".sundial/dynamodb": 0o700} {
+		fi, err := os.Stat(filepath.Join(dir, path))
+		require.NoError(t, err)
+		require.Equal(t, want, fi.Mode().Perm(), path)
+	}
+	dbFiles, err := os.ReadDir(filepath.Join(dir, ".sundial", "dynamodb"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dbFiles)
+	for _, f := range dbFiles {
+		fi, err := f.Info()
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f.Name())
+	}
 }

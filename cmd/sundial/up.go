@@ -102,14 +102,21 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		co.ln = ln
 		defer ln.Close()
 	}
-	if err := os.MkdirAll(filepath.Dir(*logPath), 0o755); err != nil {
+	// The log (and .sundial, which holds the state and the database) is the user's only.
+	if err := os.MkdirAll(filepath.Dir(*logPath), 0o700); err != nil {
 		return err
 	}
-	logFile, err := os.Create(*logPath)
+	if err := privateStateDir(filepath.Dir(local.DefaultStateFile)); err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
+	if err := logFile.Chmod(0o600); err != nil { // a log an older version left readable
+		return err
+	}
 	// Executions start while up deploys (a When Published timer at once): their lines wait for
 	// the banner (endpoint, console, login), so that it is not buried under them.
 	lines := &heldWriter{w: stdout, held: &bytes.Buffer{}}
@@ -359,4 +366,13 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// privateStateDir makes dir (.sundial: the state with the administrator's key, the log, the
+// database) the user's only, as an older version may have left it (0755).
+func privateStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sundialhq/sundial/internal/awshttp"
 )
@@ -51,4 +52,10 @@ func AWSConfig(ctx context.Context, endpoint, region string) (aws.Config, error)
 		cfg.BaseEndpoint = aws.String(endpoint)
 	}
 	return cfg, nil
+}
+
+// WithSecret makes every client built from cfg send SecretHeader with secret: what a tool
+// that talks to the engines themselves, not through the local endpoint, must carry.
+func WithSecret(cfg *aws.Config, secret string) {
+	cfg.APIOptions = append(cfg.APIOptions, smithyhttp.AddHeaderValue(SecretHeader, secret))
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 )
@@ -33,23 +34,85 @@ func TestEngines(t *testing.T) {
 	require.NoError(t, err)
 
 	var logs syncBuffer
-	ddb, err := StartDynamoDB(ctx, e, DynamoDBOptions{Log: &logs})
+	secret := NewSecret()
+	// A database directory an older version left open to everyone (issue 39), with a file.
+	dbDir := filepath.Join(t.TempDir(), "db")
+	require.NoError(t, os.MkdirAll(dbDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dbDir, "old.txt"), []byte("x"), 0o644))
+	ddb, err := StartDynamoDB(ctx, e, DynamoDBOptions{Log: &logs, Secret: secret, DBPath: dbDir})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ddb.Stop() })
-	q, err := StartSQS(ctx, e, nil)
+	q, err := StartSQS(ctx, e, secret, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = q.Stop() })
 
 	t.Run("AnswerAWSCalls", func(t *testing.T) {
 		cfg, err := AWSConfig(ctx, ddb.Endpoint, "")
 		require.NoError(t, err)
-		_, err = dynamodb.NewFromConfig(cfg).ListTables(ctx, &dynamodb.ListTablesInput{})
+		WithSecret(&cfg, secret)
+		_, err = dynamodb.NewFromConfig(cfg).CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("tbl"),
+			AttributeDefinitions: []dtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: dtypes.ScalarAttributeTypeS}},
+			KeySchema:            []dtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: dtypes.KeyTypeHash}},
+			BillingMode:          dtypes.BillingModePayPerRequest})
 		require.NoError(t, err)
 		require.NotEmpty(t, logs.String(), "DynamoDB Local's output should reach the log")
 		cfg, err = AWSConfig(ctx, q.Endpoint, "")
 		require.NoError(t, err)
+		WithSecret(&cfg, secret)
 		_, err = sqs.NewFromConfig(cfg).ListQueues(ctx, &sqs.ListQueuesInput{})
 		require.NoError(t, err)
+	})
+
+	// Issue 39: DynamoDB Local and fauxqs accept any credentials, so anyone on the machine
+	// could write the tables (delete an audit record) straight on their loopback ports. They
+	// answer only requests that carry the run's secret, which the local endpoint adds.
+	t.Run("DirectRequestsWithoutTheSecretAreRefused", func(t *testing.T) {
+		for _, wrong := range []string{"", "X", secret + "x"} {
+			cfg, err := AWSConfig(ctx, ddb.Endpoint, "")
+			require.NoError(t, err)
+			if wrong != "" {
+				WithSecret(&cfg, wrong)
+			}
+			_, err = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }).
+				DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String("tbl"), Key: map[string]dtypes.AttributeValue{"pk": &dtypes.AttributeValueMemberS{Value: "a"}}})
+			require.ErrorContains(t, err, "StatusCode: 403", "DynamoDB Local with secret %q", wrong)
+			require.ErrorContains(t, err, "answers only the local endpoint")
+			cfg, err = AWSConfig(ctx, q.Endpoint, "")
+			require.NoError(t, err)
+			if wrong != "" {
+				WithSecret(&cfg, wrong)
+			}
+			_, err = sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.RetryMaxAttempts = 1 }).ListQueues(ctx, &sqs.ListQueuesInput{})
+			require.ErrorContains(t, err, "StatusCode: 403", "fauxqs with secret %q", wrong)
+		}
+		// Any path, any method: refused before the engine reads it.
+		for _, ep := range []string{ddb.Endpoint + "/shell/", q.Endpoint + "/health", q.Endpoint + "/"} {
+			resp, err := http.Get(ep)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusForbidden, resp.StatusCode, ep)
+		}
+	})
+
+	t.Run("DatabaseFilesAreTheUsersOnly", func(t *testing.T) {
+		fi, err := os.Stat(dbDir)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the database directory")
+		entries, err := os.ReadDir(dbDir)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, len(entries), 2, "the database file beside old.txt")
+		for _, en := range entries {
+			fi, err := en.Info()
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), en.Name())
+		}
+	})
+
+	t.Run("NoSecretNoEngine", func(t *testing.T) {
+		_, err := StartDynamoDB(ctx, e, DynamoDBOptions{})
+		require.ErrorContains(t, err, "no engine secret")
+		_, err = StartSQS(ctx, e, "", nil)
+		require.ErrorContains(t, err, "no engine secret")
 	})
 
 	// Issue 28: DynamoDB Local listened on every interface (*:PORT), reachable from other

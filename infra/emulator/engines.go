@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -86,7 +87,10 @@ func Install(ctx context.Context, logw io.Writer) (Engines, error) {
 	}
 	defer unlock()
 
-	e := Engines{Dir: dir, Fauxqs: filepath.Join(dir, "fauxqs-launch.mjs")}
+	// The launcher's name carries its content's hash: checkouts of other versions sharing
+	// the directory each run their own.
+	sum := sha256.Sum256(fauxqsLauncher)
+	e := Engines{Dir: dir, Fauxqs: filepath.Join(dir, "fauxqs-launch-"+hex.EncodeToString(sum[:6])+".mjs")}
 	if e.Node, err = exec.LookPath("node"); err != nil {
 		return Engines{}, errors.New("engines: node is not installed (Node.js 20 runs fauxqs and installs DynamoDB Local through npm); install Node.js 20 or pass --endpoint")
 	}
@@ -150,13 +154,52 @@ func ensureJava(ctx context.Context, logw io.Writer) (string, error) {
 	return exec.LookPath("java")
 }
 
+// SecretHeader is the header every request to an engine must carry, with the run's secret:
+// DynamoDB Local and fauxqs accept any credentials, so their launchers (SundialDynamoDBLocal,
+// fauxqs-launch.mjs) refuse, with 403, a request without it. The local endpoint
+// (infra/gateway) adds it to what it forwards; nothing else is given it.
+const SecretHeader = "X-Sundial-Engine-Key"
+
+// secretEnv passes the secret to the launchers (an environment is readable by its owner
+// only, unlike a command line).
+const secretEnv = "SUNDIAL_ENGINE_SECRET"
+
+// NewSecret returns a new engine secret: 256 random bits (two crypto/rand.Text).
+func NewSecret() string { return rand.Text() + rand.Text() }
+
 // DynamoDBOptions configure StartDynamoDB.
 type DynamoDBOptions struct {
 	// DBPath keeps the database in that directory across restarts (created if missing);
-	// empty keeps it in memory.
+	// empty keeps it in memory. The directory and its files are made the user's only
+	// (0700, 0600): the database holds the actions' headers in plain text.
 	DBPath string
+	// Secret is the value of SecretHeader the engine requires (NewSecret); required.
+	Secret string
 	// Log receives the engine's output.
 	Log io.Writer
+}
+
+// privateDir creates dir (and its parents) and makes dir and the files in it the user's
+// only: 0700 and 0600, whatever mode an older version left them with.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if err := os.Chmod(filepath.Join(dir, e.Name()), 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // dynamoLauncher returns the directory of the compiled SundialDynamoDBLocal class, compiling
@@ -201,13 +244,16 @@ func dynamoLauncher(e Engines, logw io.Writer) (string, error) {
 // Jetty server listens on every interface): it is started through SundialDynamoDBLocal,
 // which binds it to loopback; its CORS allow-list names no page (its default is '*').
 func StartDynamoDB(ctx context.Context, e Engines, o DynamoDBOptions) (*Server, error) {
+	if o.Secret == "" {
+		return nil, errors.New("DynamoDB Local: no engine secret (DynamoDBOptions.Secret)")
+	}
 	launcher, err := dynamoLauncher(e, cmp.Or[io.Writer](o.Log, io.Discard))
 	if err != nil {
 		return nil, fmt.Errorf("DynamoDB Local: %w", err)
 	}
 	storage := []string{"-inMemory"}
 	if o.DBPath != "" {
-		if err := os.MkdirAll(o.DBPath, 0o755); err != nil {
+		if err := privateDir(o.DBPath); err != nil {
 			return nil, fmt.Errorf("DynamoDB Local: %w", err)
 		}
 		abs, err := filepath.Abs(o.DBPath)
@@ -223,19 +269,21 @@ func StartDynamoDB(ctx context.Context, e Engines, o DynamoDBOptions) (*Server, 
 			argv := []string{e.Java, "-XX:+UseParallelGC", "-Djava.library.path=./DynamoDBLocal_lib", "-Dsundial.host=127.0.0.1",
 				"-cp", "DynamoDBLocal.jar" + string(os.PathListSeparator) + launcher, "SundialDynamoDBLocal",
 				"-port", strconv.Itoa(port), "-sharedDb", "-disableTelemetry", "-cors", "http://no-web-page.invalid"}
-			return append(argv, storage...), nil
+			// umask 077: the files it creates (the database, its journal) are the user's only.
+			return privateFiles(append(argv, storage...)), []string{secretEnv + "=" + o.Secret}
 		},
-		ready:     answersPOST,
+		ready:     func(ctx context.Context, endpoint string) error { return answersPOST(ctx, endpoint, o.Secret) },
 		portTaken: "Address already in use",
 	}, o.Log)
 }
 
 // answersPOST: DynamoDB Local answers a POST without a target with HTTP 400 once it serves.
-func answersPOST(ctx context.Context, endpoint string) error {
+func answersPOST(ctx context.Context, endpoint, secret string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader("{}"))
 	if err != nil {
 		return err
 	}
+	req.Header.Set(SecretHeader, secret)
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
@@ -246,17 +294,21 @@ func answersPOST(ctx context.Context, endpoint string) error {
 	return resp.Body.Close()
 }
 
-// StartSQS starts fauxqs on a free 127.0.0.1 port. Its state is in memory only: a restart
-// loses queued messages, which the recovery function re-sends from the timers table.
-func StartSQS(ctx context.Context, e Engines, logw io.Writer) (*Server, error) {
+// StartSQS starts fauxqs on a free 127.0.0.1 port, answering only requests with
+// SecretHeader set to secret (required). Its state is in memory only: a restart loses queued
+// messages, which the recovery function re-sends from the timers table.
+func StartSQS(ctx context.Context, e Engines, secret string, logw io.Writer) (*Server, error) {
+	if secret == "" {
+		return nil, errors.New("fauxqs: no engine secret")
+	}
 	return startServer(ctx, spec{
 		name: "fauxqs",
 		dir:  e.Dir,
 		command: func(port int) ([]string, []string) {
-			return []string{e.Node, e.Fauxqs}, []string{"FAUXQS_PORT=" + strconv.Itoa(port), "FAUXQS_LOGGER=false"}
+			return []string{e.Node, e.Fauxqs}, []string{"FAUXQS_PORT=" + strconv.Itoa(port), "FAUXQS_LOGGER=false", secretEnv + "=" + secret}
 		},
 		ready: func(ctx context.Context, endpoint string) error {
-			return probe(ctx, &http.Client{Timeout: time.Second}, endpoint+"/health")
+			return probeWith(ctx, &http.Client{Timeout: time.Second}, endpoint+"/health", http.Header{SecretHeader: {secret}})
 		},
 		portTaken: "EADDRINUSE",
 	}, logw)

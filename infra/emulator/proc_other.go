@@ -26,3 +26,7 @@ func signalGroup(cmd *exec.Cmd, sig os.Signal) error {
 
 // lockDir is a no-op where flock does not exist: concurrent installs are not ordered.
 func lockDir(string) (func(), error) { return func() {}, nil }
+
+// privateFiles is argv unchanged where there is no umask; the engine's directory is still
+// created for the user only.
+func privateFiles(argv []string) []string { return argv }

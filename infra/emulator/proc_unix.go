@@ -48,3 +48,9 @@ func lockDir(dir string) (func(), error) {
 		f.Close()
 	}, nil
 }
+
+// privateFiles runs argv with umask 077 (through sh, which then execs it: the pid stays the
+// engine's), so that whatever files it creates are the user's only.
+func privateFiles(argv []string) []string {
+	return append([]string{"/bin/sh", "-c", `umask 077 && exec "$@"`, "sh"}, argv...)
+}

@@ -194,9 +194,17 @@ func Reachable(ctx context.Context, endpoint string) error {
 }
 
 func probe(ctx context.Context, client *http.Client, target string) error {
+	return probeWith(ctx, client, target, nil)
+}
+
+// probeWith is probe with headers added to the request.
+func probeWith(ctx context.Context, client *http.Client, target string, h http.Header) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return err
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	resp, err := client.Do(req)
 	if err != nil {

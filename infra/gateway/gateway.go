@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/iam"
 )
 
@@ -36,6 +37,10 @@ import (
 type Gateway struct {
 	// DynamoDB and SQS are the engines' endpoints.
 	DynamoDB, SQS string
+	// EngineSecret is the engines' per-run secret: every request forwarded to them carries
+	// it in emulator.SecretHeader (they refuse requests without it); a caller's own value of
+	// that header is never forwarded.
+	EngineSecret string
 	// Auth knows the callers' keys and decides requests; nil allows everything, unsigned.
 	Auth *iam.Authorizer
 	// MaxInFlight bounds the bytes of request bodies read at once (DefaultMaxInFlight).
@@ -90,6 +95,9 @@ func (g *Gateway) Start(addr string) (string, error) {
 		g.Account = g.Auth.Env.Account
 	}
 	g.arns = newARNTranslator(g.Region, g.Account)
+	if g.Replica != nil {
+		g.Replica.secret = g.EngineSecret
+	}
 	g.client = &http.Client{Transport: &http.Transport{
 		Proxy:               nil,
 		MaxIdleConns:        256,
@@ -359,6 +367,10 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, svc iam.Servic
 	req.Header = r.Header.Clone()
 	for _, h := range hopHeaders {
 		req.Header.Del(h)
+	}
+	req.Header.Del(emulator.SecretHeader)
+	if svc == iam.DynamoDB || svc == iam.SQS {
+		req.Header.Set(emulator.SecretHeader, g.EngineSecret)
 	}
 	req.ContentLength = int64(len(body))
 	resp, err := g.client.Do(req)

@@ -22,6 +22,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/sundialhq/sundial/infra/emulator"
 )
 
 // DynamoDB Local is one copy of the data: every read sees every write at once. DynamoDB is
@@ -48,6 +50,7 @@ type Replica struct {
 	cfg    ReplicaConfig
 	client *http.Client
 	signer *v4.Signer
+	secret string // the engines' secret (Gateway.EngineSecret), set by the gateway's Start
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -705,6 +708,7 @@ func (rp *Replica) call(ctx context.Context, upstream, op string, in, out any) e
 	}
 	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
 	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+	req.Header.Set(emulator.SecretHeader, rp.secret)
 	sum := sha256.Sum256(body)
 	creds := aws.Credentials{AccessKeyID: "LOCALREPLICA", SecretAccessKey: "local"}
 	if err := rp.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "dynamodb", "us-east-1", time.Now()); err != nil {

@@ -114,6 +114,11 @@ func TestCalls(t *testing.T) {
 		{"TransactionItemByItem", Request{Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(
 			`{"TransactItems":[{"Update":{"TableName":"T"}},{"Put":{"TableName":"L"}},{"ConditionCheck":{"TableName":"T"}},{"Delete":{"TableName":"T"}}]}`)},
 			[]Call{{Action: "dynamodb:UpdateItem", Resource: tbl("T")}, {Action: "dynamodb:PutItem", Resource: tbl("L")}, {Action: "dynamodb:ConditionCheckItem", Resource: tbl("T")}, {Action: "dynamodb:DeleteItem", Resource: tbl("T")}}},
+		// Issue 39: the audit chain's append is a transaction; its items are authorized with
+		// their own dynamodb:LeadingKeys, as PutItem alone is.
+		{"TransactionItemsKeepTheirLeadingKeys", Request{Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(
+			`{"TransactItems":[{"Put":{"TableName":"L","Item":{"pk":{"S":"AUDIT#2026-11-25"},"sk":{"S":"a"}}}},{"Update":{"TableName":"L","Key":{"pk":{"S":"AUDIT#HEAD"},"sk":{"S":"HEAD"}}}}]}`)},
+			[]Call{{Action: "dynamodb:PutItem", Resource: tbl("L"), LeadingKey: "AUDIT#2026-11-25", KeyKnown: true}, {Action: "dynamodb:UpdateItem", Resource: tbl("L"), LeadingKey: "AUDIT#HEAD", KeyKnown: true}}},
 		{"BatchGetOnEachTable", Request{Service: DynamoDB, Operation: "BatchGetItem", Body: []byte(`{"RequestItems":{"B":{},"A":{}}}`)},
 			[]Call{{Action: "dynamodb:BatchGetItem", Resource: tbl("A")}, {Action: "dynamodb:BatchGetItem", Resource: tbl("B")}}},
 		{"SendMessageBatchIsSendMessage", Request{Service: SQS, Operation: "SendMessageBatch", Body: []byte(`{"QueueUrl":"http://127.0.0.1:1/000000000000/q1"}`)},

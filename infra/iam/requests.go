@@ -147,7 +147,13 @@ func (e Env) dynamoCalls(op string, body []byte) ([]Call, error) {
 				if err != nil || action == "" || table == "" {
 					return nil, fmt.Errorf("dynamodb %s: item %d: %s needs a TableName", op, i, kind)
 				}
-				out = append(out, Call{Action: "dynamodb:" + action, Resource: e.table(table)})
+				// Each item is authorized as its single-item action, with its own
+				// dynamodb:LeadingKeys (transaction-apis-iam.html).
+				call := Call{Action: "dynamodb:" + action, Resource: e.table(table)}
+				if call.LeadingKey, call.KeyKnown, err = leadingKey(v, action); err != nil {
+					return nil, fmt.Errorf("dynamodb %s: item %d: %w", op, i, err)
+				}
+				out = append(out, call)
 			}
 		}
 		if len(out) == 0 {

@@ -63,7 +63,8 @@ const DefaultDataDir = ".sundial/dynamodb"
 
 // WriteState records the state.
 func WriteState(path string, s State) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The directory (.sundial) holds the state, the log and the database: the user's only.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
 	b, _ := json.MarshalIndent(s, "", "  ")

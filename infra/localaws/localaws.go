@@ -58,10 +58,13 @@ type Options struct {
 	Replica *gateway.Replica
 }
 
-// Endpoints are running engines' URLs.
+// Endpoints are running engines' URLs and the secret they require (emulator.SecretHeader):
+// whoever holds it can write the tables behind the endpoint's IAM checks, so it is kept
+// only in this process and in `sundial engines serve`'s state file (mode 0600).
 type Endpoints struct {
 	DynamoDB string `json:"dynamodb"`
 	SQS      string `json:"sqs"`
+	Secret   string `json:"secret"`
 }
 
 // Env is a running local AWS.
@@ -125,7 +128,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e.admin = NewCredentials("LOCALADMIN")
 	e.Auth.AddAdmin(e.admin.AccessKeyID, e.admin.SecretAccessKey, AdminPrincipal)
 	e.engines = ep
-	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, Auth: e.Auth, Region: Region, Account: sam.Account, Throttle: &gateway.Throttle{},
+	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, EngineSecret: ep.Secret, Auth: e.Auth, Region: Region, Account: sam.Account, Throttle: &gateway.Throttle{},
 		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway"), Replica: o.Replica}
 	listen := o.Listen
 	if listen == "" {
@@ -247,6 +250,10 @@ func Outputs(st *provision.Stack) (stack.Outputs, error) {
 // Engines names the engines' endpoints (behind the gateway), for reports.
 func (e *Env) Engines() (dynamoDB, sqs string) { return e.engines.DynamoDB, e.engines.SQS }
 
+// EngineSecret is the secret the engines require (emulator.SecretHeader): for a test or a
+// measurement that goes to them straight (emulator.WithSecret), not through Endpoint.
+func (e *Env) EngineSecret() string { return e.engines.Secret }
+
 // Running are engines started by StartEngines.
 type Running struct {
 	Endpoints
@@ -254,20 +261,21 @@ type Running struct {
 }
 
 // StartEngines installs (when missing) and starts DynamoDB Local (on disk in dbPath, or in
-// memory) and fauxqs, in parallel.
+// memory) and fauxqs, in parallel, both requiring a new secret (Endpoints.Secret).
 func StartEngines(ctx context.Context, dbPath string, logw io.Writer) (*Running, error) {
 	eng, err := emulator.Install(ctx, logw)
 	if err != nil {
 		return nil, err
 	}
 	r := &Running{}
+	secret := emulator.NewSecret()
 	started := make(chan error, 1)
 	go func() {
 		var err error
-		r.queues, err = emulator.StartSQS(ctx, eng, logw)
+		r.queues, err = emulator.StartSQS(ctx, eng, secret, logw)
 		started <- err
 	}()
-	r.dynamo, err = emulator.StartDynamoDB(ctx, eng, emulator.DynamoDBOptions{DBPath: dbPath, Log: logw})
+	r.dynamo, err = emulator.StartDynamoDB(ctx, eng, emulator.DynamoDBOptions{DBPath: dbPath, Secret: secret, Log: logw})
 	if qerr := <-started; err == nil {
 		err = qerr
 	}
@@ -275,7 +283,7 @@ func StartEngines(ctx context.Context, dbPath string, logw io.Writer) (*Running,
 		_ = r.Stop()
 		return nil, err
 	}
-	r.Endpoints = Endpoints{DynamoDB: r.dynamo.Endpoint, SQS: r.queues.Endpoint}
+	r.Endpoints = Endpoints{DynamoDB: r.dynamo.Endpoint, SQS: r.queues.Endpoint, Secret: secret}
 	return r, nil
 }
 

@@ -61,6 +61,13 @@ func TestAPIRoleAddsAuditRecordsOnly(t *testing.T) {
 		return string(b)
 	}
 	require.True(t, decide("PutItem", item(audit)), "adds an audit record")
+	// Issue 39: records are appended to the chain with its head in one transaction.
+	appendTx := `{"TransactItems":[{"Put":{"TableName":"LogTable","Item":` + audit + `,"ConditionExpression":"attribute_not_exists(pk)"}},` +
+		`{"Put":{"TableName":"LogTable","Item":{"pk":{"S":"AUDIT#HEAD"},"sk":{"S":"HEAD"}}}}]}`
+	require.True(t, decide("TransactWriteItems", appendTx), "appends to the audit chain")
+	require.True(t, decide("GetItem", `{"TableName":"LogTable","Key":{"pk":{"S":"AUDIT#HEAD"},"sk":{"S":"HEAD"}}}`), "reads the chain's head")
+	require.False(t, decide("TransactWriteItems", `{"TransactItems":[{"Put":{"TableName":"LogTable","Item":`+audit+`}},`+
+		`{"Delete":{"TableName":"LogTable","Key":{"pk":{"S":"AUDIT#2026-11-24"},"sk":{"S":"x"}}}}]}`), "may not delete a record in a transaction")
 	require.False(t, decide("UpdateItem", `{"TableName":"LogTable","Key":`+audit+`,"UpdateExpression":"SET #w = :w","ExpressionAttributeNames":{"#w":"who"},"ExpressionAttributeValues":{":w":{"S":"me"}}}`),
 		"may not change an audit record")
 	require.False(t, decide("DeleteItem", `{"TableName":"LogTable","Key":`+audit+`}`), "may not delete one")

@@ -2,8 +2,10 @@
 // edit, reset, tenant add or remove, app release, DLQ redrive and sync is recorded once, with
 // when, who (the IAM principal's ARN on AWS, the operator's name locally), what, on which
 // app and timer, the values before and after an edit, and an optional reason. Records are
-// added, never changed: the API's role may put an audit item and nothing else (template.yaml,
-// AddAuditRecords), and they expire after AuditRetentionDays (default 400).
+// appended to one hash chain (chain.go), never changed: the roles that audit may put audit
+// items and nothing else on the log table (template.yaml, AppendOnly and AuditResumes), a
+// change or deletion made anyway is named by Check (`sundial audit verify`), and records
+// expire after AuditRetentionDays (default 400).
 package audit
 
 import (

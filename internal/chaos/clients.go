@@ -70,6 +70,11 @@ func (d *DynamoDB) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteIt
 	return d.api.BatchWriteItem(ctx, in, d.opts(fns)...)
 }
 
+// TransactWriteItems implements dynamo.API.
+func (d *DynamoDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, fns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	return d.api.TransactWriteItems(ctx, in, d.opts(fns)...)
+}
+
 // SQSAPI is what Sundial calls on SQS: queue.API (the engine's sends) and lambdarun.SQSAPI
 // (the event source mapping's receives and deletes).
 type SQSAPI interface {

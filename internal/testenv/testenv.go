@@ -130,7 +130,7 @@ func setup() error {
 			return fmt.Errorf("%s=%s: %w", EnginesEnv, path, err)
 		}
 		o.Engines = &localaws.Endpoints{}
-		if err := json.Unmarshal(b, o.Engines); err != nil || o.Engines.DynamoDB == "" || o.Engines.SQS == "" {
+		if err := json.Unmarshal(b, o.Engines); err != nil || o.Engines.DynamoDB == "" || o.Engines.SQS == "" || o.Engines.Secret == "" {
 			return fmt.Errorf("%s=%s: not a `sundial engines serve` state file (%v)", EnginesEnv, path, err)
 		}
 	}

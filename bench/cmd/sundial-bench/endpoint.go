@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -37,8 +38,10 @@ func (e *env) measureEndpointCost(ctx context.Context, timers, workers, rounds i
 		return endpointCost{}, err
 	}
 	ddbURL, sqsURL := e.local.Engines()
-	// The same configuration (counted, the engines accept any key), without the endpoint.
+	// The same configuration (counted; the engines check only their secret), without the
+	// endpoint.
 	cfg := e.aws.Copy()
+	emulator.WithSecret(&cfg, e.local.EngineSecret())
 	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(ddbURL) })
 	sq := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsURL) })
 	paths := [2]*ceilingBench{}

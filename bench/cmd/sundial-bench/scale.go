@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/dynamo"
@@ -334,6 +335,7 @@ func (e *env) seed(ctx context.Context, d deployed, n int, due func(i int) time.
 	cfg.BaseEndpoint = aws.String(endpoint)
 	cfg.Credentials = credentials.StaticCredentialsProvider{Value: e.local.Admin()}
 	cfg.APIOptions = nil // not counted: seeding is not the measured function's work
+	emulator.WithSecret(&cfg, e.local.EngineSecret())
 	ddb := dynamodb.NewFromConfig(cfg)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
