@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -75,6 +76,11 @@ func capacityOf(params map[string]string) [4]int {
 }
 
 func printHealth(w io.Writer, h console.Health) {
+	if h.Healthy {
+		printf(w, "health      ok\n")
+	} else {
+		printf(w, "health      UNHEALTHY: %s\n", strings.Join(h.Problems, "; "))
+	}
 	f := h.Fetcher
 	printf(w, "fetcher     %s", f.Status)
 	if f.LastTick != nil {
@@ -86,7 +92,7 @@ func printHealth(w io.Writer, h console.Health) {
 		printf(w, " %s %d ready/%d in flight/%d delayed;", q.Name, q.Visible, q.InFlight, q.Delayed)
 	}
 	if h.QueuesError != "" {
-		printf(w, " (%s)", h.QueuesError)
+		printf(w, " %s", h.QueuesError) // the depths are unknown, not zero
 	}
 	printf(w, "\nprocessors ")
 	for _, p := range h.Processors.Rows() {

@@ -162,11 +162,20 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "try        %s timers list   (here or below; elsewhere add --endpoint %s)   Ctrl-C stops\n", selfCommand(os.Args[0]), p.Endpoint)
 	lines.release()
-	<-ctx.Done()
-	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
+	var failed error
+	select {
+	case <-ctx.Done():
+	case failed = <-p.Failed():
+		// An engine died again and again: nothing can fire. Stop, and say so by the exit code.
+		failed = fmt.Errorf("up: the local platform stopped: %w (its output is in %s)", failed, *logPath)
+		fmt.Fprintln(stdout, "stopping: an engine was given up…")
+	}
+	if failed == nil {
+		fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
+	}
 	stopWatch()
 	stopConsole()
-	return p.Stop()
+	return errors.Join(failed, p.Stop())
 }
 
 // heldWriter holds what is written (up to maxHeld bytes) until release, then writes it and
