@@ -40,6 +40,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dockerHost := fs.String("docker-host", "127.0.0.1", "the name containers reach this machine by, in the --sam-env file (127.0.0.1 with --docker-network host; host.docker.internal with Docker Desktop)")
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
+	fs.StringVar(&o.SourceDir, "source", "", "the Sundial source tree --processes builds the bootstraps from (default: found upward from the working directory)")
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
 	fs.Var((*appStacks)(&o.AppStacks), "app-stack", "also deploy this app's own stack once the platform runs: `DIR` holds its template.yaml (e.g. examples/billing), repeatable; its tables, Go functions and Custom::SundialTimers run here (sundial app-stack delete DIR sends the Delete)")
 	fs.StringVar(&o.EventsTo, "events-to", "", "POST every EventBridge event the functions put (the whole event JSON) to this URL, as an API destination would")

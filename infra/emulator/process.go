@@ -204,6 +204,10 @@ func (s *Server) Exit() string {
 	if p.waitErr != nil {
 		why = p.waitErr.Error() // "signal: killed", "exit status 1"
 	}
+	var exit *exec.ExitError
+	if errors.As(p.waitErr, &exit) && exit.ExitCode() == -1 {
+		return why // killed by a signal: its last words are no reason
+	}
 	if out := p.out.String(); out != "" {
 		why += "; its output ends: " + out[strings.LastIndexByte(out, '\n')+1:]
 	}

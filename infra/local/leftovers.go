@@ -3,6 +3,7 @@ package local
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,10 +19,18 @@ const (
 	ownerFile = ".sundial-owner"
 )
 
+// removeLeftovers removes the build directories of platforms that were killed, and logs them.
+func removeLeftovers(log *slog.Logger) {
+	for _, prefix := range []string{bootstrapsPrefix, appStacksPrefix} {
+		for _, d := range RemoveLeftovers(os.TempDir(), prefix) {
+			log.Info("removed the build directory of a platform that was killed", "dir", d)
+		}
+	}
+}
+
 // ownedTempDir makes a temporary directory (os.TempDir()/prefix*) that records this process
-// as its owner, after removing the directories of that prefix whose owner is gone.
+// as its owner.
 func ownedTempDir(prefix string) (string, error) {
-	RemoveLeftovers(os.TempDir(), prefix)
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return "", err

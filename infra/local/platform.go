@@ -273,6 +273,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			p.Stop()
 		}
 	}()
+	removeLeftovers(slog.New(slog.NewJSONHandler(o.Log, nil)))
 	if o.Processes {
 		if err = p.buildProcesses(ctx, o); err != nil {
 			return nil, err
