@@ -16,6 +16,13 @@ import (
 // firing due (overdue ones under their misfire policy) instead of leaving the lost ones to
 // recovery's LostAfter; a firing sent twice is claimed once.
 func (p *Platform) engineEvent(ev localaws.EngineEvent) {
+	if ev.Kind == localaws.EngineRestarted && ev.QueuesLost {
+		if err := p.resendAll(); err != nil {
+			ev.Detail += fmt.Sprintf("; forgetting the fetch's watermark failed (%v): recovery re-sends the lost firings once they are overdue by SUNDIAL_LOST_AFTER", err)
+		} else {
+			ev.Detail += "; the next fetch tick sends every due firing again"
+		}
+	}
 	p.lines.mu.Lock()
 	fmt.Fprintln(p.lines.out, ev.String())
 	p.lines.mu.Unlock()
@@ -27,22 +34,21 @@ func (p *Platform) engineEvent(ev localaws.EngineEvent) {
 		p.engineLog.Log(context.Background(), level, "engine "+string(ev.Kind), "engine", ev.Engine, "endpoint", ev.Endpoint,
 			"detail", ev.Detail, "error", ev.Err, "down_ms", ev.Took.Milliseconds())
 	}
-	if ev.Kind != localaws.EngineRestarted || !ev.QueuesLost {
-		return
-	}
+}
+
+// resendAll forgets the fetch's watermark, so that its next tick sends every firing due.
+func (p *Platform) resendAll() error {
 	a := p.operator.Load()
 	if a == nil {
-		return // Up has not synced anything yet: its first tick sends what is due
+		return nil // Up has not synced anything yet: its first tick sends what is due
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w, err := a.Store.Watermark(ctx)
-	if err == nil && !w.IsZero() {
-		err = a.Store.RestoreWatermark(ctx, time.Time{}, w)
+	if err != nil || w.IsZero() {
+		return err
 	}
-	if err != nil {
-		p.engineLog.Error("engine restarted: forgetting the fetch's watermark failed; recovery re-sends the lost firings once overdue", "error", err)
-	}
+	return a.Store.RestoreWatermark(ctx, time.Time{}, w)
 }
 
 // Failed receives, once, why an embedded engine was given up after repeated deaths (the

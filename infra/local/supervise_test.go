@@ -32,9 +32,12 @@ import (
 // given up, loudly.
 func TestEngineKilledIsRestarted(t *testing.T) {
 	testenv.Integration(t)
-	var calls atomic.Int64
-	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var calls, slow atomic.Int64
+	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
+		if r.URL.Path == "/slow" {
+			slow.Add(1)
+		}
 		fmt.Fprintln(w, `{}`)
 	}))
 	t.Cleanup(actions.Close)
@@ -44,7 +47,11 @@ func TestEngineKilledIsRestarted(t *testing.T) {
   - name: Tick
     schedule: "every 1s"
     timeout: 5s
-    action: {http: {url: "%s/tick"}}
+    action: {http: {url: "%[1]s/tick"}}
+  - name: Slow
+    schedule: "every 5s"
+    timeout: 5s
+    action: {http: {url: "%[1]s/slow"}}
 `, actions.URL), 0o644))
 
 	var out, logs testenv.SyncBuffer
@@ -60,23 +67,43 @@ func TestEngineKilledIsRestarted(t *testing.T) {
 
 	// Health as `sundial health` reads it, with no retries: the engine is down for seconds.
 	health := console.NewService(pl.App, sqs.NewFromConfig(pl.AWS, func(o *sqs.Options) { o.RetryMaxAttempts = 1 }), [4]int{})
-	firingResumes := func(what string) {
+	firingResumes := func(what string, within time.Duration) {
 		t.Helper()
 		from := calls.Load()
-		require.Eventually(t, func() bool { return calls.Load() >= from+3 }, 45*time.Second, 100*time.Millisecond,
+		require.Eventually(t, func() bool { return calls.Load() >= from+3 }, within, 100*time.Millisecond,
 			"%s: Tick (every 1s) fires again; out:\n%s", what, out.String())
 	}
-	firingResumes("at the start")
+	firingResumes("at the start", 45*time.Second)
 
 	for _, engine := range []struct {
 		name    string
 		pid     func() int
 		problem string // what Health says while it is down
+		// resume bounds how long firing takes to resume once the engine is back. The
+		// messages fauxqs held are lost: the fetch sends the firings again at once, well
+		// before recovery would (SUNDIAL_LOST_AFTER: 2 ticks + 30 s). DynamoDB Local loses
+		// nothing, but the executions it failed wait for their leases (5 s × 1.2).
+		resume time.Duration
 	}{
-		{"fauxqs", func() int { _, q := pl.Local.EnginePids(); return q }, "queues unreachable"},
-		{"DynamoDB Local", func() int { d, _ := pl.Local.EnginePids(); return d }, "timers"},
+		{"fauxqs", func() int { _, q := pl.Local.EnginePids(); return q }, "queues unreachable", 20 * time.Second},
+		{"DynamoDB Local", func() int { d, _ := pl.Local.EnginePids(); return d }, "timers", 45 * time.Second},
 	} {
 		t.Run(strings.ReplaceAll(engine.name, " ", ""), func(t *testing.T) {
+			slowFrom := slow.Load()
+			if engine.name == "fauxqs" {
+				// Kill it while it holds a firing sent ahead of its due time (Slow's next, sent
+				// by the tick that first sees it, about 2 s ahead), which only a re-send can
+				// bring back.
+				require.Eventually(t, func() bool {
+					h, err := health.HealthOf(context.Background(), "")
+					for _, q := range h.Queues {
+						if err == nil && q.Delayed > 0 {
+							return true
+						}
+					}
+					return false
+				}, 20*time.Second, 10*time.Millisecond, "a firing waits in a queue")
+			}
 			pid := engine.pid()
 			require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 			require.Eventually(t, func() bool { return strings.Contains(out.String(), "engine     "+engine.name+" at ") },
@@ -98,7 +125,9 @@ func TestEngineKilledIsRestarted(t *testing.T) {
 			require.Eventually(t, func() bool { return strings.Contains(out.String(), "engine     "+engine.name+" restarted at ") },
 				90*time.Second, 100*time.Millisecond, "the platform restarts the engine; out:\n%s", out.String())
 			require.NotEqual(t, pid, engine.pid(), "a new process")
-			firingResumes("after " + engine.name + " was killed")
+			firingResumes("after "+engine.name+" was killed", engine.resume)
+			require.Eventually(t, func() bool { return slow.Load() > slowFrom }, engine.resume, 100*time.Millisecond,
+				"Slow (every 5s) fires again; out:\n%s", out.String())
 			require.Eventually(t, func() bool {
 				h, err := health.HealthOf(context.Background(), "")
 				return err == nil && h.Healthy && len(h.Queues) > 0
@@ -108,7 +137,6 @@ func TestEngineKilledIsRestarted(t *testing.T) {
 	require.Contains(t, out.String(), "re-created 6 queues", "fauxqs's queues came back from the SAM translation; out:\n%s", out.String())
 	require.Contains(t, out.String(), "its data on disk kept")
 
-	t.Log(out.String())
 	t.Run("GivenUpAfterRepeatedDeaths", func(t *testing.T) {
 		_, q := pl.Local.EnginePids()
 		require.NoError(t, syscall.Kill(q, syscall.SIGKILL))

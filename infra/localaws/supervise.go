@@ -192,6 +192,6 @@ func (e *Env) recreateQueues(ctx context.Context) (string, error) {
 		}
 		names = append(names, st.Name)
 	}
-	return fmt.Sprintf("fauxqs keeps queues in memory only: re-created %d queues of stack %s from the SAM translation; the messages they held are lost (the firings are sent again: see recovery)",
+	return fmt.Sprintf("it keeps queues in memory only: re-created %d queues of stack %s from the SAM translation; the messages they held are lost",
 		n, strings.Join(names, ", ")), nil
 }
