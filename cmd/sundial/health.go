@@ -58,7 +58,7 @@ func cmdHealth(ctx context.Context, args []string, stdout io.Writer) error {
 	h, err := console.NewService(a, sqs.NewFromConfig(awsCfg), capacityOf(outs.Parameters)).HealthOf(ctx, *appName)
 	if err != nil {
 		// The tables could not be read: as unhealthy as it gets (a local engine down, say).
-		return fmt.Errorf("health: UNHEALTHY: the timers table could not be read: %w", err)
+		return fmt.Errorf("health: UNHEALTHY: the stack's tables could not be read: %w", err)
 	}
 	if *asJSON {
 		return writeJSON(stdout, h)
