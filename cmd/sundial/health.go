@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -55,7 +57,8 @@ func cmdHealth(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	h, err := console.NewService(a, sqs.NewFromConfig(awsCfg), capacityOf(outs.Parameters)).HealthOf(ctx, *appName)
 	if err != nil {
-		return err
+		// The tables could not be read: as unhealthy as it gets (a local engine down, say).
+		return fmt.Errorf("health: UNHEALTHY: the stack's tables could not be read: %w", err)
 	}
 	if *asJSON {
 		return writeJSON(stdout, h)
@@ -75,6 +78,11 @@ func capacityOf(params map[string]string) [4]int {
 }
 
 func printHealth(w io.Writer, h console.Health) {
+	if h.Healthy {
+		printf(w, "health      ok\n")
+	} else {
+		printf(w, "health      UNHEALTHY: %s\n", strings.Join(h.Problems, "; "))
+	}
 	f := h.Fetcher
 	printf(w, "fetcher     %s", f.Status)
 	if f.LastTick != nil {
@@ -86,7 +94,7 @@ func printHealth(w io.Writer, h console.Health) {
 		printf(w, " %s %d ready/%d in flight/%d delayed;", q.Name, q.Visible, q.InFlight, q.Delayed)
 	}
 	if h.QueuesError != "" {
-		printf(w, " (%s)", h.QueuesError)
+		printf(w, " %s", h.QueuesError) // the depths are unknown, not zero
 	}
 	if h.App != "" {
 		printf(w, " (every app's firings: `sundial health` without --app shows them)")

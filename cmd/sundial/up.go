@@ -40,6 +40,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dockerHost := fs.String("docker-host", "127.0.0.1", "the name containers reach this machine by, in the --sam-env file (127.0.0.1 with --docker-network host; host.docker.internal with Docker Desktop)")
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
+	fs.StringVar(&o.SourceDir, "source", "", "the Sundial source tree --processes builds the bootstraps from (default: found upward from the working directory)")
 	fs.BoolVar(&o.Examples, "examples", false, "also deploy the examples (the orders table) and serve their Lambda action sundial-example-orderpush (see examples/orders.yaml, make run-orders)")
 	fs.Var((*appStacks)(&o.AppStacks), "app-stack", "also deploy this app's own stack once the platform runs: `DIR` holds its template.yaml (e.g. examples/billing), repeatable; its tables, Go functions and Custom::SundialTimers run here (sundial app-stack delete DIR sends the Delete)")
 	fs.StringVar(&o.EventsTo, "events-to", "", "POST every EventBridge event the functions put (the whole event JSON) to this URL, as an API destination would")
@@ -173,11 +174,20 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "try        %s timers list   (here or below; elsewhere add --endpoint %s)   Ctrl-C stops\n", selfCommand(os.Args[0]), p.Endpoint)
 	lines.release()
-	<-ctx.Done()
-	fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
+	var failed error
+	select {
+	case <-ctx.Done():
+	case failed = <-p.Failed():
+		// An engine died again and again: nothing can fire. Stop, and say so by the exit code.
+		failed = fmt.Errorf("up: the local platform stopped: %w (its output is in %s)", failed, *logPath)
+		fmt.Fprintln(stdout, "stopping: an engine was given up…")
+	}
+	if failed == nil {
+		fmt.Fprintln(stdout, "stopping: in-flight executions finish first…")
+	}
 	stopWatch()
 	stopConsole()
-	return p.Stop()
+	return errors.Join(failed, p.Stop())
 }
 
 // heldWriter holds what is written (up to maxHeld bytes) until release, then writes it and

@@ -152,10 +152,35 @@ func TestEngines(t *testing.T) {
 		require.Equal(t, e, again)
 	})
 
+	// Issue 39: a killed engine is started again on its port (what forwards to it stays
+	// right), and only once it has died.
+	t.Run("RestartAfterAKillServesOnTheSamePort", func(t *testing.T) {
+		require.Error(t, q.Restart(ctx), "a running engine is not started twice")
+		pid := q.Pid()
+		victim, err := os.FindProcess(pid)
+		require.NoError(t, err)
+		require.NoError(t, victim.Kill()) // SIGKILL
+		select {
+		case <-q.Exited():
+		case <-time.After(10 * time.Second):
+			t.Fatal("Exited did not report the kill")
+		}
+		require.Contains(t, q.Exit(), "killed")
+		require.NoError(t, q.Restart(ctx))
+		require.NotEqual(t, pid, q.Pid())
+		require.Empty(t, q.Exit(), "the new process runs")
+		cfg, err := AWSConfig(ctx, q.Endpoint, "")
+		require.NoError(t, err)
+		_, err = sqs.NewFromConfig(cfg).ListQueues(ctx, &sqs.ListQueuesInput{})
+		require.NoError(t, err, "the restarted engine answers at the same endpoint")
+		require.NoError(t, q.Stop())
+		require.ErrorIs(t, q.Restart(ctx), ErrStopped)
+	})
+
 	t.Run("StopEndsTheProcessAndIsIdempotent", func(t *testing.T) {
 		require.NoError(t, ddb.Stop())
 		select {
-		case <-ddb.exited:
+		case <-ddb.Exited():
 		default:
 			t.Fatal("process still running after Stop")
 		}

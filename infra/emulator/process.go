@@ -34,15 +34,27 @@ const (
 type Server struct {
 	// Name says what runs ("DynamoDB Local", "fauxqs", "moto_server").
 	Name string
-	// Endpoint is the server's base URL, e.g. http://127.0.0.1:43121.
+	// Endpoint is the server's base URL, e.g. http://127.0.0.1:43121. A restart keeps it.
 	Endpoint string
 
-	cmd      *exec.Cmd
-	out      *tail
-	exited   chan struct{} // closed when the process has exited
-	waitErr  error         // set before exited is closed
+	spec spec
+	port int
+	logw io.Writer
+
+	mu       sync.Mutex
+	proc     *proc         // the current process (Restart replaces it)
+	stopped  chan struct{} // closed by Stop
+	restarts sync.WaitGroup
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// proc is one process of a server.
+type proc struct {
+	cmd     *exec.Cmd
+	out     *tail
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // set before exited is closed
 }
 
 // spec says how to start one engine on a port and how to know it is ready.
@@ -85,43 +97,54 @@ func startServer(ctx context.Context, s spec, logw io.Writer) (*Server, error) {
 
 var errPortTaken = errors.New("port already in use")
 
+// startOn starts s on port and waits until it answers.
 func startOn(ctx context.Context, s spec, port int, logw io.Writer) (*Server, error) {
+	srv := &Server{Name: s.name, Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), spec: s, port: port, logw: logw,
+		stopped: make(chan struct{})}
+	p, err := srv.launch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srv.proc = p
+	return srv, nil
+}
+
+// ErrStopped is Restart's error once Stop was called.
+var ErrStopped = errors.New("the engine was stopped")
+
+// launch starts a process of the server on its port and waits until it answers; on failure
+// nothing of it is left running.
+func (s *Server) launch(ctx context.Context) (*proc, error) {
 	out := newTail(8 << 10)
-	w := io.MultiWriter(logw, out)
-	argv, env := s.command(port)
+	w := io.MultiWriter(s.logw, out)
+	argv, env := s.spec.command(s.port)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = s.dir
+	cmd.Dir = s.spec.dir
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.Env = append(os.Environ(), env...)
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", s.name, argv[0], err)
+		return nil, fmt.Errorf("%s: start %s: %w", s.Name, argv[0], err)
 	}
-	srv := &Server{
-		Name:     s.name,
-		Endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
-		cmd:      cmd,
-		out:      out,
-		exited:   make(chan struct{}),
-	}
+	p := &proc{cmd: cmd, out: out, exited: make(chan struct{})}
 	go func() {
-		srv.waitErr = cmd.Wait()
-		close(srv.exited)
+		p.waitErr = cmd.Wait()
+		close(p.exited)
 	}()
-	if err := srv.waitReady(ctx, s); err != nil {
-		_ = srv.Stop()
+	if err := s.waitReady(ctx, p); err != nil {
+		_ = p.stop(s.Name)
 		return nil, err
 	}
-	return srv, nil
+	return p, nil
 }
 
 // waitReady probes the server until it answers, the process exits, the context ends or
 // startTimeout passes.
-func (s *Server) waitReady(ctx context.Context, sp spec) error {
+func (s *Server) waitReady(ctx context.Context, p *proc) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	ready := sp.ready
+	ready := s.spec.ready
 	if ready == nil {
 		ready = func(ctx context.Context, endpoint string) error {
 			return probe(ctx, &http.Client{Timeout: time.Second}, endpoint)
@@ -129,52 +152,160 @@ func (s *Server) waitReady(ctx context.Context, sp spec) error {
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	port, _ := strconv.Atoi(s.Endpoint[strings.LastIndexByte(s.Endpoint, ':')+1:])
 	for {
 		if err := ready(ctx, s.Endpoint); err == nil {
 			// The answer must come from this server: under load another process can take the
 			// port between freePort and the bind (this server then exits: port taken).
 			// Where that cannot be told (no /proc), the answer is taken as this server's.
-			if ours, err := listensOn(s.cmd.Process.Pid, port); err != nil || ours {
+			if ours, err := listensOn(p.cmd.Process.Pid, s.port); err != nil || ours {
 				return nil
 			}
 		}
 		select {
-		case <-s.exited:
-			tail := s.out.String()
-			err := fmt.Errorf("%s exited before answering (%v); its output ends:\n%s", s.Name, s.waitErr, tail)
-			if sp.portTaken != "" && strings.Contains(tail, sp.portTaken) {
+		case <-p.exited:
+			tail := p.out.String()
+			err := fmt.Errorf("%s exited before answering (%v); its output ends:\n%s", s.Name, p.waitErr, tail)
+			if s.spec.portTaken != "" && strings.Contains(tail, s.spec.portTaken) {
 				return fmt.Errorf("%w: %w", errPortTaken, err)
 			}
 			return err
 		case <-ctx.Done():
 			return fmt.Errorf("%s did not answer at %s within %s (%w); its output ends:\n%s",
-				s.Name, s.Endpoint, startTimeout, ctx.Err(), s.out.String())
+				s.Name, s.Endpoint, startTimeout, ctx.Err(), p.out.String())
 		case <-tick.C:
 		}
 	}
 }
 
-// Stop ends the server's process group and waits for it to exit. It is safe to call more
-// than once.
+// current is the server's current process.
+func (s *Server) current() *proc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc
+}
+
+// Exited is closed when the server's current process exits: on Stop, or when it dies (a
+// crash, a kill -9). After a Restart, call it again for the new process.
+func (s *Server) Exited() <-chan struct{} { return s.current().exited }
+
+// Pid is the current process's id (the leader of its process group).
+func (s *Server) Pid() int { return s.current().cmd.Process.Pid }
+
+// Exit says how the current process ended ("" while it runs): its exit status or the signal
+// that killed it, and the last line of its output, if any.
+func (s *Server) Exit() string {
+	p := s.current()
+	select {
+	case <-p.exited:
+	default:
+		return ""
+	}
+	why := "exited"
+	if p.waitErr != nil {
+		why = p.waitErr.Error() // "signal: killed", "exit status 1"
+	}
+	var exit *exec.ExitError
+	if errors.As(p.waitErr, &exit) && exit.ExitCode() == -1 {
+		return why // killed by a signal: its last words are no reason
+	}
+	if out := p.out.String(); out != "" {
+		why += "; its output ends: " + out[strings.LastIndexByte(out, '\n')+1:]
+	}
+	return why
+}
+
+// Restart starts the server again on the same port (the endpoint that forwards to it stays
+// right) once its process has exited, with the same arguments (DynamoDB Local's -dbPath: the
+// data on disk is kept), and waits until it answers. A port still held by a process that
+// outlived it is retried for a few seconds. After Stop it returns ErrStopped.
+func (s *Server) Restart(ctx context.Context) error {
+	s.mu.Lock()
+	select {
+	case <-s.stopped:
+		s.mu.Unlock()
+		return ErrStopped
+	default:
+	}
+	old := s.proc
+	s.restarts.Add(1)
+	s.mu.Unlock()
+	defer s.restarts.Done()
+	select {
+	case <-old.exited:
+	default:
+		return fmt.Errorf("%s: restart: its process %d still runs", s.Name, old.cmd.Process.Pid)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopped:
+			cancel() // Stop does not wait for a start to time out
+		case <-ctx.Done():
+		}
+	}()
+	var p *proc
+	var err error
+	for attempt := 0; ; attempt++ {
+		if p, err = s.launch(ctx); err == nil || !errors.Is(err, errPortTaken) || attempt == 10 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: restart on port %d: %w", s.Name, s.port, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.stopped:
+		_ = p.stop(s.Name)
+		return ErrStopped
+	default:
+	}
+	s.proc = p
+	return nil
+}
+
+// Kill ends the current process's group at once (SIGKILL), as a crash would; unlike Stop it
+// leaves the server restartable.
+func (s *Server) Kill() error { return signalGroup(s.current().cmd, kill) }
+
+// Stop ends the server's process group and waits for it to exit; a Restart under way is
+// abandoned. It is safe to call more than once.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
-		select {
-		case <-s.exited:
-			return // already gone; nothing of ours is left running
-		default:
-		}
-		if err := signalGroup(s.cmd, terminate); err != nil {
-			s.stopErr = fmt.Errorf("%s: stop: %w", s.Name, err)
-		}
-		select {
-		case <-s.exited:
-		case <-time.After(stopGrace):
-			_ = signalGroup(s.cmd, kill)
-			<-s.exited
-		}
+		s.mu.Lock()
+		close(s.stopped)
+		p := s.proc
+		s.mu.Unlock()
+		s.stopErr = p.stop(s.Name)
+		s.restarts.Wait()
 	})
 	return s.stopErr
+}
+
+// stop ends the process's group and waits for it to exit.
+func (p *proc) stop(name string) error {
+	select {
+	case <-p.exited:
+		return nil // already gone; nothing of ours is left running
+	default:
+	}
+	var err error
+	if serr := signalGroup(p.cmd, terminate); serr != nil {
+		err = fmt.Errorf("%s: stop: %w", name, serr)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(stopGrace):
+		_ = signalGroup(p.cmd, kill)
+		<-p.exited
+	}
+	return err
 }
 
 // Reachable reports whether an endpoint answers HTTP at all (any status code counts: engines

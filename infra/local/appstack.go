@@ -118,7 +118,7 @@ func (p *Platform) deployAppStacks(ctx context.Context, o Options) error {
 			return fmt.Errorf("app stacks: the publish function is built from Sundial's source: %w", err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "sundial-app-stacks-")
+	dir, err := ownedTempDir(appStacksPrefix)
 	if err != nil {
 		return err
 	}

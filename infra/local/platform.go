@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -115,6 +116,10 @@ type Options struct {
 	// AppStacks are directories of apps' own stacks (each a template.yaml) deployed onto the
 	// platform once it runs, in order, as CloudFormation would (appstack.go). Embedded only.
 	AppStacks []string
+	// Supervision tunes how the embedded engines are restarted when one dies (its zero value:
+	// the defaults of localaws.Supervision); each death and restart is printed to Out, and
+	// Failed reports an engine given up (supervise.go). Its Report is the platform's.
+	Supervision localaws.Supervision
 }
 
 // The functions the platform runs, by the name of their directory under functions/, and
@@ -197,6 +202,9 @@ type Platform struct {
 	drainOnce     sync.Once
 	stopErr       error
 	state         string
+	// The engines' supervision (supervise.go): its log, and the operator's app once Up made it.
+	engineLog *slog.Logger
+	operator  atomic.Pointer[app.App]
 }
 
 // function is one of the engine's functions as the platform runs it.
@@ -270,6 +278,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 			p.Stop()
 		}
 	}()
+	removeLeftovers(slog.New(slog.NewJSONHandler(o.Log, nil)))
 	if o.Processes {
 		if err = p.buildProcesses(ctx, o); err != nil {
 			return nil, err
@@ -277,6 +286,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	}
 	p.lines, p.metrics = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil)), o.Log
 	log := slog.New(p.lines)
+	p.engineLog = log.With("component", "supervision")
 	if err = CheckEventsTo(o.EventsTo); err != nil {
 		return nil, err
 	}
@@ -312,6 +322,7 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if p.API, err = app.New(p.APIAWS, base, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api"), Metrics: o.Log}); err != nil {
 		return nil, err
 	}
+	p.operator.Store(p.App)
 	if p.Local != nil && o.DataDir != "" {
 		// The database was kept but the queues start empty: the firings the kept watermark
 		// says were sent are gone. Forgetting it makes the first tick send everything due
@@ -370,7 +381,10 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		}
 		body = b
 	}
-	env, err := localaws.Start(ctx, localaws.Options{Template: body, DBPath: o.DataDir, Log: o.Log, Listen: o.Listen, Replica: o.Replica})
+	sup := o.Supervision
+	sup.Report = p.engineEvent
+	env, err := localaws.Start(ctx, localaws.Options{Template: body, DBPath: o.DataDir, Log: o.Log, Listen: o.Listen, Replica: o.Replica,
+		Supervise: &sup})
 	if err != nil {
 		return err
 	}

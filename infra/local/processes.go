@@ -30,7 +30,7 @@ func (p *Platform) buildProcesses(ctx context.Context, o Options) error {
 	}
 	dir := o.BootstrapDir
 	if dir == "" {
-		tmp, err := os.MkdirTemp("", "sundial-bootstraps-")
+		tmp, err := ownedTempDir(bootstrapsPrefix)
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,9 @@ type Options struct {
 	// Replica, when set, makes the gateway's DynamoDB answers lag as an index and a replica
 	// may (infra/gateway/replica.go).
 	Replica *gateway.Replica
+	// Supervise, when set, restarts the engines Start starts when one dies (supervise.go);
+	// nil leaves a dead engine dead. Shared engines (Engines) are not supervised here.
+	Supervise *Supervision
 }
 
 // Endpoints are running engines' URLs and the secret they require (emulator.SecretHeader):
@@ -88,6 +91,11 @@ type Env struct {
 	mu      sync.Mutex
 	stacks  map[string]*provision.Stack
 	secrets map[string]string // role key ID → its secret
+
+	// The engines' supervision (supervise.go), when Options.Supervise is set.
+	failed          chan error
+	stopSupervision context.CancelFunc
+	supervising     sync.WaitGroup
 }
 
 // Start installs (when missing) and starts the engines, translates the template and starts
@@ -143,6 +151,9 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e.operator.Credentials = credentials.StaticCredentialsProvider{Value: e.admin}
 	// Provisioning talks to the engines through the gateway too, as the administrator.
 	e.ddb, e.sqs = dynamodb.NewFromConfig(e.operator), sqs.NewFromConfig(e.operator)
+	if o.Supervise != nil && e.dynamo != nil {
+		e.supervise(*o.Supervise, o.DBPath)
+	}
 	return e, nil
 }
 
@@ -300,6 +311,9 @@ func (r *Running) Stop() error {
 
 // Stop stops the gateway and the engines.
 func (e *Env) Stop() error {
+	if e.stopSupervision != nil {
+		e.stopSupervision() // the engines' exits below are no deaths to restart
+	}
 	var errs []error
 	if e.Gateway != nil {
 		errs = append(errs, e.Gateway.Close())
@@ -309,7 +323,17 @@ func (e *Env) Stop() error {
 			errs = append(errs, s.Stop())
 		}
 	}
+	e.supervising.Wait()
 	return errors.Join(errs...)
+}
+
+// EnginePids are the supervised engines' current process ids (DynamoDB Local's, fauxqs's);
+// zero for engines Start did not start.
+func (e *Env) EnginePids() (dynamoDB, sqs int) {
+	if e.dynamo == nil || e.queues == nil {
+		return 0, 0
+	}
+	return e.dynamo.Pid(), e.queues.Pid()
 }
 
 // FetchIAMReport reads the IAM report of a local AWS (a `sundial up` process's) at endpoint,

@@ -391,24 +391,9 @@ func (c *creator) queue(ctx context.Context, res *Resource) error {
 	if fmt.Sprint(res.Properties["FifoQueue"]) == "true" && !strings.HasSuffix(name, ".fifo") {
 		name += ".fifo"
 	}
-	attrs := map[string]string{}
-	for _, k := range queueAttributes {
-		v, ok := res.Properties[k]
-		if !ok {
-			continue
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			b, err := json.Marshal(x)
-			if err != nil {
-				return err
-			}
-			attrs[k] = string(b)
-		case float64:
-			attrs[k] = strconv.FormatInt(int64(x), 10)
-		default:
-			attrs[k] = fmt.Sprint(x)
-		}
+	attrs, err := queueAttrs(res)
+	if err != nil {
+		return err
 	}
 	out, err := c.o.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
 	if err != nil {
@@ -425,6 +410,70 @@ func (c *creator) queue(ctx context.Context, res *Resource) error {
 	res.Attrs["QueueName"] = name
 	res.Attrs["QueueUrl"] = url
 	return nil
+}
+
+// RecreateQueues creates the stack's queues again, from their resources' properties as
+// Provision created them, on an SQS engine that lost them (fauxqs keeps its state in memory:
+// a restart loses every queue). The queues without a redrive policy come first: the others'
+// policies name them. Each must come back at the URL the functions were given.
+func RecreateQueues(ctx context.Context, client *sqs.Client, st *Stack) (int, error) {
+	var queues []*Resource
+	for _, id := range slices.Sorted(maps.Keys(st.Resources)) {
+		if r := st.Resources[id]; r.Type == "AWS::SQS::Queue" {
+			queues = append(queues, r)
+		}
+	}
+	slices.SortStableFunc(queues, func(a, b *Resource) int {
+		_, ra := a.Properties["RedrivePolicy"]
+		_, rb := b.Properties["RedrivePolicy"]
+		switch {
+		case ra == rb:
+			return 0
+		case rb:
+			return -1
+		}
+		return 1
+	})
+	for i, r := range queues {
+		attrs, err := queueAttrs(r)
+		if err != nil {
+			return i, err
+		}
+		name := r.Attrs["QueueName"]
+		out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+		if err != nil {
+			return i, fmt.Errorf("stack %s: re-create queue %s: %w", st.Name, name, err)
+		}
+		if got := aws.ToString(out.QueueUrl); got != r.Attrs["QueueUrl"] {
+			return i, fmt.Errorf("stack %s: queue %s came back at %s, not at %s where the functions send", st.Name, name, got, r.Attrs["QueueUrl"])
+		}
+	}
+	return len(queues), nil
+}
+
+// queueAttrs are a queue resource's properties that are queue attributes, as CreateQueue
+// takes them.
+func queueAttrs(res *Resource) (map[string]string, error) {
+	attrs := map[string]string{}
+	for _, k := range queueAttributes {
+		v, ok := res.Properties[k]
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return nil, err
+			}
+			attrs[k] = string(b)
+		case float64:
+			attrs[k] = strconv.FormatInt(int64(x), 10)
+		default:
+			attrs[k] = fmt.Sprint(x)
+		}
+	}
+	return attrs, nil
 }
 
 // function reads a Lambda function's configuration (defaults as Lambda's).

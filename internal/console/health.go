@@ -2,8 +2,12 @@ package console
 
 import (
 	"cmp"
+	"errors"
+	"net"
 	"slices"
 	"time"
+
+	"github.com/aws/smithy-go"
 
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/queue"
@@ -15,6 +19,9 @@ const (
 	FetcherHealthy  = "healthy"
 	FetcherLate     = "late"
 	FetcherNeverRan = "never-ran"
+	// FetcherStalled: the ticks run but enqueue nothing (each fails and gives its window
+	// back), so the watermark falls behind: e.g. the queues' engine is unreachable.
+	FetcherStalled = "stalled"
 )
 
 // fetcherGrace is how late a tick may be before the fetcher counts as late: EventBridge
@@ -37,15 +44,25 @@ type healthInputs struct {
 
 // buildHealth computes Environment Health; it does no I/O.
 func buildHealth(in healthInputs) Health {
-	h := Health{Now: in.now, Queues: in.queues, Running: []Running{}, Order: []HealthRow{}}
+	h := Health{Now: in.now, Queues: in.queues, Running: []Running{}, Order: []HealthRow{}, Problems: []string{}}
 	h.Processors.Nodes = []NodeStatus{}
-	if h.Queues == nil {
+	if h.Queues == nil || in.queuesErr != nil {
+		// Depths that could not be read are unknown, not zero (issue 39: a dead engine
+		// showed as "0 ready").
 		h.Queues = []queue.Depth{}
 	}
-	if in.queuesErr != nil {
-		h.QueuesError = in.queuesErr.Error()
-	}
 	h.Fetcher = fetcherHealth(in.now, in.tick, in.fetch)
+	if !h.Fetcher.Healthy {
+		h.Problems = append(h.Problems, "fetcher "+h.Fetcher.Status)
+	}
+	if in.queuesErr != nil {
+		h.QueuesError = "queues unreadable: " + in.queuesErr.Error()
+		if unreachable(in.queuesErr) {
+			h.QueuesError = "queues unreachable: " + in.queuesErr.Error()
+		}
+		h.Problems = append(h.Problems, h.QueuesError)
+	}
+	h.Healthy = len(h.Problems) == 0
 	h.LastHour = lastHour(in.now, in.recent, recentForHealth)
 	if in.stack.FetchTick > 0 {
 		h.Estimate = estimate(in.now, in.stack, in.instances, in.recent, recentForHealth)
@@ -124,6 +141,19 @@ func fetcherHealth(now time.Time, tick time.Duration, fs timer.FetchState) Fetch
 	f.Status = FetcherLate
 	if f.Healthy {
 		f.Status = FetcherHealthy
+		// A tick that could not enqueue its window gives it back: the watermark (a tick's
+		// look-ahead past it when ticks succeed) stays behind while the ticks go on.
+		if fs.Watermark.Before(now.Add(-2*tick - fetcherGrace)) {
+			f.Healthy, f.Status = false, FetcherStalled
+		}
 	}
 	return f
+}
+
+// unreachable tells an engine that did not answer (the connection failed, or the local
+// endpoint answered that its engine did not) from a refusal.
+func unreachable(err error) bool {
+	var netErr net.Error
+	var apiErr smithy.APIError
+	return errors.As(err, &netErr) || (errors.As(err, &apiErr) && apiErr.ErrorCode() == "ServiceUnavailable")
 }

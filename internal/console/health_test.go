@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -126,11 +127,37 @@ func TestBuildHealth(t *testing.T) {
 		}
 	})
 
+	// Issue 39: with the queues' engine dead, Health showed "0 ready" and no problem. Depths
+	// that could not be read are unknown: none is shown, and Health is unhealthy.
 	t.Run("QueueErrorIsShownNotFatal", func(t *testing.T) {
 		t.Parallel()
-		h := buildHealth(healthInputs{now: now, queues: []queue.Depth{{Name: "P1", Priority: 1}}, queuesErr: errors.New("access denied")})
-		require.Equal(t, "access denied", h.QueuesError)
+		ok := timer.FetchState{LastTick: now.Add(-time.Second), Watermark: now.Add(time.Minute)}
+		h := buildHealth(healthInputs{now: now, tick: time.Minute, fetch: ok, queues: []queue.Depth{{Name: "P1", Priority: 1}}, queuesErr: errors.New("access denied")})
+		require.Equal(t, "queues unreadable: access denied", h.QueuesError)
+		require.Empty(t, h.Queues, "no depth is shown as zero")
+		require.False(t, h.Healthy)
+		require.Equal(t, []string{"queues unreadable: access denied"}, h.Problems)
+
+		down := fmt.Errorf("queue P1 depth: %w", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
+		h = buildHealth(healthInputs{now: now, tick: time.Minute, fetch: ok, queues: []queue.Depth{{Name: "P1", Priority: 1}}, queuesErr: down})
+		require.Contains(t, h.QueuesError, "queues unreachable: ")
+		require.False(t, h.Healthy)
+
+		h = buildHealth(healthInputs{now: now, tick: time.Minute, fetch: ok, queues: []queue.Depth{{Name: "P1", Priority: 1}}})
+		require.True(t, h.Healthy, "%v", h.Problems)
+		require.Empty(t, h.Problems)
 		require.Len(t, h.Queues, 1)
+	})
+
+	// A fetch whose ticks fail (its queues unreachable) gives each window back: its last tick
+	// is recent, its watermark falls behind.
+	t.Run("FetcherStalled", func(t *testing.T) {
+		t.Parallel()
+		h := buildHealth(healthInputs{now: now, tick: time.Minute, fetch: timer.FetchState{LastTick: now.Add(-5 * time.Second), Watermark: now.Add(-3 * time.Minute)}})
+		require.Equal(t, FetcherStalled, h.Fetcher.Status)
+		require.False(t, h.Fetcher.Healthy)
+		require.False(t, h.Healthy)
+		require.Equal(t, []string{"fetcher stalled"}, h.Problems)
 	})
 }
 

@@ -62,9 +62,14 @@ type LogPage struct {
 // Health is Environment Health.
 type Health struct {
 	// App is the app whose timers it shows ("": every app's).
-	App         string        `json:"app,omitempty"`
-	Now         time.Time     `json:"now"`
-	Fetcher     FetcherHealth `json:"fetcher"`
+	App string    `json:"app,omitempty"`
+	Now time.Time `json:"now"`
+	// Healthy is false when a problem keeps timers from firing: Problems says which (the
+	// fetcher not ticking or not enqueueing, the queues unreachable).
+	Healthy  bool          `json:"healthy"`
+	Problems []string      `json:"problems"`
+	Fetcher  FetcherHealth `json:"fetcher"`
+	// Queues are the depths; empty when they could not be read (QueuesError says why).
 	Queues      []queue.Depth `json:"queues"`
 	QueuesError string        `json:"queuesError,omitempty"`
 	// Order is every scheduled timer in the order it will execute (timer.Sort).
@@ -82,7 +87,7 @@ type Health struct {
 
 // FetcherHealth is the fetch tick's state.
 type FetcherHealth struct {
-	Status    string     `json:"status"` // healthy, late, never-ran
+	Status    string     `json:"status"` // healthy, late, never-ran, stalled
 	Healthy   bool       `json:"healthy"`
 	LastTick  *time.Time `json:"lastTick"`
 	Watermark *time.Time `json:"watermark"`
