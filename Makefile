@@ -2,14 +2,14 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 GO ?= go
-FUNCTIONS := fetch processor recovery logwriter api publish orderpush
+FUNCTIONS := fetch processor recovery logwriter api publish orderpush auditwriter
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 MANIFEST ?= examples/timers.yaml
 TEST_TIMEOUT ?= 15m
 
 .PHONY: all build run test test-unit bench chaos lint deps deploy localstack-up localstack-down clean \
-	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-LogWriterFunction build-ApiFunction build-PublishFunction \
+	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-LogWriterFunction build-ApiFunction build-PublishFunction build-AuditWriterFunction \
 	build-OrderPushFunction build-BillingInvoicesFunction run-orders run-apps
 
 all: build
@@ -38,6 +38,8 @@ build-RecoveryFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/recovery
 build-LogWriterFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/logwriter
+build-AuditWriterFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/auditwriter
 build-ApiFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
 # The publish function carries the app's manifest: MANIFEST (default examples/timers.yaml).

@@ -125,7 +125,8 @@ func TestUpOperators(t *testing.T) {
 		got = append(got, r.Action+" "+r.Timer+" by "+r.Who)
 	}
 	me := cliActor()
-	require.Equal(t, []string{"sync  by " + me, "dlq-redrive  by " + me, "edit Nightly by " + me, "tenant-add  by " + me, "run-now Nightly by " + me, "deactivate Nightly by administrator"}, got)
+	// (The oldest: the publish of `up --manifest`, audited as `sundial sync`'s.)
+	require.Equal(t, []string{"sync  by " + me, "dlq-redrive  by " + me, "edit Nightly by " + me, "tenant-add  by " + me, "run-now Nightly by " + me, "deactivate Nightly by administrator", "sync  by " + me}, got)
 	// The CLI with the operator's keys goes through the same API: it reads every app, runs
 	// its own app's timer, edits it, and is refused another app's.
 	billing := filepath.Join(dir, "billing.yaml")

@@ -76,6 +76,10 @@ type InvokeAPI struct {
 	// second time, at once, as Lambda's queue occasionally does (0: never).
 	DuplicateProbability float64
 
+	// Fallback serves the invocations of functions not registered here (e.g. a reverse proxy
+	// to `sam local start-lambda`); nil: they are answered 404 ResourceNotFoundException.
+	Fallback http.Handler
+
 	events EventStats
 
 	mu     sync.RWMutex
@@ -217,6 +221,11 @@ func (a *InvokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 	if qualifier != "" && qualifier != latest {
 		ok = false
 		name += ":" + qualifier
+	}
+	if !ok && a.Fallback != nil {
+		w.Header().Del(hdrAmznRequestID)
+		a.Fallback.ServeHTTP(w, r)
+		return
 	}
 	if !ok {
 		invokeAPIError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+a.arn(name))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http/httputil"
+	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/sundialhq/sundial/examples/orders"
 	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
 )
 
 // ActionFunction builds a Lambda action function once the stack exists (a function usually
@@ -74,16 +78,35 @@ func ordersFunction(_ context.Context, env ActionEnv) (lambdarun.Invoker, error)
 // ordersTableOutput is the output the examples add to the stack.
 const ordersTableOutput = orders.TableOutput
 
-// startActions serves o.Actions on an emulated Lambda Invoke API; the caller points the
-// processor's Lambda client at it (SUNDIAL_LAMBDA_ENDPOINT), which reaches the in-process
-// processor and the processor processes alike.
+// startActions serves o.Actions, and the stack's audit writer function, on an emulated
+// Lambda Invoke API; the caller points the functions' Lambda clients at it
+// (SUNDIAL_LAMBDA_ENDPOINT), which reaches the in-process functions and the processes alike.
+// With o.LambdaEndpoint (sam local start-lambda) given, the invocations of other functions
+// go there.
 func (p *Platform) startActions(ctx context.Context, o Options) error {
-	if len(o.Actions) == 0 && len(o.AppStacks) == 0 {
+	writer := p.Stack != nil && p.Stack.Functions[auditWriterFunction] != nil
+	if len(o.Actions) == 0 && len(o.AppStacks) == 0 && !writer {
 		return nil
 	}
 	log := slog.New(slog.NewJSONHandler(o.Log, nil))
 	api := lambdarun.NewInvokeAPI()
 	api.Region, api.Log = p.AWS.Region, log.With("component", "lambda-invoke-api")
+	if o.LambdaEndpoint != "" {
+		u, err := url.Parse(o.LambdaEndpoint)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("lambda endpoint %q: want an http:// URL", o.LambdaEndpoint)
+		}
+		api.Fallback = httputil.NewSingleHostReverseProxy(u)
+	}
+	if writer {
+		fn, err := p.auditWriter(o, log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", auditWriterFunction, err)
+		}
+		if err := api.Register(p.Stack.Functions[auditWriterFunction].Name, fn); err != nil {
+			return err
+		}
+	}
 	env := ActionEnv{AWS: p.AWS, Outputs: p.Outputs.Values, Log: log, Role: func(id string) (aws.Config, error) {
 		if p.Local == nil {
 			return p.AWS, nil
@@ -126,4 +149,27 @@ func (p *Platform) stopActions() error {
 		return fmt.Errorf("lambda invoke API: %w", err)
 	}
 	return nil
+}
+
+// auditWriter is the stack's audit writer function (template.yaml AuditWriterFunction), run
+// in this process with its environment from the template and its role, so that its writes
+// are checked against its policy: the only one that may add audit items.
+func (p *Platform) auditWriter(o Options, log *slog.Logger) (lambdarun.Invoker, error) {
+	fn := p.Stack.Functions[auditWriterFunction]
+	env := withLocalSettings(fn.Env, o, nil)
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		return nil, fmt.Errorf("its environment: %w", err)
+	}
+	awsCfg := p.AWS
+	if p.Local != nil {
+		if awsCfg, err = p.Local.Config(p.Stack.Name, auditWriterFunction); err != nil {
+			return nil, err
+		}
+	}
+	a, err := app.New(awsCfg, cfg, app.Options{Log: log.With("function", "auditwriter"), Node: app.DefaultNode("local-auditwriter"), Metrics: o.Log})
+	if err != nil {
+		return nil, err
+	}
+	return lambdarun.NewFunction(fn.Name, a.AuditWriterHandler, fn.Timeout), nil
 }

@@ -142,6 +142,9 @@ var logicalIDs = map[string]string{FnFetch: "FetchFunction", FnProcessor: "Proce
 const (
 	apiFunction     = "ApiFunction"
 	publishFunction = "PublishFunction"
+	// auditWriterFunction appends to the audit trail for the API and recovery functions,
+	// which invoke it (actions.go serves it on the platform's Invoke API).
+	auditWriterFunction = "AuditWriterFunction"
 )
 
 // Platform is a running local Sundial.
@@ -187,6 +190,7 @@ type Platform struct {
 	events       *eventRelay // events.go
 
 	funcs      map[string]*function // by FnFetch, FnProcessor, FnRecovery, FnLogWriter
+	apiCfg     *config.Config       // the API function's, from the template (embedded only)
 	bootstraps map[string]string    // by function, when Processes
 	lines      *lineHandler
 	metrics    io.Writer // where in-process functions write their metric lines (Options.Log)
@@ -319,7 +323,11 @@ func Up(ctx context.Context, o Options) (_ *Platform, err error) {
 	if p.App, err = app.New(p.AWS, base, app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-operator"), Metrics: o.Log}); err != nil {
 		return nil, err
 	}
-	if p.API, err = app.New(p.APIAWS, base, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api"), Metrics: o.Log}); err != nil {
+	apiCfg := base
+	if p.apiCfg != nil {
+		apiCfg = *p.apiCfg
+	}
+	if p.API, err = app.New(p.APIAWS, apiCfg, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api"), Metrics: o.Log}); err != nil {
 		return nil, err
 	}
 	p.operator.Store(p.App)
@@ -403,10 +411,11 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		return err
 	}
 	if p.actions != nil || o.LambdaEndpoint != "" {
-		// The processor's Lambda client goes through the gateway, which checks
-		// lambda:InvokeFunction against the processor's role, to the Invoke API.
+		// The functions' Lambda clients go through the gateway, which checks
+		// lambda:InvokeFunction against their roles, to the Invoke API (which passes what it
+		// does not serve on to o.LambdaEndpoint).
 		target := o.LambdaEndpoint
-		if target == "" {
+		if p.actions != nil {
 			target = p.actions.URL()
 		}
 		env.Gateway.SetLambda(target)
@@ -448,10 +457,17 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 		}
 	}
 	p.APIAWS = p.AWS // the template may leave Service Center out (ServiceCenter=false)
-	if p.Stack.Functions[apiFunction] != nil {
+	if fn := p.Stack.Functions[apiFunction]; fn != nil {
 		if p.APIAWS, err = env.Config(o.Stack, apiFunction); err != nil {
 			return err
 		}
+		// Its own environment: it audits through the writer (SUNDIAL_AUDIT_WRITER).
+		apiEnv := withLocalSettings(fn.Env, o, local)
+		cfg, err := config.FromEnv(func(k string) string { return apiEnv[k] })
+		if err != nil {
+			return fmt.Errorf("%s's environment: %w", apiFunction, err)
+		}
+		p.apiCfg = &cfg
 	}
 	return nil
 }

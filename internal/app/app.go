@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/auditwriter"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/emf"
@@ -70,7 +72,15 @@ type App struct {
 	Alerter *Alerter
 	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
 	Metrics *emf.Recorder
+	// Audit is the audit trail: read from the log table, appended through the audit writer
+	// function when the configuration names one (Config.AuditWriter), else straight to the
+	// table (AuditDirect).
+	Audit audit.Log
 }
+
+// AuditDirect is the trail appended straight to the log table: the writer function's own,
+// and the CLI's with the operator's credentials.
+func (a *App) AuditDirect() *dynamo.AuditLog { return a.Store.AuditLog(a.Config.AuditRetention) }
 
 // New wires the services on AWS clients built from awsCfg.
 func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
@@ -107,6 +117,12 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	}
 	rec := emf.NewRecorder(o.Metrics, o.Clock.Now)
 	a := &App{Config: cfg, Store: store, Queues: qs, Metrics: rec}
+	a.Audit = a.AuditDirect()
+	if cfg.AuditWriter != "" {
+		// Invoked with the retryer of Lambda actions: an invoke is retried only when it cannot
+		// have run, never after the writer may have appended the record.
+		a.Audit = audit.Split{Writer: &auditwriter.Client{API: lambdaClient(awsCfg, cfg), Function: cfg.AuditWriter}, Lister: a.AuditDirect()}
+	}
 	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, Lookahead: 2*cfg.Tick + cfg.IndexLag, IndexLag: cfg.IndexLag, ShardGrace: cfg.ShardGrace, ClaimRate: cfg.ClaimRate}
 	a.Processor = &engine.Processor{
 		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Metrics: rec, Node: o.Node, NewID: NewExecutionID,
@@ -186,11 +202,18 @@ func (a *App) RecoverHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent
 // ResumePauses activates, as the platform, the timers whose pause ended (an operator's
 // deactivate --until), each recorded in the audit trail.
 func (a *App) ResumePauses(ctx context.Context) (int, error) {
-	trail := a.Store.AuditLog(a.Config.AuditRetention)
+	trail := a.Audit
 	return a.Store.ResumeDue(ctx, a.Admin.Clock.Now(), func(in timer.Instance, p timer.Pause) error {
 		return trail.Add(ctx, audit.Record{Who: "platform", Action: audit.Activate,
 			Reason: fmt.Sprintf("the pause until %s ended (%s, by %s)", p.Until.UTC().Format(time.RFC3339), p.Note, p.By)}.ForKey(in.Key))
 	})
+}
+
+// AuditWriterHandler is the audit writer function's Lambda handler: it validates the record
+// it is given and appends it to the chain, the only role allowed to.
+func (a *App) AuditWriterHandler(ctx context.Context, raw json.RawMessage) (auditwriter.Response, error) {
+	h := auditwriter.Handler{Trail: a.AuditDirect(), Now: a.Admin.Clock.Now}
+	return h.Handle(ctx, raw)
 }
 
 // SweepAlerts raises noSuccessWithin alerts (Alerter.Sweep); a failure is logged and left

@@ -2,8 +2,9 @@
 // edit, reset, tenant add or remove, app release, DLQ redrive and sync is recorded once, with
 // when, who (the IAM principal's ARN on AWS, the operator's name locally), what, on which
 // app and timer, the values before and after an edit, and an optional reason. Records are
-// appended to one hash chain (chain.go), never changed: the roles that audit may put audit
-// items and nothing else on the log table (template.yaml, AppendOnly and AuditResumes), a
+// appended to one hash chain (chain.go), never changed: one role alone may put audit items,
+// the audit writer function's (template.yaml, AuditWriterFunction; the API and recovery
+// functions invoke it, internal/auditwriter), and it validates what it appends (Validate); a
 // change or deletion made anyway is named by Check (`sundial audit verify`), and records
 // expire after AuditRetentionDays (default 400).
 package audit
@@ -90,10 +91,21 @@ func (q Query) Match(r Record) bool {
 
 // Log keeps the trail.
 type Log interface {
-	// Add records r (its ID and At are set when empty).
-	Add(ctx context.Context, r Record) error
+	Writer
+	Lister
+}
+
+// Lister reads the trail.
+type Lister interface {
 	// List returns the records q selects, newest first.
 	List(ctx context.Context, q Query) ([]Record, error)
+}
+
+// Split is a Log whose records are appended by one Writer (the audit writer function,
+// invoked) and read by another (the tables, with the caller's own role).
+type Split struct {
+	Writer
+	Lister
 }
 
 // Fill sets a record's ID and time when missing.

@@ -50,6 +50,11 @@ type Config struct {
 	// actions instead of the AWS endpoint: the local platform's emulated Invoke API (see
 	// infra/lambdarun.InvokeAPI), since the AWS emulator cannot run functions.
 	LambdaEndpoint string
+	// AuditWriter is the audit writer function (name or ARN, SUNDIAL_AUDIT_WRITER, from the
+	// template's !Ref AuditWriterFunction): set for the functions whose roles may not write
+	// audit items (API, recovery), which append by invoking it; empty: audit records are
+	// appended straight to the log table (the writer itself, the CLI with its credentials).
+	AuditWriter string
 	// EventBus is the EventBridge bus (name or ARN) the log writer and recovery put Sundial's
 	// events on (SUNDIAL_EVENT_BUS, from the template's EventBusName parameter); empty: no
 	// events are put.
@@ -138,6 +143,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.EventBus = strings.TrimSpace(getenv("SUNDIAL_EVENT_BUS"))
+	c.AuditWriter = strings.TrimSpace(getenv("SUNDIAL_AUDIT_WRITER"))
 	return c, errors.Join(errs...)
 }
 

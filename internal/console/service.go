@@ -50,7 +50,7 @@ func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
 	return &Service{
 		Store: a.Store, Admin: a.Admin, Clock: a.Admin.Clock, Tick: a.Config.Tick, Capacity: capacity, Stack: stack,
 		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
-		Audit:  a.Store.AuditLog(a.Config.AuditRetention),
+		Audit:  a.Audit,
 		DLQ:    a.DLQ,
 	}
 }

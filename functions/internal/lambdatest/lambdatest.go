@@ -30,7 +30,7 @@ const EventFile = "event.json"
 
 // logicalIDs pairs the functions' directories with their logical IDs in template.yaml.
 var logicalIDs = map[string]string{"fetch": "FetchFunction", "processor": "ProcessorFunction", "recovery": "RecoveryFunction",
-	"api": "ApiFunction", "publish": "PublishFunction", "orderpush": "OrderPushFunction"}
+	"api": "ApiFunction", "publish": "PublishFunction", "orderpush": "OrderPushFunction", "auditwriter": "AuditWriterFunction"}
 
 // Env gives this process the environment Lambda gives the function: its environment from
 // the template's SAM translation for testenv's stack (plus extra), the region and function
