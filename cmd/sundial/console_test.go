@@ -91,7 +91,7 @@ func TestConsoleCommands(t *testing.T) {
 	t.Run("Health", func(t *testing.T) {
 		require.Eventually(t, func() bool {
 			out, _, code := run("health")
-			return code == 0 && strings.HasPrefix(out, "fetcher     healthy")
+			return code == 0 && strings.HasPrefix(out, "health      ok\nfetcher     healthy")
 		}, 20*time.Second, 500*time.Millisecond)
 		out, stderr, code := run("health", "--json")
 		require.Equal(t, 0, code, stderr)

@@ -171,6 +171,7 @@ func TestEngines(t *testing.T) {
 		require.Empty(t, q.Exit(), "the new process runs")
 		cfg, err := AWSConfig(ctx, q.Endpoint, "")
 		require.NoError(t, err)
+		WithSecret(&cfg, secret) // the run's: the endpoint forwarding to it keeps working
 		_, err = sqs.NewFromConfig(cfg).ListQueues(ctx, &sqs.ListQueuesInput{})
 		require.NoError(t, err, "the restarted engine answers at the same endpoint")
 		require.NoError(t, q.Stop())
