@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,12 +31,14 @@ type target struct {
 	stack    string
 	region   string
 	api      string // --api, for the commands that take it
+	state    string // --state: the state directory of the sundial up to talk to
 }
 
 func (t *target) flags(fs *flag.FlagSet) {
 	fs.StringVar(&t.endpoint, "endpoint", "", "AWS endpoint `URL` (default: AWS_ENDPOINT_URL, else the running \"sundial up\", else AWS)")
 	fs.StringVar(&t.stack, "stack", "sundial", "CloudFormation stack name")
 	fs.StringVar(&t.region, "region", "", "AWS region (default from the environment, else us-east-1)")
+	fs.StringVar(&t.state, "state", os.Getenv(stateEnv), "talk to the sundial up that owns this state `DIR` (up --state DIR; default SUNDIAL_STATE, else .sundial here or in the nearest parent)")
 }
 
 // app connects to the stack and wires the services as the functions would.
@@ -83,7 +86,15 @@ func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error)
 // state file in the current directory or its nearest parent with one, if its stack is --stack.
 // looked lists where it looked.
 func (t *target) localState() (st local.State, ok bool, looked []string) {
-	st, _, looked, ok = local.FindState(".")
+	if t.state != "" {
+		path := filepath.Join(t.state, local.StateFileName)
+		looked = []string{path}
+		if st, ok = local.ReadState(path); !ok {
+			return local.State{}, false, looked
+		}
+	} else {
+		st, _, looked, ok = local.FindState(".")
+	}
 	if ok && t.stack != "" && t.stack != st.Stack {
 		looked[len(looked)-1] += fmt.Sprintf(" (stack %q, not --stack %q)", st.Stack, t.stack)
 		return local.State{}, false, looked
