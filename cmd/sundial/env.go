@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/suggest"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -254,3 +256,35 @@ func timerArg(fs *flag.FlagSet, app string) (timer.Key, error) {
 }
 
 func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }
+
+// withSuggestion adds to a timer-not-found error the name of the app's timer closest to the
+// one asked for ("run-now Digets": did you mean Digest?), when one is near enough.
+func withSuggestion(ctx context.Context, a *app.App, key timer.Key, err error) error {
+	if !errors.Is(err, timer.ErrNotFound) || a == nil {
+		return err
+	}
+	ins, lerr := a.Store.List(ctx)
+	if lerr != nil {
+		return err
+	}
+	return suggestTimer(key, ins, err)
+}
+
+// suggestTimer is withSuggestion's answer given the instances.
+func suggestTimer(key timer.Key, ins []timer.Instance, err error) error {
+	if !errors.Is(err, timer.ErrNotFound) {
+		return err
+	}
+	var names []string
+	for _, in := range ins {
+		if in.AppName() == key.AppName() && !slices.Contains(names, in.Timer) {
+			names = append(names, in.Timer)
+		}
+	}
+	if best, ok := suggest.Closest(key.Timer, names); ok && best != key.Timer {
+		want := key
+		want.Timer = best
+		return fmt.Errorf("%w; did you mean %s?", err, want)
+	}
+	return err
+}
