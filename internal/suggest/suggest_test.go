@@ -16,8 +16,8 @@ func TestClosest(t *testing.T) {
 		want  string
 		found bool
 	}{
-		{"Digets", timers, "Digest", true},     // transposition
-		{"digest", timers, "Digest", true},     // case
+		{"Digets", timers, "Digest", true},      // transposition
+		{"digest", timers, "Digest", true},      // case
 		{"Hartbeat", timers, "Heartbeat", true}, // deletion
 		{"Nightly", timers, "", false},
 		{"retries", fields, "maxRetries", true}, // a part of the field's name
