@@ -79,7 +79,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 		{[]string{"backfill", "Bf", "--from", now.Format(time.RFC3339), "--to", now.Add(-time.Hour).Format(time.RFC3339)}, "is before --from"},
 		{[]string{"backfill", "Bf", "--from", now.Add(-time.Hour).Format(time.RFC3339), "--to", now.Add(time.Hour).Format(time.RFC3339)}, "is in the future"},
 		{[]string{"backfill", "Nope", "--from", now.Add(-time.Hour).Format(time.RFC3339), "--to", now.Format(time.RFC3339)}, `has no timer "Nope"`},
-		{[]string{"backfill", "Bf", "--from", now.Add(-2 * time.Hour).Format(time.RFC3339), "--to", now.Format(time.RFC3339)}, "more than 1000 instants"},
+		{[]string{"backfill", "Bf", "--from", now.Add(-2 * time.Hour).Format(time.RFC3339), "--to", now.Format(time.RFC3339)}, "holds more than 1000 instants of every 3s, the most one backfill runs: backfill it in parts"},
 		{[]string{"backfill", "Bf", "--from", "yesterday", "--to", now.Format(time.RFC3339)}, "not an RFC3339 instant"},
 		{[]string{"backfill", "Bf", "--from", now.Add(-time.Minute).Format(time.RFC3339), "--to", now.Format(time.RFC3339), "--parallel", "0"}, "--parallel 0"},
 	} {
@@ -149,6 +149,30 @@ func TestBackfillEndToEnd(t *testing.T) {
 	for _, at := range want {
 		require.Equal(t, 1, logged[at], "the log has instant %s once", at)
 	}
+	// Issue 38: marked in `sundial logs`, and left out of Health's lateness (the backfill's
+	// instants are 20 s to a minute back; the regular runs start within a second or so).
+	require.Contains(t, run("logs", "--timer", "Bf", "--limit", "500"), "(backfill)")
+	var health struct {
+		LastHour struct {
+			Firings       int   `json:"firings"`
+			LatenessMaxMs int64 `json:"latenessMaxMs"`
+		} `json:"lastHour"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(run("health", "--json")), &health))
+	require.Greater(t, health.LastHour.Firings, n)
+	var all []view.Execution
+	require.NoError(t, json.Unmarshal([]byte(run("logs", "--json", "--limit", "1000")), &all))
+	var regularMax, backfillMin int64 = 0, 1 << 62
+	for _, e := range all {
+		late := e.StartedAt.Sub(*e.ShouldHaveRunAt).Milliseconds()
+		if e.Backfill {
+			backfillMin = min(backfillMin, late)
+		} else if e.Outcome == "success" || e.Outcome == "error" || e.Outcome == "timeout" {
+			regularMax = max(regularMax, late)
+		}
+	}
+	require.GreaterOrEqual(t, backfillMin, int64(20000), "a backfill run starts long after its instant")
+	require.LessOrEqual(t, health.LastHour.LatenessMaxMs, regularMax, "Health's lateness is the regular runs' only (backfill runs from %dms late)", backfillMin)
 
 	// Never beside a regular run: the action's calls of Bf never overlap, and regular runs
 	// went on during the backfill.

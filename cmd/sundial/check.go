@@ -51,7 +51,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	printf(stdout, "%s: app %s, %d timers, %d tenants listed: valid\n", path, m.AppName(), len(m.Timers), len(m.Tenants))
+	printf(stdout, "%s: app %s, %s, %s listed: valid\n", path, m.AppName(), plural(len(m.Timers), "timer"), plural(len(m.Tenants), "tenant"))
 	if *region == "" && m.HasNotify() {
 		printf(stdout, "note: alert topics' regions were not checked (no --region, AWS_REGION or AWS_DEFAULT_REGION): the publish refuses a topic outside the stack's region\n")
 	}
@@ -69,4 +69,12 @@ func manifestArg(fs *flag.FlagSet) (string, manifest.Manifest, error) {
 	}
 	m, err := manifest.Load(path)
 	return path, m, err
+}
+
+// plural is "1 timer", "2 timers", "0 timers".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

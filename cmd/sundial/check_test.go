@@ -73,3 +73,20 @@ func TestCheckNotifyRegion(t *testing.T) {
 	t.Setenv("AWS_REGION", "eu-west-1")
 	require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
 }
+
+// Issue 38: check printed "1 timers". Counts take the noun's number.
+func TestCheckCountsInWords(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		yaml, want string
+	}{
+		{"timers:\n  - {name: A, schedule: \"02:00\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n", "app default, 1 timer, 0 tenants listed: valid"},
+		{"timers:\n  - {name: A, schedule: \"02:00\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n  - {name: B, schedule: \"03:00\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\ntenants: [acme]\n", "app default, 2 timers, 1 tenant listed: valid"},
+	} {
+		path := filepath.Join(t.TempDir(), "timers.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(c.yaml), 0o600))
+		var out, errOut bytes.Buffer
+		require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
+		require.Contains(t, out.String(), c.want)
+	}
+}

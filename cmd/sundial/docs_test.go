@@ -9,9 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -67,4 +71,32 @@ func TestDocsLogEntryKeys(t *testing.T) {
 	slices.Sort(documented)
 	slices.Sort(written)
 	require.Equal(t, written, documented, "docs/console.md's list of a log entry's keys")
+}
+
+// Issue 38: the README's backfill example (a day of Digest's "every 1m", 1,440 instants) was
+// refused by the bound. Its range, for examples/timers.yaml's timer, is within the bound.
+func TestReadmeBackfillExampleIsWithinTheBound(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`sundial backfill (\w+) --from (\S+) --to (\S+)`).FindSubmatch(readme)
+	require.NotNil(t, m, "the README has a backfill example")
+	mf, err := manifest.Load("../../examples/timers.yaml")
+	require.NoError(t, err)
+	i := slices.IndexFunc(mf.Timers, func(tm manifest.Timer) bool { return tm.Name == string(m[1]) })
+	require.GreaterOrEqual(t, i, 0, "the example's timer %s is in examples/timers.yaml", m[1])
+	from, err := time.Parse(time.RFC3339, string(m[2]))
+	require.NoError(t, err)
+	to, err := time.Parse(time.RFC3339, string(m[3]))
+	require.NoError(t, err)
+	require.True(t, to.Before(time.Now()), "the range is in the past")
+	s, err := schedule.ParseIn(mf.Timers[i].Schedule, mf.Timers[i].Timezone)
+	require.NoError(t, err)
+	at, err := timer.BackfillInstants(timer.Settings{Schedule: mf.Timers[i].Schedule, Timezone: mf.Timers[i].Timezone}, from, to)
+	require.NoError(t, err)
+	want, err := schedule.Instants(s, from, to, timer.MaxBackfillInstants)
+	require.NoError(t, err)
+	require.Equal(t, want, at)
+	require.NotEmpty(t, at)
+	require.LessOrEqual(t, len(at), 60, "a tour's example finishes in a minute or two")
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/suggest"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -30,12 +33,14 @@ type target struct {
 	stack    string
 	region   string
 	api      string // --api, for the commands that take it
+	state    string // --state: the state directory of the sundial up to talk to
 }
 
 func (t *target) flags(fs *flag.FlagSet) {
 	fs.StringVar(&t.endpoint, "endpoint", "", "AWS endpoint `URL` (default: AWS_ENDPOINT_URL, else the running \"sundial up\", else AWS)")
 	fs.StringVar(&t.stack, "stack", "sundial", "CloudFormation stack name")
 	fs.StringVar(&t.region, "region", "", "AWS region (default from the environment, else us-east-1)")
+	fs.StringVar(&t.state, "state", os.Getenv(stateEnv), "talk to the sundial up that owns this state `DIR` (up --state DIR; default SUNDIAL_STATE, else .sundial here or in the nearest parent)")
 }
 
 // app connects to the stack and wires the services as the functions would.
@@ -83,7 +88,15 @@ func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error)
 // state file in the current directory or its nearest parent with one, if its stack is --stack.
 // looked lists where it looked.
 func (t *target) localState() (st local.State, ok bool, looked []string) {
-	st, _, looked, ok = local.FindState(".")
+	if t.state != "" {
+		path := filepath.Join(t.state, local.StateFileName)
+		looked = []string{path}
+		if st, ok = local.ReadState(path); !ok {
+			return local.State{}, false, looked
+		}
+	} else {
+		st, _, looked, ok = local.FindState(".")
+	}
 	if ok && t.stack != "" && t.stack != st.Stack {
 		looked[len(looked)-1] += fmt.Sprintf(" (stack %q, not --stack %q)", st.Stack, t.stack)
 		return local.State{}, false, looked
@@ -243,3 +256,35 @@ func timerArg(fs *flag.FlagSet, app string) (timer.Key, error) {
 }
 
 func printf(w io.Writer, format string, a ...any) { fmt.Fprintf(w, format, a...) }
+
+// withSuggestion adds to a timer-not-found error the name of the app's timer closest to the
+// one asked for ("run-now Digets": did you mean Digest?), when one is near enough.
+func withSuggestion(ctx context.Context, a *app.App, key timer.Key, err error) error {
+	if !errors.Is(err, timer.ErrNotFound) || a == nil {
+		return err
+	}
+	ins, lerr := a.Store.List(ctx)
+	if lerr != nil {
+		return err
+	}
+	return suggestTimer(key, ins, err)
+}
+
+// suggestTimer is withSuggestion's answer given the instances.
+func suggestTimer(key timer.Key, ins []timer.Instance, err error) error {
+	if !errors.Is(err, timer.ErrNotFound) {
+		return err
+	}
+	var names []string
+	for _, in := range ins {
+		if in.AppName() == key.AppName() && !slices.Contains(names, in.Timer) {
+			names = append(names, in.Timer)
+		}
+	}
+	if best, ok := suggest.Closest(key.Timer, names); ok && best != key.Timer {
+		want := key
+		want.Timer = best
+		return fmt.Errorf("%w; did you mean %s?", err, want)
+	}
+	return err
+}

@@ -69,3 +69,29 @@ func TestHelpUsageLines(t *testing.T) {
 		}
 	}
 }
+
+// Issue 38: sundial --help's timers edit line lacked --misfire-after. Every flag of timers edit
+// but the ones every command takes is on it.
+func TestHelpTimersEditListsEveryFlag(t *testing.T) {
+	t.Parallel()
+	var general, edit bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"--help"}, &general, io.Discard))
+	require.Equal(t, 0, run(context.Background(), []string{"timers", "edit", "-h"}, &edit, io.Discard))
+	var line string
+	for _, l := range strings.Split(general.String(), "\n") {
+		if strings.HasPrefix(l, "  sundial timers edit ") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line)
+	flagLine := regexp.MustCompile(`^  -([a-z-]+)`)
+	common := map[string]bool{"endpoint": true, "stack": true, "region": true, "state": true, "api": true}
+	n := 0
+	for _, l := range strings.Split(edit.String(), "\n") {
+		if m := flagLine.FindStringSubmatch(l); m != nil && !common[m[1]] {
+			require.Contains(t, line, "--"+m[1], "sundial --help's timers edit line")
+			n++
+		}
+	}
+	require.GreaterOrEqual(t, n, 6)
+}

@@ -80,9 +80,13 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR\n")
 	for _, v := range views {
 		name := v.Key().String()
+		scheduled := clock(v.ScheduledAt)
+		if v.Backfill {
+			scheduled += " (backfill)"
+		}
 		// One line per entry, whatever the error body holds (the writer escapes too, but
 		// after the table's columns are measured).
-		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), termsafe.String(name), clock(v.ScheduledAt), v.Attempt,
+		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), termsafe.String(name), scheduled, v.Attempt,
 			v.Outcome, v.DurationMs, termsafe.String(v.ExecutedBy), clock(v.NextRun), termsafe.String(v.Error))
 	}
 	return tw.Flush()

@@ -20,7 +20,7 @@ import (
 const usage = `sundial — OutSystems-style timers on AWS serverless
 
 Usage:
-  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--data DIR] [--fresh]
+  sundial up [--endpoint URL] [--manifest PATH] [--tick DUR] [--state DIR] [--data DIR] [--fresh]
              [--listen ADDR] [--sam-env FILE] [--docker-host H] [--lambda-endpoint URL] [--console ADDR] [--token T] [--tls-cert F --tls-key F] [--console-host NAMES] [--operators FILE] [--stack NAME] [--template PATH] [--examples]
              [--app-stack DIR]...   also deploy an app's own stack (DIR/template.yaml, e.g. examples/billing)
                               onto the platform: its tables, Go functions and Custom::SundialTimers;
@@ -30,7 +30,7 @@ Usage:
                               deactivated, history kept)
   sundial timers list [--json] [--tenant T] [--app APP]   one entry per runtime instance (shard, tenant)
   sundial timers show NAME [--json] [--app APP]
-  sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--dst shift|skip] [--reset] [--json] [--app APP]
+  sundial timers edit NAME [--schedule S] [--timeout DUR] [--priority P] [--dst shift|skip] [--misfire-after DUR] [--reset] [--json] [--app APP]
                               validated before saving; Reset returns to the manifest's values
   sundial timers run-now|activate|deactivate NAME   (the same as the commands below)
   sundial health [--json] [--app APP]   Environment Health: fetcher, queues, processors, execution order
@@ -87,8 +87,10 @@ the audit trail names you), when the stack is deployed with one (output ApiUrl) 
 given; apps list, logs redrive and sync, and every command on the local platform without --api,
 read and write the tables with the CLI's credentials.
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
-running "sundial up", else AWS) and --stack (default sundial). NAME is Timer, Timer@tenant,
-app:Timer or app:Timer@tenant; --app APP selects one app's timers (the default app is "default").
+running "sundial up", else AWS), --stack (default sundial), and --state DIR (or SUNDIAL_STATE):
+the "sundial up --state DIR" to talk to (a platform owns its state directory; default .sundial).
+NAME is Timer, Timer@tenant, app:Timer or app:Timer@tenant; --app APP selects one app's timers
+(the default app is "default").
 Exit codes: 0 ok, 1 failure, 2 invalid input, 3 not found.
 `
 

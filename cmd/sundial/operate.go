@@ -61,7 +61,7 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 		in, err = a.Admin.SetActive(ctx, key, false)
 	}
 	if err != nil {
-		return err
+		return withSuggestion(ctx, a, key, err)
 	}
 	if err := recordCLI(ctx, a, audit.Record{Action: cmd}.ForKey(key)); err != nil {
 		return err

@@ -78,7 +78,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		in, err := a.Store.Get(ctx, key)
 		if err != nil {
-			return err
+			return withSuggestion(ctx, a, key, err)
 		}
 		return writeJSON(stdout, showOf(in, time.Now()))
 	}

@@ -32,11 +32,12 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.Tick, "tick", 0, "fetch and recovery interval, e.g. 5s (default: the template's schedules, FetchTickMinutes)")
 	fs.StringVar(&o.Stack, "stack", "sundial", "stack name")
 	fs.StringVar(&o.Template, "template", "", "SAM template that defines the resources (default: the template.yaml built into sundial)")
-	fs.StringVar(&o.DataDir, "data", local.DefaultDataDir, `keep the local DynamoDB's data here across restarts; "" keeps it in memory`)
+	stateDir := fs.String("state", stateDirDefault(), "the `DIR` this platform owns (locked while it runs): its state local.json, database dynamodb/, log up.log, sam-env.json; another DIR runs a second, separate platform (default SUNDIAL_STATE, else .sundial)")
+	fs.StringVar(&o.DataDir, "data", local.DefaultDataDir, `keep the local DynamoDB's data here across restarts (default DIR/dynamodb under --state); "" keeps it in memory`)
 	fresh := fs.Bool("fresh", false, "start from an empty database: delete the --data directory first")
 	fs.StringVar(&o.Listen, "listen", "", "address of the local AWS endpoint (default a free 127.0.0.1 port); 0.0.0.0:4566 lets containers reach it, and anyone on the network")
 	fs.StringVar(&o.LambdaEndpoint, "lambda-endpoint", "", "send Lambda actions to this Invoke API, e.g. sam local start-lambda's http://127.0.0.1:3001")
-	samEnv := fs.String("sam-env", ".sundial/sam-env.json", `write sam local's --env-vars file here; "" for none`)
+	samEnv := fs.String("sam-env", ".sundial/sam-env.json", `write sam local's --env-vars file here (default DIR/sam-env.json under --state); "" for none`)
 	dockerHost := fs.String("docker-host", "127.0.0.1", "the name containers reach this machine by, in the --sam-env file (127.0.0.1 with --docker-network host; host.docker.internal with Docker Desktop)")
 	fs.StringVar(&o.Region, "region", "", "region (default us-east-1)")
 	fs.BoolVar(&o.Processes, "processes", false, "run each function's bootstrap as separate processes behind an emulated Lambda Runtime API (built from the source tree)")
@@ -46,7 +47,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.EventsTo, "events-to", "", "POST every EventBridge event the functions put (the whole event JSON) to this URL, as an API destination would")
 	fs.Var((*templateParams)(&o.Params), "param", "template parameter `NAME=VALUE`, repeatable (as sam deploy --parameter-overrides), e.g. --param Capacity=Provisioned")
 	watch := fs.Bool("watch", true, "apply a changed --app-stack template.yaml as a stack update of its custom resources (Update, Create, Delete; rolled back if one fails), as sam deploy would")
-	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function")
+	logPath := fs.String("log", ".sundial/up.log", "JSON log of every function (default DIR/up.log under --state)")
 	actions := fs.String("actions", "", "also serve the example actions on this address (e.g. 127.0.0.1:9000)")
 	var co consoleOptions
 	fs.StringVar(&co.addr, "console", "127.0.0.1:8089", `Service Center (console and API) address; "" for none`)
@@ -58,7 +59,22 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	fs.Visit(func(f *flag.Flag) { co.explicit = co.explicit || f.Name == "console" })
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	co.explicit = set["console"]
+	if *stateDir == "" {
+		return usageErr("up: --state: want a directory")
+	}
+	// Every path of the platform's own derives from its state directory unless given.
+	if !set["data"] {
+		o.DataDir = filepath.Join(*stateDir, "dynamodb")
+	}
+	if !set["log"] {
+		*logPath = filepath.Join(*stateDir, "up.log")
+	}
+	if !set["sam-env"] {
+		*samEnv = filepath.Join(*stateDir, "sam-env.json")
+	}
 	co.region = o.Region
 	if fs.NArg() > 0 {
 		return usageErr("up: unexpected argument %q", fs.Arg(0))
@@ -74,6 +90,13 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := local.CheckEventsTo(o.EventsTo); err != nil {
 		return usageErr("up: --%s", err)
 	}
+	// One platform owns a state directory: a second one on it would publish over the first's
+	// timers and remove its local.json when it stops. The lock lasts as long as this process.
+	lock, err := local.LockStateDir(*stateDir)
+	if err != nil {
+		return fmt.Errorf("up: %w", err)
+	}
+	defer lock.Release()
 	if *fresh && o.DataDir != "" {
 		if err := os.RemoveAll(o.DataDir); err != nil {
 			return fmt.Errorf("up: --fresh: %w", err)
@@ -107,7 +130,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(*logPath), 0o700); err != nil {
 		return err
 	}
-	if err := privateStateDir(filepath.Dir(local.DefaultStateFile)); err != nil {
+	if err := privateStateDir(*stateDir); err != nil {
 		return err
 	}
 	logFile, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -121,7 +144,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Executions start while up deploys (a When Published timer at once): their lines wait for
 	// the banner (endpoint, console, login), so that it is not buried under them.
 	lines := &heldWriter{w: stdout, held: &bytes.Buffer{}}
-	o.Log, o.Out, o.StateFile = logFile, lines, local.DefaultStateFile
+	o.Log, o.Out, o.StateFile = logFile, lines, filepath.Join(*stateDir, local.StateFileName)
 	fmt.Fprintln(stdout, "starting the local platform…")
 	p, err := local.Up(ctx, o)
 	if err != nil {
@@ -131,7 +154,10 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ddb, sqs := p.Local.Engines()
 		fmt.Fprintf(stdout, "endpoint   %s (DynamoDB Local %s, fauxqs %s; every call checked against its function's IAM role)\n", p.Endpoint, ddb, sqs)
 		data := "in memory"
-		if o.DataDir != "" {
+		switch {
+		case o.DataDir != "" && *fresh:
+			data = "started empty in " + o.DataDir + " (--fresh); kept there for the next run"
+		case o.DataDir != "":
 			data = "kept in " + o.DataDir + " (--fresh starts empty)"
 		}
 		fmt.Fprintf(stdout, "data       %s\n", data)
@@ -172,7 +198,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *watch && len(o.AppStacks) > 0 {
 		stopWatch = watchAppStacks(ctx, p, o.AppStacks, lines)
 	}
-	fmt.Fprintf(stdout, "try        %s timers list   (here or below; elsewhere add --endpoint %s)   Ctrl-C stops\n", selfCommand(os.Args[0]), p.Endpoint)
+	fmt.Fprintf(stdout, "try        %s\n", tryLine(selfCommand(os.Args[0]), *stateDir, p.Endpoint))
 	lines.release()
 	var failed error
 	select {
@@ -188,6 +214,26 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopWatch()
 	stopConsole()
 	return errors.Join(failed, p.Stop())
+}
+
+// stateDirDefault is up's and the commands' state directory when --state is not given:
+// SUNDIAL_STATE, else .sundial.
+func stateDirDefault() string {
+	if d := os.Getenv(stateEnv); d != "" {
+		return d
+	}
+	return local.DefaultStateDir
+}
+
+// stateEnv names the state directory of the platform commands talk to, as --state does.
+const stateEnv = "SUNDIAL_STATE"
+
+// tryLine is the banner's hint: a command against this platform, from here.
+func tryLine(self, stateDir, endpoint string) string {
+	if filepath.Clean(stateDir) == local.DefaultStateDir && os.Getenv(stateEnv) == "" {
+		return fmt.Sprintf("%s timers list   (here or below; elsewhere add --endpoint %s)   Ctrl-C stops", self, endpoint)
+	}
+	return fmt.Sprintf("%s timers list --state %s   (or SUNDIAL_STATE=%s for every command)   Ctrl-C stops", self, stateDir, stateDir)
 }
 
 // heldWriter holds what is written (up to maxHeld bytes) until release, then writes it and

@@ -110,9 +110,15 @@ func (h *lineHandler) line(r slog.Record) string {
 	*h.width = max(*h.width, utf8.RuneCountInString(name))
 	switch r.Message {
 	case "execution":
-		s := fmt.Sprintf("%s %-*s %-9s scheduled %s attempt %s late %+dms took %dms next %s",
-			ts, *h.width, name, a["outcome"].String(), clock(a["scheduled_at"]), a["attempt"].String(),
-			a["lateness_ms"].Int64(), a["duration_ms"].Int64(), clock(a["next_run"]))
+		// A time on another day than the line's carries its date (a next run tomorrow read as
+		// today's, issue 38); a backfill run's lateness is none (it is late by design).
+		late := fmt.Sprintf("late %+dms", a["lateness_ms"].Int64())
+		if b := a["backfill"]; b.Kind() == slog.KindBool && b.Bool() {
+			late = "backfill"
+		}
+		s := fmt.Sprintf("%s %-*s %-9s scheduled %s attempt %s %s took %dms next %s",
+			ts, *h.width, name, a["outcome"].String(), clockOn(a["scheduled_at"], r.Time), a["attempt"].String(),
+			late, a["duration_ms"].Int64(), clockOn(a["next_run"], r.Time))
 		if e := a["error"].String(); e != "" {
 			s += "  error: " + oneLine(e)
 		}
@@ -126,6 +132,23 @@ func (h *lineHandler) line(r slog.Record) string {
 		return fmt.Sprintf("%s %s: %s", ts, r.Message, oneLine(a["error"].String()))
 	}
 	return ""
+}
+
+// clockOn is clock with the date when the time is on another (UTC) day than ref.
+func clockOn(v slog.Value, ref time.Time) string {
+	var t time.Time
+	switch {
+	case v.Kind() == slog.KindTime:
+		t = v.Time()
+	case v.Kind() == slog.KindAny:
+		t, _ = v.Any().(time.Time)
+	}
+	if !t.IsZero() && !ref.IsZero() {
+		if y, m, d := t.UTC().Date(); ref.UTC().Year() != y || ref.UTC().Month() != m || ref.UTC().Day() != d {
+			return t.UTC().Format("2006-01-02 15:04:05.000")
+		}
+	}
+	return clock(v)
 }
 
 func clock(v slog.Value) string {

@@ -51,7 +51,7 @@ func TestExecutionLinesShortenLongNames(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	log := slog.New(newLineHandler(&out, slog.NewJSONHandler(io.Discard, nil)))
-	at := time.Date(2026, 11, 25, 22, 0, 0, 0, time.UTC)
+	at := time.Now().UTC().Truncate(24 * time.Hour).Add(time.Hour) // today's: printed without the date
 	exec := func(app, name, tenant string) {
 		log.Debug("execution", "app", app, "timer", name, "tenant", tenant, "outcome", "success", "scheduled_at", at,
 			"attempt", 1, "lateness_ms", 3, "duration_ms", 19, "next_run", at.Add(time.Minute), "gave_up", false, "error", "")
@@ -81,4 +81,27 @@ func TestExecutionLinesShortenLongNames(t *testing.T) {
 	require.Equal(t, "Heartbeat", strings.Fields(lines[2])[1])
 	require.Equal(t, "billing:Invoices", shortName("billing:Invoices"))
 	require.Equal(t, strings.Repeat("n", maxNameWidth), shortName(strings.Repeat("n", maxNameWidth)), "a name that fits is whole")
+}
+
+// Issue 38: a next run tomorrow printed as "next 03:30:00.000", read as today's; a backfill
+// run printed "late +36h…". A time on another day than the line's carries its date; a
+// backfill run says backfill instead of a lateness.
+func TestExecutionLinesDateOtherDaysAndMarkBackfill(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	log := slog.New(newLineHandler(&out, slog.NewJSONHandler(io.Discard, nil)))
+	now := time.Now().UTC()
+	tomorrow := now.Add(24 * time.Hour)
+	log.Debug("execution", "timer", "Nightly", "outcome", "success", "scheduled_at", now,
+		"attempt", 1, "lateness_ms", 3, "duration_ms", 19, "next_run", tomorrow, "gave_up", false)
+	back := now.Add(-36 * time.Hour)
+	log.Debug("execution", "timer", "Digest", "outcome", "success", "scheduled_at", back,
+		"attempt", 1, "lateness_ms", (36 * time.Hour).Milliseconds(), "duration_ms", 19, "next_run", now.Add(time.Minute), "gave_up", false, "backfill", true)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	require.Contains(t, lines[0], "scheduled "+now.Format("15:04:05.000")+" attempt", "today's: the clock only")
+	require.Contains(t, lines[0], "late +3ms")
+	require.Contains(t, lines[0], "next "+tomorrow.Format("2006-01-02 15:04:05.000"))
+	require.Contains(t, lines[1], "scheduled "+back.Format("2006-01-02 15:04:05.000")+" attempt 1 backfill took 19ms")
+	require.NotContains(t, lines[1], "late")
 }

@@ -55,8 +55,11 @@ func (s State) Config(ctx context.Context) (aws.Config, error) {
 	return cfg, nil
 }
 
-// DefaultStateFile is where `sundial up` records its endpoint.
-const DefaultStateFile = ".sundial/local.json"
+// StateFileName, in a state directory, is where `sundial up` records its endpoint.
+const StateFileName = "local.json"
+
+// DefaultStateFile is where `sundial up` records its endpoint by default.
+const DefaultStateFile = DefaultStateDir + "/" + StateFileName
 
 // DefaultDataDir is where `sundial up` keeps the local DynamoDB's data.
 const DefaultDataDir = ".sundial/dynamodb"

@@ -43,6 +43,9 @@ func lastHour(now time.Time, recent []timer.Execution, limit int) LastHour {
 		if e.Outcome == timer.OutcomeRecovered || e.Outcome == timer.OutcomeMissed {
 			continue // the action did not run to an end: no lateness or duration to speak of
 		}
+		if e.Backfill {
+			continue // a backfill run starts long after its instant by design: no lateness (as in CloudWatch)
+		}
 		late = append(late, max(e.StartedAt.Sub(e.ShouldHaveRunAt), 0).Milliseconds())
 		took = append(took, e.Duration.Milliseconds())
 	}

@@ -37,6 +37,32 @@ func TestLastHour(t *testing.T) {
 		}, h)
 	})
 
+	// Issue 38: a backfill of yesterday's instants made Health's lateness p95 622 h. A backfill
+	// run counts as a firing (and a failure when it fails), not in lateness or duration.
+	t.Run("BackfillRunsLeaveLatenessAsItWas", func(t *testing.T) {
+		t.Parallel()
+		recent := []timer.Execution{
+			exec(time.Minute, timer.OutcomeSuccess, 100*time.Millisecond, time.Second),
+			exec(2*time.Minute, timer.OutcomeSuccess, 300*time.Millisecond, 3*time.Second),
+		}
+		before := lastHour(now, recent, 200)
+		for i := range 10 {
+			bf := exec(time.Duration(i)*time.Second, timer.OutcomeSuccess, 36*time.Hour, 20*time.Second)
+			bf.Backfill = true
+			if i == 0 {
+				bf.Outcome = timer.OutcomeError
+			}
+			recent = append([]timer.Execution{bf}, recent...)
+		}
+		after := lastHour(now, recent, 200)
+		require.Equal(t, before.LatenessP50Ms, after.LatenessP50Ms)
+		require.Equal(t, before.LatenessP95Ms, after.LatenessP95Ms)
+		require.Equal(t, before.LatenessMaxMs, after.LatenessMaxMs)
+		require.Equal(t, before.DurationMaxMs, after.DurationMaxMs)
+		require.Equal(t, 12, after.Firings)
+		require.Equal(t, 1, after.Failed)
+	})
+
 	t.Run("AFullReadIsMarkedTruncated", func(t *testing.T) {
 		t.Parallel()
 		recent := []timer.Execution{exec(time.Minute, timer.OutcomeSuccess, 0, 0), exec(time.Minute, timer.OutcomeSuccess, 0, 0)}

@@ -171,7 +171,7 @@ func rowOf(in timer.Instance, edited bool) TimerRow {
 
 func entryOf(e timer.Execution) LogEntry {
 	le := LogEntry{Execution: view.OfExecution(e), Ref: e.Ref(), Key: e.Key.String()}
-	if !e.ShouldHaveRunAt.IsZero() {
+	if !e.ShouldHaveRunAt.IsZero() && !e.Backfill { // a backfill run is late by design: no lateness
 		le.LateMs = e.StartedAt.Sub(e.ShouldHaveRunAt).Milliseconds()
 	}
 	return le

@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -9,7 +10,15 @@ import (
 // OperationMessage says what Run Now, activate or deactivate did to in, for the console and
 // the CLI alike: an inactive timer is "not scheduled (inactive)", whatever instant it kept.
 func OperationMessage(op string, in timer.Instance) string {
+	return operationMessage(op, in, time.Now())
+}
+
+func operationMessage(op string, in timer.Instance, now time.Time) string {
 	switch {
+	case op == "deactivate" && in.Running() && in.IsRunningSince.After(now):
+		// A firing claimed ahead of its instant (the processor holds it until then): it has
+		// not started yet, and "running since" a time to come reads as a wrong clock.
+		return fmt.Sprintf("%s deactivated: not scheduled (inactive); the execution claimed for %s (it starts then) is not stopped", in.Key, clock(in.IsRunningSince))
 	case op == "run-now" && in.Running():
 		return fmt.Sprintf("%s is running (by %s); it runs again as soon as that execution finishes", in.Key, in.IsRunningBy)
 	case op == "run-now":

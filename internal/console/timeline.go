@@ -58,7 +58,9 @@ func layoutTimeline(execs []timer.Execution, loc *time.Location) *Timeline {
 	t0, t1 := execs[0].StartedAt, execs[0].StartedAt.Add(execs[0].Duration)
 	for _, e := range execs {
 		start := e.StartedAt
-		if !e.ShouldHaveRunAt.IsZero() && e.ShouldHaveRunAt.Before(start) {
+		// A backfill run's instant is hours or days back by design: it is not drawn, and does
+		// not stretch the scale (issue 38: a two-day red diagonal).
+		if !e.ShouldHaveRunAt.IsZero() && e.ShouldHaveRunAt.Before(start) && !e.Backfill {
 			start = e.ShouldHaveRunAt
 		}
 		t0 = minTime(t0, start)
@@ -75,6 +77,15 @@ func layoutTimeline(execs []timer.Execution, loc *time.Location) *Timeline {
 			late = e.StartedAt.Sub(e.ShouldHaveRunAt)
 		}
 		start := x(e.StartedAt)
+		if e.Backfill {
+			tl.Bars = append(tl.Bars, TimelineBar{
+				X: start, W: max(x(e.StartedAt.Add(e.Duration))-start, tlMinBar),
+				Class: "o-" + string(e.Outcome) + " backfill",
+				Title: fmt.Sprintf("%s: backfill of %s, started %s, ran %s, attempt %d",
+					e.Outcome, e.ShouldHaveRunAt.In(loc).Format("2006-01-02 15:04:05"), e.StartedAt.In(loc).Format("2006-01-02 15:04:05.000"), e.Duration, e.Attempt),
+			})
+			continue
+		}
 		tl.Bars = append(tl.Bars, TimelineBar{
 			X: start, W: max(x(e.StartedAt.Add(e.Duration))-start, tlMinBar),
 			Class: "o-" + string(e.Outcome),

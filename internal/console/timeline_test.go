@@ -31,6 +31,27 @@ func TestLayoutTimeline(t *testing.T) {
 		require.Equal(t, "18:00:00.250", tl.Ticks[1].Label)
 	})
 
+	// Issue 38: backfill runs of instants two days back stretched the timeline over two days
+	// into a red diagonal. They are drawn as bars where they ran, marked backfill, with no
+	// lateness mark, and the scale is the one the timer's own runs give.
+	t.Run("BackfillRunsLeaveTheScaleAsItWas", func(t *testing.T) {
+		t.Parallel()
+		own := []timer.Execution{
+			{ShouldHaveRunAt: t0, StartedAt: t0.Add(100 * time.Millisecond), Duration: time.Second, Outcome: timer.OutcomeSuccess},
+			{ShouldHaveRunAt: t0.Add(time.Minute), StartedAt: t0.Add(time.Minute), Duration: time.Second, Outcome: timer.OutcomeSuccess},
+		}
+		before := layoutTimeline(own, time.UTC)
+		bf := timer.Execution{ShouldHaveRunAt: t0.Add(-48 * time.Hour), StartedAt: t0.Add(30 * time.Second), Duration: time.Second, Outcome: timer.OutcomeSuccess, Backfill: true}
+		after := layoutTimeline(append(own, bf), time.UTC)
+		require.Equal(t, before.Ticks, after.Ticks, "the same scale")
+		require.Equal(t, before.Marks, after.Marks, "no lateness mark for the backfill run")
+		require.Len(t, after.Bars, 3)
+		require.Equal(t, before.Bars, after.Bars[:2])
+		require.Equal(t, "o-success backfill", after.Bars[2].Class)
+		require.Contains(t, after.Bars[2].Title, "backfill of 2026-11-19 18:00:00")
+		require.InDelta(t, (before.Bars[0].X+before.Bars[1].X)/2, after.Bars[2].X, 5, "drawn where it ran")
+	})
+
 	t.Run("NothingToDraw", func(t *testing.T) {
 		t.Parallel()
 		require.Nil(t, layoutTimeline(nil, time.UTC))

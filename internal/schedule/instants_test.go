@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 func TestInstants(t *testing.T) {
@@ -68,7 +70,13 @@ func TestInstants(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 10, "exactly the bound is allowed")
 		_, err = Instants(s, from, from.Add(10*time.Minute), 10)
-		require.ErrorIs(t, err, ErrInvalid)
-		require.ErrorContains(t, err, "more than 10 instants")
+		require.ErrorIs(t, err, errkind.Invalid)
+		// Issue 38: not "invalid schedule" (the schedule is valid): the limit hit, and the
+		// parts that fit.
+		require.NotErrorIs(t, err, ErrInvalid)
+		var tooMany *TooManyInstantsError
+		require.ErrorAs(t, err, &tooMany)
+		require.Equal(t, "the range [2026-11-02T00:00:00Z, 2026-11-02T00:10:00Z] holds more than 10 instants of every 1m, the most one backfill runs: "+
+			"backfill it in parts, --from 2026-11-02T00:00:00Z --to 2026-11-02T00:09:00Z first (the first 10), then --from 2026-11-02T00:10:00Z onward; or a shorter range", err.Error())
 	})
 }

@@ -105,6 +105,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer logFile.Close()
+	// It records its endpoint in .sundial/local.json: it owns .sundial while it runs, as
+	// sundial up does (a running make run refuses it, and it refuses a later make run).
+	lock, err := local.LockStateDir(local.DefaultStateDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	fmt.Fprintln(stdout, "starting the local platform with the examples…")
 	p, err := local.Up(ctx, local.Options{Template: "template.yaml", Manifest: *manifestPath, Tick: *tick,
 		Examples: true, Out: stdout, Log: logFile, StateFile: local.DefaultStateFile, ActionsAddr: endpoint.Host})
