@@ -93,6 +93,11 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	}
 	h := buildHealth(in)
 	h.App = app
+	hour, truncated, err := hourOfLog(ctx, s.Store, app, in.now.UTC().Truncate(time.Minute).Add(-59*time.Minute))
+	if err != nil {
+		return Health{}, err
+	}
+	h.Figures = figures(in.now, hour, truncated)
 	if h.Alerts, err = s.alerts(ctx, app); err != nil {
 		return Health{}, err
 	}
