@@ -281,8 +281,12 @@ func TestBrowser(t *testing.T) {
 		m1 := now.Truncate(time.Minute).Add(-10 * time.Minute)
 		m2 := m1.Add(2 * time.Minute)
 		put := func(id string, start time.Time, o timer.Outcome, late, took time.Duration) {
-			require.NoError(t, bt.p.App.Store.PutExecution(bt.ctx, timer.Execution{Key: key, ExecutionID: id, ScheduledAt: start.Add(-late),
-				ShouldHaveRunAt: start.Add(-late), StartedAt: start, Duration: took, ExecutedBy: "node-1", Attempt: 1, Outcome: o}))
+			e := timer.Execution{Key: key, ExecutionID: id, ScheduledAt: start.Add(-late),
+				ShouldHaveRunAt: start.Add(-late), StartedAt: start, Duration: took, ExecutedBy: "node-1", Attempt: 1, Outcome: o}
+			if o == timer.OutcomeSuccess {
+				e.Output = `{"sent":` + id[1:] + `,"note":"<b>kept</b>"}`
+			}
+			require.NoError(t, bt.p.App.Store.PutExecution(bt.ctx, e))
 		}
 		put("f1", m1.Add(5*time.Second), timer.OutcomeSuccess, 200*time.Millisecond, 40*time.Millisecond)
 		put("f2", m1.Add(15*time.Second), timer.OutcomeSuccess, 400*time.Millisecond, 900*time.Millisecond)
@@ -323,13 +327,40 @@ func TestBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(bt.ctx, chromedp.Click(chromedp.CSS(`#log thead th:nth-child(8)`))))
 		require.Equal(t, "900,300,40,0", took())
 		require.Equal(t, "descending", bt.attr(t, "#log thead th:nth-child(8)", "aria-sort"))
+		require.Contains(t, bt.text(t, "#log"), `{"sent":2,"note":"<b>kept</b>"}`, "a success shows the start of the action's answer")
 		bt.shot(t, "15-log-sorted")
+		// The execution's page has the answer whole, as text.
+		_, err = chromedp.Run(bt.ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`#log a.output`))))
+		require.NoError(t, err)
+		require.Contains(t, bt.text(t, "#entry-output"), `"note":"<b>kept</b>"}`)
+		require.Zero(t, bt.count(t, "#entry-output b"), "the answer is text, not markup")
+		bt.shot(t, "15b-entry-output")
 	})
 
+	// The calendar form is a grid of labelled fields with Save on its own row; the backfill
+	// form's placeholders say the format (they are not values) and its Cancel stands apart.
 	t.Run("CalendarAndBackfillForms", func(t *testing.T) {
+		require.NoError(t, chromedp.Do(bt.ctx, chromedp.EmulateViewport(1280, 900)))
+		t.Cleanup(func() { _ = chromedp.Do(bt.ctx, chromedp.EmulateViewport(1400, 1000)) })
+		bt.navigate(t, bt.ts.URL+"/calendars")
+		form := `#calendar-default-biz form`
+		require.Positive(t, bt.count(t, form))
+		require.True(t, bt.eval(t, fmt.Sprintf(`(() => {
+			const f = document.querySelector(%q), b = f.querySelector("button").getBoundingClientRect();
+			const fields = Array.from(f.querySelectorAll("textarea, input[name=weekdays]")).map(e => e.getBoundingClientRect());
+			const labels = Array.from(f.querySelectorAll("label")).map(l => l.getBoundingClientRect());
+			// every field below its label's text, Save below every field, nothing past the form
+			return fields.every(r => b.top >= r.bottom) && labels.every(l => l.right <= f.getBoundingClientRect().right + 0.5) &&
+				fields.every(r => r.width >= 200);
+		})()`, form)), "the calendar form's fields are laid out in a grid, Save below them")
+		require.Contains(t, bt.value(t, form+` input[name=weekdays]`), "sat")
+		bt.shot(t, "16-calendar-form")
+
 		bt.navigate(t, bt.ts.URL+"/timers/"+bt.name("Editable"))
 		require.Equal(t, "YYYY-MM-DDThh:mm:ssZ", bt.attr(t, "#backfill-form input[name=from]", "placeholder"), "a placeholder that is not a value")
-		bt.shot(t, "16-backfill-form")
+		require.True(t, bt.eval(t, `(() => { const i = document.querySelector("#backfill-form input[name=from]"); return i.scrollWidth <= i.clientWidth; })()`),
+			"the placeholder fits its field")
+		bt.shot(t, "17-backfill-form")
 	})
 }
 
@@ -358,7 +389,10 @@ type browserTest struct {
 func startBrowserTest(t *testing.T, chromium string) *browserTest {
 	bt := &browserTest{inv: &testenv.Invoker{}, prefix: testenv.Unique(t), dir: artifactsDir(t)}
 	manifest := filepath.Join(t.TempDir(), "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`timers:
+	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`calendars:
+  - {name: biz, weekdays: [sat, sun], dates: [2026-12-25, 2027-01-01], yearly: [05-01]}
+timers:
+  - {name: %[1]s-Payday, schedule: "09:00", calendar: biz, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Manual, schedule: "When Published", action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Ticker, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Pulse, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
