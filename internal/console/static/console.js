@@ -124,14 +124,17 @@ sortable(document);
       const resp = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
       if (!resp.ok) throw new Error("HTTP " + resp.status);
       const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+      let found = 0;
       document.querySelectorAll("[data-live]").forEach(function (old) {
-        if (!old.id || old.contains(document.activeElement)) return;
-        const fresh = doc.getElementById(old.id);
+        const fresh = old.id && doc.getElementById(old.id);
         if (!fresh) return;
+        found++;
+        if (old.contains(document.activeElement)) return;
         const node = document.importNode(fresh, true);
         old.replaceWith(node);
         sortable(node.matches("table") ? node.parentNode : node);
       });
+      if (found === 0) throw new Error("the page came back without its parts (signed out?): reload");
       say("live · updated " + new Date().toISOString().slice(11, 19) + " UTC");
       document.body.dataset.liveUpdates = String(Number(document.body.dataset.liveUpdates || 0) + 1);
     } catch (e) {
