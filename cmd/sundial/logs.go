@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/sundialhq/sundial/internal/app"
@@ -77,7 +78,7 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 		return writeJSON(stdout, views)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR\n")
+	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR OR OUTPUT\n")
 	for _, v := range views {
 		name := v.Key().String()
 		scheduled := clock(v.ScheduledAt)
@@ -87,9 +88,22 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 		// One line per entry, whatever the error body holds (the writer escapes too, but
 		// after the table's columns are measured).
 		printf(tw, "%s\t%s\t%s\t%d\t%s\t%dms\t%s\t%s\t%s\n", clock(v.StartedAt), termsafe.String(name), scheduled, v.Attempt,
-			v.Outcome, v.DurationMs, termsafe.String(v.ExecutedBy), clock(v.NextRun), termsafe.String(v.Error))
+			v.Outcome, v.DurationMs, termsafe.String(v.ExecutedBy), clock(v.NextRun), termsafe.String(errorOrOutput(v)))
 	}
 	return tw.Flush()
+}
+
+// errorOrOutput is the last column of `sundial logs`: a failed run's error, or the start of a
+// successful run's answer (its first 100 bytes; --json has the whole kept output).
+func errorOrOutput(v view.Execution) string {
+	if v.Error != "" || v.Output == "" {
+		return v.Error
+	}
+	const n = 100
+	if len(v.Output) <= n {
+		return v.Output
+	}
+	return strings.ToValidUTF8(v.Output[:n], "") + "…"
 }
 
 // cmdLogsRedrive writes into the log the executions of the stream batches the log writer gave

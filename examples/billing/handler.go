@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/actionkit"
 )
 
 // TableEnv names the runs table (template.yaml's RunsTable).
@@ -38,7 +38,8 @@ type Handler struct {
 	Log   *slog.Logger // default: discard
 }
 
-// Result is the function's response (Sundial's log keeps it as the execution's body).
+// Result is the function's answer: Sundial keeps it (its first 1 KB) as the execution's output in
+// the log.
 type Result struct {
 	Timer   string `json:"timer"`
 	Task    string `json:"task"`
@@ -52,7 +53,7 @@ type Result struct {
 const runKind = "run"
 
 // Handle runs one timer execution.
-func (h *Handler) Handle(ctx context.Context, p actionspec.Payload) (Result, error) {
+func (h *Handler) Handle(ctx context.Context, p actionkit.Payload) (Result, error) {
 	log := h.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

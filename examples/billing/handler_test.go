@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/actionkit"
 	"github.com/sundialhq/sundial/examples/billing"
-	"github.com/sundialhq/sundial/internal/actionspec"
 )
 
 // fakeTable is the runs table: sort keys of kind "run", in order; Query pages by two.
@@ -56,7 +56,7 @@ func TestHandler(t *testing.T) {
 	h := &billing.Handler{DB: db, Table: "runs"}
 	day := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 5 {
-		res, err := h.Handle(ctx, actionspec.Payload{Timer: "Invoices", ScheduledAt: day.AddDate(0, 0, i*10), ExecutionID: "e" + string(rune('a'+i)),
+		res, err := h.Handle(ctx, actionkit.Payload{Timer: "Invoices", ScheduledAt: day.AddDate(0, 0, i*10), ExecutionID: "e" + string(rune('a'+i)),
 			Properties: map[string]string{}})
 		require.NoError(t, err)
 		require.Equal(t, 1, res.Written)
@@ -65,15 +65,15 @@ func TestHandler(t *testing.T) {
 	require.True(t, strings.HasPrefix(db.at[0], "2026-11-01T10:00:00Z#ea"))
 
 	// Cleanup on Dec 31 with 25 days kept: the runs of Nov 1, 11, 21 and Dec 1 go (before Dec 6).
-	res, err := h.Handle(ctx, actionspec.Payload{Timer: "Cleanup", ScheduledAt: time.Date(2026, 12, 31, 3, 30, 0, 0, time.UTC),
+	res, err := h.Handle(ctx, actionkit.Payload{Timer: "Cleanup", ScheduledAt: time.Date(2026, 12, 31, 3, 30, 0, 0, time.UTC),
 		Properties: map[string]string{"task": "cleanup", "retentionDays": "25"}})
 	require.NoError(t, err)
 	require.Equal(t, 4, res.Deleted)
 	require.Len(t, db.at, 1)
 	require.True(t, strings.HasPrefix(db.at[0], "2026-12-11"))
 
-	_, err = h.Handle(ctx, actionspec.Payload{Timer: "Cleanup", Properties: map[string]string{"task": "cleanup", "retentionDays": "-1"}})
+	_, err = h.Handle(ctx, actionkit.Payload{Timer: "Cleanup", Properties: map[string]string{"task": "cleanup", "retentionDays": "-1"}})
 	require.ErrorContains(t, err, "retentionDays")
-	_, err = h.Handle(ctx, actionspec.Payload{Timer: "X", Properties: map[string]string{"task": "refund"}})
+	_, err = h.Handle(ctx, actionkit.Payload{Timer: "X", Properties: map[string]string{"task": "refund"}})
 	require.ErrorContains(t, err, `got "refund"`)
 }

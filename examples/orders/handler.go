@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/actionkit"
 )
 
 // FunctionName is the example function's name in template.yaml (OrderPushFunction), which
@@ -63,7 +63,7 @@ var ErrConfig = errors.New("orderpush: invalid timer properties")
 // shard, push each, and record each outcome with a conditional write. A push that fails is
 // that order's outcome (delayed or failed), not the run's: the run fails only when it cannot
 // do its work (bad properties, the table unreachable).
-func (h *Handler) Handle(ctx context.Context, p actionspec.Payload) (Summary, error) {
+func (h *Handler) Handle(ctx context.Context, p actionkit.Payload) (Summary, error) {
 	sum := Summary{Timer: p.Timer, Execution: p.ExecutionID, PushedIDs: []int64{}}
 	c, err := ParseConfig(p.Properties)
 	if err != nil {

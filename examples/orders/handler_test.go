@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/actionkit"
 	"github.com/sundialhq/sundial/examples/orders"
-	"github.com/sundialhq/sundial/internal/actionspec"
 )
 
 // fakeClock is the handler's injected clock: the tests move it, runs read it.
@@ -64,7 +64,7 @@ func (r *rig) run(t *testing.T, timer string, props map[string]string) orders.Su
 	r.runs++
 	p := maps.Clone(props)
 	p[orders.PropEndpoint] = r.tp.PushURL()
-	sum, err := r.h.Handle(context.Background(), actionspec.Payload{Timer: timer, ExecutionID: fmt.Sprintf("E%d", r.runs), Properties: p})
+	sum, err := r.h.Handle(context.Background(), actionkit.Payload{Timer: timer, ExecutionID: fmt.Sprintf("E%d", r.runs), Properties: p})
 	require.NoError(t, err)
 	return sum
 }
@@ -229,7 +229,7 @@ func TestHandlerScenarios(t *testing.T) {
 			wg.Go(func() {
 				p := map[string]string{orders.PropEndpoint: r.tp.PushURL(), orders.PropBatch: "100",
 					orders.PropShardIndex: fmt.Sprint(i), orders.PropShardTotal: "5"}
-				sum, err := r.h.Handle(context.Background(), actionspec.Payload{Timer: fmt.Sprintf("PushOrders05-%d", i), ExecutionID: fmt.Sprint(i), Properties: p})
+				sum, err := r.h.Handle(context.Background(), actionkit.Payload{Timer: fmt.Sprintf("PushOrders05-%d", i), ExecutionID: fmt.Sprint(i), Properties: p})
 				require.NoError(t, err)
 				sums[i] = sum
 			})
@@ -282,12 +282,12 @@ func TestHandlerDuplicateExecutionCannotMarkTwice(t *testing.T) {
 	props := map[string]string{orders.PropEndpoint: r.tp.PushURL()}
 	done := make(chan orders.Summary)
 	go func() {
-		sum, err := late.Handle(context.Background(), actionspec.Payload{Timer: "PushOrders01", ExecutionID: "late", Properties: props})
+		sum, err := late.Handle(context.Background(), actionkit.Payload{Timer: "PushOrders01", ExecutionID: "late", Properties: props})
 		require.NoError(t, err)
 		done <- sum
 	}()
 	<-gate.fetched
-	first, err := r.h.Handle(context.Background(), actionspec.Payload{Timer: "PushOrders01", ExecutionID: "first", Properties: props})
+	first, err := r.h.Handle(context.Background(), actionkit.Payload{Timer: "PushOrders01", ExecutionID: "first", Properties: props})
 	require.NoError(t, err)
 	require.Equal(t, []int64{1}, first.PushedIDs)
 	r.clock.Set(t0.Add(time.Second))
@@ -312,14 +312,14 @@ func TestHandlerErrors(t *testing.T) {
 			t.Fatal("the table is not touched with bad properties")
 			return nil
 		}}
-		_, err := h.Handle(ctx, actionspec.Payload{Timer: "T", Properties: map[string]string{"endpoint": "http://x/", "tt_index": "x", "tt_total": "5"}})
+		_, err := h.Handle(ctx, actionkit.Payload{Timer: "T", Properties: map[string]string{"endpoint": "http://x/", "tt_index": "x", "tt_total": "5"}})
 		require.ErrorIs(t, err, orders.ErrConfig)
 		require.ErrorContains(t, err, `invalid timer properties of "T": property tt_index "x": want an integer 0..tt_total-1 (0..4)`)
 	})
 
 	t.Run("NoTable", func(t *testing.T) {
 		t.Parallel()
-		_, err := (&orders.Handler{}).Handle(ctx, actionspec.Payload{Timer: "T", Properties: map[string]string{"endpoint": "http://x/"}})
+		_, err := (&orders.Handler{}).Handle(ctx, actionkit.Payload{Timer: "T", Properties: map[string]string{"endpoint": "http://x/"}})
 		require.ErrorIs(t, err, orders.ErrConfig)
 		require.ErrorContains(t, err, "no orders table: set property table, or ORDERS_TABLE for the function")
 	})
@@ -331,7 +331,7 @@ func TestHandlerErrors(t *testing.T) {
 			opened = table
 			return emptyRepo{}
 		}}
-		_, err := h.Handle(ctx, actionspec.Payload{Properties: map[string]string{"endpoint": "http://x/", "table": "mine"}})
+		_, err := h.Handle(ctx, actionkit.Payload{Properties: map[string]string{"endpoint": "http://x/", "table": "mine"}})
 		require.NoError(t, err)
 		require.Equal(t, "mine", opened)
 	})
@@ -342,7 +342,7 @@ func TestHandlerErrors(t *testing.T) {
 		r.seed(t, []int64{1, 2}, nil)
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		sum, err := r.h.Handle(dctx, actionspec.Payload{Properties: map[string]string{orders.PropEndpoint: r.tp.PushURL(), orders.PropBatch: "10", orders.PropPushTimeout: "10s"}})
+		sum, err := r.h.Handle(dctx, actionkit.Payload{Properties: map[string]string{orders.PropEndpoint: r.tp.PushURL(), orders.PropBatch: "10", orders.PropPushTimeout: "10s"}})
 		require.NoError(t, err)
 		require.Equal(t, 2, sum.Fetched)
 		require.Equal(t, 2, sum.Left, "no push started that the deadline could cut")

@@ -13,8 +13,8 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sundialhq/sundial/actionkit"
 	"github.com/sundialhq/sundial/examples/orders"
-	"github.com/sundialhq/sundial/internal/actionspec"
 )
 
 func main() {
@@ -24,12 +24,12 @@ func main() {
 		log.Error("wiring", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(h)
+	lambda.Start(actionkit.Lambda(h))
 }
 
 // handler is the function's Lambda handler (the action payload Sundial's processor invokes it
 // with), wired from the environment as on Lambda; main_test.go invokes it with event.json.
-func handler(ctx context.Context, log *slog.Logger) (func(context.Context, actionspec.Payload) (orders.Summary, error), error) {
+func handler(ctx context.Context, log *slog.Logger) (func(context.Context, actionkit.Payload) (orders.Summary, error), error) {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)

@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/sundialhq/sundial/actionkit"
 	"github.com/sundialhq/sundial/examples/orders"
 	"github.com/sundialhq/sundial/functions/internal/lambdatest"
-	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
@@ -38,7 +38,7 @@ func TestSampleEvent(t *testing.T) {
 	ctx := context.Background()
 	table := ordersTable(t)
 	lambdatest.Env(t, "orderpush", map[string]string{orders.TableEnv: table})
-	raw, p := lambdatest.Event[actionspec.Payload](t)
+	raw, p := lambdatest.Event[actionkit.Payload](t)
 
 	// The payload is exactly what the processor sends for that shard: the manifest's properties
 	// with the shard's tt_index and tt_total, encoded as the action contract encodes it.

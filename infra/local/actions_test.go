@@ -93,6 +93,7 @@ func testLambdaActions(t *testing.T, processes bool) {
 	require.Eventually(t, func() bool { return len(logged("Fails")) > 0 && len(logged("Missing")) > 0 && len(logged("Echo")) > 0 },
 		20*time.Second, 100*time.Millisecond, "executions:\n%s", out.String())
 	require.Equal(t, timer.OutcomeSuccess, logged("Echo")[0].Outcome)
+	require.Equal(t, `{"ok":true}`, logged("Echo")[0].Output, "the action's answer is kept in its log entry")
 	f := logged("Fails")[0]
 	require.Equal(t, timer.OutcomeError, f.Outcome)
 	require.Contains(t, f.Error, "lambda function error Unhandled")

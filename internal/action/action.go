@@ -25,6 +25,10 @@ type Result struct {
 	// Accepted: an async start was accepted (HTTP 202, or a Lambda function's successful
 	// answer to an async payload); the action reports its outcome later with the payload's token.
 	Accepted bool
+	// Output is the start of the action's answer (the HTTP response body or the Lambda
+	// function's result), at most actionkit.OutputMaxBytes of valid UTF-8; a longer answer ends
+	// with actionkit.OutputTruncated. Headers are not kept. Empty for an async start.
+	Output string
 }
 
 // Failure is the error returned for a failed call.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sundialhq/sundial/actionkit"
 )
 
 // excerptMax bounds what a failure carries into logs and DynamoDB items.
@@ -15,6 +17,20 @@ const excerptMax = 512
 // excerpt returns at most excerptMax bytes of b as valid UTF-8: cut at a rune boundary, with
 // invalid bytes replaced, so the result is always safe to store and print.
 func excerpt(b []byte) string { return clip(b, excerptMax) }
+
+// output is what the execution's log keeps of a successful answer: at most
+// actionkit.OutputMaxBytes of valid UTF-8, a longer answer (or one the reader cut, truncated)
+// ending with actionkit.OutputTruncated within that bound.
+func output(b []byte, truncated bool) string {
+	if t := bytes.TrimSpace(b); len(t) == 0 || string(t) == "null" {
+		return "" // no answer (a Go Lambda function returning only an error answers null)
+	}
+	s := clip(b, actionkit.OutputMaxBytes)
+	if !truncated && s == clip(b, 3*len(b)) { // all of it (an invalid byte becomes 3)
+		return s
+	}
+	return clip([]byte(s), actionkit.OutputMaxBytes-len(actionkit.OutputTruncated)) + actionkit.OutputTruncated
+}
 
 func clip(b []byte, limit int) string {
 	b = bytes.TrimSpace(b)

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/actionkit"
 )
 
 func TestDecodeResult(t *testing.T) {
@@ -110,3 +112,27 @@ func FuzzDecodeResult(f *testing.F) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestOutput(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("ab", 600)
+	for _, tc := range []struct {
+		name, body string
+		cut        bool
+		want       string
+	}{
+		{"kept whole, trimmed", " {\"sent\":3}\n", false, `{"sent":3}`},
+		{"no answer", "  \n", false, ""},
+		{"a Go Lambda function's nil answer", "null", false, ""},
+		{"plain text is an answer too", "done", false, "done"},
+		{"exactly the bound", long[:actionkit.OutputMaxBytes], false, long[:actionkit.OutputMaxBytes]},
+		{"over the bound: cut and marked", long, false, long[:actionkit.OutputMaxBytes-len(actionkit.OutputTruncated)] + actionkit.OutputTruncated},
+		{"a body the reader cut is marked", "{\"a\":", true, "{\"a\":" + actionkit.OutputTruncated},
+		{"invalid UTF-8 replaced", "ok \xff", false, "ok \uFFFD"},
+	} {
+		got := output([]byte(tc.body), tc.cut)
+		require.Equal(t, tc.want, got, tc.name)
+		require.LessOrEqual(t, len(got), actionkit.OutputMaxBytes, tc.name)
+		require.True(t, utf8.ValidString(got), tc.name)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/actionkit"
 )
 
 func serve(t *testing.T, h http.HandlerFunc) *httptest.Server {
@@ -46,10 +48,11 @@ func TestHTTPInvokeResponses(t *testing.T) {
 	}{
 		{name: "200 empty", status: 200, want: Result{Status: 200}},
 		{name: "204", status: 204, want: Result{Status: 204}},
-		{name: "201 with nextRun", status: 201, body: `{"nextRun":"2030-01-02T03:04:05Z"}`, want: Result{Status: 201, NextRun: &next}},
-		{name: "200 without nextRun", status: 200, body: `{"done":true}`, want: Result{Status: 200}},
-		{name: "200 not json", status: 200, body: "OK", want: Result{Status: 200}},
-		{name: "200 oversized json is not parsed", status: 200, body: `{"nextRun":"2030-01-02T03:04:05Z","pad":"` + big + `"}`, want: Result{Status: 200}},
+		{name: "201 with nextRun", status: 201, body: `{"nextRun":"2030-01-02T03:04:05Z"}`, want: Result{Status: 201, NextRun: &next, Output: `{"nextRun":"2030-01-02T03:04:05Z"}`}},
+		{name: "200 without nextRun", status: 200, body: `{"done":true}`, want: Result{Status: 200, Output: `{"done":true}`}},
+		{name: "200 not json", status: 200, body: "OK", want: Result{Status: 200, Output: "OK"}},
+		{name: "200 oversized json is not parsed", status: 200, body: `{"nextRun":"2030-01-02T03:04:05Z","pad":"` + big + `"}`, want: Result{Status: 200,
+			Output: (`{"nextRun":"2030-01-02T03:04:05Z","pad":"` + big)[:actionkit.OutputMaxBytes-len(actionkit.OutputTruncated)] + actionkit.OutputTruncated}},
 		{name: "200 invalid nextRun", status: 200, body: `{"nextRun":"soon"}`, wantErr: `http 200: invalid nextRun "soon"`, wantExcerpt: `{"nextRun":"soon"}`},
 		{name: "500 with body", status: 500, body: "boom\n", wantErr: "http 500: boom", wantExcerpt: "boom"},
 		{name: "404", status: 404, wantErr: "http 404"},

@@ -69,8 +69,8 @@ func TestLambdaInvoke(t *testing.T) {
 		wantExcerpt string
 	}{
 		{name: "null result", function: "ok", respond: reply(200, "", "", "null"), want: Result{Status: 200}},
-		{name: "arn", function: "arn:aws:lambda:us-east-1:123456789012:function:ok:live", respond: reply(200, "", "", `{"done":1}`), want: Result{Status: 200}},
-		{name: "nextRun", function: "next", respond: reply(200, "", "", `{"nextRun":"2030-01-02T03:04:05Z"}`), want: Result{Status: 200, NextRun: &next}},
+		{name: "arn", function: "arn:aws:lambda:us-east-1:123456789012:function:ok:live", respond: reply(200, "", "", `{"done":1}`), want: Result{Status: 200, Output: `{"done":1}`}},
+		{name: "nextRun", function: "next", respond: reply(200, "", "", `{"nextRun":"2030-01-02T03:04:05Z"}`), want: Result{Status: 200, NextRun: &next, Output: `{"nextRun":"2030-01-02T03:04:05Z"}`}},
 		{name: "invalid nextRun", function: "badnext", respond: reply(200, "", "", `{"nextRun":"later"}`),
 			wantErr: `lambda result: invalid nextRun "later"`, wantExcerpt: `{"nextRun":"later"}`},
 		{name: "unhandled", function: "boom", respond: reply(200, fnErr, "Unhandled", `{"errorMessage":"boom","errorType":"Error"}`),

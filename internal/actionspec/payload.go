@@ -2,7 +2,8 @@ package actionspec
 
 import "time"
 
-// Payload is what the action receives. The JSON field names are a public contract.
+// Payload is what the action receives. The JSON field names are a public contract; action
+// authors get it as actionkit.Payload (github.com/sundialhq/sundial/actionkit).
 type Payload struct {
 	// App is the timer's app ("default" for a manifest that names none).
 	App         string            `json:"app,omitempty"`

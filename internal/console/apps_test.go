@@ -102,6 +102,7 @@ func TestAPIApps(t *testing.T) {
 
 	status, body, _ = f.do(t, "GET", "/timers?app="+app, f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
-	require.Contains(t, body, `<option value="`+app+`">`, "the App filter suggests the apps that have timers")
-	require.Contains(t, body, `list="apps"`)
+	require.Contains(t, body, `<option class="app" value="`+app+`" selected>`, "the App filter lists the apps that have timers, the shown one chosen")
+	require.Contains(t, body, `<select name="app" class="app-filter">`, "the App filter is a list")
+	require.Contains(t, body, `<option value="">all apps</option>`)
 }

@@ -201,7 +201,176 @@ func TestBrowser(t *testing.T) {
 		fits("the log entry")
 		bt.navigate(t, bt.ts.URL+"/logs?app=billing-and-invoicing")
 		require.Contains(t, bt.text(t, "#log"), key.String(), "the whole key is shown, wrapped")
+		// No row of the log takes three lines: the times wrap once (date, time), the key
+		// at most once, and "by" (a node name) stays on one line, clipped at its end.
+		rows, err := chromedp.Run(bt.ctx, chromedp.Evaluate[[]float64](`Array.from(document.querySelectorAll("#log tbody tr")).map(r => r.getBoundingClientRect().height)`))
+		require.NoError(t, err)
+		line, err := chromedp.Run(bt.ctx, chromedp.Evaluate[float64](`parseFloat(getComputedStyle(document.querySelector("#log td")).lineHeight)`))
+		require.NoError(t, err)
+		require.NotEmpty(t, rows)
+		for _, h := range rows {
+			require.Less(t, h, 2.6*line+12, "a log row is %.0f px high: over two lines of %.1f px", h, line)
+		}
+		by, err := chromedp.Run(bt.ctx, chromedp.Evaluate[[]float64](`Array.from(document.querySelectorAll("#log td.by span")).map(s => s.getBoundingClientRect().height)`))
+		require.NoError(t, err)
+		for _, h := range by {
+			require.Less(t, h, 1.5*line, "by is one line")
+		}
+		require.Equal(t, "ip-172-31-44-120.eu-west-1.compute.internal/processor-p3-7",
+			bt.attr(t, "#log td.by span", "title"), "the whole node name is its title")
+		// The App filter is a list of the apps, this one chosen.
+		require.Equal(t, "billing-and-invoicing", bt.value(t, "select[name=app]"))
+		require.Positive(t, bt.count(t, `select[name=app] option[value="billing-and-invoicing"]`))
+		bt.shot(t, "10b-log-at-1280-fits")
 	})
+
+	// Environment Health, a timer's page and the log update themselves: a mark set in the
+	// page survives (no reload) while what they show moves on.
+	t.Run("PagesMoveWithoutReload", func(t *testing.T) {
+		pulse := bt.name("Pulse")
+		marked := func() bool { return bt.eval(t, `window.__mark === 1`) }
+		updates := func() int {
+			n, err := chromedp.Run(bt.ctx, chromedp.Evaluate[int](`Number(document.body.dataset.liveUpdates || 0)`))
+			require.NoError(t, err)
+			return n
+		}
+
+		bt.navigate(t, bt.ts.URL+"/")
+		require.True(t, bt.eval(t, `(window.__mark = 1) === 1`))
+		before := bt.text(t, "#last-hour")
+		bt.eventually(t, 30*time.Second, func() bool { return bt.text(t, "#last-hour") != before && updates() > 0 },
+			"Health's last hour moves without a reload (the Pulse fires every second)")
+		require.True(t, marked(), "the page was not reloaded")
+		require.Positive(t, bt.count(t, "#chart-firings svg rect.o-success"), "the firings chart has bars")
+		require.Contains(t, bt.text(t, "[data-live-status]"), "updated")
+		bt.shot(t, "11-health-live")
+
+		bt.navigate(t, bt.ts.URL+"/logs?timer="+pulse)
+		require.True(t, bt.eval(t, `(window.__mark = 1) === 1`))
+		newest := bt.text(t, "#log tbody tr td")
+		bt.eventually(t, 30*time.Second, func() bool { return bt.text(t, "#log tbody tr td") != newest },
+			"the log shows the Pulse's newer executions without a reload")
+		require.True(t, marked(), "the log page was not reloaded")
+
+		// A backfill's progress on the timer's page: its count rises without a reload.
+		bt.navigate(t, bt.ts.URL+"/timers/"+pulse)
+		now := time.Now().UTC().Truncate(time.Second)
+		bt.typeInto(t, "#backfill-form input[name=from]", now.Add(-3*time.Minute).Format(time.RFC3339))
+		bt.typeInto(t, "#backfill-form input[name=to]", now.Add(-time.Minute).Format(time.RFC3339))
+		bt.submit(t, "#backfill-start")
+		require.Contains(t, bt.text(t, "#backfill"), "/121 done", "the backfill's 121 instants")
+		require.True(t, bt.eval(t, `(window.__mark = 1) === 1`))
+		first := bt.text(t, "#backfill")
+		bt.shot(t, "12-backfill-started")
+		bt.eventually(t, 60*time.Second, func() bool { return bt.text(t, "#backfill") != first && updates() > 0 },
+			"the backfill's progress moves on the page by itself")
+		require.True(t, marked(), "the timer page was not reloaded")
+		require.Contains(t, bt.text(t, "#backfill"), "/121 done")
+		bt.shot(t, "13-backfill-progress-live")
+		if bt.count(t, "#backfill-cancel") > 0 {
+			bt.submit(t, "#backfill-cancel")
+		}
+	})
+
+	// Health's per-minute figures drawn from a known log: one app's executions written
+	// straight into the log, two minutes apart, and the bars they make.
+	t.Run("HealthChartsFromAKnownLog", func(t *testing.T) {
+		app := "figures-" + strings.ToLower(bt.prefix)
+		key := timer.Key{App: app, Timer: bt.name("Figures")}
+		now := time.Now().UTC()
+		m1 := now.Truncate(time.Minute).Add(-10 * time.Minute)
+		m2 := m1.Add(2 * time.Minute)
+		put := func(id string, start time.Time, o timer.Outcome, late, took time.Duration) {
+			e := timer.Execution{Key: key, ExecutionID: id, ScheduledAt: start.Add(-late),
+				ShouldHaveRunAt: start.Add(-late), StartedAt: start, Duration: took, ExecutedBy: "node-1", Attempt: 1, Outcome: o}
+			if o == timer.OutcomeSuccess {
+				e.Output = `{"sent":` + id[1:] + `,"note":"<b>kept</b>"}`
+			}
+			require.NoError(t, bt.p.App.Store.PutExecution(bt.ctx, e))
+		}
+		put("f1", m1.Add(5*time.Second), timer.OutcomeSuccess, 200*time.Millisecond, 40*time.Millisecond)
+		put("f2", m1.Add(15*time.Second), timer.OutcomeSuccess, 400*time.Millisecond, 900*time.Millisecond)
+		put("f3", m1.Add(25*time.Second), timer.OutcomeError, 1500*time.Millisecond, 300*time.Millisecond)
+		put("f4", m2.Add(5*time.Second), timer.OutcomeMissed, 0, 0)
+		bt.navigate(t, bt.ts.URL+"/?app="+app)
+		titles := func(sel string) []string {
+			v, err := chromedp.Run(bt.ctx, chromedp.Evaluate[[]string](fmt.Sprintf(
+				`Array.from(new Set(Array.from(document.querySelectorAll(%q)).map(e => e.textContent)))`, sel)))
+			require.NoError(t, err)
+			return v
+		}
+		h1, h2 := m1.Format("15:04"), m2.Format("15:04")
+		require.Equal(t, []string{h1 + ": 3 firings, 1 failed, 0 missed", h2 + ": 1 firings, 0 failed, 1 missed"}, titles("#chart-firings rect title"))
+		require.Equal(t, 1, bt.count(t, "#chart-firings rect.o-success"), "minute 1: a success part")
+		require.Equal(t, 1, bt.count(t, "#chart-firings rect.o-error"), "minute 1: a failed part")
+		require.Equal(t, 1, bt.count(t, "#chart-firings rect.o-missed"))
+		require.Equal(t, []string{h1 + ": lateness p95 1.5s, max 1.5s"}, titles("#chart-lateness rect title"), "the missed run has no lateness")
+		// The success part of minute 1 is twice the failed part (2 of 3).
+		ratio, err := chromedp.Run(bt.ctx, chromedp.Evaluate[float64](
+			`document.querySelector("#chart-firings rect.o-success").getAttribute("height") / document.querySelector("#chart-firings rect.o-error").getAttribute("height")`))
+		require.NoError(t, err)
+		require.InDelta(t, 2, ratio, 0.01)
+		require.Equal(t, app, bt.value(t, "select[name=app]"))
+		bt.shot(t, "14-health-figures-known-log")
+
+		// The tables sort by a column: the log by took, ascending then descending.
+		bt.navigate(t, bt.ts.URL+"/logs?app="+app)
+		took := func() string {
+			v, err := chromedp.Run(bt.ctx, chromedp.Evaluate[string](
+				`Array.from(document.querySelectorAll("#log tbody tr")).map(r => r.cells[7].dataset.sortValue).join(",")`))
+			require.NoError(t, err)
+			return v
+		}
+		require.Equal(t, "0,300,900,40", took(), "newest first")
+		require.NoError(t, chromedp.Do(bt.ctx, chromedp.Click(chromedp.CSS(`#log thead th:nth-child(8)`))))
+		require.Equal(t, "0,40,300,900", took())
+		require.NoError(t, chromedp.Do(bt.ctx, chromedp.Click(chromedp.CSS(`#log thead th:nth-child(8)`))))
+		require.Equal(t, "900,300,40,0", took())
+		require.Equal(t, "descending", bt.attr(t, "#log thead th:nth-child(8)", "aria-sort"))
+		require.Contains(t, bt.text(t, "#log"), `{"sent":2,"note":"<b>kept</b>"}`, "a success shows the start of the action's answer")
+		bt.shot(t, "15-log-sorted")
+		// The execution's page has the answer whole, as text.
+		_, err = chromedp.Run(bt.ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`#log a.output`))))
+		require.NoError(t, err)
+		require.Contains(t, bt.text(t, "#entry-output"), `"note":"<b>kept</b>"}`)
+		require.Zero(t, bt.count(t, "#entry-output b"), "the answer is text, not markup")
+		bt.shot(t, "15b-entry-output")
+	})
+
+	// The calendar form is a grid of labelled fields with Save on its own row; the backfill
+	// form's placeholders say the format (they are not values) and its Cancel stands apart.
+	t.Run("CalendarAndBackfillForms", func(t *testing.T) {
+		require.NoError(t, chromedp.Do(bt.ctx, chromedp.EmulateViewport(1280, 900)))
+		t.Cleanup(func() { _ = chromedp.Do(bt.ctx, chromedp.EmulateViewport(1400, 1000)) })
+		bt.navigate(t, bt.ts.URL+"/calendars")
+		form := `#calendar-default-biz form`
+		require.Positive(t, bt.count(t, form))
+		require.True(t, bt.eval(t, fmt.Sprintf(`(() => {
+			const f = document.querySelector(%q), b = f.querySelector("button").getBoundingClientRect();
+			const fields = Array.from(f.querySelectorAll("textarea, input[name=weekdays]")).map(e => e.getBoundingClientRect());
+			const labels = Array.from(f.querySelectorAll("label")).map(l => l.getBoundingClientRect());
+			// every field below its label's text, Save below every field, nothing past the form
+			return fields.every(r => b.top >= r.bottom) && labels.every(l => l.right <= f.getBoundingClientRect().right + 0.5) &&
+				fields.every(r => r.width >= 200);
+		})()`, form)), "the calendar form's fields are laid out in a grid, Save below them")
+		require.Contains(t, bt.value(t, form+` input[name=weekdays]`), "sat")
+		bt.shot(t, "16-calendar-form")
+
+		bt.navigate(t, bt.ts.URL+"/timers/"+bt.name("Editable"))
+		require.Equal(t, "YYYY-MM-DDThh:mm:ssZ", bt.attr(t, "#backfill-form input[name=from]", "placeholder"), "a placeholder that is not a value")
+		require.True(t, bt.eval(t, `(() => { const i = document.querySelector("#backfill-form input[name=from]"); return i.scrollWidth <= i.clientWidth; })()`),
+			"the placeholder fits its field")
+		bt.shot(t, "17-backfill-form")
+	})
+}
+
+// attr reads an attribute of the first element sel selects.
+func (bt *browserTest) attr(t *testing.T, sel, name string) string {
+	t.Helper()
+	v, err := chromedp.Run(bt.ctx, chromedp.Evaluate[string](fmt.Sprintf(
+		`(document.querySelector(%q) || {getAttribute: () => ""}).getAttribute(%q) || ""`, sel, name)))
+	require.NoError(t, err, sel)
+	return v
 }
 
 const hostileProperty = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">`
@@ -220,7 +389,10 @@ type browserTest struct {
 func startBrowserTest(t *testing.T, chromium string) *browserTest {
 	bt := &browserTest{inv: &testenv.Invoker{}, prefix: testenv.Unique(t), dir: artifactsDir(t)}
 	manifest := filepath.Join(t.TempDir(), "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`timers:
+	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`calendars:
+  - {name: biz, weekdays: [sat, sun], dates: [2026-12-25, 2027-01-01], yearly: [05-01]}
+timers:
+  - {name: %[1]s-Payday, schedule: "09:00", calendar: biz, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Manual, schedule: "When Published", action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Ticker, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Pulse, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}

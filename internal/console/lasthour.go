@@ -8,7 +8,7 @@ import (
 )
 
 // LastHour is the last hour's executions as Environment Health shows them. They come from
-// the log table (the latest entries Health reads, recentForHealth at most), the same
+// the log table (the hour's entries Health reads, figuresMaxEntries at most), the same
 // executions whose Firings, Lateness and Duration metrics the functions emit to CloudWatch;
 // the other metrics (lost claims, zombies, rejected and re-sent messages) exist only in
 // CloudWatch. Truncated: the hour held more entries than were read, so the counts are a

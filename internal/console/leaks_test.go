@@ -27,7 +27,8 @@ func invokeOn(name string, resources ...any) operators.Operator {
 			map[string]any{"Effect": "Allow", "Action": "execute-api:Invoke", "Resource": resources}}}}}
 }
 
-var datalistOption = regexp.MustCompile(`<option value="([^"]*)">`)
+// appOption is a choice of the App filter (a select; "all apps" has the empty value).
+var appOption = regexp.MustCompile(`<option class="app" value="([^"]*)"`)
 
 // Pages show only what the caller's policy lets it read (issue 39, item 4): an operator of
 // one app, an operator granted only an app that has no timers, and one with no grant on this
@@ -104,7 +105,7 @@ timers:
 			status, page, _ := b.send(t, "GET", p, nil, "")
 			require.Equal(t, http.StatusForbidden, status, "%s %s: %s", who, p, page)
 			require.Contains(t, page, "not authorized to perform: execute-api:Invoke")
-			require.NotContains(t, page, `<datalist`)
+			require.Empty(t, appOption.FindAllStringSubmatch(page, -1), "%s %s: no App filter", who, p)
 			leaks(t, who, p, page)
 		}
 	}
@@ -118,13 +119,13 @@ timers:
 			status, page, _ := b.send(t, "GET", p, nil, "")
 			require.Equal(t, http.StatusOK, status, "%s: %s", p, page)
 			leaks(t, "billing-only", p, page)
-			for _, m := range datalistOption.FindAllStringSubmatch(page, -1) {
+			for _, m := range appOption.FindAllStringSubmatch(page, -1) {
 				require.Equal(t, billing, m[1], "%s: the App filter suggests only the apps the operator may read", p)
 			}
 		}
 		status, page, _ := b.send(t, "GET", "/timers?app="+billing, nil, "")
 		require.Equal(t, http.StatusOK, status)
-		require.Contains(t, page, `<option value="`+billing+`">`, "their own app is suggested")
+		require.Contains(t, page, `<option class="app" value="`+billing+`" selected>`, "their own app is listed")
 		status, page, _ = b.send(t, "GET", "/?app="+billing, nil, "")
 		require.Equal(t, http.StatusOK, status)
 		require.Contains(t, page, `id="queues-environment"`, "queue depths are the environment's: not on one app's health")
@@ -161,7 +162,7 @@ timers:
 			require.Equal(t, http.StatusForbidden, status, "%s: %s", p, page)
 			require.NotContains(t, page, "shipdays")
 			require.NotContains(t, page, "shipping-secret-error")
-			require.NotContains(t, page, `<datalist`)
+			require.Empty(t, appOption.FindAllStringSubmatch(page, -1), "%s: no App filter", p)
 		}
 	})
 
@@ -171,7 +172,9 @@ timers:
 		for _, p := range []string{"/?app=" + ghost, "/timers?app=" + ghost, "/logs?app=" + ghost, "/audit?app=" + ghost, "/calendars?app=" + ghost} {
 			status, page, _ := b.send(t, "GET", p, nil, "")
 			require.Equal(t, http.StatusOK, status, "%s: %s", p, page)
-			require.NotContains(t, page, "<datalist", "%s: no app they may read has timers", p)
+			for _, m := range appOption.FindAllStringSubmatch(page, -1) {
+				require.Equal(t, ghost, m[1], "%s: no app they may read has timers: the filter lists only the one asked for", p)
+			}
 			require.NotContains(t, page, billing, p)
 			leaks(t, "ghost-only", p, page)
 		}
@@ -189,7 +192,7 @@ timers:
 	t.Run("Administrator", func(t *testing.T) {
 		status, page, _ := doAt(t, ts.URL, "GET", "/timers?app="+billing, f.token)
 		require.Equal(t, http.StatusOK, status, page)
-		require.Contains(t, page, `<option value="`+shipping+`">`)
+		require.Contains(t, page, `<option class="app" value="`+shipping+`">`)
 		status, page, _ = doAt(t, ts.URL, "GET", "/", f.token)
 		require.Equal(t, http.StatusOK, status, page)
 		require.True(t, queueDepthsShown(page))

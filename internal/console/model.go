@@ -83,6 +83,8 @@ type Health struct {
 	Estimate *Estimate `json:"estimate,omitempty"`
 	// Alerts are the open alerts of the timers it shows (timer.AlertRules).
 	Alerts []timer.Alert `json:"alerts"`
+	// Figures are the last hour per minute: firings, failures, lateness.
+	Figures Figures `json:"figures"`
 }
 
 // FetcherHealth is the fetch tick's state.

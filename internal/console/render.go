@@ -28,6 +28,12 @@ func staticFS() fs.FS {
 	return sub
 }
 
+// appOption is a choice of the App filter.
+type appOption struct {
+	Name     string
+	Selected bool
+}
+
 // pageNames are the pages; each is parsed with the layout into its own set.
 var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error", "calendars", "audit"}
 
@@ -47,6 +53,20 @@ var funcs = template.FuncMap{
 	"ms":   fmtMs,
 	"late": fmtLate,
 	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	// appOptions are the App filter's choices: the apps the caller may read (pageData.Apps),
+	// and the one the page shows when it is not among them (typed into the URL).
+	"appOptions": func(apps []string, cur string) []appOption {
+		out := make([]appOption, 0, len(apps)+1)
+		found := cur == ""
+		for _, a := range apps {
+			out = append(out, appOption{Name: a, Selected: a == cur})
+			found = found || a == cur
+		}
+		if !found {
+			out = append(out, appOption{Name: cur, Selected: true})
+		}
+		return out
+	},
 	// Links are built whole here, never by escaping a part inside an href: html/template
 	// escapes a value it meets in a URL's query once more (a "%3A" became "%253A").
 	"timerURL":      timerURL,

@@ -93,6 +93,13 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	}
 	h := buildHealth(in)
 	h.App = app
+	// The last hour, read whole (up to figuresMaxEntries): its summary and its minutes agree.
+	hour, truncated, err := hourOfLog(ctx, s.Store, app, in.now.Add(-time.Hour))
+	if err != nil {
+		return Health{}, err
+	}
+	h.LastHour = lastHour(in.now, hour, figuresMaxEntries)
+	h.Figures = figures(in.now, hour, truncated)
 	if h.Alerts, err = s.alerts(ctx, app); err != nil {
 		return Health{}, err
 	}

@@ -11,6 +11,7 @@ func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	h.Figures = h.Figures.charted()
 	s.render(w, r, http.StatusOK, "health", pageData{Title: "Environment Health", Nav: "health", Data: h, Apps: s.apps(r, "health")})
 	return nil
 }

@@ -1,17 +1,21 @@
 // Package demoaction serves the example manifest's HTTP actions so `make run` works offline.
+// It is written as any HTTP action can be, with the public actionkit package.
 package demoaction
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/actionkit"
 )
+
+// answer is what the demo actions answer (kept in the execution's log as its output).
+type answer struct {
+	OK bool `json:"ok"`
+}
 
 // Handler serves:
 //
@@ -20,48 +24,29 @@ import (
 //	POST /slow?ms=N     sleeps N ms (at most 10 min) then 200
 //	POST /fail          always 500
 func Handler() http.Handler {
-	var calls atomic.Int64
 	mux := http.NewServeMux()
-	read := func(w http.ResponseWriter, r *http.Request) (actionspec.Payload, bool) {
-		var p actionspec.Payload
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&p); err != nil {
-			http.Error(w, "bad payload: "+err.Error(), http.StatusBadRequest)
-			return p, false
-		}
-		calls.Add(1)
-		return p, true
-	}
-	mux.HandleFunc("POST /ok", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := read(w, r); ok {
-			fmt.Fprintln(w, `{"ok":true}`)
-		}
-	})
-	mux.HandleFunc("POST /flaky", func(w http.ResponseWriter, r *http.Request) {
-		p, ok := read(w, r)
-		if !ok {
-			return
-		}
+	mux.Handle("POST /ok", actionkit.HTTP(func(context.Context, actionkit.Payload) (answer, error) {
+		return answer{OK: true}, nil
+	}))
+	mux.Handle("POST /flaky", actionkit.HTTP(func(_ context.Context, p actionkit.Payload) (answer, error) {
 		if p.Attempt == 1 {
-			http.Error(w, "downstream unavailable (the example fails every first attempt)", http.StatusInternalServerError)
-			return
+			return answer{}, errors.New("downstream unavailable (the example fails every first attempt)")
 		}
-		fmt.Fprintln(w, `{"ok":true}`)
-	})
+		return answer{OK: true}, nil
+	}))
 	mux.HandleFunc("POST /slow", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := read(w, r); !ok {
-			return
-		}
 		n, _ := strconv.Atoi(r.URL.Query().Get("ms"))
-		select {
-		case <-time.After(min(time.Duration(n)*time.Millisecond, 10*time.Minute)):
-			fmt.Fprintln(w, `{"ok":true}`)
-		case <-r.Context().Done():
-		}
+		actionkit.HTTP(func(ctx context.Context, _ actionkit.Payload) (answer, error) {
+			select {
+			case <-time.After(min(time.Duration(n)*time.Millisecond, 10*time.Minute)):
+				return answer{OK: true}, nil
+			case <-ctx.Done():
+				return answer{}, ctx.Err()
+			}
+		}).ServeHTTP(w, r)
 	})
-	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := read(w, r); ok {
-			http.Error(w, "this example action always fails", http.StatusInternalServerError)
-		}
-	})
+	mux.Handle("POST /fail", actionkit.HTTP(func(context.Context, actionkit.Payload) (answer, error) {
+		return answer{}, errors.New("this example action always fails")
+	}))
 	return mux
 }

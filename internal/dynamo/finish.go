@@ -144,6 +144,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastError"))
 	}
+	if f.Output != "" {
+		upd = upd.Set(n("lastOutput"), expression.Value(f.Output))
+	} else {
+		upd = upd.Remove(n("lastOutput"))
+	}
 	if !f.KeepNextRun && !f.NextRun.IsZero() {
 		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))
 	}

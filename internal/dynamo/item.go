@@ -82,6 +82,7 @@ type instanceItem struct {
 	Version            int64  `dynamodbav:"version"`
 	LastOutcome        string `dynamodbav:"lastOutcome,omitempty"`
 	LastError          string `dynamodbav:"lastError,omitempty"`
+	LastOutput         string `dynamodbav:"lastOutput,omitempty"`
 	// LastExecID and LastGaveUp are written by the finish that ends an execution: with the
 	// running attributes of the item before it (the stream's old image) they make that
 	// execution's log entry (ExecutionFromImages).
@@ -183,7 +184,7 @@ func toItem(in timer.Instance) instanceItem {
 		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt,
 		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
-		LastOutcome: string(in.LastOutcome), LastError: in.LastError,
+		LastOutcome: string(in.LastOutcome), LastError: in.LastError, LastOutput: in.LastOutput,
 		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
 	}
 	if p := in.Pause; p != nil {
@@ -232,7 +233,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt,
 		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
-		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError,
+		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError, LastOutput: it.LastOutput,
 		Backfill: it.Backfill.cursor(), RunBackfill: it.RunBackfill,
 	}
 }
@@ -257,6 +258,7 @@ type logItem struct {
 	Attempt         int    `dynamodbav:"attempt"`
 	Outcome         string `dynamodbav:"outcome"`
 	Error           string `dynamodbav:"error,omitempty"`
+	Output          string `dynamodbav:"output,omitempty"`
 	NextRun         int64  `dynamodbav:"nextRun,omitempty"`
 	GaveUp          bool   `dynamodbav:"gaveUp,omitempty"`
 	Version         int64  `dynamodbav:"version,omitempty"`
@@ -285,7 +287,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		App: e.AppName(), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
-		Outcome: string(e.Outcome), Error: e.Error, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
+		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
 		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
 	}
 	if e.Outcome.Failed() {
@@ -299,7 +301,7 @@ func (it logItem) execution() timer.Execution {
 		Key: timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant}, ExecutionID: it.ExecutionID,
 		ScheduledAt: fromMs(it.ScheduledAt), ShouldHaveRunAt: fromMs(it.ShouldHaveRunAt), StartedAt: fromMs(it.StartedAt),
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
-		Outcome: timer.Outcome(it.Outcome), Error: it.Error, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
+		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
 		Version: it.Version, Backfill: it.Backfill,
 	}
 }

@@ -54,7 +54,7 @@ func TestExecutionFromImages(t *testing.T) {
 
 	t.Run("a finish yields its execution", func(t *testing.T) {
 		for _, res := range []timer.RunResult{
-			{Outcome: timer.OutcomeSuccess, Finished: base.Add(2 * time.Second)},
+			{Outcome: timer.OutcomeSuccess, Finished: base.Add(2 * time.Second), Output: `{"sent":3,"note":"é"}`},
 			{Outcome: timer.OutcomeError, Error: "boom", Finished: base.Add(time.Second)}, // a retry is pending
 		} {
 			dec, after := ended(res)

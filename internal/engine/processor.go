@@ -323,7 +323,7 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 	if err == nil && async && out.Accepted {
 		return timer.RunResult{}, true
 	}
-	res = timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun}
+	res = timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun, Output: out.Output}
 	var fail *action.Failure
 	switch {
 	case err == nil:

@@ -287,6 +287,8 @@ type Instance struct {
 
 	LastOutcome Outcome `json:"lastOutcome"`
 	LastError   string  `json:"lastError"`
+	// LastOutput is the start of the last execution's answer (see Execution.Output).
+	LastOutput string `json:"lastOutput,omitempty"`
 
 	// Pause is set while an operator's deactivation with a note lasts (nil otherwise).
 	Pause *Pause `json:"pause,omitempty"`

@@ -57,9 +57,11 @@ func (in Instance) claimed(c Claim) Instance {
 
 // Finish is a fenced state change that ends an execution (complete, fail or recover).
 type Finish struct {
-	Fence        Fence
-	Outcome      Outcome
-	Error        string
+	Fence   Fence
+	Outcome Outcome
+	Error   string
+	// Output is the start of the action's answer (RunResult.Output).
+	Output       string
 	LastRun      time.Time
 	LastDuration time.Duration
 	Tries        int
@@ -93,8 +95,11 @@ type Finish struct {
 
 // RunResult is what happened to an execution.
 type RunResult struct {
-	Outcome  Outcome
-	Error    string
+	Outcome Outcome
+	Error   string
+	// Output is the start of the action's answer to a successful run (at most
+	// actionkit.OutputMaxBytes), kept in its log entry; empty otherwise.
+	Output   string
 	Finished time.Time
 	// RequestedNextRun is a next run the action asked for (OutSystems dynamic Next_Run).
 	RequestedNextRun *time.Time
@@ -128,6 +133,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		Fence:        in.Fence(),
 		Outcome:      res.Outcome,
 		Error:        res.Error,
+		Output:       res.Output,
 		LastRun:      in.IsRunningSince,
 		LastDuration: res.Finished.Sub(in.IsRunningSince),
 		Active:       in.Active,
@@ -210,7 +216,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.NumberOfTries = f.Tries
 	out.NextRun = f.NextRun
 	out.PendingScheduledAt, out.PendingAttempt = f.PendingScheduledAt, f.PendingAttempt
-	out.LastOutcome, out.LastError = f.Outcome, f.Error
+	out.LastOutcome, out.LastError, out.LastOutput = f.Outcome, f.Error, f.Output
 	return out, nil
 }
 
@@ -228,8 +234,13 @@ type Execution struct {
 	Attempt         int           `json:"attempt"`
 	Outcome         Outcome       `json:"outcome"`
 	Error           string        `json:"error"`
-	NextRun         time.Time     `json:"nextRun"`
-	GaveUp          bool          `json:"gaveUp,omitempty"`
+	// Output is the start of the action's answer to a successful run: at most
+	// actionkit.OutputMaxBytes of its body (HTTP) or result (Lambda), a longer one cut and
+	// marked; headers are not kept. Empty for a failed run (its Error has the body's start),
+	// an async run and an action that answered nothing.
+	Output  string    `json:"output,omitempty"`
+	NextRun time.Time `json:"nextRun"`
+	GaveUp  bool      `json:"gaveUp,omitempty"`
 	// Version is the instance version the execution held (its fence): the claim set it, the
 	// write that ended the execution made it Version+1. Consecutive executions of an instance
 	// differ by 2 unless something else (an operator's change) wrote the instance in between.
@@ -256,6 +267,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		Attempt:         attempt,
 		Outcome:         f.Outcome,
 		Error:           f.Error,
+		Output:          f.Output,
 		NextRun:         f.NextRun,
 		GaveUp:          f.GaveUp,
 		Version:         running.Version,

@@ -70,8 +70,11 @@ type Execution struct {
 	Attempt         int        `json:"attempt"`
 	Outcome         string     `json:"outcome"`
 	Error           string     `json:"error"`
-	NextRun         *time.Time `json:"nextRun"`
-	GaveUp          bool       `json:"gaveUp"`
+	// Output is the start of the action's answer to a successful run (at most 1 KB; a
+	// longer answer is cut and ends with "…[truncated]"); headers are not kept.
+	Output  string     `json:"output,omitempty"`
+	NextRun *time.Time `json:"nextRun"`
+	GaveUp  bool       `json:"gaveUp"`
 	// Backfill: the execution ran an instant of a backfill (ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
 }
@@ -108,7 +111,7 @@ func OfExecution(e timer.Execution) Execution {
 		App: e.AppName(), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
-		Outcome: string(e.Outcome), Error: e.Error, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill,
+		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sundialhq/sundial/actionkit"
 	"github.com/sundialhq/sundial/examples/billing"
 )
 
@@ -22,5 +23,5 @@ func main() {
 		os.Exit(1)
 	}
 	h := &billing.Handler{DB: dynamodb.NewFromConfig(cfg), Table: os.Getenv(billing.TableEnv), Log: log}
-	lambda.Start(h.Handle)
+	lambda.Start(actionkit.Lambda(h.Handle))
 }
