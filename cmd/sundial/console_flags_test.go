@@ -58,7 +58,7 @@ func TestConsoleExposure(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), append([]string{"up", "--template", "/nonexistent/template.yaml"}, tc.args...), &stdout, &stderr)
+			code := run(context.Background(), append([]string{"up", "--state", t.TempDir(), "--template", "/nonexistent/template.yaml"}, tc.args...), &stdout, &stderr)
 			require.Equal(t, 2, code, stderr.String())
 			require.Contains(t, stderr.String(), tc.want)
 			require.NotContains(t, stdout.String(), "starting", "refused before starting anything")

@@ -39,7 +39,7 @@ func (l *lockedBuffer) String() string {
 func TestUpParam(t *testing.T) {
 	t.Run("WithoutAValueIsAUsageError", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), []string{"up", "--param", "Capacity", "--template", "/nonexistent/template.yaml"}, &stdout, &stderr)
+		code := run(context.Background(), []string{"up", "--state", t.TempDir(), "--param", "Capacity", "--template", "/nonexistent/template.yaml"}, &stdout, &stderr)
 		require.Equal(t, 2, code, stderr.String())
 		require.Contains(t, stderr.String(), "want NAME=VALUE")
 	})

@@ -33,7 +33,7 @@ func TestUpTakenPortSaysHowToMoveIt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			args := append([]string{"up", "--log", filepath.Join(dir, "up.log"), "--data", "", "--sam-env", ""}, c.args...)
+			args := append([]string{"up", "--state", dir, "--log", filepath.Join(dir, "up.log"), "--data", "", "--sam-env", ""}, c.args...)
 			var out, errOut bytes.Buffer
 			code := run(context.Background(), args, &out, &errOut)
 			require.Equal(t, 1, code, "stdout %q stderr %q", out.String(), errOut.String())

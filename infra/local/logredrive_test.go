@@ -91,7 +91,7 @@ func TestLogWriterFailureDestinationAndRedrive(t *testing.T) {
 	require.EqualValues(t, 1, st.Discarded)
 
 	// The destination holds where the record is, not the record.
-	peek, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL)})
+	peek, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), WaitTimeSeconds: 1})
 	require.NoError(t, err)
 	require.Len(t, peek.Messages, 1)
 	_, err = sq.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(queueURL),

@@ -33,7 +33,7 @@ func TestDepths(t *testing.T) {
 	send(urls[0], 0)
 	send(urls[2], 600)
 	send(urls[4], 0)
-	_, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urls[0]), MaxNumberOfMessages: 1})
+	_, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urls[0]), MaxNumberOfMessages: 1, WaitTimeSeconds: 1})
 	require.NoError(t, err)
 
 	m := queue.Monitor{API: client, Queues: [4]string{urls[0], urls[1], urls[2], urls[3]}, DLQ: urls[4]}
