@@ -111,7 +111,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 			Total int `json:"total"`
 		} `json:"backfill"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "Bf")), &shown))
+	require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "Bf", "--json")), &shown))
 	require.NotNil(t, shown.Backfill, "timers show has the backfill's progress")
 	require.Equal(t, n, shown.Backfill.Total)
 	requireIAMClean(t, dir, endpoint)

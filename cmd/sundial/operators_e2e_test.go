@@ -150,7 +150,8 @@ func TestUpOperators(t *testing.T) {
 	require.Contains(t, out, `"name": "Nightly"`, "reads every app")
 	out, errOut, code = cliEnv(t, dir, opEnv, "timers", "show", "--app", "billing", "Invoice", "--api", api)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, `"priority": 2`, "the operator's edit")
+	require.Regexp(t, `(?m)^priority:\s+2$`, out, "the operator's edit, in the readable view")
+	require.Contains(t, out, "next runs (UTC):")
 	// Backfills through the API: the operator starts and cancels one of its app's timer, and
 	// is refused another app's.
 	hour := time.Now().UTC().Truncate(time.Hour)
