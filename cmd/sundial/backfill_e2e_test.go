@@ -211,6 +211,9 @@ func TestBackfillEndToEnd(t *testing.T) {
 	actions := map[string]int{}
 	for _, r := range recs {
 		actions[r.Action]++
+		if r.Action == audit.Backfill || r.Action == audit.BackfillCancel {
+			require.Equal(t, cliActor(), r.Who, "cli:<user>, as every CLI action records")
+		}
 	}
 	require.Equal(t, 2, actions[audit.Backfill], "both starts are audited")
 	require.Equal(t, 1, actions[audit.BackfillCancel])

@@ -89,5 +89,5 @@ timers:
 	var c admin.CalendarInfo
 	require.NoError(t, json.Unmarshal([]byte(run("calendars", "show", "closed")), &c))
 	require.Empty(t, c.Dates, "a publish keeps the operator's edit")
-	require.Equal(t, "cli", c.EditedBy)
+	require.Equal(t, cliActor(), c.EditedBy, "cli:<user>, as every CLI action records")
 }
