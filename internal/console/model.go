@@ -43,7 +43,7 @@ type TimerDetail struct {
 	// PendingRetry is the retry the next run stands for (an active timer whose last firing
 	// failed): it runs before NextRuns, which are the schedule's.
 	PendingRetry *PendingRetry `json:"pendingRetry,omitempty"`
-	Recent           []LogEntry  `json:"recent"`
+	Recent       []LogEntry    `json:"recent"`
 	// settings are the instance's, for the edit page's preview (its calendar and window).
 	settings timer.Settings
 }
