@@ -46,8 +46,13 @@ var (
 	unmarshalRe = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
 )
 
-// maxSyntaxScan bounds the lines syntaxProblem parses again looking for the failing one.
-const maxSyntaxScan = 2000
+// maxSyntaxScan is how many lines from the block's start syntaxProblem tries one by one, and
+// maxSyntaxScanBytes bounds the bytes all its parses read (past it, a large manifest's error
+// is reported at yaml.v3's line).
+const (
+	maxSyntaxScan      = 64
+	maxSyntaxScanBytes = 4 << 20
+)
 
 // syntaxProblem finds the first line at which a prefix of the document fails with the same
 // problem as the whole, and reports that line.
@@ -59,16 +64,57 @@ func syntaxProblem(data []byte, err error) error {
 	reported, _ := strconv.Atoi(m[1])
 	problem := m[2]
 	lines := bytes.SplitAfter(data, []byte("\n"))
-	found := 0
-	for k := max(reported, 1); k <= len(lines) && k < reported+maxSyntaxScan; k++ {
-		var n yaml.Node
-		perr := yaml.Unmarshal(bytes.Join(lines[:k], nil), &n)
-		if perr == nil {
-			continue
+	// fails says whether the first k lines fail with the problem; false once the budget of
+	// bytes parsed is spent.
+	scanned, spent := 0, false
+	fails := func(k int) bool {
+		prefix := bytes.Join(lines[:k], nil)
+		if scanned += len(prefix); scanned > maxSyntaxScanBytes {
+			spent = true
+			return false
 		}
-		if pm := lineRe.FindStringSubmatch(perr.Error()); pm != nil && pm[2] == problem {
+		var n yaml.Node
+		perr := yaml.Unmarshal(prefix, &n)
+		if perr == nil {
+			return false
+		}
+		pm := lineRe.FindStringSubmatch(perr.Error())
+		return pm != nil && pm[2] == problem
+	}
+	found, first := 0, max(reported, 1)
+	// Line by line near the block's start, where the problem usually is; beyond, the bracket
+	// doubles and is then halved (a longer prefix of a failing one fails the same way).
+	k := first
+	for ; k <= len(lines) && k < first+maxSyntaxScan && !spent; k++ {
+		if fails(k) {
 			found = k
 			break
+		}
+	}
+	if found == 0 && !spent && k <= len(lines) {
+		lo, step := k-1, 1
+		hi := 0
+		for !spent {
+			c := min(lo+step, len(lines))
+			if fails(c) {
+				hi = c
+				break
+			}
+			if c == len(lines) {
+				break
+			}
+			lo, step = c, step*2
+		}
+		for hi > 0 && hi-lo > 1 && !spent {
+			mid := (lo + hi) / 2
+			if fails(mid) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		if !spent {
+			found = hi
 		}
 	}
 	if found == 0 {
