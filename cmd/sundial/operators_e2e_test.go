@@ -224,8 +224,8 @@ func TestUpOperators(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "run-now")
 	require.NotContains(t, out, "tenant-add")
-	require.Contains(t, out, "priority:3") // the edit's before and after
-	require.Contains(t, out, "priority:2")
+	require.Contains(t, out, "priority: 3 → 2") // the edit's before and after, in words
+	require.NotContains(t, out, "map[")
 	requireIAMClean(t, dir, endpoint)
 
 	// Issue 39: every writer above (the API's role, the CLI, the platform's recovery)
