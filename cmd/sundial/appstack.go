@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/sundialhq/sundial/infra/local"
 )
@@ -18,14 +21,25 @@ func cmdAppStack(ctx context.Context, args []string, stdout io.Writer) error {
 		return usageErr("app-stack: want `app-stack delete DIR` (an app stack deployed by the running sundial up --app-stack)")
 	}
 	fs := flag.NewFlagSet("app-stack delete", flag.ContinueOnError)
-	state := fs.String("state", local.DefaultStateFile, "the running sundial up's state file")
+	state := fs.String("state", os.Getenv(stateEnv), "the state `DIR` of the running sundial up (up --state DIR; default SUNDIAL_STATE, else .sundial here or in the nearest parent)")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usageErr("app-stack delete: want one DIR (or stack name)")
 	}
-	done, err := local.DeleteAppStack(ctx, *state, fs.Arg(0))
+	dir := *state
+	if dir != "" {
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			return usageErr("app-stack delete: --state %s is a file: give the state directory (up --state DIR), e.g. %s", dir, filepath.Dir(dir))
+		}
+	} else if _, path, looked, ok := local.FindState("."); ok {
+		dir = filepath.Dir(path)
+	} else {
+		return fmt.Errorf("app-stack delete %s: no running sundial up found (looked for %s): app stacks are deployed with sundial up --app-stack; --state DIR names its state directory",
+			fs.Arg(0), strings.Join(looked, ", "))
+	}
+	done, err := local.DeleteAppStack(ctx, dir, fs.Arg(0))
 	for _, cr := range done {
 		if cr.Type == "Custom::SundialTimers" {
 			fmt.Fprintf(stdout, "%s (%s): app %v: its timers are deactivated (history kept)\n", cr.LogicalID, cr.Type, cr.Data["App"])

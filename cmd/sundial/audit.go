@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/user"
+	"reflect"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -98,16 +103,54 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	printf(tw, "AT\tWHO\tACTION\tAPP\tTIMER\tCHANGE\tREASON\n")
 	for _, r := range recs {
-		change := ""
-		if r.Before != nil || r.After != nil {
-			change = fmt.Sprintf("%v → %v", r.Before, r.After)
-		}
+		change := changeText(r.Before, r.After)
 		printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.At.Format(time.RFC3339), r.Who, r.Action, dash(r.App), dash(r.Timer), dash(change), dash(r.Reason))
 	}
 	if len(recs) == 0 {
 		printf(tw, "no operator actions recorded\n")
 	}
 	return tw.Flush()
+}
+
+// changeText is a record's change in words: "field: old → new" per field that differs
+// (sorted), "field: value" for one only after (or before: "field: value → none"); values
+// as compact JSON, a text as it is.
+func changeText(before, after map[string]any) string {
+	keys := slices.Sorted(maps.Keys(after))
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		b, inB := before[k]
+		a, inA := after[k]
+		switch {
+		case inB && inA && reflect.DeepEqual(a, b):
+			continue
+		case inB && inA:
+			parts = append(parts, fmt.Sprintf("%s: %s → %s", k, valueText(b), valueText(a)))
+		case inA:
+			parts = append(parts, fmt.Sprintf("%s: %s", k, valueText(a)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s: %s → none", k, valueText(b)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// valueText is v compact: a non-empty text as it is, anything else as JSON.
+func valueText(v any) string {
+	if s, ok := v.(string); ok && s != "" && !strings.ContainsAny(s, ",→\n\t") {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func dash(s string) string {

@@ -84,9 +84,9 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	case "status":
 		st, err = be.BackfillStatus(ctx, key.App, key.Timer)
 	case "cancel":
-		st, err = be.CancelBackfill(ctx, key.App, key.Timer, "cli")
+		st, err = be.CancelBackfill(ctx, key.App, key.Timer, cliActor())
 	default:
-		st, err = be.StartBackfill(ctx, req, "cli")
+		st, err = be.StartBackfill(ctx, req, cliActor())
 	}
 	if err != nil {
 		return err

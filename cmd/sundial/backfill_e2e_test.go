@@ -111,7 +111,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 			Total int `json:"total"`
 		} `json:"backfill"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "Bf")), &shown))
+	require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "Bf", "--json")), &shown))
 	require.NotNil(t, shown.Backfill, "timers show has the backfill's progress")
 	require.Equal(t, n, shown.Backfill.Total)
 	requireIAMClean(t, dir, endpoint)
@@ -211,6 +211,9 @@ func TestBackfillEndToEnd(t *testing.T) {
 	actions := map[string]int{}
 	for _, r := range recs {
 		actions[r.Action]++
+		if r.Action == audit.Backfill || r.Action == audit.BackfillCancel {
+			require.Equal(t, cliActor(), r.Who, "cli:<user>, as every CLI action records")
+		}
 	}
 	require.Equal(t, 2, actions[audit.Backfill], "both starts are audited")
 	require.Equal(t, 1, actions[audit.BackfillCancel])

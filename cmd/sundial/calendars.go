@@ -75,7 +75,7 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 			if !changed {
 				return usageErr("calendars edit: nothing to change; give --dates, --yearly, --ranges or --weekdays")
 			}
-			if c, err = be.EditCalendar(ctx, *appName, name, r, "cli"); err != nil {
+			if c, err = be.EditCalendar(ctx, *appName, name, r, cliActor()); err != nil {
 				return err
 			}
 		}

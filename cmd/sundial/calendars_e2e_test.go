@@ -62,7 +62,7 @@ timers:
 		NextRuns []time.Time `json:"nextRuns"`
 		Calendar string      `json:"calendar"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "Biz")), &shown))
+	require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "Biz", "--json")), &shown))
 	tomorrow := time.Date(today.Year(), today.Month(), today.Day()+1, 0, 0, 0, 0, time.UTC)
 	require.Equal(t, "closed", shown.Calendar)
 	require.NotNil(t, shown.NextRun)
@@ -89,5 +89,5 @@ timers:
 	var c admin.CalendarInfo
 	require.NoError(t, json.Unmarshal([]byte(run("calendars", "show", "closed")), &c))
 	require.Empty(t, c.Dates, "a publish keeps the operator's edit")
-	require.Equal(t, "cli", c.EditedBy)
+	require.Equal(t, cliActor(), c.EditedBy, "cli:<user>, as every CLI action records")
 }

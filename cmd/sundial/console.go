@@ -44,6 +44,9 @@ type consoleOptions struct {
 
 	cert *tls.Certificate // loaded by check
 	ln   net.Listener     // bound by listen before the platform starts, so a taken port fails fast
+	// moved says that the default address was taken and where the console listens instead
+	// (the banner's note); "" when it listens where asked.
+	moved string
 }
 
 // listen binds the console's address: a taken default falls back to any free port, a taken
@@ -52,6 +55,10 @@ func (o *consoleOptions) listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil && !o.explicit {
 		ln, err = net.Listen("tcp", "127.0.0.1:0") // the default port is taken: any free one
+		if err == nil {
+			o.moved = fmt.Sprintf("console: %s is taken (by another sundial up or another program); listening on %s instead (--console ADDR, or make run CONSOLE=ADDR, picks one)",
+				o.addr, ln.Addr())
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("console: %w (%s)", err, moveHint(err, "--console", "CONSOLE", "127.0.0.1:8090"))
@@ -186,6 +193,9 @@ func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *sl
 		}
 	}()
 	fmt.Fprintf(stdout, "console    %s/   (API %s/api/ with Authorization: Bearer TOKEN)\n", base, base)
+	if o.moved != "" {
+		fmt.Fprintf(stdout, "note       %s\n", o.moved)
+	}
 	fmt.Fprintf(stdout, "login      %s   (one-time, valid %s)\n", srv.LoginLink(base), console.LoginLinkTTL)
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		fmt.Fprintf(stdout, "note       the console listens on %s, beyond this machine, over TLS; it answers only to %s\n", tcp, strings.Join(append([]string{base}, o.hostList()...), ", "))

@@ -124,7 +124,7 @@ func TestConsoleCommands(t *testing.T) {
 		_, stderr, code = run("timers", "edit", "Daily", "--dst", "later")
 		require.Equal(t, 2, code)
 		require.Contains(t, stderr, `dst "later": expected "shift"`)
-		show, _, _ := run("timers", "show", "Daily")
+		show, _, _ := run("timers", "show", "Daily", "--json")
 		require.Contains(t, show, `"schedule": "02:00 Mon"`, "nothing was saved")
 		require.Contains(t, show, `"dst": "shift"`)
 
@@ -150,7 +150,7 @@ func TestConsoleCommands(t *testing.T) {
 	t.Run("SyncKeepsTheEdit", func(t *testing.T) {
 		_, stderr, code := run("sync", manifestPath)
 		require.Equal(t, 0, code, stderr)
-		show, _, _ := run("timers", "show", "Daily")
+		show, _, _ := run("timers", "show", "Daily", "--json")
 		var v view.Timer
 		require.NoError(t, json.Unmarshal([]byte(show), &v))
 		require.Equal(t, "every 5m", v.Schedule)

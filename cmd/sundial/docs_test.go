@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -99,4 +101,36 @@ func TestReadmeBackfillExampleIsWithinTheBound(t *testing.T) {
 	require.Equal(t, want, at)
 	require.NotEmpty(t, at)
 	require.LessOrEqual(t, len(at), 60, "a tour's example finishes in a minute or two")
+}
+
+// Issue 38: examples/billing/README.md's `up --manifest examples/timers.yaml --app-stack …`
+// left out --actions, so the default app's timers called actions nobody served. Every
+// `./bin/sundial up …` command the docs write out parses (each flag is up's), and one whose
+// manifest calls ${SUNDIAL_ACTIONS} serves them with --actions.
+func TestDocUpCommandsParseAndServeTheirActions(t *testing.T) {
+	t.Parallel()
+	cmdRe := regexp.MustCompile("`\\./bin/sundial up ([^`]+)`")
+	docs := []string{"../../README.md", "../../examples/billing/README.md"}
+	more, err := filepath.Glob("../../docs/*.md")
+	require.NoError(t, err)
+	found := 0
+	for _, doc := range append(docs, more...) {
+		text, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		for _, m := range cmdRe.FindAllSubmatch(text, -1) {
+			found++
+			args := strings.Fields(string(m[1]))
+			var errOut bytes.Buffer
+			require.Equal(t, 0, run(context.Background(), append(append([]string{"up"}, args...), "-h"), io.Discard, &errOut),
+				"%s: `sundial up %s`: %s", doc, m[1], errOut.String())
+			if i := slices.Index(args, "--manifest"); i >= 0 && i+1 < len(args) {
+				mf, err := os.ReadFile(filepath.Join("../..", args[i+1]))
+				require.NoError(t, err, "%s: the manifest of `sundial up %s`", doc, m[1])
+				if bytes.Contains(mf, []byte("${"+manifest.ActionsVar+"}")) {
+					require.Contains(t, args, "--actions", "%s: `sundial up %s`: %s calls ${%s}: serve them with --actions", doc, m[1], args[i+1], manifest.ActionsVar)
+				}
+			}
+		}
+	}
+	require.Positive(t, found, "the docs write out an up command")
 }

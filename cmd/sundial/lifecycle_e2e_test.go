@@ -207,7 +207,7 @@ timers:
 		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json", "--app", "billing")), &mine))
 		require.Len(t, mine, 2)
 		var shown view.Timer
-		require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "--app", "billing", "Report")), &shown))
+		require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "--app", "billing", "Report", "--json")), &shown))
 		require.Equal(t, "billing", shown.App)
 		require.Equal(t, map[string]string{"app": "billing"}, shown.Properties)
 

@@ -25,7 +25,7 @@ Usage:
              [--app-stack DIR]...   also deploy an app's own stack (DIR/template.yaml, e.g. examples/billing)
                               onto the platform: its tables, Go functions and Custom::SundialTimers;
                               a changed template is applied as a stack update (--watch=false: not)
-  sundial app-stack delete DIR   the Delete of the running up's app stack: its custom resources get
+  sundial app-stack delete [--state DIR] DIR   the Delete of the running up's app stack: its custom resources get
                               their Delete request (Custom::SundialTimers: the app's timers are
                               deactivated, history kept)
   sundial timers list [--json] [--tenant T] [--app APP]   one entry per runtime instance (shard, tenant)

@@ -150,7 +150,8 @@ func TestUpOperators(t *testing.T) {
 	require.Contains(t, out, `"name": "Nightly"`, "reads every app")
 	out, errOut, code = cliEnv(t, dir, opEnv, "timers", "show", "--app", "billing", "Invoice", "--api", api)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, `"priority": 2`, "the operator's edit")
+	require.Regexp(t, `(?m)^priority:\s+2$`, out, "the operator's edit, in the readable view")
+	require.Contains(t, out, "next runs (UTC):")
 	// Backfills through the API: the operator starts and cancels one of its app's timer, and
 	// is refused another app's.
 	hour := time.Now().UTC().Truncate(time.Hour)
@@ -223,8 +224,8 @@ func TestUpOperators(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "run-now")
 	require.NotContains(t, out, "tenant-add")
-	require.Contains(t, out, "priority:3") // the edit's before and after
-	require.Contains(t, out, "priority:2")
+	require.Contains(t, out, "priority: 3 → 2") // the edit's before and after, in words
+	require.NotContains(t, out, "map[")
 	requireIAMClean(t, dir, endpoint)
 
 	// Issue 39: every writer above (the API's role, the CLI, the platform's recovery)

@@ -123,3 +123,44 @@ func TestSelfCommand(t *testing.T) {
 		require.Equal(t, want, selfCommand(arg0), arg0)
 	}
 }
+
+// A taken default console address moves the console to a free port, and says so (before, it
+// moved silently); a taken --console is an error.
+func TestConsoleDefaultTakenSaysWhereItListens(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	addr := held.Addr().String()
+	for _, c := range []struct {
+		name     string
+		explicit bool
+		taken    bool
+		wantErr  bool
+	}{
+		{name: "default taken", taken: true},
+		{name: "default free"},
+		{name: "--console taken", explicit: true, taken: true, wantErr: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := consoleOptions{addr: addr, explicit: c.explicit}
+			if !c.taken {
+				o.addr = "127.0.0.1:0"
+			}
+			ln, err := o.listen()
+			if c.wantErr {
+				require.ErrorContains(t, err, "the address is taken")
+				return
+			}
+			require.NoError(t, err)
+			defer ln.Close()
+			if !c.taken {
+				require.Empty(t, o.moved)
+				return
+			}
+			require.NotEqual(t, addr, ln.Addr().String())
+			require.Equal(t, "console: "+addr+" is taken (by another sundial up or another program); listening on "+ln.Addr().String()+
+				" instead (--console ADDR, or make run CONSOLE=ADDR, picks one)", o.moved)
+		})
+	}
+}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,7 +84,7 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return withSuggestion(ctx, a, key, err)
 		}
-		return writeJSON(stdout, showOf(in, time.Now()))
+		return printShown(stdout, showOf(in, time.Now()), *asJSON)
 	}
 	return usageErr("timers: unknown subcommand %q; expected list, show, edit, run-now, activate or deactivate", args[0])
 }
@@ -159,6 +163,88 @@ func showOf(in timer.Instance, now time.Time) shown {
 	return s
 }
 
+// printShown is timers show's answer: the JSON with asJSON, else one "field: value" line per
+// setting and state the timer has, then its next runs.
+func printShown(w io.Writer, s shown, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, s)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	line := func(k, v string) {
+		if v != "" {
+			printf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	line("timer", s.Key().String())
+	line("schedule", s.Schedule)
+	line("timezone", s.Timezone)
+	line("dst", s.DST)
+	if s.Calendar != "" {
+		line("calendar", s.Calendar+" (excluded dates: "+s.OnExcluded+")")
+	}
+	if s.Start != nil {
+		line("start", clock(s.Start))
+	}
+	if s.End != nil {
+		line("end", clock(s.End))
+	}
+	line("action", s.Action)
+	line("priority", strconv.Itoa(s.Priority))
+	line("timeout", s.Timeout)
+	line("retries", fmt.Sprintf("%d, %s apart", s.MaxRetries, s.RetryDelay))
+	line("misfire", s.Misfire+" (after "+s.MisfireAfter+")")
+	active := strconv.FormatBool(s.Active)
+	if s.ActiveBy != "" {
+		active += " (by " + s.ActiveBy + ")"
+	}
+	line("active", active)
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		line("property "+k, s.Properties[k])
+	}
+	line("next run", nextRunText(s.Timer))
+	if s.PendingAttempt > 0 {
+		line("pending", fmt.Sprintf("retry, attempt %d", s.PendingAttempt))
+	}
+	if s.IsRunningBy != "" {
+		line("running", "by "+s.IsRunningBy+" since "+clock(s.IsRunningSince))
+	}
+	if s.LastRun != nil {
+		line("last run", fmt.Sprintf("%s (%s, %dms)", clock(s.LastRun), s.LastOutcome, s.LastDurationMs))
+	}
+	line("last error", s.LastError)
+	if s.NumberOfTries > 0 {
+		line(view.FailuresInARow, strconv.Itoa(s.NumberOfTries))
+	}
+	if b := s.Backfill; b != nil {
+		state := "running"
+		switch {
+		case b.Cancelled:
+			state = "cancelled"
+		case b.Over():
+			state = "over"
+		}
+		line("backfill", fmt.Sprintf("%s: %d/%d done, %d failed", state, b.Done, b.Total, b.Failed))
+	}
+	if p := s.Pause; p != nil {
+		line("paused", fmt.Sprintf("by %s at %s: %s", p.By, p.At.UTC().Format(time.RFC3339), p.Note))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case s.NextRunsError != "":
+		printf(w, "next runs: %s\n", s.NextRunsError)
+	case len(s.NextRuns) == 0:
+		printf(w, "next runs: none\n")
+	default:
+		printf(w, "next runs (UTC):\n")
+		for _, r := range s.NextRuns {
+			printf(w, "  %s\n", clock(&r))
+		}
+	}
+	return nil
+}
+
 // timersViaAPI is timers list and show through the Service Center API.
 func timersViaAPI(ctx context.Context, remote *console.Remote, fs *flag.FlagSet, cmd, app, tenant string, asJSON bool, stdout io.Writer) error {
 	if cmd == "show" {
@@ -170,7 +256,7 @@ func timersViaAPI(ctx context.Context, remote *console.Remote, fs *flag.FlagSet,
 		if err != nil {
 			return err
 		}
-		return writeJSON(stdout, shown{Timer: d.Timer, NextRuns: d.NextRuns, NextRunsError: d.NextRunsError})
+		return printShown(stdout, shown{Timer: d.Timer, NextRuns: d.NextRuns, NextRunsError: d.NextRunsError}, asJSON)
 	}
 	rows, err := remote.Timers(ctx, console.Filter{App: app, Tenant: tenant})
 	if err != nil {

@@ -136,6 +136,12 @@ func (p *Platform) deployAppStacks(ctx context.Context, o Options) error {
 	defer p.appMu.Unlock()
 	p.appTemplates, p.appFunctions, p.appHashes = map[string]*sam.Template{}, map[string]map[string]bool{}, map[string][32]byte{}
 	for _, d := range o.AppStacks {
+		if o.StateFile != "" {
+			// Deployed again: a delete by an earlier run's `sundial app-stack delete` is over.
+			if err := os.Remove(appStackDeletedFile(filepath.Dir(o.StateFile), AppStackName(d))); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
 		rep, state, err := p.deployAppStack(ctx, o, d, filepath.Join(dir, AppStackName(d)))
 		if err != nil {
 			return fmt.Errorf("app stack %s: %w", d, err)
@@ -468,11 +474,30 @@ func functionOfToken(token string) (string, bool) {
 	return parts[6], true
 }
 
+// appStackDeletedPrefix, with the stack's name, is the file in the state directory that
+// `sundial app-stack delete` leaves when it deleted the stack: the running platform reads it
+// (UpdateAppStack), and local.json stays its owner's alone. A platform's start removes its
+// stacks' files (it deploys them again).
+const appStackDeletedPrefix = "app-stack-deleted."
+
+func appStackDeletedFile(stateDir, name string) string {
+	return filepath.Join(stateDir, appStackDeletedPrefix+name)
+}
+
+// AppStackDeleted reports whether `sundial app-stack delete` deleted the stack called name of
+// the platform owning stateDir.
+func AppStackDeleted(stateDir, name string) bool {
+	_, err := os.Stat(appStackDeletedFile(stateDir, name))
+	return err == nil
+}
+
 // DeleteAppStack sends the Delete request to each custom resource of the app stack (named by
-// its directory or its name) that the running platform recorded in the state file, in the
-// reverse of their creation, and forgets the stack. Its tables and functions stay until the
-// platform stops (they are not the timers').
-func DeleteAppStack(ctx context.Context, statePath, which string) ([]CustomResource, error) {
+// its directory or its name) that the platform owning the state directory stateDir recorded
+// in its local.json, in the reverse of their creation, and marks the stack deleted for that
+// platform (a file beside local.json, which it does not write: local.json is its owner's). Its
+// tables and functions stay until the platform stops (they are not the timers').
+func DeleteAppStack(ctx context.Context, stateDir, which string) ([]CustomResource, error) {
+	statePath := filepath.Join(stateDir, StateFileName)
 	s, ok := ReadState(statePath)
 	if !ok {
 		return nil, fmt.Errorf("no running sundial up recorded in %s: app stacks are deployed with sundial up --app-stack", statePath)
@@ -487,6 +512,9 @@ func DeleteAppStack(ctx context.Context, statePath, which string) ([]CustomResou
 		return nil, fmt.Errorf("app stack %s is not deployed on the running platform (deployed: %v)", which, have)
 	}
 	app := s.AppStacks[i]
+	if AppStackDeleted(stateDir, app.Name) {
+		return nil, fmt.Errorf("app stack %s is not deployed on the running platform: sundial app-stack delete deleted it (restart sundial up to deploy it again)", which)
+	}
 	cfg, err := s.Config(ctx)
 	if err != nil {
 		return nil, err
@@ -501,6 +529,8 @@ func DeleteAppStack(ctx context.Context, statePath, which string) ([]CustomResou
 		cr.Data = ans.Data
 		done = append(done, cr)
 	}
-	s.AppStacks = slices.Delete(s.AppStacks, i, i+1)
-	return done, WriteState(statePath, s)
+	if err := os.WriteFile(appStackDeletedFile(stateDir, app.Name), []byte(app.StackID+"\n"), 0o600); err != nil {
+		return done, fmt.Errorf("deleted, but not marked deleted for the running platform: %w", err)
+	}
+	return done, nil
 }

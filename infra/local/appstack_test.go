@@ -113,7 +113,8 @@ Resources:
 `+strings.Join(resources, "")), 0o644))
 	}
 	write(resource("Timers", "shipping", "every 1h", 2), resource("EuTimers", "shipping-eu", "every 1h", 2))
-	state := filepath.Join(t.TempDir(), "state.json")
+	stateDir := t.TempDir()
+	state := filepath.Join(stateDir, local.StateFileName)
 	var out, logs testenv.SyncBuffer
 	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", SourceDir: "../..", Out: &out, Log: &logs,
 		AppStacks: []string{dir}, StateFile: state})
@@ -198,12 +199,22 @@ Resources:
 	require.Equal(t, []string{"EuTimers Delete"}, actions(up))
 	require.False(t, cleanup("shipping-us").Active)
 
-	// The state file has what stands: the stack's Delete deactivates shipping.
-	done, err := local.DeleteAppStack(ctx, state, dir)
+	// The state file has what stands: the stack's Delete deactivates shipping. The delete
+	// (another process, `sundial app-stack delete --state DIR`) does not write the platform's
+	// local.json: it is its owner's.
+	before, err := os.ReadFile(state)
+	require.NoError(t, err)
+	done, err := local.DeleteAppStack(ctx, stateDir, dir)
 	require.NoError(t, err)
 	require.Len(t, done, 1)
 	require.Equal(t, "sundial-timers-shipping", done[0].PhysicalID)
 	require.False(t, cleanup("shipping").Active)
+	after, err := os.ReadFile(state)
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after), "app-stack delete leaves the owner's local.json alone")
+	require.True(t, local.AppStackDeleted(stateDir, "shipping"))
+	_, err = local.DeleteAppStack(ctx, stateDir, dir)
+	require.ErrorContains(t, err, "sundial app-stack delete deleted it", "deleted once")
 
 	// A deleted stack is not updated (nor brought back).
 	write(resource("Timers", "shipping", "every 9h", 2))
@@ -211,6 +222,9 @@ Resources:
 	require.ErrorContains(t, err, "was deleted (sundial app-stack delete)")
 	_, watched := p.AppStackHash(dir)
 	require.False(t, watched, "no longer watched")
+	s, ok := local.ReadState(state)
+	require.True(t, ok)
+	require.Empty(t, s.AppStacks, "the owner, told by the update, forgets the stack in its local.json")
 	require.False(t, cleanup("shipping").Active)
 	require.Equal(t, "every 2h", cleanup("shipping").Schedule)
 }

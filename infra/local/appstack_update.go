@@ -103,12 +103,13 @@ func (p *Platform) UpdateAppStack(ctx context.Context, dir string) (AppStackUpda
 	state := p.appStates[i]
 	up := AppStackUpdate{Name: state.Name}
 	if p.state != "" {
-		// `sundial app-stack delete` (another process) removes the stack from the state file.
-		if s, ok := ReadState(p.state); ok && !slices.ContainsFunc(s.AppStacks, func(a AppStackState) bool { return a.Dir == abs }) {
+		// `sundial app-stack delete` (another process) marks the stack deleted beside the state
+		// file; the state file is this platform's own.
+		if AppStackDeleted(filepath.Dir(p.state), state.Name) {
 			p.appStates = slices.Delete(p.appStates, i, i+1)
 			p.AppStacks = slices.Delete(p.AppStacks, i, i+1)
 			delete(p.appHashes, abs) // nothing more to watch
-			return up, fmt.Errorf("app stack %s was deleted (sundial app-stack delete): restart sundial up to deploy it again", state.Name)
+			return up, errors.Join(fmt.Errorf("app stack %s was deleted (sundial app-stack delete): restart sundial up to deploy it again", state.Name), p.saveAppStates())
 		}
 	}
 	if p.appHashes[abs], err = AppStackTemplateHash(abs); err != nil {

@@ -141,7 +141,7 @@ timers:
 		require.ErrorIs(t, err, errkind.Invalid)
 		require.ErrorContains(t, err, `dates[0]: "2027-02-30" is not a date`)
 		_, err = s.EditCalendar(ctx, "", cal+"x", schedule.CalendarRules{}, "test")
-		require.ErrorIs(t, err, timer.ErrNotFound)
+		require.ErrorIs(t, err, errkind.NotFound)
 		require.Equal(t, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), get(t, s, timer.Key{Timer: pay}).NextRun, "nothing changed")
 
 		rules := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}, Dates: []string{"2026-11-30"}}
@@ -233,4 +233,43 @@ timers:
 		require.ErrorContains(t, err, fmt.Sprintf(`calendar %q excludes every day %s, so its timers %q, %q would never fire`, cal, horizon, pay, xmas))
 		require.Equal(t, before[0].NextRun, get(t, s, timer.Key{Timer: pay}).NextRun, "the publish changed nothing")
 	})
+}
+
+// A calendar asked of the wrong app says which app has it (issue 38: `calendars show X`
+// without --app said "timer not found"), or the closest of the app's own.
+func TestCalendarNotFoundSaysWhere(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		s := f.svc
+		ctx := context.Background()
+		billing, hr := strings.ToLower(uniq(t, "bill")), strings.ToLower(uniq(t, "hr"))
+		only, both := "only"+billing, "both"+billing
+		for _, app := range []string{billing, hr} {
+			cals := fmt.Sprintf("  - {name: %s, weekdays: [sat]}\n", both)
+			if app == billing {
+				cals += fmt.Sprintf("  - {name: %s, weekdays: [sun]}\n", only)
+			}
+			_, err := s.Sync(ctx, manifestOf(t, fmt.Sprintf("app: %s\ncalendars:\n%stimers:\n  - {name: T, schedule: \"09:00\", calendar: %s, %s}\n  - {name: U, schedule: \"09:00\", calendar: %s, %s}\n",
+				app, cals, both, act, map[bool]string{true: only, false: both}[app == billing], act)))
+			require.NoError(t, err)
+		}
+		for _, c := range []struct{ app, name, want string }{
+			{"", only, fmt.Sprintf("calendar %q not found in the default app (default); it is in app %s: use --app %s", only, billing, billing)},
+			{hr, only, fmt.Sprintf("calendar %q not found in app %s; it is in app %s: use --app %s", only, hr, billing, billing)},
+			{"", both, fmt.Sprintf("apps %s have one: use --app with one of them", strings.Join(sortedPair(billing, hr), ", "))},
+			{billing, only + "x", fmt.Sprintf("; did you mean %q?", only)},
+			{billing, "zzzzzzzzzzzz", "nor in any other app"},
+		} {
+			_, err := s.Calendar(ctx, c.app, c.name)
+			require.ErrorIs(t, err, errkind.NotFound, c)
+			require.ErrorContains(t, err, c.want)
+			require.NotContains(t, err.Error(), "timer not found")
+		}
+	})
+}
+
+func sortedPair(a, b string) []string {
+	if b < a {
+		return []string{b, a}
+	}
+	return []string{a, b}
 }

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/suggest"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -81,7 +83,7 @@ func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, er
 	return out, nil
 }
 
-// Calendar is one calendar of app (timer.ErrNotFound if no timer of the app uses it and no
+// Calendar is one calendar of app (errkind.NotFound, naming the apps that have it, if no timer of the app uses it and no
 // operator edited it).
 func (s *Service) Calendar(ctx context.Context, app, name string) (CalendarInfo, error) {
 	cals, err := s.Calendars(ctx, timer.AppName(app))
@@ -93,8 +95,44 @@ func (s *Service) Calendar(ctx context.Context, app, name string) (CalendarInfo,
 			return c, nil
 		}
 	}
-	return CalendarInfo{}, fmt.Errorf("%w: app %s has no calendar %q (calendars come from the manifest's calendars: list; `sundial calendars list` shows them)",
-		timer.ErrNotFound, timer.AppName(app), name)
+	return CalendarInfo{}, s.calendarNotFound(ctx, app, name, cals)
+}
+
+// calendarNotFound says that app has no calendar name, and where it is: the apps that have
+// one of that name (the caller meant another app), or the app's calendar closest to it.
+func (s *Service) calendarNotFound(ctx context.Context, app, name string, own []CalendarInfo) error {
+	where := "app " + timer.AppName(app)
+	if timer.NormApp(app) == "" {
+		where = "the default app (" + timer.DefaultApp + ")"
+	}
+	msg := fmt.Sprintf("calendar %q not found in %s", name, where)
+	all, err := s.Calendars(ctx, "")
+	if err != nil {
+		return err
+	}
+	var apps []string
+	for _, c := range all {
+		if c.Name == name && timer.NormApp(c.App) != timer.NormApp(app) {
+			apps = append(apps, c.App)
+		}
+	}
+	names := make([]string, 0, len(own))
+	for _, c := range own {
+		names = append(names, c.Name)
+	}
+	switch {
+	case len(apps) == 1:
+		msg += fmt.Sprintf("; it is in app %s: use --app %s", apps[0], apps[0])
+	case len(apps) > 1:
+		msg += fmt.Sprintf("; apps %s have one: use --app with one of them", strings.Join(apps, ", "))
+	default:
+		if best, ok := suggest.Closest(name, names); ok {
+			msg += fmt.Sprintf("; did you mean %q?", best)
+		} else {
+			msg += " nor in any other app (calendars come from the manifests' calendars: lists; `sundial calendars list` shows them)"
+		}
+	}
+	return errkind.New(errkind.NotFound, msg)
 }
 
 // EditCalendar replaces the rules of app's calendar name, as an operator's edit: it is saved

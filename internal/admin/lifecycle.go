@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
@@ -208,7 +209,10 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			rep.Woken = append(rep.Woken, a.d.Key.String())
 		}
 	}
-	return rep, s.enqueueIfCovered(ctx, woken, message.ReasonDeploy)
+	// Sent at once, as Run Now's: left to the fetch (when its watermark is behind the wake, as
+	// right after a platform starts or when a tick failed) they waited up to a tick (issue 38:
+	// billing:WarmUp ran 70 s after the publish said woken).
+	return rep, engine.SendNow(ctx, s.Queue, s.Clock, woken, message.ReasonDeploy)
 }
 
 // applied is one instance of a publish: what it should be, what it was, its operator's edit,

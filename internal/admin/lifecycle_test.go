@@ -399,3 +399,43 @@ func TestTenantAddedThroughTheAPI(t *testing.T) {
 		require.ErrorIs(t, err, errkind.Invalid)
 	})
 }
+
+// Woken When Published timers are sent their firings at once whatever the fetch's watermark
+// (issue 38: with the watermark behind the wake, as before a platform's first tick or after a
+// failed one, billing:WarmUp waited for the next tick, 70 s after the publish said woken).
+func TestPublishSendsWokenFiringsAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		watermark time.Duration // from now; 0: the fetch never ran
+	}{
+		{"fetch ahead", time.Minute},
+		{"fetch never ran", 0},
+		{"fetch behind", -time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eachStore(t, func(t *testing.T, f fixture) {
+				s, q, clock := f.svc, f.queue, f.clock
+				ctx := context.Background()
+				wp := uniq(t, "Warm")
+				m := manifestOf(t, fmt.Sprintf("timers:\n  - {name: %s, schedule: \"When Published\", %s}\n", wp, act))
+				_, err := s.Sync(ctx, m)
+				require.NoError(t, err)
+				if c.watermark != 0 {
+					_, err = f.store.AdvanceWatermark(ctx, clock.Now().Add(c.watermark), clock.Now())
+					require.NoError(t, err)
+				}
+				q.Drain()
+				rep, err := s.Publish(ctx, m, uniq(t, "deploy"))
+				require.NoError(t, err)
+				require.Equal(t, []string{wp}, rep.Woken)
+				var got []string
+				for _, o := range q.Drain() {
+					require.Equal(t, message.ReasonDeploy, o.Firing.Reason)
+					require.Zero(t, o.Delay)
+					got = append(got, o.Firing.Key().String())
+				}
+				require.Contains(t, got, wp, "the woken timer's firing is sent at once, not left to the next fetch tick")
+			})
+		})
+	}
+}

@@ -42,6 +42,29 @@ type healthInputs struct {
 	stack cost.Stack
 }
 
+// orderForHealth orders the scheduled instances as they will execute: those due now first,
+// in timer.Sort's order (priority, shorter previous duration, longer waiting), then the
+// others by next run, soonest first (timer.Sort's order among those due at the same instant).
+// timer.Sort alone would put a priority-1 timer due in 3 h ahead of one due in 10 s.
+func orderForHealth(ins []timer.Instance, now time.Time) {
+	slices.SortStableFunc(ins, func(a, b timer.Instance) int {
+		aDue, bDue := !a.NextRun.After(now), !b.NextRun.After(now)
+		switch {
+		case aDue != bDue && aDue:
+			return -1
+		case aDue != bDue:
+			return 1
+		case !aDue && !a.NextRun.Equal(b.NextRun):
+			return a.NextRun.Compare(b.NextRun)
+		case timer.Less(a, b, now):
+			return -1
+		case timer.Less(b, a, now):
+			return 1
+		}
+		return 0
+	})
+}
+
 // buildHealth computes Environment Health; it does no I/O.
 func buildHealth(in healthInputs) Health {
 	h := Health{Now: in.now, Queues: in.queues, Running: []Running{}, Order: []HealthRow{}, Problems: []string{}}
@@ -104,7 +127,7 @@ func buildHealth(in healthInputs) Health {
 			scheduled = append(scheduled, t)
 		}
 	}
-	timer.Sort(scheduled, in.now)
+	orderForHealth(scheduled, in.now)
 	for i, t := range scheduled {
 		row := HealthRow{
 			Position: i + 1, Key: t.Key.String(), Priority: t.Priority, NextRun: ptr(t.NextRun),

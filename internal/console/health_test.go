@@ -38,20 +38,41 @@ func TestBuildHealth(t *testing.T) {
 		idle := inst("NoNextRun", 1, 0, time.Time{})
 		h := buildHealth(healthInputs{now: now, tick: time.Minute, instances: append(ins, inactive, idle)})
 
-		want := append([]timer.Instance(nil), ins...)
-		timer.Sort(want, now) // the order is timer.Sort's, whatever it decides
-		var got, wantKeys []string
+		var got []string
 		for i, r := range h.Order {
 			got = append(got, r.Key)
 			require.Equal(t, i+1, r.Position)
 		}
-		for _, in := range want {
-			wantKeys = append(wantKeys, in.Key.String())
-		}
-		require.Equal(t, wantKeys, got)
-		require.Equal(t, "P1", got[0])
-		require.Equal(t, "LowPrio", got[len(got)-1])
+		// Due now, in timer.Sort's order (priority first), then the others soonest first.
+		require.Equal(t, []string{"WaitedLonger", "LowPrio", "SlowP2", "FastP2", "P1"}, got)
 		require.Equal(t, Counts{Timers: 7, Active: 6, Inactive: 1}, h.Counts)
+	})
+
+	// Issue 38: a timer due in 3 h was listed first, ahead of timers due in 10 s.
+	t.Run("SoonestDueFirst", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			name string
+			ins  []timer.Instance
+			want []string
+		}{
+			{"later high priority after sooner low priority", []timer.Instance{
+				inst("In3h", 1, 0, now.Add(3*time.Hour)), inst("In10s", 3, 0, now.Add(10*time.Second)), inst("In20s", 4, 0, now.Add(20*time.Second)),
+			}, []string{"In10s", "In20s", "In3h"}},
+			{"due now ahead of any to come", []timer.Instance{
+				inst("Soon", 1, 0, now.Add(time.Second)), inst("DueP4", 4, 0, now), inst("DueP2", 2, 0, now.Add(-time.Second)),
+			}, []string{"DueP2", "DueP4", "Soon"}},
+			{"same instant: priority, then shorter duration", []timer.Instance{
+				inst("SlowP3", 3, 2*time.Second, now.Add(time.Minute)), inst("FastP3", 3, time.Second, now.Add(time.Minute)), inst("P1", 1, time.Hour, now.Add(time.Minute)),
+			}, []string{"P1", "FastP3", "SlowP3"}},
+		} {
+			h := buildHealth(healthInputs{now: now, tick: time.Minute, instances: c.ins})
+			var got []string
+			for _, r := range h.Order {
+				got = append(got, r.Key)
+			}
+			require.Equal(t, c.want, got, c.name)
+		}
 	})
 
 	t.Run("ScheduledVersusActual", func(t *testing.T) {

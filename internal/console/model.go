@@ -40,9 +40,20 @@ type TimerDetail struct {
 	RunAttempt       int         `json:"runAttempt,omitempty"`
 	NextRuns         []time.Time `json:"nextRuns"`
 	NextRunsError    string      `json:"nextRunsError,omitempty"`
-	Recent           []LogEntry  `json:"recent"`
+	// PendingRetry is the retry the next run stands for (an active timer whose last firing
+	// failed): it runs before NextRuns, which are the schedule's.
+	PendingRetry *PendingRetry `json:"pendingRetry,omitempty"`
+	Recent       []LogEntry    `json:"recent"`
 	// settings are the instance's, for the edit page's preview (its calendar and window).
 	settings timer.Settings
+}
+
+// PendingRetry is a failed firing's next attempt: when it runs, the attempt, and the instant
+// it was scheduled for.
+type PendingRetry struct {
+	At          time.Time `json:"at"`
+	Attempt     int       `json:"attempt"`
+	ScheduledAt time.Time `json:"scheduledAt"`
 }
 
 // LogEntry is one execution with its reference (for the entry page) and lateness.

@@ -223,6 +223,13 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 		d.EditedAt, d.EditedBy = ptr(rec.At), rec.By
 	}
 	d.settings = in.Settings
+	if at, attempt := in.Pending(); in.Active && in.PendingAttempt > 0 && !in.NextRun.IsZero() {
+		next := in.NextRun
+		if loc, err := time.LoadLocation(in.Timezone); err == nil {
+			next = next.In(loc) // as the schedule's runs are shown
+		}
+		d.PendingRetry = &PendingRetry{At: next, Attempt: attempt, ScheduledAt: at}
+	}
 	if runs, err := admin.PreviewSettings(in.Settings, s.Clock.Now(), admin.PreviewRuns); err != nil {
 		d.NextRunsError = err.Error()
 	} else {

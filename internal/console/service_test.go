@@ -2,6 +2,9 @@ package console_test
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +57,42 @@ timers:
 		require.Equal(t, clock.Now().Add(5*time.Minute), d.NextRuns[0].UTC())
 		_, _, err = svc.Timer(ctx, timer.Key{Timer: "Missing"})
 		require.ErrorIs(t, err, errkind.NotFound)
+	})
+
+	// The next runs a timer page lists include the pending retry "Next run" shows, marked
+	// (issue 38: they listed the schedule's alone).
+	t.Run("NextRunsIncludeThePendingRetry", func(t *testing.T) {
+		key := timer.Key{Timer: "PerTenant", Tenant: "acme"}
+		failed, retryAt := clock.Now().Add(-time.Minute), clock.Now().Add(10*time.Second)
+		store.Update(key, func(in *timer.Instance) {
+			in.NextRun, in.PendingScheduledAt, in.PendingAttempt = retryAt, failed, 2
+		})
+		srv, err := console.New(console.Options{Service: svc, Token: strings.Repeat("t", 20), Log: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		for _, c := range []struct {
+			name    string
+			pending bool
+		}{{"pending retry", true}, {"no retry", false}} {
+			if !c.pending {
+				store.Update(key, func(in *timer.Instance) { in.PendingScheduledAt, in.PendingAttempt = time.Time{}, 0 })
+			}
+			d, _, err := svc.Timer(ctx, key)
+			require.NoError(t, err)
+			req := httptest.NewRequest(http.MethodGet, "/timers/"+key.String(), nil)
+			req.Host = "127.0.0.1:8089"
+			req.Header.Set("Authorization", "Bearer "+strings.Repeat("t", 20))
+			w := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(w, req)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			if !c.pending {
+				require.Nil(t, d.PendingRetry, c.name)
+				require.NotContains(t, w.Body.String(), "retry, attempt")
+				continue
+			}
+			require.Equal(t, &console.PendingRetry{At: retryAt, Attempt: 2, ScheduledAt: failed}, d.PendingRetry)
+			require.Len(t, d.NextRuns, admin.PreviewRuns, "the schedule's runs, as before")
+			require.Contains(t, w.Body.String(), `<ol id="next-runs"><li class="retry">`+retryAt.Format("Mon 2006-01-02 15:04:05 MST")+` <span class="badge">retry, attempt 2</span></li>`)
+		}
 	})
 
 	t.Run("FiltersMatchTenantAndActive", func(t *testing.T) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -21,6 +22,27 @@ type WatermarkReader interface {
 func SendFollowUps(ctx context.Context, store WatermarkReader, queue Queue, clock timer.Clock, ins []timer.Instance, reason message.Reason) error {
 	f := &finisher{store: watermarkOnly{read: store}, queue: queue, clock: clock, log: slog.New(slog.DiscardHandler)}
 	return f.followUps(ctx, ins, func(timer.Instance) message.Reason { return reason })
+}
+
+// SendNow sends, with reason, a firing for each active idle instance with a next run, whatever
+// the watermark: as Run Now does, for a writer that means the instances to run within seconds
+// (a publish waking When Published timers), not at the fetch's next tick. A firing the fetch
+// sends again for the same run is a duplicate the claim acknowledges, never run twice.
+func SendNow(ctx context.Context, queue Queue, clock timer.Clock, ins []timer.Instance, reason message.Reason) error {
+	now := clock.Now()
+	var msgs []Outgoing
+	for _, in := range ins {
+		if in.Active && !in.Running() && !in.NextRun.IsZero() {
+			msgs = append(msgs, outgoing(in, reason, now))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if err := queue.Send(ctx, msgs); err != nil {
+		return fmt.Errorf("send firings: %w", err)
+	}
+	return nil
 }
 
 // watermarkOnly is the Store of a finisher that only sends follow-ups: they read nothing but

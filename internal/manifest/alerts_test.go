@@ -37,7 +37,7 @@ func TestAlertRulesInvalid(t *testing.T) {
 		`alerts: {consecutiveFailures: 0}`:                                                 "alerts: consecutiveFailures: 0 is out of range 1..1000",
 		`alerts: {noSuccessWithin: 0s}`:                                                    "alerts: noSuccessWithin: 0s is out of range",
 		`alerts: {durationOver: 48h}`:                                                      "alerts: durationOver: 48h0m0s is out of range 1s..24h",
-		`alerts: {consecutiveFailures: 3, pager: x}`:                                       "field pager not found",
+		`alerts: {consecutiveFailures: 3, pager: x}`:                                       `alerts: unknown field "pager"; the fields here are consecutiveFailures`,
 		`alerts: {consecutiveFailures: 3, notify: "arn:aws:sqs:us-east-1:123456789012:q"}`: "alerts: notify: \"arn:aws:sqs:us-east-1:123456789012:q\" is not an SNS topic's ARN",
 		`alerts: {notify: "arn:aws:sns:us-east-1:123456789012:t"}`:                         "alerts: notify: no rule to notify of",
 	} {

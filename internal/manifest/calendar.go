@@ -28,11 +28,11 @@ type Time struct{ time.Time }
 func (t *Time) UnmarshalYAML(n *yaml.Node) error {
 	var s string
 	if err := n.Decode(&s); err != nil {
-		return fmt.Errorf("want an RFC 3339 instant such as 2027-01-01T09:00:00Z, got %q", n.Value)
+		return fieldError(n, "want an RFC 3339 instant such as 2027-01-01T09:00:00Z, got %q", n.Value)
 	}
 	v, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return fmt.Errorf("want an RFC 3339 instant such as 2027-01-01T09:00:00Z (with its offset), got %q", s)
+		return fieldError(n, "want an RFC 3339 instant such as 2027-01-01T09:00:00Z (with its offset), got %q", s)
 	}
 	t.Time = v
 	return nil
@@ -283,7 +283,7 @@ func LoadCalendars(path string) ([]Calendar, error) {
 		Calendars []Calendar `yaml:"calendars"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%w: calendars %s: %v", errkind.Invalid, path, err)
+		return nil, fmt.Errorf("%w: calendars %s: %v", errkind.Invalid, path, yamlProblems(data, err))
 	}
 	if len(doc.Calendars) == 0 {
 		return nil, fmt.Errorf("%w: calendars %s: no calendars: list in the file", errkind.Invalid, path)

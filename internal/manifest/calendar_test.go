@@ -91,7 +91,7 @@ func TestCalendarErrorsNameTheEntryAndField(t *testing.T) {
 		"every day excluded":        {calendar("    weekdays: [sun, mon, tue, wed, thu, fri, sat]\n"), `calendars[0] "us": calendar "us" excludes every day from `},
 		"duplicate calendar":        {"calendars:\n  - {name: us}\n  - {name: us}\ntimers: []\n", `calendars[1] "us": name: duplicate calendar name`},
 		"bad calendar name":         {"calendars:\n  - {name: \"u s\"}\ntimers: []\n", `calendars[0] "u s": name: "u s" must match`},
-		"unknown calendar field":    {calendar("    holidays: [\"2027-01-01\"]\n"), `field holidays not found`},
+		"unknown calendar field":    {calendar("    holidays: [\"2027-01-01\"]\n"), `line 3: calendars[0] "us": unknown field "holidays"; the fields here are name, dates`},
 		"start not RFC 3339":        {timerWith("    start: 2027-01-01\n"), `want an RFC 3339 instant such as 2027-01-01T09:00:00Z (with its offset), got "2027-01-01"`},
 		"end before start":          {timerWith("    start: 2027-01-02T00:00:00Z\n    end: 2027-01-01T00:00:00Z\n"), `timers[0] "T": end: 2027-01-01T00:00:00Z is before start 2027-01-02T00:00:00Z`},
 		"misfireAfter out of range": {timerWith("    misfireAfter: 500ms\n"), `timers[0] "T": misfireAfter: 500ms is out of range 1s..168h0m0s`},

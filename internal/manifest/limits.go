@@ -34,7 +34,7 @@ func checkExpansion(data []byte) error {
 		if errors.Is(err, io.EOF) {
 			return nil // the strict decode reports the empty manifest
 		}
-		return fmt.Errorf("%w: %v", errkind.Invalid, err)
+		return fmt.Errorf("%w: %v", errkind.Invalid, yamlProblems(data, err))
 	}
 	memo := map[*yaml.Node]int64{}
 	var size func(n *yaml.Node, depth int) int64

@@ -96,11 +96,11 @@ type Duration struct{ time.Duration }
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string
 	if err := n.Decode(&s); err != nil {
-		return fmt.Errorf("want a duration such as 20m or 10s, got %q", n.Value)
+		return fieldError(n, "want a duration such as 20m or 10s, got %q", n.Value)
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("want a duration such as 20m or 10s, got %q", s)
+		return fieldError(n, "want a duration such as 20m or 10s, got %q", s)
 	}
 	d.Duration = v
 	return nil
@@ -186,7 +186,7 @@ func Parse(r io.Reader) (Manifest, error) {
 		if errors.Is(err, io.EOF) {
 			return Manifest{}, fmt.Errorf("%w: empty manifest; expected a top-level \"timers:\" list", errkind.Invalid)
 		}
-		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, err)
+		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, yamlProblems(data, err))
 	}
 	m.expandActions(ActionsAddr())
 	if err := m.Validate(); err != nil {

@@ -64,12 +64,12 @@ func TestParse(t *testing.T) {
 			"timeout":          {entry("    schedule: \"16:15\"\n    timeout: 0s\n"), `timeout: 0s is out of range`},
 			"timeout syntax":   {entry("    schedule: \"16:15\"\n    timeout: soon\n"), `want a duration such as 20m or 10s, got "soon"`},
 			"retries":          {entry("    schedule: \"16:15\"\n    maxRetries: -1\n"), `maxRetries: -1 is out of range`},
-			"unknown field":    {entry("    schedule: \"16:15\"\n    shedule: x\n"), `field shedule not found`},
+			"unknown field":    {entry("    schedule: \"16:15\"\n    shedule: x\n"), `timers[0] "T": unknown field "shedule"; did you mean "schedule"?`},
 			"no action":        {"timers:\n  - name: T\n    schedule: \"16:15\"\n", `timers[0] "T": action:`},
 			"bad name":         {"timers:\n  - name: \"<script>\"\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n", `name: "<script>" must match`},
 			"duplicate":        {entry("    schedule: \"16:15\"\n  - name: T\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n"), `timers[1] "T": name: duplicate timer name`},
 			"empty file":       {"", "empty manifest"},
-			"not a list":       {"timers: 3\n", "cannot unmarshal"},
+			"not a list":       {"timers: 3\n", `line 1: timers: want a list, got "3"`},
 			"misfire":          {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
 			"dst":              {entry("    schedule: \"16:15\"\n    dst: Skip\n"), `timers[0] "T": dst "Skip": expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip"`},
 			"dst unknown":      {entry("    schedule: \"16:15\"\n    dst: none\n"), `dst "none": expected "shift"`},
@@ -204,7 +204,7 @@ func TestLifecycleValidation(t *testing.T) {
 		"timers:\n  - {name: " + strings.Repeat("x", 127) + ", schedule: \"every 1m\", shards: 10, " + a + "}\n":                     `shards: instance name`,
 		"tenants: [\"\"]\ntimers: []\n": `tenants[0]: "" must match`,
 		"tenants: [a, a]\ntimers: []\n": `tenants[1]: duplicate tenant "a"`,
-		"timers:\n  - {name: T, schedule: \"every 1m\", multiTenant: yes-please, " + a + "}\n": "line 2: cannot unmarshal !!str `yes-please` into bool",
+		"timers:\n  - {name: T, schedule: \"every 1m\", multiTenant: yes-please, " + a + "}\n": `line 2: timers[0] "T": multiTenant: want true or false, got "yes-please"`,
 	} {
 		_, err := Parse(strings.NewReader(yaml))
 		require.ErrorIs(t, err, errkind.Invalid, yaml)
