@@ -93,7 +93,7 @@ func TestSendAndBackoff(t *testing.T) {
 		var out2 []received
 		for i, url := range out.Queues {
 			res, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-				QueueUrl: aws.String(url), MaxNumberOfMessages: 10, VisibilityTimeout: visibility, WaitTimeSeconds: 1,
+				QueueUrl: aws.String(url), MaxNumberOfMessages: 10, VisibilityTimeout: visibility,
 				MessageAttributeNames:       []string{"All"},
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
 			})
