@@ -57,21 +57,30 @@ func (m Monitor) Depths(ctx context.Context) ([]Depth, error) {
 			url = m.Queues[out[i].Priority-1]
 		}
 		g.Go(func() error {
-			res, err := m.API.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: depthAttributes})
+			d, err := depthOf(ctx, m.API, url)
 			if err != nil {
 				return fmt.Errorf("queue %s depth: %w", out[i].Name, err)
 			}
-			a := res.Attributes
-			out[i].Visible = atoi(a[string(types.QueueAttributeNameApproximateNumberOfMessages)])
-			out[i].InFlight = atoi(a[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
-			out[i].Delayed = atoi(a[string(types.QueueAttributeNameApproximateNumberOfMessagesDelayed)])
+			d.Priority, d.Name = out[i].Priority, out[i].Name
+			out[i] = d
 			return nil
 		})
 	}
 	return out, g.Wait()
 }
 
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
+// depthOf reads one queue's approximate counts.
+func depthOf(ctx context.Context, api AttributesAPI, url string) (Depth, error) {
+	res, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: depthAttributes})
+	if err != nil {
+		return Depth{}, err
+	}
+	var n [3]int
+	for i, name := range depthAttributes {
+		v := res.Attributes[string(name)]
+		if n[i], err = strconv.Atoi(v); err != nil {
+			return Depth{}, fmt.Errorf("%s is %q", name, v)
+		}
+	}
+	return Depth{Visible: n[0], InFlight: n[1], Delayed: n[2]}, nil
 }

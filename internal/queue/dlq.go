@@ -20,7 +20,7 @@ type DLQAPI interface {
 	API
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
-	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	AttributesAPI
 }
 
 // DLQ inspects and replays the dead-letter queue.
@@ -145,10 +145,11 @@ func (d *DLQ) receive(ctx context.Context, max int) ([]Dead, error) {
 			empties = 0
 			continue
 		}
-		total, visible, err := d.count(ctx)
+		c, err := depthOf(ctx, d.api, d.url)
 		if err != nil {
-			return out, err
+			return out, fmt.Errorf("count the DLQ's messages: %w", err)
 		}
+		total, visible := c.Visible+c.InFlight+c.Delayed, c.Visible
 		// Our own received messages are in flight: the queue agrees when it counts no more.
 		if total <= len(out) {
 			return out, nil
@@ -158,27 +159,6 @@ func (d *DLQ) receive(ctx context.Context, max int) ([]Dead, error) {
 		}
 	}
 	return out, nil
-}
-
-// count reads the queue's approximate counts: every message it holds, and the visible ones.
-func (d *DLQ) count(ctx context.Context) (total, visible int, err error) {
-	names := []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages,
-		types.QueueAttributeNameApproximateNumberOfMessagesNotVisible, types.QueueAttributeNameApproximateNumberOfMessagesDelayed}
-	a, err := d.api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &d.url, AttributeNames: names})
-	if err != nil {
-		return 0, 0, fmt.Errorf("count the DLQ's messages: %w", err)
-	}
-	for _, n := range names {
-		v, err := strconv.Atoi(a.Attributes[string(n)])
-		if err != nil {
-			return 0, 0, fmt.Errorf("count the DLQ's messages: %s is %q", n, a.Attributes[string(n)])
-		}
-		total += v
-		if n == types.QueueAttributeNameApproximateNumberOfMessages {
-			visible = v
-		}
-	}
-	return total, visible, nil
 }
 
 func (d *DLQ) release(ctx context.Context, msgs []Dead) {
