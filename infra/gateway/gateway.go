@@ -282,10 +282,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if req.Service == iam.SQS && req.Operation == "ReceiveMessage" && g.polls.missed(body) {
-		answerEmpty(w) // shortpoll.go
-		return
-	}
 	if req.Service == iam.SQS {
 		g.serveSQS(w, r, req.Operation, upstream, body) // trace.go
 		return

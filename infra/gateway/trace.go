@@ -45,8 +45,13 @@ type sqsMessageAttr struct {
 }
 
 // serveSQS forwards an SQS request, keeping the trace headers of the messages it sends and
-// giving them back to the receivers.
+// giving them back to the receivers; a short poll may be answered empty first, as SQS's
+// sampling may (shortpoll.go).
 func (g *Gateway) serveSQS(w http.ResponseWriter, r *http.Request, op, upstream string, body []byte) {
+	if op == "ReceiveMessage" && g.polls.missed(body) {
+		answerEmpty(w) // shortpoll.go
+		return
+	}
 	switch op {
 	case "SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage", "DeleteMessageBatch":
 	default:
