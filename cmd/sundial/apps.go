@@ -7,8 +7,6 @@ import (
 	"slices"
 	"text/tabwriter"
 	"time"
-
-	"github.com/sundialhq/sundial/internal/audit"
 )
 
 // appRow is one app of `sundial apps list`.
@@ -81,30 +79,12 @@ func cmdApps(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		remote, err := t.viaAPI(ctx, t.api)
+		be, err := t.backend(ctx, t.api)
 		if err != nil {
 			return err
 		}
-		if remote != nil {
-			held, err := remote.ReleaseApp(ctx, name)
-			if err != nil {
-				return err
-			}
-			if *asJSON {
-				return writeJSON(stdout, held)
-			}
-			printf(stdout, "app %s released from stack %s; its timers are unchanged, and another stack may publish it\n", held.App, held.Owner)
-			return nil
-		}
-		a, err := t.app(ctx)
+		held, err := be.ReleaseApp(ctx, name, cliActor())
 		if err != nil {
-			return err
-		}
-		held, err := a.Admin.ReleaseApp(ctx, name)
-		if err != nil {
-			return err
-		}
-		if err := recordCLI(ctx, a, audit.Record{Action: audit.AppRelease, App: held.App, Before: map[string]any{"owner": held.Owner}}); err != nil {
 			return err
 		}
 		if *asJSON {

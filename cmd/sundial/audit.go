@@ -15,7 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/audit"
 )
 
@@ -29,21 +28,6 @@ func cliActor() string {
 		name = "unknown"
 	}
 	return "cli:" + name
-}
-
-// recordCLI adds a CLI action to the stack's audit trail; the action is done, so a failure
-// says that its record is missing. The CLI going to the tables acts with the operator's own
-// credentials (an administrator's: they write the timer items too), so it appends straight
-// to the chain, as the audit writer function does, after the same validation.
-func recordCLI(ctx context.Context, a *app.App, r audit.Record) error {
-	r.Who = cliActor()
-	if err := audit.Validate(r); err != nil {
-		return fmt.Errorf("%s done, but its audit record was not written: %w", r.Action, err)
-	}
-	if err := a.AuditDirect().Add(ctx, r); err != nil {
-		return fmt.Errorf("%s done, but its audit record was not written: %w", r.Action, err)
-	}
-	return nil
 }
 
 func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {

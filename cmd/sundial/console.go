@@ -47,6 +47,9 @@ type consoleOptions struct {
 	// moved says that the default address was taken and where the console listens instead
 	// (the banner's note); "" when it listens where asked.
 	moved string
+	// stateFile is the platform's state (local.json): with operators, the console's API is
+	// recorded there for the CLI.
+	stateFile string
 }
 
 // listen binds the console's address: a taken default falls back to any free port, a taken
@@ -182,6 +185,20 @@ func startConsole(p *local.Platform, o consoleOptions, stdout io.Writer, log *sl
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	if o.cert != nil {
 		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*o.cert}, MinVersion: tls.VersionTLS12}
+	}
+	if o.ops != nil && o.stateFile != "" {
+		// The CLI with an operator's credentials in its environment goes through this API,
+		// so that their policies decide and the audit names them (viaAPI).
+		st, ok := local.ReadState(o.stateFile)
+		if !ok {
+			ln.Close()
+			return nil, fmt.Errorf("state %s: unreadable", o.stateFile)
+		}
+		st.API = base + "/api/"
+		if err := local.WriteState(o.stateFile, st); err != nil {
+			ln.Close()
+			return nil, err
+		}
 	}
 	go func() {
 		serve := func() error { return hs.Serve(ln) }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/queue"
 )
 
@@ -28,24 +27,28 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	if *limit < 1 || *limit > 10000 {
 		return usageErr("dlq: --limit must be in 1..10000")
 	}
+	if args[0] == "redrive" {
+		be, err := t.backend(ctx, *api)
+		if err != nil {
+			return err
+		}
+		res, err := be.Redrive(ctx, *limit, cliActor())
+		return printRedrive(stdout, res, err, *asJSON)
+	}
 	remote, err := t.viaAPI(ctx, *api)
 	if err != nil {
 		return err
 	}
 	if remote != nil {
-		if args[0] == "list" {
-			msgs, err := remote.DLQ(ctx, *limit)
-			if err != nil {
-				return err
-			}
-			if *asJSON {
-				return writeJSON(stdout, nonNil(msgs))
-			}
-			printDead(stdout, msgs)
-			return nil
+		msgs, err := remote.DLQ(ctx, *limit)
+		if err != nil {
+			return err
 		}
-		res, err := remote.Redrive(ctx, *limit)
-		return printRedrive(stdout, res, err, *asJSON)
+		if *asJSON {
+			return writeJSON(stdout, nonNil(msgs))
+		}
+		printDead(stdout, msgs)
+		return nil
 	}
 	a, err := t.app(ctx)
 	if err != nil {
@@ -54,29 +57,20 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	if a.DLQ == nil {
 		return usageErr("dlq: the stack has no dead-letter queue output")
 	}
-	if args[0] == "list" {
-		msgs, err := a.DLQ.List(ctx, *limit)
-		var incomplete *queue.IncompleteError
-		if err != nil && !errors.As(err, &incomplete) {
-			return err
-		}
-		// An incomplete listing prints what it saw, then fails saying what it did not.
-		if *asJSON {
-			if jerr := writeJSON(stdout, nonNil(msgs)); jerr != nil {
-				return jerr
-			}
-			return err
-		}
-		printDead(stdout, msgs)
+	msgs, err := a.DLQ.List(ctx, *limit)
+	var incomplete *queue.IncompleteError
+	if err != nil && !errors.As(err, &incomplete) {
 		return err
 	}
-	res, err := a.DLQ.Redrive(ctx, *limit)
-	if err == nil || len(res.Redriven) > 0 {
-		if rerr := recordCLI(ctx, a, audit.Record{Action: audit.DLQRedrive, After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}}); rerr != nil {
-			err = errors.Join(err, rerr)
+	// An incomplete listing prints what it saw, then fails saying what it did not.
+	if *asJSON {
+		if jerr := writeJSON(stdout, nonNil(msgs)); jerr != nil {
+			return jerr
 		}
+		return err
 	}
-	return printRedrive(stdout, res, err, *asJSON)
+	printDead(stdout, msgs)
+	return err
 }
 
 // printRedrive prints what a redrive did (and returns its error, after what it did).

@@ -77,11 +77,39 @@ func (t *target) connect(ctx context.Context) (aws.Config, stack.Outputs, error)
 	}
 	if admin, ok := st.Admin(ep); running && ok {
 		// The running `sundial up`'s endpoint verifies signatures: sign with the
-		// administrator's credentials it recorded, not the shell's AWS credentials.
+		// administrator's credentials it recorded, not the shell's AWS credentials; on a
+		// platform whose operators' policies decide, only when those are not an operator's.
+		if err := actsAsAdministrator(ctx, st, admin); err != nil {
+			return aws.Config{}, stack.Outputs{}, err
+		}
 		awsCfg.Credentials = credentials.StaticCredentialsProvider{Value: admin}
 	}
 	outs, err := stack.Describe(ctx, awsCfg, t.stack)
 	return awsCfg, outs, err
+}
+
+// actsAsAdministrator refuses to act on the tables of a platform whose operators' policies
+// decide (up --operators: st.API) as its administrator when the environment holds AWS
+// credentials that are not the administrator's: they name someone else, who acts only through
+// the console's API (viaAPI), never silently as the administrator.
+func actsAsAdministrator(ctx context.Context, st local.State, admin aws.Credentials) error {
+	if st.API == "" {
+		return nil
+	}
+	creds, ok, err := envCredentials(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	c, err := creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: AWS credentials in the environment: %v", errkind.Unauthorized, err)
+	}
+	if c.AccessKeyID == admin.AccessKeyID && c.SecretAccessKey == admin.SecretAccessKey {
+		return nil
+	}
+	return fmt.Errorf("%w: this command reads or writes the platform's tables as its administrator (it has no route in the Service Center API), "+
+		"and the AWS credentials in the environment (access key %s) are not the administrator's; the platform (sundial up --operators) acts for an operator "+
+		"only through its console's API. Unset AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_PROFILE to act as the administrator", errkind.Forbidden, c.AccessKeyID)
 }
 
 // localState is the running `sundial up` a command talks to when no endpoint is given: the

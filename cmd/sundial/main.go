@@ -11,8 +11,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/sundialhq/sundial/infra/gateway"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/termsafe"
 )
@@ -81,11 +83,18 @@ Usage:
                               every record deleted, changed or inserted; exit 1 if any
   sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
-run-now, activate, deactivate, timers list|show|edit, logs, audit, health, tenants, apps release
-and dlq go through the stack's Service Center API, signed with your AWS credentials (IAM decides;
-the audit trail names you), when the stack is deployed with one (output ApiUrl) or --api URL is
-given; apps list, logs redrive and sync, and every command on the local platform without --api,
-read and write the tables with the CLI's credentials.
+Who you act as: the operator commands (run-now, activate, deactivate, timers list|show|edit,
+health, logs, audit, tenants, apps release, dlq, calendars, backfill) go through the Service
+Center API signed with your AWS credentials, so that IAM decides and the audit trail names you:
+with --api URL; on a deployed stack, its ApiUrl; on a local "sundial up --operators FILE", its
+console's API whenever AWS credentials are in the environment (AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY, or AWS_PROFILE): an operator's key acts as that operator (their policies
+decide), a key FILE does not name or a wrong secret is refused. Otherwise they act on the tables:
+locally as the platform's administrator (audited as cli:USER; without --operators, whatever
+credentials the environment holds), on a stack deployed without the API with your credentials.
+sync, apps list, alerts, logs redrive and audit verify have no API route: they act on the tables
+as the administrator, and on a platform with --operators are refused while the environment holds
+AWS credentials other than the administrator's.
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
 running "sundial up", else AWS), --stack (default sundial), and --state DIR (or SUNDIAL_STATE):
 the "sundial up --state DIR" to talk to (a platform owns its state directory; default .sundial).
@@ -169,8 +178,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // credentialHint says what to do when an endpoint refused the CLI's key: a local `sundial
-// up` verifies signatures and knows only its own administrator key.
+// up` verifies signatures and knows only its own administrator key; its console's API (up
+// --operators) knows its operators' keys too.
 func credentialHint(err error) string {
+	if errors.Is(err, errkind.Forbidden) && (strings.Contains(err.Error(), gateway.ErrUnknownKey.Error()) || strings.Contains(err.Error(), "signature we calculated does not match")) {
+		return "hint: the Service Center API does not know this access key, or its secret does not match (the AWS credentials in the environment or profile); " +
+			"a local `sundial up --operators FILE` knows the keys FILE names and its administrator's: unset AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_PROFILE to act as the administrator"
+	}
 	var api smithy.APIError
 	if !errors.As(err, &api) {
 		return ""

@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/manifest"
-	"github.com/sundialhq/sundial/internal/timer"
 )
 
 func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer) error {
@@ -35,38 +33,15 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	remote, err := t.viaAPI(ctx, *api)
+	be, a, err := t.operator(ctx, *api)
 	if err != nil {
 		return err
 	}
-	if remote != nil {
-		msg, err := remote.Operate(ctx, key, cmd, "")
-		if err != nil {
-			return err
-		}
-		printf(stdout, "%s\n", msg)
-		return nil
-	}
-	a, err := t.app(ctx)
-	if err != nil {
-		return err
-	}
-	var in timer.Instance
-	switch cmd {
-	case "run-now":
-		in, err = a.Admin.RunNow(ctx, key)
-	case "activate":
-		in, err = a.Admin.SetActive(ctx, key, true)
-	case "deactivate":
-		in, err = a.Admin.SetActive(ctx, key, false)
-	}
+	msg, err := be.Operate(ctx, key, cmd, cliActor())
 	if err != nil {
 		return withSuggestion(ctx, a, key, err)
 	}
-	if err := recordCLI(ctx, a, audit.Record{Action: cmd}.ForKey(key)); err != nil {
-		return err
-	}
-	printf(stdout, "%s\n", console.OperationMessage(cmd, in))
+	printf(stdout, "%s\n", msg)
 	return nil
 }
 
@@ -88,6 +63,7 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	svc := console.NewService(a, nil, [4]int{})
 	registered, err := a.Admin.Tenants(ctx)
 	if err != nil {
 		return err
@@ -101,23 +77,13 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	// A sync is a deploy: operators' changes survive (as in Service Center) and the When
 	// Published timers run once. Only the manifest's app's timers are touched.
-	rep, err := a.Admin.Publish(ctx, m, admin.NewDeployID("sync"))
+	rep, err := svc.Publish(ctx, m, admin.NewDeployID("sync"), cliActor())
 	if err != nil {
-		return err
-	}
-	if err := recordCLI(ctx, a, syncRecord(m.AppName(), rep)); err != nil {
 		return err
 	}
 	printf(stdout, "app %s\n", m.AppName())
 	printReport(stdout, rep)
 	return nil
-}
-
-// syncRecord is the audit record of a publish of app's manifest (`sundial sync`, `sundial up
-// --manifest`).
-func syncRecord(app string, rep admin.SyncReport) audit.Record {
-	return audit.Record{Action: audit.Sync, App: app, After: map[string]any{
-		"created": len(rep.Created), "updated": len(rep.Updated), "deactivated": len(rep.Deactivated)}}
 }
 
 // printReport prints what a sync or tenant change did, one line per kind of change.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -55,38 +54,12 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		remote, err := t.viaAPI(ctx, t.api)
+		be, err := t.backend(ctx, t.api)
 		if err != nil {
 			return err
 		}
-		if remote != nil {
-			rep, err := remote.ChangeTenant(ctx, name, args[0] == "add")
-			if err != nil {
-				return err
-			}
-			if *asJSON {
-				return writeJSON(stdout, rep)
-			}
-			printReport(stdout, rep)
-			return nil
-		}
-		a, err := t.app(ctx)
+		rep, err := be.ChangeTenant(ctx, name, args[0] == "add", cliActor())
 		if err != nil {
-			return err
-		}
-		do := a.Admin.AddTenant
-		if args[0] == "remove" {
-			do = a.Admin.RemoveTenant
-		}
-		rep, err := do(ctx, name)
-		if err != nil {
-			return err
-		}
-		action := audit.TenantAdd
-		if args[0] == "remove" {
-			action = audit.TenantRemove
-		}
-		if err := recordCLI(ctx, a, audit.Record{Action: action, After: map[string]any{"tenant": name}}); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -109,7 +82,7 @@ func subcommand(cmd string, args []string, expected string) (*flag.FlagSet, *tar
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if cmd == "tenants" || args[0] == "release" {
-		fs.StringVar(&t.api, "api", "", "go through the Service Center API at `URL`, signed with your AWS credentials (default for a deployed stack with one: its ApiUrl)")
+		fs.StringVar(&t.api, "api", "", apiUsage)
 	}
 	if err := parse(fs, args[1:]); err != nil {
 		return nil, nil, nil, err

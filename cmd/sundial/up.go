@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/demoaction"
 	"github.com/sundialhq/sundial/internal/manifest"
 )
@@ -145,6 +146,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// the banner (endpoint, console, login), so that it is not buried under them.
 	lines := &heldWriter{w: stdout, held: &bytes.Buffer{}}
 	o.Log, o.Out, o.StateFile = logFile, lines, filepath.Join(*stateDir, local.StateFileName)
+	co.stateFile = o.StateFile
 	fmt.Fprintln(stdout, "starting the local platform…")
 	p, err := local.Up(ctx, o)
 	if err != nil {
@@ -171,7 +173,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "stack      %s (tables %s, %s%s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable, params)
 	if o.Manifest != "" {
 		// The publish is an operator's action like `sundial sync`'s: it is audited alike.
-		if err := recordCLI(ctx, p.App, syncRecord(p.SyncApp, p.Sync)); err != nil {
+		if err := console.NewService(p.App, nil, [4]int{}).Published(ctx, p.SyncApp, p.Sync, cliActor()); err != nil {
 			return errors.Join(err, p.Stop())
 		}
 		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d, operator changes kept %d, When Published woken %d\n", o.Manifest,

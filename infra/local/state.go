@@ -30,6 +30,11 @@ type State struct {
 	// (mode 0600).
 	AccessKeyID     string `json:"accessKeyId,omitempty"`
 	SecretAccessKey string `json:"secretAccessKey,omitempty"`
+	// API is the Service Center API of the platform's console when its operators' IAM
+	// policies decide its requests (sundial up --operators FILE): the CLI goes through it,
+	// signed with the AWS credentials in its environment, so that an operator's key acts as
+	// that operator.
+	API string `json:"api,omitempty"`
 }
 
 // Admin returns the administrator's credentials the state records for endpoint: ok is

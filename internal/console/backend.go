@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -37,6 +38,11 @@ type Backend interface {
 	StartBackfill(ctx context.Context, r admin.BackfillRequest, who string) (admin.BackfillStatus, error)
 	BackfillStatus(ctx context.Context, app, name string) (admin.BackfillStatus, error)
 	CancelBackfill(ctx context.Context, app, name, who string) (admin.BackfillStatus, error)
+	// ChangeTenant adds (add) or removes a tenant, ReleaseApp frees an app from a stack gone
+	// without its Delete, Redrive sends up to limit dead-lettered firings back: for who.
+	ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error)
+	ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error)
+	Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error)
 	Now() time.Time
 }
 

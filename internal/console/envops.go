@@ -12,6 +12,7 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -56,6 +57,24 @@ func (s *Service) Redrive(ctx context.Context, limit int, who string) (queue.Red
 		}
 	}
 	return res, err
+}
+
+// Publish publishes an app's manifest as a deploy does (`sundial sync`: deploy names it),
+// for who, and records it. The Service Center API has no route for it: a publish is a
+// deploy's.
+func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy, who string) (admin.SyncReport, error) {
+	rep, err := s.Admin.Publish(ctx, m, deploy)
+	if err != nil {
+		return rep, err
+	}
+	return rep, s.Published(ctx, m.AppName(), rep, who)
+}
+
+// Published records a publish of app's manifest that rep reports, for who: Publish's, and
+// that of `sundial up --manifest`, which the platform applies as it starts.
+func (s *Service) Published(ctx context.Context, app string, rep admin.SyncReport, who string) error {
+	return s.record(ctx, audit.Record{Who: who, Action: audit.Sync, App: app, After: map[string]any{
+		"created": len(rep.Created), "updated": len(rep.Updated), "deactivated": len(rep.Deactivated)}})
 }
 
 type tenantBody struct {
@@ -140,8 +159,8 @@ func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 	return ts, rm.get(ctx, "/api/tenants", url.Values{}, &ts)
 }
 
-// ChangeTenant sends POST /api/tenants or DELETE /api/tenants/{name}.
-func (rm *Remote) ChangeTenant(ctx context.Context, name string, add bool) (admin.SyncReport, error) {
+// ChangeTenant sends POST /api/tenants or DELETE /api/tenants/{name}; the API records the caller.
+func (rm *Remote) ChangeTenant(ctx context.Context, name string, add bool, _ string) (admin.SyncReport, error) {
 	var rep admin.SyncReport
 	method, path, body := http.MethodPost, "/api/tenants", []byte(nil)
 	if add {
@@ -156,8 +175,8 @@ func (rm *Remote) ChangeTenant(ctx context.Context, name string, add bool) (admi
 	return rep, json.Unmarshal(out, &rep)
 }
 
-// ReleaseApp sends POST /api/apps/{app}/release.
-func (rm *Remote) ReleaseApp(ctx context.Context, app string) (timer.AppOwner, error) {
+// ReleaseApp sends POST /api/apps/{app}/release; the API records the caller.
+func (rm *Remote) ReleaseApp(ctx context.Context, app, _ string) (timer.AppOwner, error) {
 	var held timer.AppOwner
 	out, _, err := rm.do(ctx, http.MethodPost, appPath(app)+"/release", url.Values{}, nil)
 	if err != nil {
@@ -172,8 +191,8 @@ func (rm *Remote) DLQ(ctx context.Context, limit int) ([]queue.Dead, error) {
 	return msgs, rm.get(ctx, "/api/dlq", url.Values{"limit": {strconv.Itoa(limit)}}, &msgs)
 }
 
-// Redrive sends POST /api/dlq/redrive.
-func (rm *Remote) Redrive(ctx context.Context, limit int) (queue.RedriveResult, error) {
+// Redrive sends POST /api/dlq/redrive; the API records the caller.
+func (rm *Remote) Redrive(ctx context.Context, limit int, _ string) (queue.RedriveResult, error) {
 	var res queue.RedriveResult
 	out, _, err := rm.do(ctx, http.MethodPost, "/api/dlq/redrive", url.Values{"limit": {strconv.Itoa(limit)}}, nil)
 	if err != nil {

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/audit"
+)
+
+// TestCLIActsAsTheOperatorOfItsCredentials (issue 33, the CLI's identity): on a local
+// `sundial up --operators FILE`, the CLI with AWS credentials in its environment and no --api
+// goes through the console's API signed with them. An operator's key acts as that operator
+// (the audit names them; their policy refuses another app's timer and an environment-wide
+// operation); a key FILE does not name, or an operator's key with a wrong secret, is refused;
+// a command with no API route is refused rather than run as the administrator. Without
+// credentials in the environment the CLI is the administrator, as before.
+func TestCLIActsAsTheOperatorOfItsCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sundial up against the emulator")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(actions.Close)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	nightly := write("timers.yaml", fmt.Sprintf("timers:\n  - {name: Nightly, schedule: \"02:00 Mon\", action: {http: {url: \"%s/ok\"}}}\n", actions.URL))
+	billing := write("billing.yaml", fmt.Sprintf("app: billing\ntimers:\n  - {name: Invoice, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", actions.URL))
+	ops := write("operators.yaml", `operators:
+  - name: billing-ops
+    accessKeyId: AKIDBILLINGOPS
+    secretAccessKey: "billing-secret"
+    policies:
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*"}]}
+`)
+	_, upOut := startUp(t, bin, dir, nightly, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", ops)
+	printed := readLines(t, bufio.NewScanner(upOut), "try")
+	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
+	require.True(t, ok)
+	require.Equal(t, printed["console"]+"api/", st.API, "the state names the console's API for the CLI")
+
+	as := func(key, secret string) []string {
+		return []string{"AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
+			"AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+	}
+	administrator := as("", "") // no credentials in the environment: the platform's administrator
+	operator := as("AKIDBILLINGOPS", "billing-secret")
+	_, errOut, code := cliEnv(t, dir, administrator, "sync", billing)
+	require.Equal(t, 0, code, errOut)
+
+	// The operator's key runs their app's timer: the audit names them, not the administrator.
+	out, errOut, code := cliEnv(t, dir, operator, "run-now", "--app", "billing", "Invoice")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "firing sent")
+	trail := func(args ...string) []string {
+		out, errOut, code := cliEnv(t, dir, administrator, append([]string{"audit", "--json"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		var recs []audit.Record
+		require.NoError(t, json.Unmarshal([]byte(out), &recs), out)
+		var got []string
+		for _, r := range recs {
+			got = append(got, r.Action+" "+r.Timer+" by "+r.Who)
+		}
+		return got
+	}
+	require.Equal(t, []string{"run-now Invoice by billing-ops", "sync  by " + cliActor()}, trail("--app", "billing"))
+
+	// Outside their policy: refused by it, in AWS's words, and nothing is done.
+	_, errOut, code = cliEnv(t, dir, operator, "deactivate", "Nightly")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource:")
+	require.Contains(t, errOut, "/POST/api/apps/default/timers/Nightly/deactivate")
+	_, errOut, code = cliEnv(t, dir, operator, "tenants", "add", "acme")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource:")
+	require.Contains(t, errOut, "/POST/api/tenants")
+	out, errOut, code = cliEnv(t, dir, administrator, "timers", "show", "Nightly", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"active": true`, "the refused deactivate did nothing")
+
+	// A key no operator has, and an operator's key with a wrong secret: refused, never the
+	// administrator.
+	for _, c := range []struct {
+		env  []string
+		says string
+	}{
+		{as("AKIDNOONE", "whatever"), "The security token included in the request is invalid."},
+		{as("AKIDBILLINGOPS", "guessed"), "The request signature we calculated does not match"},
+	} {
+		_, errOut, code = cliEnv(t, dir, c.env, "run-now", "--app", "billing", "Invoice")
+		require.Equal(t, 1, code, errOut)
+		require.Contains(t, errOut, c.says)
+		require.Contains(t, errOut, "hint: ")
+	}
+	// A command with no route in the API does not run as the administrator either.
+	_, errOut, code = cliEnv(t, dir, operator, "sync", billing)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "(access key AKIDBILLINGOPS) are not the administrator's")
+	require.Equal(t, []string{"run-now Invoice by billing-ops", "sync  by " + cliActor()}, trail("--app", "billing"),
+		"nothing refused is done or audited")
+	require.Empty(t, trail("--app", "default", "--timer", "Nightly"), "nothing refused is done or audited")
+
+	// The administrator's own key in the environment goes through the API too, as the
+	// administrator; without credentials the CLI is the administrator on the tables.
+	_, errOut, code = cliEnv(t, dir, as(st.AccessKeyID, st.SecretAccessKey), "deactivate", "Nightly")
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = cliEnv(t, dir, administrator, "activate", "Nightly")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, []string{"activate Nightly by " + cliActor(), "deactivate Nightly by administrator"}, trail("--app", "default", "--timer", "Nightly"))
+	requireIAMClean(t, dir, st.Endpoint)
+}
