@@ -27,7 +27,7 @@ func cmdConsole(ctx context.Context, args []string, stdout io.Writer) error {
 	var t target
 	t.flags(fs)
 	listen := fs.String("listen", "127.0.0.1:8089", "serve the console on this loopback `ADDR`")
-	api := fs.String("api", "", "the Service Center API's `URL` (default: the stack output ApiUrl; for `sundial up`, its console's http://127.0.0.1:PORT/api/)")
+	api := fs.String("api", "", "the Service Center API's `URL` (default: the stack output ApiUrl; for a running `sundial up --operators FILE`, its console's API)")
 	token := fs.String("token", os.Getenv("SUNDIAL_CONSOLE_TOKEN"), "console token (default SUNDIAL_CONSOLE_TOKEN, else generated)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -47,15 +47,20 @@ func cmdConsole(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	apiURL := *api
 	if apiURL == "" {
-		if _, running, _ := t.localState(); running && t.endpoint == "" && os.Getenv("AWS_ENDPOINT_URL") == "" {
-			return usageErr("console: the local platform serves Service Center's API on its console address: give --api http://127.0.0.1:PORT/api/ (the console address sundial up printed)")
-		}
-		_, outs, err := t.connect(ctx)
-		if err != nil {
-			return err
-		}
-		if apiURL = outs.Values["ApiUrl"]; apiURL == "" {
-			return fmt.Errorf("console: stack %s has no Service Center API (output ApiUrl): deploy it with ServiceCenter=true", t.stack)
+		if st, running := t.runningUp(); running {
+			if st.API == "" {
+				return usageErr("console: the local platform decides operators' requests only when started with sundial up --operators FILE; " +
+					"without it its own console (the address up printed) is Service Center, or give --api http://127.0.0.1:PORT/api/")
+			}
+			apiURL = st.API
+		} else {
+			_, outs, err := t.connect(ctx)
+			if err != nil {
+				return err
+			}
+			if apiURL = outs.Values["ApiUrl"]; apiURL == "" {
+				return fmt.Errorf("console: stack %s has no Service Center API (output ApiUrl): deploy it with ServiceCenter=true", t.stack)
+			}
 		}
 	}
 	// The operator's own credentials, never the local platform's administrator's.
