@@ -16,6 +16,7 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // apiFlag adds --api to an operator command that can go through the Service Center API.
@@ -24,8 +25,8 @@ func apiFlag(fs *flag.FlagSet) *string { return fs.String("api", "", apiUsage) }
 // apiUsage is --api's help: what the command goes through with it and without it.
 const apiUsage = "go through the Service Center API at `URL`, signed with your AWS credentials (the SDK's chain), so that IAM decides and the audit names you. " +
 	"Default: a deployed stack's ApiUrl; on a local sundial up --operators FILE, its console's API when AWS credentials are in the environment " +
-	"(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE: an operator's act as that operator, a key the FILE does not name is refused); " +
-	"otherwise, locally, the tables as the platform's administrator"
+	"(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE): an operator's keys act as that operator, a key FILE does not name or a wrong secret is refused. " +
+	"Otherwise the tables: locally as the platform's administrator, on a stack deployed without the API with your credentials"
 
 // viaAPI is the Service Center API the command goes through, signed with the caller's own
 // AWS credentials, so that IAM (or, locally, the operators' policies) decides and the audit
@@ -146,5 +147,7 @@ func (t *target) operator(ctx context.Context, api string) (console.Backend, *ap
 	if err != nil {
 		return nil, nil, err
 	}
-	return console.NewService(a, nil, [4]int{}), a, nil
+	svc := console.NewService(a, nil, [4]int{})
+	svc.TenantSource = timer.TenantCLI
+	return svc, a, nil
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,7 @@ import (
 // ChangeTenant adds or removes a tenant for who.
 func (s *Service) ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error) {
 	do, action := func(ctx context.Context, name string) (admin.SyncReport, error) {
-		return s.Admin.AddTenantFrom(ctx, name, timer.TenantAPI) // Service Center's API: recorded as such
+		return s.Admin.AddTenantFrom(ctx, name, cmp.Or(s.TenantSource, timer.TenantAPI))
 	}, audit.TenantAdd
 	if !add {
 		do, action = s.Admin.RemoveTenant, audit.TenantRemove

@@ -37,6 +37,10 @@ type Service struct {
 	Audit audit.Log
 	// DLQ is the dead-letter queue (nil: none).
 	DLQ *queue.DLQ
+	// TenantSource is what the tenants this service registers are recorded as coming from:
+	// timer.TenantAPI (""; the API function, the console) or timer.TenantCLI (the CLI on the
+	// tables).
+	TenantSource string
 }
 
 // NewService builds the service on an app's wiring; sqs reads queue depths.
