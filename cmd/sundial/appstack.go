@@ -39,6 +39,14 @@ func cmdAppStack(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("app-stack delete %s: no running sundial up found (looked for %s): app stacks are deployed with sundial up --app-stack; --state DIR names its state directory",
 			fs.Arg(0), strings.Join(looked, ", "))
 	}
+	if st, ok := local.ReadState(filepath.Join(dir, local.StateFileName)); ok {
+		// A stack's Delete is the administrator's (a deploy's), never an operator's silently.
+		if admin, ok := st.Admin(st.Endpoint); ok {
+			if err := actsAsAdministrator(ctx, st, admin); err != nil {
+				return fmt.Errorf("app-stack delete %s: %w", fs.Arg(0), err)
+			}
+		}
+	}
 	done, err := local.DeleteAppStack(ctx, dir, fs.Arg(0))
 	for _, cr := range done {
 		if cr.Type == "Custom::SundialTimers" {

@@ -92,9 +92,9 @@ AWS_SECRET_ACCESS_KEY, or AWS_PROFILE): an operator's key acts as that operator 
 decide), a key FILE does not name or a wrong secret is refused. Otherwise they act on the tables:
 locally as the platform's administrator (audited as cli:USER; without --operators, whatever
 credentials the environment holds), on a stack deployed without the API with your credentials.
-sync, apps list, alerts, logs redrive and audit verify have no API route: they act on the tables
-as the administrator, and on a platform with --operators are refused while the environment holds
-AWS credentials other than the administrator's.
+sync, apps list, alerts, logs redrive, audit verify, invoke and app-stack delete have no API
+route: locally they act as the administrator, and on a platform with --operators are refused
+while the environment holds AWS credentials other than the administrator's.
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the
 running "sundial up", else AWS), --stack (default sundial), and --state DIR (or SUNDIAL_STATE):
 the "sundial up --state DIR" to talk to (a platform owns its state directory; default .sundial).
