@@ -255,16 +255,6 @@ type Stack struct {
 	ReservedConcurrency int
 }
 
-// DefaultReservedConcurrency is template.yaml's FetchReservedConcurrency (2),
-// RecoveryReservedConcurrency (2) and LogWriterReservedConcurrency (10).
-const DefaultReservedConcurrency = 2 + 2 + 10
-
-// DefaultStack is template.yaml's defaults.
-func DefaultStack() Stack {
-	return Stack{FetchTick: time.Minute, DueShards: 4, LogRetentionDays: 30, MemoryMB: 128, Concurrency: [4]int{4, 3, 2, 2},
-		TimersWriteMax: 1000, LogWriteMax: 500, ReservedConcurrency: DefaultReservedConcurrency}
-}
-
 // LookAhead is how far ahead of its instant a fetch tick covers.
 func (s Stack) LookAhead() time.Duration { return LookAheadTicks * s.FetchTick }
 

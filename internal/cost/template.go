@@ -1,0 +1,67 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sundialhq/sundial"
+	"github.com/sundialhq/sundial/infra/sam"
+)
+
+// DefaultStack is the defaults of template.yaml, the template this binary carries.
+func DefaultStack() Stack {
+	s, err := defaultStack()
+	if err != nil {
+		panic(fmt.Sprintf("cost: the template built in: %v", err))
+	}
+	return s
+}
+
+var defaultStack = sync.OnceValues(func() (Stack, error) { return stackOf(sundial.Template, nil) })
+
+// stackOf is the Stack a template (as written: YAML) deploys with the given parameters and
+// its defaults for the others.
+func stackOf(template []byte, params map[string]string) (Stack, error) {
+	t, err := sam.ParseYAML(template)
+	if err != nil {
+		return Stack{}, err
+	}
+	resolved, err := t.Params(params)
+	if err != nil {
+		return Stack{}, err
+	}
+	var errs []error
+	num := func(name string) int {
+		n, err := strconv.Atoi(resolved[name])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parameter %s=%q: not an integer", name, resolved[name]))
+		}
+		return n
+	}
+	s := Stack{
+		FetchTick:        time.Duration(num("FetchTickMinutes")) * time.Minute,
+		DueShards:        num("DueShards"),
+		LogRetentionDays: num("LogRetentionDays"),
+		Concurrency:      [4]int{num("P1Concurrency"), num("P2Concurrency"), num("P3Concurrency"), num("P4Concurrency")},
+		TimersWriteMax:   num("TimersWriteCapacityMax"),
+		LogWriteMax:      num("LogWriteCapacityMax"),
+		ReservedConcurrency: num("FetchReservedConcurrency") + num("RecoveryReservedConcurrency") +
+			num("LogWriterReservedConcurrency"),
+	}
+	fn, _ := t.Globals["Function"].(map[string]any)
+	ev := &sam.Evaluator{Template: t, Params: resolved}
+	memory, err := ev.String(fn["MemorySize"])
+	if err == nil {
+		s.MemoryMB, err = strconv.Atoi(memory)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("the Globals' Function MemorySize %q: %v", memory, err))
+	}
+	if len(errs) > 0 {
+		return Stack{}, fmt.Errorf("template: %w", errors.Join(errs...))
+	}
+	return s, nil
+}
