@@ -18,6 +18,15 @@ import (
 //go:embed template.yaml
 var Template []byte
 
+// Defaults are the parameters' defaults of the template this binary carries.
+func Defaults() (map[string]string, error) {
+	t, err := sam.ParseYAML(Template)
+	if err != nil {
+		return nil, err
+	}
+	return t.Params(nil)
+}
+
 // ProcessorTimeout is the processor function's Timeout in a template, evaluated (infra/sam)
 // with the given parameters and the template's defaults for the others, so that what is
 // checked offline is what the stack would run.

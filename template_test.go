@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -156,6 +157,10 @@ func TestNoTemplateValueInGo(t *testing.T) {
 			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				copies = append(copies, defaultInCall(fset, call, defaults)...)
+				return true
+			}
 			kv, ok := n.(*ast.KeyValueExpr)
 			if !ok {
 				return true
@@ -184,4 +189,36 @@ func TestNoTemplateValueInGo(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Empty(t, copies, "values of template.yaml written again in Go; read them from the template")
+}
+
+// defaultInCall finds a call that names a template parameter in a string argument and passes
+// the parameter's default as another, as in fs.Int("due-shards", 4, "template DueShards").
+func defaultInCall(fset *token.FileSet, call *ast.CallExpr, defaults map[string]string) []string {
+	var texts, values []string
+	for _, arg := range call.Args {
+		lit, ok := arg.(*ast.BasicLit)
+		if !ok {
+			continue
+		}
+		if s, err := strconv.Unquote(lit.Value); err == nil {
+			texts, values = append(texts, s), append(values, s)
+		} else {
+			values = append(values, lit.Value)
+		}
+	}
+	var out []string
+	for _, text := range texts {
+		for _, word := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			def, ok := defaults[word]
+			if !ok || def == "" {
+				continue
+			}
+			for _, v := range values {
+				if v == def && v != text {
+					out = append(out, fmt.Sprintf("%s: %s: %s is the template's default", fset.Position(call.Pos()), word, v))
+				}
+			}
+		}
+	}
+	return out
 }
