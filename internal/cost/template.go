@@ -22,6 +22,31 @@ func DefaultStack() Stack {
 
 var defaultStack = sync.OnceValues(func() (Stack, error) { return stackOf(sundial.Template, nil) })
 
+// The template's Capacity=Provisioned defaults, read from the template this binary carries.
+var (
+	// DefaultTargetUtilization is the auto scaling target, a fraction (TargetUtilization).
+	DefaultTargetUtilization = float64(templateDefault("TargetUtilization")) / 100
+	// MinWCU and MinRCU are the capacity auto scaling never goes below, summed over the tables
+	// and indexes: Timers{Write,Read}CapacityMin on the timers table and on its due index,
+	// Log{Write,Read}CapacityMin on the log table and on errorsByDay.
+	MinWCU = 2*templateDefault("TimersWriteCapacityMin") + 2*templateDefault("LogWriteCapacityMin")
+	MinRCU = 2*templateDefault("TimersReadCapacityMin") + 2*templateDefault("LogReadCapacityMin")
+)
+
+// templateDefault is a number parameter's default in the template this binary carries.
+func templateDefault(name string) int {
+	defaults, err := templateDefaults()
+	if err == nil {
+		var n int
+		if n, err = strconv.Atoi(defaults[name]); err == nil {
+			return n
+		}
+	}
+	panic(fmt.Sprintf("cost: the template built in: parameter %s: %v", name, err))
+}
+
+var templateDefaults = sync.OnceValues(sundial.Defaults)
+
 // stackOf is the Stack a template (as written: YAML) deploys with the given parameters and
 // its defaults for the others.
 func stackOf(template []byte, params map[string]string) (Stack, error) {
