@@ -102,6 +102,21 @@ func TestOutputs(t *testing.T) {
 		require.Equal(t, "http://127.0.0.1:1", env["AWS_ENDPOINT_URL"])
 	})
 
+	t.Run("ParametersAsTheTemplateReadsThem", func(t *testing.T) {
+		t.Parallel()
+		vals := map[string]string{outTimersTable: "t", outLogTable: "l", outDLQ: "d", outDueShards: "8"}
+		for _, key := range outQueues {
+			vals[key] = "q"
+		}
+		o, err := FromValues(vals, map[string]string{"Retired": "x", "LogRetentionDays": "90"})
+		require.NoError(t, err, "a parameter the template no longer declares is not read")
+		env := o.Env(nil)
+		require.Equal(t, "8", env["SUNDIAL_DUE_SHARDS"], "an output that is a parameter's Ref gives its value")
+		require.Equal(t, "90", env["SUNDIAL_LOG_RETENTION_DAYS"])
+		_, err = FromValues(vals, map[string]string{"DefaultRetryDelaySeconds": "901"})
+		require.ErrorContains(t, err, `the functions' environment: parameter DefaultRetryDelaySeconds="901": above the maximum 900`)
+	})
+
 	t.Run("MissingOutputsAreNamed", func(t *testing.T) {
 		t.Parallel()
 		_, err := outputsOf(&types.Stack{
