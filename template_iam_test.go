@@ -1,4 +1,4 @@
-package sundial
+package sundial_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/internal/console"
 )
@@ -48,7 +49,7 @@ func plain(t *testing.T, n *yaml.Node, vars map[string]string) any {
 func TestServiceCenterPolicies(t *testing.T) {
 	t.Parallel()
 	var doc yaml.Node
-	require.NoError(t, yaml.Unmarshal(Template, &doc))
+	require.NoError(t, yaml.Unmarshal(sundial.Template, &doc))
 	vars := map[string]string{"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012", "ServiceCenterApi": "a1b2c3"}
 	role := func(name string, docs ...any) *iam.Role {
 		r := &iam.Role{Name: name}

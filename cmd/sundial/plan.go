@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/errkind"
@@ -31,21 +32,27 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print every number as JSON (fields: internal/plan.Plan)")
 	fromFlag := fs.String("from", "", "start of the horizon, RFC 3339 (default now)")
 	days := fs.Int("days", 7, fmt.Sprintf("days to count the firings over, 1..%d", plan.MaxDays))
-	tick := fs.Int("fetch-tick-minutes", 1, "template FetchTickMinutes, 1..7 (the fetch looks ahead twice this)")
-	shards := fs.Int("due-shards", 4, "template DueShards, 1..64")
-	retention := fs.Int("log-retention-days", 30, "template LogRetentionDays")
-	concurrency := fs.String("concurrency", "4,3,2,2", "template P1Concurrency..P4Concurrency: the queues' pollers")
-	maxRetries := fs.Int("default-max-retries", timer.DefaultMaxRetries, "template DefaultMaxRetries: retries of a timer that sets none")
+	// The template's parameters are the flags' defaults: the template this binary carries.
+	def, err := sundial.Defaults()
+	if err != nil {
+		return err
+	}
+	n := func(param string) int { v, _ := strconv.Atoi(def[param]); return v }
+	tick := fs.Int("fetch-tick-minutes", n("FetchTickMinutes"), "template FetchTickMinutes, 1..7 (the fetch looks ahead twice this)")
+	shards := fs.Int("due-shards", n("DueShards"), "template DueShards, 1..64")
+	retention := fs.Int("log-retention-days", n("LogRetentionDays"), "template LogRetentionDays")
+	concurrency := fs.String("concurrency", def["P1Concurrency"]+","+def["P2Concurrency"]+","+def["P3Concurrency"]+","+def["P4Concurrency"], "template P1Concurrency..P4Concurrency: the queues' pollers")
+	maxRetries := fs.Int("default-max-retries", n("DefaultMaxRetries"), "template DefaultMaxRetries: retries of a timer that sets none")
 	tenants := fs.String("tenants", "", "tenants of the multi-tenant timers: a count N or names a,b,c (default: the manifest's tenants:)")
 	failure := fs.Float64("failure-rate", 0, "share of executions that fail, 0..1 (each failure is retried up to the timer's retries)")
 	perFiring := fs.Float64("per-firing-ms", cost.PerFiringMs, "processor time a firing occupies, ms (measured by make bench with an action that answers at once; add your action's duration ÷ 3)")
-	timersMax := fs.Int("timers-write-capacity-max", cost.DefaultStack().TimersWriteMax, "template TimersWriteCapacityMax (Capacity=Provisioned): the timers table's write units at most")
-	logMax := fs.Int("log-write-capacity-max", cost.DefaultStack().LogWriteMax, "template LogWriteCapacityMax (Capacity=Provisioned): the log table's write units at most")
-	target := fs.Int("target-utilization", int(100*cost.DefaultTargetUtilization), "template TargetUtilization: percent of provisioned capacity auto scaling keeps in use, 20..90")
+	timersMax := fs.Int("timers-write-capacity-max", n("TimersWriteCapacityMax"), "template TimersWriteCapacityMax (Capacity=Provisioned): the timers table's write units at most")
+	logMax := fs.Int("log-write-capacity-max", n("LogWriteCapacityMax"), "template LogWriteCapacityMax (Capacity=Provisioned): the log table's write units at most")
+	target := fs.Int("target-utilization", n("TargetUtilization"), "template TargetUtilization: percent of provisioned capacity auto scaling keeps in use, 20..90")
 	quota := fs.Int("account-concurrency", plan.AccountConcurrency, "the account's Lambda concurrent executions quota in the stack's Region (aws lambda get-account-settings: AccountLimit.ConcurrentExecutions)")
-	fetchReserved := fs.Int("fetch-reserved-concurrency", 2, "template FetchReservedConcurrency, 0..1000")
-	recoveryReserved := fs.Int("recovery-reserved-concurrency", 2, "template RecoveryReservedConcurrency, 0..1000")
-	logWriterReserved := fs.Int("log-writer-reserved-concurrency", 10, "template LogWriterReservedConcurrency, 0..1000")
+	fetchReserved := fs.Int("fetch-reserved-concurrency", n("FetchReservedConcurrency"), "template FetchReservedConcurrency, 0..1000")
+	recoveryReserved := fs.Int("recovery-reserved-concurrency", n("RecoveryReservedConcurrency"), "template RecoveryReservedConcurrency, 0..1000")
+	logWriterReserved := fs.Int("log-writer-reserved-concurrency", n("LogWriterReservedConcurrency"), "template LogWriterReservedConcurrency, 0..1000")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

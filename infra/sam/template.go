@@ -17,6 +17,10 @@ type Template struct {
 	Mappings   map[string]any       `json:"Mappings"`
 	Resources  map[string]Resource  `json:"Resources"`
 	Outputs    map[string]Output    `json:"Outputs"`
+
+	// Globals is SAM's Globals section: only in a template as written (ParseYAML); the
+	// translation has merged it into each function.
+	Globals map[string]any `json:"Globals"`
 }
 
 // Parameter is a template parameter's declaration.

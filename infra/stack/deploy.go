@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/sundialhq/sundial/infra/sam"
 )
 
 // maxTemplateBody is CloudFormation's limit for an inline TemplateBody.
@@ -68,7 +70,7 @@ func DeployBody(ctx context.Context, cfg aws.Config, name, source string, body [
 		body = compact(body) // its comments dropped
 	}
 	if len(body) > maxTemplateBody {
-		js, err := asJSON(body) // and its indentation
+		js, err := sam.JSON(body) // and its indentation
 		if err != nil {
 			return Outputs{}, fmt.Errorf("deploy %q: %s is %d bytes without its comments, over CloudFormation's %d inline, and cannot be written as JSON: %w",
 				name, source, len(body), maxTemplateBody, err)

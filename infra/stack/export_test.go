@@ -1,8 +1,10 @@
 package stack
 
+import "github.com/sundialhq/sundial/infra/sam"
+
 // For the external tests.
 var (
-	AsJSON  = asJSON
+	AsJSON  = sam.JSON
 	Compact = compact
 )
 

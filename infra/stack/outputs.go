@@ -12,10 +12,14 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+
+	"github.com/sundialhq/sundial"
+	"github.com/sundialhq/sundial/infra/sam"
 )
 
 // ErrNotFound is wrapped by Describe when the stack does not exist.
@@ -28,8 +32,8 @@ type Outputs struct {
 	Queues                [4]string // P1..P4 queue URLs, P1 highest priority
 	DLQ                   string
 	DueShards             int
-	// Parameters are the stack's parameter values as deployed; Env takes the
-	// functions' settings from them.
+	// Parameters are the stack's parameter values as deployed; Env evaluates the
+	// template's Globals with them.
 	Parameters map[string]string
 	// Values are all the stack's outputs by key, those above included, e.g.
 	// the examples' OrdersTableName (only there with parameter Examples=true).
@@ -46,58 +50,95 @@ const (
 
 var outQueues = [4]string{"QueueP1Url", "QueueP2Url", "QueueP3Url", "QueueP4Url"}
 
-// Template parameter defaults, used by Env when Parameters lacks them. A test
-// keeps them equal to template.yaml.
-var paramDefaults = map[string]string{
-	"DefaultMaxRetries":        "3",
-	"DefaultRetryDelaySeconds": "10",
-	"LogRetentionDays":         "30",
-	"FetchTickMinutes":         "1",
-	"ProcessorTimeoutSeconds":  "900",
-	"AuditRetentionDays":       "400",
-}
-
-// Env returns the SUNDIAL_* environment variables that template.yaml gives every function,
-// for these outputs; extra entries are added last and win. The CLI and the client package
-// configure themselves with it from a deployed stack; the local platform's functions take
-// their environment from the template's SAM translation instead (infra/provision), and a
-// test keeps the two equal.
+// Env returns the environment template.yaml's Globals give every function (the SUNDIAL_*
+// variables), evaluated (infra/sam) for these outputs: a resource's Ref is the value of the
+// output whose Value is that Ref, a parameter is the stack's value (Parameters, or an output
+// that is its Ref), else the template's default. extra is added last and wins. The CLI and the
+// client package configure themselves with it from a deployed stack; the local platform's
+// functions take their environment from the template's SAM translation (infra/provision), and
+// a test keeps the two equal. Outputs read from a stack (FromValues, Describe) evaluate;
+// Outputs built by hand whose parameters the template refuses panic here with the reason.
 func (o Outputs) Env(extra map[string]string) map[string]string {
-	env := map[string]string{
-		"SUNDIAL_TIMERS_TABLE":              o.TimersTable,
-		"SUNDIAL_LOG_TABLE":                 o.LogTable,
-		"SUNDIAL_QUEUE_P1":                  o.Queues[0],
-		"SUNDIAL_QUEUE_P2":                  o.Queues[1],
-		"SUNDIAL_QUEUE_P3":                  o.Queues[2],
-		"SUNDIAL_QUEUE_P4":                  o.Queues[3],
-		"SUNDIAL_DLQ":                       o.DLQ,
-		"SUNDIAL_DUE_SHARDS":                strconv.Itoa(o.DueShards),
-		"SUNDIAL_DEFAULT_MAX_RETRIES":       o.param("DefaultMaxRetries"),
-		"SUNDIAL_DEFAULT_RETRY_DELAY":       o.param("DefaultRetryDelaySeconds") + "s",
-		"SUNDIAL_LOG_RETENTION_DAYS":        o.param("LogRetentionDays"),
-		"SUNDIAL_AUDIT_RETENTION_DAYS":      o.param("AuditRetentionDays"),
-		"SUNDIAL_FETCH_SCHEDULE":            fetchSchedule(o.param("FetchTickMinutes")),
-		"SUNDIAL_PROCESSOR_TIMEOUT_SECONDS": o.param("ProcessorTimeoutSeconds"),
-		"SUNDIAL_ENDPOINT_URL":              "", // sam local's --env-vars sets it
+	t, err := template()
+	if err == nil {
+		var env map[string]string
+		if env, err = o.environment(t); err == nil {
+			maps.Copy(env, extra)
+			return env
+		}
 	}
-	maps.Copy(env, extra)
-	return env
+	panic(fmt.Sprintf("stack.Outputs.Env: %v", err))
 }
 
-// fetchSchedule is template.yaml's FetchTick mapping: the rate() of a tick of n minutes.
-func fetchSchedule(n string) string {
-	if n == "1" {
-		return "rate(1 minute)"
+// template is the template this binary carries, as written.
+var template = sync.OnceValues(func() (*sam.Template, error) { return sam.ParseYAML(sundial.Template) })
+
+// environment evaluates t's Globals environment for the outputs.
+func (o Outputs) environment(t *sam.Template) (map[string]string, error) {
+	vals := maps.Clone(o.Values)
+	if vals == nil {
+		vals = map[string]string{}
 	}
-	return "rate(" + n + " minutes)"
+	set := func(key, v string) {
+		if v != "" {
+			vals[key] = v
+		}
+	}
+	set(outTimersTable, o.TimersTable)
+	set(outLogTable, o.LogTable)
+	set(outDLQ, o.DLQ)
+	for i, key := range outQueues {
+		set(key, o.Queues[i])
+	}
+	if o.DueShards > 0 {
+		set(outDueShards, strconv.Itoa(o.DueShards))
+	}
+	refs := outputRefs{} // logical ID → value, from the outputs that are a plain Ref
+	for key, out := range t.Outputs {
+		if m, ok := out.Value.(map[string]any); ok && len(m) == 1 {
+			if id, ok := m["Ref"].(string); ok && vals[key] != "" {
+				refs[id] = vals[key]
+			}
+		}
+	}
+	given := map[string]string{}
+	for name, v := range o.Parameters { // a parameter the template no longer declares is not read
+		if _, ok := t.Parameters[name]; ok {
+			given[name] = v
+		}
+	}
+	for id, v := range refs {
+		if _, ok := t.Parameters[id]; ok {
+			given[id] = v
+		}
+	}
+	params, err := t.Params(given)
+	if err != nil {
+		return nil, err
+	}
+	fn, _ := t.Globals["Function"].(map[string]any)
+	envProp, _ := fn["Environment"].(map[string]any)
+	vars, _ := envProp["Variables"].(map[string]any)
+	if len(vars) == 0 {
+		return nil, errors.New("the template's Globals give the functions no Environment Variables")
+	}
+	ev := &sam.Evaluator{Template: t, Params: params, Resources: refs}
+	env := make(map[string]string, len(vars))
+	for name, v := range vars {
+		s, err := ev.String(v)
+		if err != nil {
+			return nil, fmt.Errorf("the functions' environment variable %s: %w (the stack's outputs give a resource's Ref)", name, err)
+		}
+		env[name] = s
+	}
+	return env, nil
 }
 
-func (o Outputs) param(name string) string {
-	if v, ok := o.Parameters[name]; ok && v != "" {
-		return v
-	}
-	return paramDefaults[name]
-}
+// outputRefs resolves Ref from a stack's outputs.
+type outputRefs map[string]string
+
+func (r outputRefs) Ref(id string) (string, bool)       { v, ok := r[id]; return v, ok }
+func (outputRefs) GetAtt(string, string) (string, bool) { return "", false }
 
 // Describe reads an existing stack's outputs. A missing stack gives an error
 // wrapping ErrNotFound that tells the user to run `sundial up`.
@@ -161,6 +202,13 @@ func FromValues(vals, params map[string]string) (Outputs, error) {
 		return Outputs{}, fmt.Errorf("output %s = %q is not a positive integer", outDueShards, shards)
 	}
 	out.DueShards = n
+	t, err := template()
+	if err == nil {
+		_, err = out.environment(t)
+	}
+	if err != nil {
+		return Outputs{}, fmt.Errorf("the functions' environment: %w", err)
+	}
 	return out, nil
 }
 

@@ -2,13 +2,17 @@ package stack
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/sundialhq/sundial/infra/sam"
 )
@@ -70,14 +74,6 @@ func TestOutputs(t *testing.T) {
 		}
 	})
 
-	t.Run("DefaultsMatchTheTemplate", func(t *testing.T) {
-		t.Parallel()
-		_, params := translatedEnv(t, "FetchFunction")
-		for name, def := range paramDefaults {
-			require.Equal(t, params[name], def, name)
-		}
-	})
-
 	t.Run("ReadsEveryOutputTheTemplateDeclares", func(t *testing.T) {
 		t.Parallel()
 		tpl, err := sam.TranslateFile(context.Background(), templatePath(t))
@@ -106,6 +102,21 @@ func TestOutputs(t *testing.T) {
 		require.Equal(t, "http://127.0.0.1:1", env["AWS_ENDPOINT_URL"])
 	})
 
+	t.Run("ParametersAsTheTemplateReadsThem", func(t *testing.T) {
+		t.Parallel()
+		vals := map[string]string{outTimersTable: "t", outLogTable: "l", outDLQ: "d", outDueShards: "8"}
+		for _, key := range outQueues {
+			vals[key] = "q"
+		}
+		o, err := FromValues(vals, map[string]string{"Retired": "x", "LogRetentionDays": "90"})
+		require.NoError(t, err, "a parameter the template no longer declares is not read")
+		env := o.Env(nil)
+		require.Equal(t, "8", env["SUNDIAL_DUE_SHARDS"], "an output that is a parameter's Ref gives its value")
+		require.Equal(t, "90", env["SUNDIAL_LOG_RETENTION_DAYS"])
+		_, err = FromValues(vals, map[string]string{"DefaultRetryDelaySeconds": "901"})
+		require.ErrorContains(t, err, `the functions' environment: parameter DefaultRetryDelaySeconds="901": above the maximum 900`)
+	})
+
 	t.Run("MissingOutputsAreNamed", func(t *testing.T) {
 		t.Parallel()
 		_, err := outputsOf(&types.Stack{
@@ -127,4 +138,86 @@ func TestOutputs(t *testing.T) {
 		_, err := outputsOf(st)
 		require.ErrorContains(t, err, "not a positive integer")
 	})
+}
+
+// TestEnvFollowsTheTemplate: Env reads every value from the template, defaults included. With
+// every parameter's default changed, the environment Env evaluates from the template as
+// written is the one the SAM translation gives the functions.
+func TestEnvFollowsTheTemplate(t *testing.T) {
+	t.Parallel()
+	body, err := os.ReadFile(templatePath(t))
+	require.NoError(t, err)
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(body, &doc))
+	params := mapping(doc.Content[0], "Parameters")
+	require.NotNil(t, params)
+	changed := 0
+	for i := 0; i+1 < len(params.Content); i += 2 {
+		if other := otherValue(params.Content[i+1]); other != "" {
+			mapping(params.Content[i+1], "Default").Value = other
+			changed++
+		}
+	}
+	require.Positive(t, changed)
+	perturbed, err := yaml.Marshal(&doc)
+	require.NoError(t, err)
+
+	tpl, err := sam.Translate(context.Background(), perturbed)
+	require.NoError(t, err)
+	defaults, err := tpl.Params(nil)
+	require.NoError(t, err)
+	ev := &sam.Evaluator{Template: tpl, Params: defaults, StackName: "s", Region: "us-east-1", Resources: logicalIDs{}}
+	vars, err := ev.Eval(tpl.Resources["FetchFunction"].Properties["Environment"])
+	require.NoError(t, err)
+	want := map[string]string{}
+	for k, v := range vars.(map[string]any)["Variables"].(map[string]any) {
+		want[k] = fmt.Sprint(v)
+	}
+
+	written, err := sam.ParseYAML(perturbed)
+	require.NoError(t, err)
+	o := Outputs{TimersTable: "TimersTable", LogTable: "LogTable", DLQ: "DeadLetterQueue",
+		Queues: [4]string{"P1Queue", "P2Queue", "P3Queue", "P4Queue"}}
+	got, err := o.environment(written)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.NotEqual(t, o.Env(nil), got, "the defaults were changed")
+}
+
+// mapping is the value of key in a YAML mapping node.
+func mapping(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; n != nil && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// otherValue is a value the parameter allows other than its default ("": none).
+func otherValue(p *yaml.Node) string {
+	def := mapping(p, "Default")
+	if def == nil || def.Kind != yaml.ScalarNode {
+		return ""
+	}
+	if allowed := mapping(p, "AllowedValues"); allowed != nil {
+		for _, a := range allowed.Content {
+			if a.Value != def.Value {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	typ := mapping(p, "Type")
+	if typ == nil || typ.Value != "Number" {
+		return ""
+	}
+	n, err := strconv.Atoi(def.Value)
+	if err != nil {
+		return ""
+	}
+	if hi := mapping(p, "MaxValue"); hi != nil && hi.Value == def.Value {
+		return strconv.Itoa(n - 1)
+	}
+	return strconv.Itoa(n + 1)
 }

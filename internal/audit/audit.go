@@ -118,16 +118,3 @@ func Fill(r Record, now time.Time) Record {
 	}
 	return r
 }
-
-type actorKey struct{}
-
-// WithActor is ctx acting for who (recorded as the record's Who).
-func WithActor(ctx context.Context, who string) context.Context {
-	return context.WithValue(ctx, actorKey{}, who)
-}
-
-// Actor is who ctx acts for ("" when not set).
-func Actor(ctx context.Context) string {
-	s, _ := ctx.Value(actorKey{}).(string)
-	return s
-}

@@ -69,7 +69,10 @@ const DefaultIndexLag = 2 * time.Second
 // message at most 15 minutes.
 const MaxTick = 450 * time.Second
 
-// FromEnv reads SUNDIAL_* variables; every problem is reported, not just the first.
+// FromEnv reads SUNDIAL_* variables; every problem is reported, not just the first. The
+// variables template.yaml's Globals give every function are required: their values, defaults
+// included, come from the template alone (the stack's, or stack.Outputs.Env for a deployed
+// one), never from here. The others are the local platform's and tests' knobs, with defaults.
 func FromEnv(getenv func(string) string) (Config, error) {
 	var errs []error
 	req := func(name string) string {
@@ -79,30 +82,45 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		return v
 	}
-	num := func(name string, def, lo, hi int) int {
-		v := getenv(name)
+	// reqNum reads a required integer in lo..hi.
+	reqNum := func(name string, lo, hi int) int {
+		v := req(name)
 		if v == "" {
-			return def
+			return 0
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < lo || n > hi {
 			errs = append(errs, fmt.Errorf("%s=%q: want an integer in %d..%d", name, v, lo, hi))
-			return def
+			return 0
 		}
 		return n
 	}
-	dur := func(name string, def, lo, hi time.Duration) time.Duration {
-		v := getenv(name)
-		if v == "" {
+	num := func(name string, def, lo, hi int) int {
+		if getenv(name) == "" {
 			return def
+		}
+		return reqNum(name, lo, hi)
+	}
+	// reqDur reads a required duration in lo..hi.
+	reqDur := func(name string, lo, hi time.Duration) time.Duration {
+		v := req(name)
+		if v == "" {
+			return 0
 		}
 		d, err := time.ParseDuration(v)
 		if err != nil || d < lo || d > hi {
 			errs = append(errs, fmt.Errorf("%s=%q: want a duration in %s..%s", name, v, lo, hi))
-			return def
+			return 0
 		}
 		return d
 	}
+	dur := func(name string, def, lo, hi time.Duration) time.Duration {
+		if getenv(name) == "" {
+			return def
+		}
+		return reqDur(name, lo, hi)
+	}
+	const day = 24 * time.Hour
 	c := Config{
 		TimersTable: req("SUNDIAL_TIMERS_TABLE"),
 		LogTable:    req("SUNDIAL_LOG_TABLE"),
@@ -110,15 +128,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			req("SUNDIAL_QUEUE_P1"), req("SUNDIAL_QUEUE_P2"), req("SUNDIAL_QUEUE_P3"), req("SUNDIAL_QUEUE_P4"),
 		},
 		DLQ:               getenv("SUNDIAL_DLQ"),
-		DueShards:         num("SUNDIAL_DUE_SHARDS", 4, 1, 64),
-		DefaultMaxRetries: num("SUNDIAL_DEFAULT_MAX_RETRIES", 3, 0, 100),
-		DefaultRetryDelay: dur("SUNDIAL_DEFAULT_RETRY_DELAY", 10*time.Second, 0, 24*time.Hour),
-		LogRetention:      time.Duration(num("SUNDIAL_LOG_RETENTION_DAYS", 30, 1, 3650)) * 24 * time.Hour,
-		ProcessorTimeout:  time.Duration(num("SUNDIAL_PROCESSOR_TIMEOUT_SECONDS", 900, 1, 900)) * time.Second,
-		AuditRetention:    time.Duration(num("SUNDIAL_AUDIT_RETENTION_DAYS", 400, 1, 3650)) * 24 * time.Hour,
+		DueShards:         reqNum("SUNDIAL_DUE_SHARDS", 1, 64),
+		DefaultMaxRetries: reqNum("SUNDIAL_DEFAULT_MAX_RETRIES", 0, 100),
+		DefaultRetryDelay: reqDur("SUNDIAL_DEFAULT_RETRY_DELAY", 0, day),
+		LogRetention:      time.Duration(reqNum("SUNDIAL_LOG_RETENTION_DAYS", 1, 3650)) * day,
+		ProcessorTimeout:  time.Duration(reqNum("SUNDIAL_PROCESSOR_TIMEOUT_SECONDS", 1, 900)) * time.Second,
+		AuditRetention:    time.Duration(reqNum("SUNDIAL_AUDIT_RETENTION_DAYS", 1, 3650)) * day,
 	}
-	c.Tick = time.Minute
-	if v := getenv("SUNDIAL_FETCH_SCHEDULE"); v != "" {
+	if v := req("SUNDIAL_FETCH_SCHEDULE"); v != "" {
 		tick, err := RateInterval(v)
 		if err == nil && tick > MaxTick {
 			err = fmt.Errorf("the interval %s is above %s (the fetch looks ahead two ticks; SQS delays a message at most 15 minutes)", tick, MaxTick)

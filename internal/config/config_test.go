@@ -7,25 +7,56 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/stack"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
+// template is the environment template.yaml's Globals give every function, for a stack
+// whose resources are named as below, with the parameters' defaults.
+func template() map[string]string {
+	return stack.Outputs{TimersTable: "timers", LogTable: "log", DLQ: "dlq", Queues: [4]string{"q1", "q2", "q3", "q4"}}.Env(nil)
+}
+
 func TestFromEnv(t *testing.T) {
 	t.Parallel()
-	full := map[string]string{
-		"SUNDIAL_TIMERS_TABLE": "timers", "SUNDIAL_LOG_TABLE": "log",
-		"SUNDIAL_QUEUE_P1": "q1", "SUNDIAL_QUEUE_P2": "q2", "SUNDIAL_QUEUE_P3": "q3", "SUNDIAL_QUEUE_P4": "q4",
-	}
+	full := template()
 
-	t.Run("AppliesDefaults", func(t *testing.T) {
+	t.Run("ReadsTheTemplatesSettings", func(t *testing.T) {
 		t.Parallel()
 		c, err := FromEnv(env(full))
 		require.NoError(t, err)
-		require.Equal(t, 4, c.DueShards)
-		require.Equal(t, 3, c.DefaultMaxRetries)
-		require.Equal(t, time.Minute, c.Tick)
-		require.Equal(t, 30*24*time.Hour, c.LogRetention)
+		require.Equal(t, "timers", c.TimersTable)
+		require.Equal(t, [4]string{"q1", "q2", "q3", "q4"}, c.Queues)
+		require.Equal(t, full["SUNDIAL_DUE_SHARDS"], strconv.Itoa(c.DueShards))
+		require.Equal(t, full["SUNDIAL_DEFAULT_MAX_RETRIES"], strconv.Itoa(c.DefaultMaxRetries))
+		require.Equal(t, full["SUNDIAL_DEFAULT_RETRY_DELAY"], c.DefaultRetryDelay.String())
+		require.Equal(t, full["SUNDIAL_LOG_RETENTION_DAYS"], strconv.Itoa(int(c.LogRetention/(24*time.Hour))))
+		require.Equal(t, full["SUNDIAL_AUDIT_RETENTION_DAYS"], strconv.Itoa(int(c.AuditRetention/(24*time.Hour))))
+		require.Equal(t, full["SUNDIAL_PROCESSOR_TIMEOUT_SECONDS"], strconv.Itoa(int(c.ProcessorTimeout/time.Second)))
+		tick, err := RateInterval(full["SUNDIAL_FETCH_SCHEDULE"])
+		require.NoError(t, err)
+		require.Equal(t, tick, c.Tick)
+	})
+
+	// Configuration has one source: a setting the template gives every function has no second
+	// default here. Its absence is an error, not the template's default written again in Go.
+	t.Run("NoDefaultForWhatTheTemplateGives", func(t *testing.T) {
+		t.Parallel()
+		optional := map[string]bool{
+			"SUNDIAL_DLQ":          true, // empty: no dead-letter queue to read (tests' own stacks)
+			"SUNDIAL_ENDPOINT_URL": true, // empty on AWS; not read here (internal/app)
+		}
+		for name := range full {
+			if optional[name] {
+				continue
+			}
+			without := maps.Clone(full)
+			delete(without, name)
+			_, err := FromEnv(env(without))
+			require.ErrorContains(t, err, name+" is required", "FromEnv has a default of its own for %s", name)
+		}
 	})
 
 	t.Run("TickFromTheFetchSchedule", func(t *testing.T) {

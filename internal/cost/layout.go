@@ -219,20 +219,8 @@ const (
 	MonthSeconds = MonthDays * 24 * 60 * 60
 )
 
-// Provisioned capacity.
-const (
-	// DefaultTargetUtilization is the auto scaling target (template.yaml TargetUtilization,
-	// 70 percent, DynamoDB's default too).
-	DefaultTargetUtilization = 0.70
-	// MinWCU and MinRCU are the capacity auto scaling never goes below, summed over the
-	// tables and indexes: template.yaml's Capacity=Provisioned defaults,
-	// Timers{Write,Read}CapacityMin 5 on the timers table and on its due index,
-	// Log{Write,Read}CapacityMin 1 on the log table and on errorsByDay.
-	MinWCU = 5 + 5 + 1 + 1
-	MinRCU = 5 + 5 + 1 + 1
-	// BurstSeconds: DynamoDB keeps up to 300 s of unused provisioned capacity for bursts.
-	BurstSeconds = 300
-)
+// BurstSeconds: DynamoDB keeps up to 300 s of unused provisioned capacity for bursts.
+const BurstSeconds = 300
 
 // Stack are the template parameters the model depends on.
 type Stack struct {
@@ -253,16 +241,6 @@ type Stack struct {
 	// ReservedConcurrency is FetchReservedConcurrency + RecoveryReservedConcurrency +
 	// LogWriterReservedConcurrency: the account's concurrency set aside for the control plane.
 	ReservedConcurrency int
-}
-
-// DefaultReservedConcurrency is template.yaml's FetchReservedConcurrency (2),
-// RecoveryReservedConcurrency (2) and LogWriterReservedConcurrency (10).
-const DefaultReservedConcurrency = 2 + 2 + 10
-
-// DefaultStack is template.yaml's defaults.
-func DefaultStack() Stack {
-	return Stack{FetchTick: time.Minute, DueShards: 4, LogRetentionDays: 30, MemoryMB: 128, Concurrency: [4]int{4, 3, 2, 2},
-		TimersWriteMax: 1000, LogWriteMax: 500, ReservedConcurrency: DefaultReservedConcurrency}
 }
 
 // LookAhead is how far ahead of its instant a fetch tick covers.

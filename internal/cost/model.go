@@ -292,8 +292,8 @@ func ProvisionedFor(u Usage, seconds, target float64) Provisioned {
 	p := Provisioned{WCUHours: u.WriteUnits / 3600 / target, RCUHours: u.ReadUnits / 3600 / target}
 	if seconds > 0 {
 		hours := seconds / 3600
-		p.WCU = max(ceilEps(u.WriteUnits/seconds/target), MinWCU)
-		p.RCU = max(ceilEps(u.ReadUnits/seconds/target), MinRCU)
+		p.WCU = max(ceilEps(u.WriteUnits/seconds/target), float64(MinWCU))
+		p.RCU = max(ceilEps(u.ReadUnits/seconds/target), float64(MinRCU))
 		p.WCUHours, p.RCUHours = p.WCU*hours, p.RCU*hours
 	}
 	return p

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -250,6 +251,13 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	_, err = finish(ctx, h, unknown, timer.Decide(unknown, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: finished1}, next))
 	require.ErrorIs(t, err, timer.ErrFenceLost)
 	r.rec("finish unknown", nil, err)
+	// The log entry follows from the finish (the stream's images): one of another execution
+	// is refused before anything is written.
+	other := timer.NewExecution(claimed, dec)
+	other.ExecutionID = "exec-other"
+	_, err = h.Finish(ctx, claimed, dec, other, time.Time{})
+	require.ErrorIs(t, err, errkind.Invalid)
+	r.rec("finish with another execution's log entry", nil, err)
 	require.Empty(t, h.logged(t, a.Key), "a write that fails its fence logs nothing")
 
 	// Recovery read the instance from a replica that had not seen the last heartbeat (its

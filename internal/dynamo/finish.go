@@ -24,7 +24,8 @@ import (
 // writer puts one entry per such record (ExecutionFromImages, PutExecutions). A processor that
 // dies after this write has ended its execution, and the entry follows from the stream; one
 // that dies before has written nothing, and recovery ends the execution the same way. e is
-// not written here: it is what the stream will yield.
+// not written here: it is what the stream will yield, so it must be the log entry of the
+// execution f's fence ends (timer.Finish.Ends), else nothing is written.
 //
 // The due index key moves only when it must. A next run at or before sentUpTo (a watermark
 // the caller read before this write) is sent by the caller itself (the fetch has covered, or
@@ -37,7 +38,10 @@ import (
 // UpdateItem returns the item, but the instance returned is computed from observed with
 // timer.Instance.Apply, as before: the condition guarantees that everything Apply reads
 // (fence, active, nextRun) is as observed.
-func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Finish, _ timer.Execution, sentUpTo time.Time) (timer.Instance, error) {
+func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution, sentUpTo time.Time) (timer.Instance, error) {
+	if err := f.Ends(observed.Key, e); err != nil {
+		return timer.Instance{}, err
+	}
 	after, err := observed.Apply(f)
 	if err != nil {
 		return timer.Instance{}, err // the decision does not fit what it was decided on

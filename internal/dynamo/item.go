@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -267,14 +265,6 @@ type logItem struct {
 }
 
 const logSortLayout = "2006-01-02T15:04:05.000Z"
-
-// logKey is the key of an execution's log item: the instance, then start time and execution id.
-func logKey(e timer.Execution) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: e.Key.String()},
-		"sk": &types.AttributeValueMemberS{Value: logSortKey(e)},
-	}
-}
 
 func logSortKey(e timer.Execution) string {
 	return e.StartedAt.UTC().Format(logSortLayout) + "#" + e.ExecutionID

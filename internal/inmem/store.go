@@ -143,6 +143,9 @@ func (s *Store) Claim(_ context.Context, key timer.Key, c timer.Claim) (timer.In
 
 // Finish implements engine.Store.
 func (s *Store) Finish(_ context.Context, observed timer.Instance, f timer.Finish, e timer.Execution, _ time.Time) (timer.Instance, error) {
+	if err := f.Ends(observed.Key, e); err != nil {
+		return timer.Instance{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.instances[observed.Key]

@@ -392,15 +392,37 @@ type group struct {
 }
 
 // Compute works the plan out. It fails only on bad input: a schedule or time zone that does
-// not parse (an invalid manifest is refused before), or parameters out of range.
+// not parse (an invalid manifest is refused before), or parameters out of range. Its steps:
+// enumerate the horizon's firings (countFirings), their priorities and batching (batch), the month
+// they make and its bill (month), and the warnings.
 func Compute(in Input) (Plan, error) {
 	if err := in.defaults(); err != nil {
 		return Plan{}, err
 	}
 	horizon := time.Duration(in.Days) * 24 * time.Hour
-	end := in.From.Add(horizon)
-	seconds := int(horizon / time.Second)
-	p := Plan{
+	p := newPlan(in, horizon)
+	f, err := countFirings(in, horizon)
+	if err != nil {
+		return Plan{}, err
+	}
+	if !in.Summary {
+		p.Instances = f.perInst
+	}
+	p.warn(in)
+	var b batches
+	p.Priorities, b = f.batch(in, horizon)
+	f.addPageShare(b)
+	m := f.month(in, horizon, b, p.Priorities)
+	p.capacityWarnings(in, m)
+	p.limitWarnings(in, m, float64(b.peak))
+	p.accountWarnings(in)
+	p.Month = m
+	return p, nil
+}
+
+// newPlan is the plan's header: the horizon, the stack and the assumptions.
+func newPlan(in Input, horizon time.Duration) Plan {
+	return Plan{
 		From: in.From, Days: in.Days, HorizonSeconds: horizon.Seconds(),
 		Stack: StackInfo{FetchTickMinutes: in.Stack.FetchTick.Minutes(), LookAheadSeconds: in.Stack.LookAhead().Seconds(),
 			DueShards: in.Stack.DueShards, LogRetentionDays: in.Stack.LogRetentionDays, MemoryMB: in.Stack.MemoryMB, Concurrency: in.Stack.Concurrency,
@@ -410,11 +432,14 @@ func Compute(in Input) (Plan, error) {
 			LatenessBudgetSeconds: cost.LatenessBudgetSeconds, Region: in.Prices.Region, PricesAsOf: in.Prices.AsOf},
 		Warnings: append([]string{}, in.Warnings...),
 	}
+}
 
-	// Instances with the same schedule fire together: enumerate each schedule once.
+// groupBySchedule groups the active instances by schedule: instances with the same schedule
+// fire together, so each schedule is enumerated once.
+func groupBySchedule(instances []Instance) []*group {
 	var groups []*group
 	byKey := map[string]*group{}
-	for i, inst := range in.Instances {
+	for i, inst := range instances {
 		if !inst.Active {
 			continue
 		}
@@ -427,35 +452,44 @@ func Compute(in Input) (Plan, error) {
 		}
 		g.members = append(g.members, i)
 	}
+	return groups
+}
 
-	var (
-		hist      [4][]int32   // firings due per priority and second of the horizon
-		fetched   [4][]float64 // firings the fetch sends per priority and tick
-		perInst   = make([]InstancePlan, len(in.Instances))
-		moves     float64 // finishes that move a due key
-		stale     float64 // instance-minutes with the due key in the past
-		retries   float64 // extra executions
-		failed    float64 // failed executions
-		scheduled float64 // scheduled firings
-		writeKB   float64 // Σ executions × the instance's timer item in write units
-		readKB    float64 // … and in read units
-		budget    = MaxFirings
-		tickSecs  = in.Stack.FetchTick.Seconds()
-		ticks     = int(math.Ceil(horizon.Seconds()/tickSecs)) + 1
-	)
+// firings is what the horizon's firings come to: per priority, the firings due in each
+// second and those the fetch sends in each tick; each instance's plan; and the totals over
+// the horizon, each weighted by the instances an entry stands for.
+type firings struct {
+	hist    [4][]int32   // firings due per priority and second of the horizon
+	fetched [4][]float64 // firings the fetch sends per priority and tick
+	perInst []InstancePlan
+	// scheduled firings, the extra executions of their retries, the executions that fail
+	scheduled, retries, failed float64
+	moves                      float64 // finishes that move a due key
+	stale                      float64 // instance-minutes with the due key in the past
+	writeKB, readKB            float64 // Σ executions × the instance's timer item in write and read units
+}
+
+// countFirings enumerates every schedule's firings over the horizon (at most MaxFirings in all).
+func countFirings(in Input, horizon time.Duration) (*firings, error) {
+	end := in.From.Add(horizon)
+	seconds := int(horizon / time.Second)
+	tickSecs := in.Stack.FetchTick.Seconds()
+	ticks := int(math.Ceil(horizon.Seconds()/tickSecs)) + 1
+	budget := MaxFirings
+	f := &firings{perInst: make([]InstancePlan, len(in.Instances))}
 	for i, inst := range in.Instances {
-		perInst[i] = InstancePlan{App: timer.AppName(inst.App), Timer: inst.Timer, Tenant: inst.Tenant, Priority: inst.Priority, Schedule: inst.Schedule,
+		f.perInst[i] = InstancePlan{App: timer.AppName(inst.App), Timer: inst.Timer, Tenant: inst.Tenant, Priority: inst.Priority, Schedule: inst.Schedule,
 			Timezone: zoneName(inst.Timezone), DST: dstName(inst.DST), Active: inst.Active, Count: inst.weight(), PerDay: []DayCount{}, ItemBytes: inst.ItemBytes}
 	}
-	for _, g := range groups {
+	for _, g := range groupBySchedule(in.Instances) {
 		counts := [4]int32{}
 		for _, m := range g.members {
 			counts[in.Instances[m].Priority-1] += int32(in.Instances[m].weight())
 		}
 		for pr, c := range counts {
-			if c > 0 && hist[pr] == nil {
-				hist[pr] = make([]int32, seconds)
-				fetched[pr] = make([]float64, ticks)
+			if c > 0 && f.hist[pr] == nil {
+				f.hist[pr] = make([]int32, seconds)
+				f.fetched[pr] = make([]float64, ticks)
 			}
 		}
 		r, err := enumerate(g, in.From, end, in.Stack.FetchTick, &budget, func(at time.Time, sentByFetch float64) {
@@ -463,45 +497,59 @@ func Compute(in Input) (Plan, error) {
 			tick := int(at.Sub(in.From).Seconds() / tickSecs)
 			for pr, c := range counts {
 				if c > 0 {
-					hist[pr][sec] += c
-					fetched[pr][tick] += float64(c) * sentByFetch
+					f.hist[pr][sec] += c
+					f.fetched[pr][tick] += float64(c) * sentByFetch
 				}
 			}
 		})
 		if err != nil {
-			return Plan{}, fmt.Errorf("%w: timer %q: %w", ErrInput, in.Instances[g.members[0]].Timer, err)
+			return nil, fmt.Errorf("%w: timer %q: %w", ErrInput, in.Instances[g.members[0]].Timer, err)
 		}
 		for _, m := range g.members {
-			ip := &perInst[m]
-			ip.Firings, ip.PerDay, ip.MinPerDay, ip.MaxPerDay = r.firings, r.perDay, r.minDay, r.maxDay
-			ip.FiringsPerDay = float64(r.firings) / float64(in.Days)
-			if r.firings > 0 {
-				ip.IndexMoveShare = r.moves / float64(r.firings)
-			}
-			timerKB := cost.WriteKB(ip.ItemBytes)
-			ip.WriteUnitsPerFiring = (cost.ClaimWrites+cost.FinishWrites)*timerKB + cost.LogWrites*cost.WriteKB(in.Items.Log) +
-				ip.IndexMoveShare*cost.DueIndexMoveWrites
-			ex, fl := retryFactors(in.FailureRate, in.Instances[m].MaxRetries)
-			w := float64(ip.Count)
-			executions := float64(r.firings) * ex * w
-			writeKB += executions * timerKB
-			readKB += executions * cost.ReadKB(ip.ItemBytes)
-			scheduled += float64(r.firings) * w
-			retries += float64(r.firings) * (ex - 1) * w
-			failed += float64(r.firings) * fl * w
-			moves += r.moves * w
-			stale += r.staleMinutes * w
+			f.add(in, m, r)
 		}
 	}
-	if !in.Summary {
-		p.Instances = perInst
-	}
-	p.warn(in)
+	return f, nil
+}
 
-	// Per priority: averages, the peak second, the concurrency it needs; and the batching
-	// of the whole horizon (processor invocations, the fetch's sends, the log writer's).
-	var invocations, fetchSends float64
-	total := make([]int32, seconds)
+// add is instance m's share of its schedule's firings r: its plan and its part of the totals.
+func (f *firings) add(in Input, m int, r result) {
+	ip := &f.perInst[m]
+	ip.Firings, ip.PerDay, ip.MinPerDay, ip.MaxPerDay = r.firings, r.perDay, r.minDay, r.maxDay
+	ip.FiringsPerDay = float64(r.firings) / float64(in.Days)
+	if r.firings > 0 {
+		ip.IndexMoveShare = r.moves / float64(r.firings)
+	}
+	timerKB := cost.WriteKB(ip.ItemBytes)
+	ip.WriteUnitsPerFiring = (cost.ClaimWrites+cost.FinishWrites)*timerKB + cost.LogWrites*cost.WriteKB(in.Items.Log) +
+		ip.IndexMoveShare*cost.DueIndexMoveWrites
+	ex, fl := retryFactors(in.FailureRate, in.Instances[m].MaxRetries)
+	w := float64(ip.Count)
+	executions := float64(r.firings) * ex * w
+	f.writeKB += executions * timerKB
+	f.readKB += executions * cost.ReadKB(ip.ItemBytes)
+	f.scheduled += float64(r.firings) * w
+	f.retries += float64(r.firings) * (ex - 1) * w
+	f.failed += float64(r.firings) * fl * w
+	f.moves += r.moves * w
+	f.stale += r.staleMinutes * w
+}
+
+// batches is how the horizon's executions batch: the processor's invocations, the fetch's
+// sends, the log writer's invocations and requests, retries included; and the busiest
+// second's firings over all priorities.
+type batches struct {
+	invocations, fetchSends     float64
+	logInvocations, logRequests float64
+	peak                        int32
+}
+
+// batch works out each priority's plan (averages, the peak second, the concurrency it needs)
+// and the batching of the whole horizon.
+func (f *firings) batch(in Input, horizon time.Duration) ([]PriorityPlan, batches) {
+	var b batches
+	var priorities []PriorityPlan
+	total := make([]int32, int(horizon/time.Second))
 	for pr := range 4 {
 		pp := PriorityPlan{Priority: pr + 1, TemplateConcurrency: in.Stack.Concurrency[pr]}
 		for _, inst := range in.Instances {
@@ -510,53 +558,59 @@ func Compute(in Input) (Plan, error) {
 			}
 		}
 		var sum int64
-		for s, n := range hist[pr] {
+		for s, n := range f.hist[pr] {
 			if n == 0 {
 				continue
 			}
 			sum += int64(n)
 			total[s] += n
-			invocations += math.Ceil(float64(n) / cost.RecordsPerInvocation)
+			b.invocations += math.Ceil(float64(n) / cost.RecordsPerInvocation)
 			if int(n) > pp.PeakFiringsPerSecond {
 				pp.PeakFiringsPerSecond = int(n)
 				at := in.From.Add(time.Duration(s) * time.Second).UTC()
 				pp.PeakAt = &at
 			}
 		}
-		for _, x := range fetched[pr] {
-			fetchSends += math.Ceil(x/cost.SQSBatch - 1e-9)
+		for _, x := range f.fetched[pr] {
+			b.fetchSends += math.Ceil(x/cost.SQSBatch - 1e-9)
 		}
 		pp.FiringsPerDay = float64(sum) / float64(in.Days)
 		pp.AvgFiringsPerSecond = float64(sum) / horizon.Seconds()
 		pp.Concurrency = cost.Concurrency(float64(pp.PeakFiringsPerSecond), in.PerFiringMs)
-		p.Priorities = append(p.Priorities, pp)
+		priorities = append(priorities, pp)
 	}
-	var logInvocations, logRequests float64
-	peakAll := int32(0)
 	for _, n := range total {
 		if n > 0 {
-			logInvocations += math.Ceil(float64(n) / cost.LogWriterBatch)
-			logRequests += math.Ceil(float64(n) / cost.BatchWriteItems)
-			peakAll = max(peakAll, n)
+			b.logInvocations += math.Ceil(float64(n) / cost.LogWriterBatch)
+			b.logRequests += math.Ceil(float64(n) / cost.BatchWriteItems)
+			b.peak = max(b.peak, n)
 		}
 	}
 	// Retries batch like the firings they retry.
-	if scheduled > 0 {
-		k := 1 + retries/scheduled
-		invocations, logInvocations, logRequests = invocations*k, logInvocations*k, logRequests*k
+	if f.scheduled > 0 {
+		k := 1 + f.retries/f.scheduled
+		b.invocations, b.logInvocations, b.logRequests = b.invocations*k, b.logInvocations*k, b.logRequests*k
 	}
-	// Each log writer invocation writes a page listing its executions: a firing's share
-	// (a lone execution's page when nothing fires).
-	share := cost.PageWriteUnitsPerFiring(1)
-	if logInvocations > 0 {
-		share = cost.PageWriteUnitsPerFiring((scheduled + retries) / logInvocations)
-	}
-	for i := range perInst {
-		perInst[i].WriteUnitsPerFiring += share
-	}
+	return priorities, b
+}
 
-	// A month of it, and of the idle stack. The timer item's size: its mean over the active
-	// instances (stored once each), and in units the mean over the executions.
+// addPageShare adds to each instance's write units a firing's share of the page each log
+// writer invocation writes, listing its executions (a lone execution's page when nothing
+// fires).
+func (f *firings) addPageShare(b batches) {
+	share := cost.PageWriteUnitsPerFiring(1)
+	if b.logInvocations > 0 {
+		share = cost.PageWriteUnitsPerFiring((f.scheduled + f.retries) / b.logInvocations)
+	}
+	for i := range f.perInst {
+		f.perInst[i].WriteUnitsPerFiring += share
+	}
+}
+
+// month is a month of the horizon's load and of the idle stack, billed on demand and
+// provisioned. The timer item's size: its mean over the active instances (stored once each),
+// and in units the mean over the executions.
+func (f *firings) month(in Input, horizon time.Duration, b batches, priorities []PriorityPlan) Month {
 	k := cost.MonthSeconds / horizon.Seconds()
 	items, active := in.Items, 0
 	sumBytes := 0
@@ -570,24 +624,24 @@ func Compute(in Input) (Plan, error) {
 		items.Timer = (sumBytes + active - 1) / active
 	}
 	var timerKB, timerReadKB float64
-	if ex := scheduled + retries; ex > 0 {
-		timerKB, timerReadKB = writeKB/ex, readKB/ex
+	if ex := f.scheduled + f.retries; ex > 0 {
+		timerKB, timerReadKB = f.writeKB/ex, f.readKB/ex
 	}
 	load := cost.Load{
 		Seconds: cost.MonthSeconds, Instances: countActive(in.Instances),
-		Executions: (scheduled + retries) * k, Failed: failed * k, IndexMoves: moves * k, StaleKeyMinutes: stale * k,
-		ProcessorInvocations: invocations * k, FetchSends: fetchSends * k,
-		LogWriterInvocations: logInvocations * k, LogWriterRequests: logRequests * k,
+		Executions: (f.scheduled + f.retries) * k, Failed: f.failed * k, IndexMoves: f.moves * k, StaleKeyMinutes: f.stale * k,
+		ProcessorInvocations: b.invocations * k, FetchSends: b.fetchSends * k,
+		LogWriterInvocations: b.logInvocations * k, LogWriterRequests: b.logRequests * k,
 		Items: items, TimerKB: timerKB, TimerReadKB: timerReadKB, PerFiringMs: in.PerFiringMs, Stack: in.Stack,
 	}
 	idleStack := in.Stack
-	for i, pp := range p.Priorities {
+	for i, pp := range priorities {
 		// The pollers: the stack's concurrency, raised to what the load needs.
 		if pp.Instances > 0 {
 			idleStack.Concurrency[i] = max(idleStack.Concurrency[i], pp.Concurrency)
 		}
 	}
-	m := Month{Days: cost.MonthDays, Executions: load.Executions, Retries: retries * k, Failed: load.Failed,
+	m := Month{Days: cost.MonthDays, Executions: load.Executions, Retries: f.retries * k, Failed: load.Failed,
 		IndexMoves: load.IndexMoves, ProcessorInvocations: load.ProcessorInvocations, LogWriterInvocations: load.LogWriterInvocations}
 	m.FiringsUsage = cost.Steady(load)
 	m.IdleUsage = cost.Idle(cost.ModelIdle(idleStack), idleStack, cost.MonthSeconds)
@@ -599,30 +653,35 @@ func Compute(in Input) (Plan, error) {
 	m.Provisioned = Priced{USD: pv.Total, IdleUSD: idlePV.Total, Lines: pv.Lines}
 	m.Capacity = cost.ProvisionedFor(m.TotalUsage, cost.MonthSeconds, in.TargetUtilization)
 	if load.Executions > 0 {
-		m.PeakWriteUnitsPerSecond = float64(peakAll) * m.FiringsUsage.WriteUnits / load.Executions
+		m.PeakWriteUnitsPerSecond = float64(b.peak) * m.FiringsUsage.WriteUnits / load.Executions
 		m.PeakExceedsBurst = m.PeakWriteUnitsPerSecond-m.Capacity.WCU > cost.BurstSeconds*m.Capacity.WCU
 		timersShare := (load.Executions*(cost.ClaimWrites+cost.FinishWrites)*timerKB + load.IndexMoves*cost.DueIndexMoveWrites) / m.FiringsUsage.WriteUnits
 		m.PeakTimersWriteUnitsPerSecond = m.PeakWriteUnitsPerSecond * timersShare
 		m.PeakLogWriteUnitsPerSecond = m.PeakWriteUnitsPerSecond - m.PeakTimersWriteUnitsPerSecond
-		for _, t := range []struct {
-			table, param string
-			need         float64
-			max          int
-		}{
-			{"timers", "TimersWriteCapacityMax", m.PeakTimersWriteUnitsPerSecond, in.Stack.TimersWriteMax},
-			{"log", "LogWriteCapacityMax", m.PeakLogWriteUnitsPerSecond, in.Stack.LogWriteMax},
-		} {
-			if want := math.Ceil(t.need / in.TargetUtilization); t.need > float64(t.max) {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("with Capacity=Provisioned, the busiest second needs %.0f write units on the %s table, above %s (%d): "+
-					"a peak longer than the burst capacity is throttled and late; raise %s to %.0f (the peak at TargetUtilization %.0f%%)",
-					t.need, t.table, t.param, t.max, t.param, want, 100*in.TargetUtilization))
-			}
+	}
+	return m
+}
+
+// capacityWarnings warns when, with Capacity=Provisioned, the busiest second needs more write
+// units on a table than its template maximum.
+func (p *Plan) capacityWarnings(in Input, m Month) {
+	if m.Executions <= 0 {
+		return
+	}
+	for _, t := range []struct {
+		table, param string
+		need         float64
+		max          int
+	}{
+		{"timers", "TimersWriteCapacityMax", m.PeakTimersWriteUnitsPerSecond, in.Stack.TimersWriteMax},
+		{"log", "LogWriteCapacityMax", m.PeakLogWriteUnitsPerSecond, in.Stack.LogWriteMax},
+	} {
+		if want := math.Ceil(t.need / in.TargetUtilization); t.need > float64(t.max) {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("with Capacity=Provisioned, the busiest second needs %.0f write units on the %s table, above %s (%d): "+
+				"a peak longer than the burst capacity is throttled and late; raise %s to %.0f (the peak at TargetUtilization %.0f%%)",
+				t.need, t.table, t.param, t.max, t.param, want, 100*in.TargetUtilization))
 		}
 	}
-	p.limitWarnings(in, m, float64(peakAll))
-	p.accountWarnings(in)
-	p.Month = m
-	return p, nil
 }
 
 func (in *Input) defaults() error {

@@ -16,14 +16,14 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 )
 
-// Defaults from the OutSystems Timer reference (priority 3 "Normal", 3 retries), except the
-// timeout: OutSystems' 20 minutes is longer than a processor (a Lambda function, 15 minutes at
-// most) can wait, so the default is what a processor of the default stack can wait.
+// Defaults from the OutSystems Timer reference (priority 3 "Normal"), except the timeout:
+// OutSystems' 20 minutes is longer than a processor (a Lambda function, 15 minutes at most) can
+// wait, so the default is what a processor of the default stack can wait. A timer's retries
+// and retry delay default to the stack's (template.yaml DefaultMaxRetries and
+// DefaultRetryDelaySeconds, config.Config), not to a constant here.
 const (
-	DefaultPriority   = 3
-	DefaultTimeout    = 15*time.Minute - ProcessorMargin // MaxSyncTimeout(900 s): 14m50s
-	DefaultMaxRetries = 3
-	DefaultRetryDelay = 10 * time.Second
+	DefaultPriority = 3
+	DefaultTimeout  = 15*time.Minute - ProcessorMargin // MaxSyncTimeout(900 s): 14m50s
 	// LeaseFactor: a crashed execution is recovered after timeout + 20% (the OutSystems Timer reference).
 	LeaseFactor = 1.2
 	// MisfireThreshold: a scheduled firing claimed later than this after its due time has

@@ -285,3 +285,23 @@ func TestNumberOfTriesCountsFailuresInARow(t *testing.T) {
 		require.Equal(t, c.want, in.NumberOfTries, "after run %d (%s)", i+1, c.outcome)
 	}
 }
+
+// A finish's log entry is of the execution its fence ends: a store writes it (or derives it)
+// only for that one.
+func TestFinishEnds(t *testing.T) {
+	t.Parallel()
+	key := Key{App: "a", Timer: "t"}
+	f := Finish{Fence: Fence{ExecutionID: "exec-1", Version: 7}}
+	own := Execution{Key: key, ExecutionID: "exec-1", Version: 7}
+	require.NoError(t, f.Ends(key, own))
+	for name, e := range map[string]Execution{
+		"another execution": {Key: key, ExecutionID: "exec-2", Version: 7},
+		"another version":   {Key: key, ExecutionID: "exec-1", Version: 6},
+		"another instance":  {Key: Key{App: "a", Timer: "u"}, ExecutionID: "exec-1", Version: 7},
+		"none":              {},
+	} {
+		err := f.Ends(key, e)
+		require.ErrorIs(t, err, errkind.Invalid, name)
+		require.ErrorContains(t, err, `the finish ends a:t's "exec-1" (version 7)`, name)
+	}
+}

@@ -3,6 +3,8 @@ package timer
 import (
 	"fmt"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // Claim asks to run one firing.
@@ -273,6 +275,18 @@ func NewExecution(running Instance, f Finish) Execution {
 		Version:         running.Version,
 		Backfill:        running.RunBackfill != "",
 	}
+}
+
+// Ends checks that e is the log entry of the execution f ends on the instance key: its key,
+// and the execution and version f's fence names. A store writes e with the change (or, as the
+// DynamoDB adapter does, derives it from the change), so an entry of another execution is
+// refused (errkind.Invalid) before anything is written.
+func (f Finish) Ends(key Key, e Execution) error {
+	if e.Key == key && e.ExecutionID == f.Fence.ExecutionID && e.Version == f.Fence.Version {
+		return nil
+	}
+	return fmt.Errorf("%w: the log entry is of %s's execution %q (version %d), the finish ends %s's %q (version %d)",
+		errkind.Invalid, e.Key, e.ExecutionID, e.Version, key, f.Fence.ExecutionID, f.Fence.Version)
 }
 
 func fmtTime(t time.Time) string {

@@ -354,13 +354,6 @@ func met(ok bool) string {
 	return "**missed**"
 }
 
-func metNote(ok bool) string {
-	if ok {
-		return "(within the 1 s target)"
-	}
-	return "(**above the 1 s target**)"
-}
-
 func cheaper(a, b float64) string {
 	if a <= b {
 		return "cheaper than Scheduler"
@@ -377,13 +370,6 @@ func secs(s float64) string {
 	default:
 		return fmt.Sprintf("%.2f s", s)
 	}
-}
-
-func msStr(ms float64) string {
-	if math.IsNaN(ms) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f ms", ms)
 }
 
 func distInt(d dist) string {
@@ -468,20 +454,6 @@ func (r *results) serviceTimes(w func(string, ...any)) {
 		w("| %s | %.1f ms | %.1f ms |\n", op, c.ProbeSmall[op], c.ProbeLarge[op])
 	}
 	w("\n")
-}
-
-// perFiringMs is one firing's share of the calls' times: its two updates, its log item and a
-// tenth of the batch's SQS calls.
-func perFiringMs(ms map[string]float64) float64 {
-	return 2*ms["DynamoDB.UpdateItem"] + ms["DynamoDB.BatchWriteItem"] +
-		(ms["SQS.ReceiveMessage"]+ms["SQS.SendMessageBatch"]+ms["SQS.DeleteMessageBatch"])/10
-}
-
-func misfireNote(n int64) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" — past the 60 s misfire threshold for %d of the window's firings, which were claimed as misfires and run once, as the default `run-once` policy says", n)
 }
 
 // bestSweep is the sweep run with the highest sustained rate whose p99 lateness met the target.

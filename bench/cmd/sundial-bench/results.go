@@ -122,24 +122,6 @@ type ceilings struct {
 	FiringsPerSecond float64            `json:"firingsPerSecond"` // mean of the two best
 }
 
-// at is the mean rate of the runs with `workers` batches in flight (0 if none).
-func (c *ceilings) at(workers int) float64 {
-	var rates []float64
-	for _, r := range append(append([]ceilingRun{}, c.Before...), c.After...) {
-		if r.Workers == workers {
-			rates = append(rates, r.PerSecond)
-		}
-	}
-	if len(rates) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range rates {
-		s += x
-	}
-	return s / float64(len(rates))
-}
-
 // best is the fastest run, before or after.
 func (c *ceilings) best() (ceilingRun, bool) {
 	var b ceilingRun

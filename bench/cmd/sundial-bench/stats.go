@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 )
 
 // dist summarises a distribution of seconds.
@@ -47,8 +46,6 @@ func median(xs []float64) float64 {
 	slices.Sort(s)
 	return quantile(s, 0.5)
 }
-
-func seconds(d time.Duration) float64 { return d.Seconds() }
 
 // loadAvg is the 1-minute load average, to show how busy the shared machine was.
 func loadAvg() string {
