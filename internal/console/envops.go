@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -22,40 +22,20 @@ import (
 
 // ChangeTenant adds or removes a tenant for who.
 func (s *Service) ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error) {
-	do, action := func(ctx context.Context, name string) (admin.SyncReport, error) {
-		return s.Admin.AddTenantFrom(ctx, name, timer.TenantAPI) // Service Center's API: recorded as such
-	}, audit.TenantAdd
-	if !add {
-		do, action = s.Admin.RemoveTenant, audit.TenantRemove
+	if add {
+		return s.ops().AddTenant(ctx, ops.ActorFor(ctx, who), name)
 	}
-	rep, err := do(ctx, name)
-	if err != nil {
-		return rep, err
-	}
-	return rep, s.record(ctx, audit.Record{Who: who, Action: action, After: map[string]any{"tenant": name}})
+	return s.ops().RemoveTenant(ctx, ops.ActorFor(ctx, who), name)
 }
 
 // ReleaseApp frees an app from a stack gone without its Delete, for who.
 func (s *Service) ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error) {
-	held, err := s.Admin.ReleaseApp(ctx, app)
-	if err != nil {
-		return held, err
-	}
-	return held, s.record(ctx, audit.Record{Who: who, Action: audit.AppRelease, App: held.App, Before: map[string]any{"owner": held.Owner}})
+	return s.ops().ReleaseApp(ctx, ops.ActorFor(ctx, who), app)
 }
 
 // Redrive sends up to limit well-formed dead-lettered firings back to their queues, for who.
 func (s *Service) Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error) {
-	if s.DLQ == nil {
-		return queue.RedriveResult{}, fmt.Errorf("%w: the stack has no dead-letter queue", errkind.NotFound)
-	}
-	res, err := s.DLQ.Redrive(ctx, limit)
-	if err == nil || len(res.Redriven) > 0 {
-		if rerr := s.record(ctx, audit.Record{Who: who, Action: audit.DLQRedrive, After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}}); err == nil {
-			err = rerr
-		}
-	}
-	return res, err
+	return s.ops().Redrive(ctx, ops.ActorFor(ctx, who), limit)
 }
 
 type tenantBody struct {
