@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 )
 
 // Selection picks an app's timers for a bulk action (ops.Selection).
