@@ -77,6 +77,14 @@ func New(ctx context.Context, awsCfg aws.Config, stackName string, opts ...Optio
 	return &Client{app: a, actor: clientActor(ctx, awsCfg)}, nil
 }
 
+// who is the client's actor ("client" for a Client not made by New).
+func (c *Client) who() ops.Actor {
+	if c.actor.Name == "" {
+		return ops.Actor{Kind: ops.IAM, Name: ops.ClientName}
+	}
+	return c.actor
+}
+
 // clientActor is the client's caller as the audit trail names it: the access key id of its
 // credentials (an IAM user's or a role session's), else "client".
 func clientActor(ctx context.Context, awsCfg aws.Config) ops.Actor {
@@ -127,7 +135,7 @@ func (c *Client) Wake(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.app.Ops().Wake(ctx, c.actor, key)
+	_, err = c.app.Ops().Wake(ctx, c.who(), key)
 	return err
 }
 
@@ -139,7 +147,7 @@ func (c *Client) SetNextRun(ctx context.Context, name string, next time.Time) er
 	if err != nil {
 		return err
 	}
-	if _, err := c.app.Ops().SetNextRun(ctx, c.actor, key, next); err != nil {
+	if _, err := c.app.Ops().SetNextRun(ctx, c.who(), key, next); err != nil {
 		return fmt.Errorf("set next run of %s: %w", name, err)
 	}
 	return nil
