@@ -11,6 +11,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 )
@@ -78,11 +79,15 @@ func ActorOf(ctx context.Context) (Actor, bool) {
 	return a, ok
 }
 
-// ActorFor is ctx's actor when it names who (or who is ""), else an operator named who: a
-// console.Backend method called with a who and no actor in its context.
+// ActorFor is ctx's actor when it names who (or who is ""), else who as a console.Backend
+// method called with a who and no actor in its context names it: a CLI user ("cli:USER", the
+// CLI's own name for itself) or a console operator.
 func ActorFor(ctx context.Context, who string) Actor {
 	if a, ok := ActorOf(ctx); ok && (who == "" || who == a.Name) {
 		return a
+	}
+	if strings.HasPrefix(who, "cli:") {
+		return Actor{Kind: CLI, Name: who}
 	}
 	return Actor{Kind: Operator, Name: who}
 }

@@ -89,3 +89,15 @@ func TestBulkRecordedOnceEvenWhenCut(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, in.Active, "C was not reached")
 }
+
+// ActorFor: the context's actor when it names the caller, a CLI user by the CLI's "cli:"
+// name, else a console operator; a CLI user's tenant is registered as the CLI's.
+func TestActorFor(t *testing.T) {
+	t.Parallel()
+	ctx := ops.WithActor(context.Background(), ops.Actor{Kind: ops.IAM, Name: "arn:aws:iam::1:user/ann"})
+	require.Equal(t, ops.Actor{Kind: ops.IAM, Name: "arn:aws:iam::1:user/ann"}, ops.ActorFor(ctx, ""))
+	require.Equal(t, ops.Actor{Kind: ops.IAM, Name: "arn:aws:iam::1:user/ann"}, ops.ActorFor(ctx, "arn:aws:iam::1:user/ann"))
+	require.Equal(t, ops.Actor{Kind: ops.Operator, Name: "bob"}, ops.ActorFor(ctx, "bob"))
+	require.Equal(t, ops.Actor{Kind: ops.CLI, Name: "cli:carol"}, ops.ActorFor(context.Background(), "cli:carol"))
+	require.Error(t, ops.ActorFor(context.Background(), "").Validate(), "no one")
+}
