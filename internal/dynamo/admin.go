@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"time"
 
@@ -25,8 +24,7 @@ var _ admin.Store = (*Store)(nil)
 // they say timer.LogQuery.
 type LogQuery = timer.LogQuery
 
-// Create writes a new instance; timer.ErrExists if another item is already there (the very
-// item it writes, found by a retry of a create whose reply was lost, is this create's).
+// Create writes a new instance; timer.ErrExists if it is already there.
 func (s *Store) Create(ctx context.Context, in timer.Instance) error {
 	item, err := attributevalue.MarshalMap(toItem(in))
 	if err != nil {
@@ -43,11 +41,6 @@ func (s *Store) Create(ctx context.Context, in timer.Instance) error {
 	}
 	cond := expression.Name("pk").AttributeNotExists()
 	_, err = s.update(ctx, s.timers, map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}, upd, &cond, types.ReturnValueNone)
-	if old, ok := conditionOld(err); ok && reflect.DeepEqual(old, item) {
-		// This very create was applied by an earlier attempt whose reply was lost (the SDK
-		// retried): the item is the one it wrote.
-		return nil
-	}
 	if isConditionFailed(err) {
 		return fmt.Errorf("%w: %s", timer.ErrExists, in.Key)
 	}

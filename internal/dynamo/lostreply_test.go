@@ -80,22 +80,6 @@ func TestWriteWhoseReplyWasLost(t *testing.T) {
 		require.ErrorIs(t, err, timer.ErrClaimLost, "another execution still loses")
 	})
 
-	// A create (a conditional UpdateItem) whose reply was lost and which the SDK retried: the
-	// retry's condition fails on the item the first attempt wrote, which is this create's.
-	t.Run("Create", func(t *testing.T) {
-		t.Parallel()
-		s, shards, lost := lostReplyStore(t, "UpdateItem")
-		in := instance(timer.Key{Timer: testenv.Unique(t)}, shards, now())
-		require.NoError(t, s.Create(context.Background(), in), "the create took effect")
-		require.EqualValues(t, 1, lost.Load(), "the first reply was lost")
-		stored, err := s.Get(context.Background(), in.Key)
-		require.NoError(t, err)
-		require.Equal(t, in.Key, stored.Key)
-		other := in
-		other.Priority = in.Priority%4 + 1
-		require.ErrorIs(t, s.Create(context.Background(), other), timer.ErrExists, "another item under the key is refused")
-	})
-
 	t.Run("Finish", func(t *testing.T) {
 		t.Parallel()
 		s, shards, lost := lostReplyStore(t, "UpdateItem")
