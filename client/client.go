@@ -21,6 +21,7 @@ import (
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -40,6 +41,9 @@ var (
 // Client talks to one Sundial stack directly (DynamoDB and SQS); it needs no server.
 type Client struct {
 	app *app.App
+	// actor is who Wake and SetNextRun are recorded as in the audit trail: the AWS identity
+	// (the access key id of awsCfg's credentials), or "client" when unknown.
+	actor ops.Actor
 }
 
 // Option changes how New builds a Client.
@@ -70,7 +74,27 @@ func New(ctx context.Context, awsCfg aws.Config, stackName string, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	return &Client{app: a}, nil
+	return &Client{app: a, actor: clientActor(ctx, awsCfg)}, nil
+}
+
+// who is the client's actor ("client" for a Client not made by New).
+func (c *Client) who() ops.Actor {
+	if c.actor.Name == "" {
+		return ops.Actor{Kind: ops.IAM, Name: ops.ClientName}
+	}
+	return c.actor
+}
+
+// clientActor is the client's caller as the audit trail names it: the access key id of its
+// credentials (an IAM user's or a role session's), else "client".
+func clientActor(ctx context.Context, awsCfg aws.Config) ops.Actor {
+	a := ops.Actor{Kind: ops.IAM, Name: ops.ClientName}
+	if awsCfg.Credentials != nil {
+		if c, err := awsCfg.Credentials.Retrieve(ctx); err == nil && c.AccessKeyID != "" {
+			a.Name = ops.ClientName + ":" + c.AccessKeyID
+		}
+	}
+	return a
 }
 
 // Heartbeat tells Sundial the async execution is alive; it returns when its lease now ends.
@@ -104,24 +128,26 @@ func (c *Client) Fail(ctx context.Context, token, reason string) error {
 }
 
 // Wake runs the timer as soon as possible (OutSystems Wake<Timer>; activates it if it was
-// deactivated). name is "Timer" or "Timer@tenant".
+// deactivated). name is "Timer" or "Timer@tenant". It is recorded in the stack's audit trail
+// (action wake, by client:ACCESSKEYID), appended with the caller's credentials.
 func (c *Client) Wake(ctx context.Context, name string) error {
 	key, err := timer.ParseKey(name)
 	if err != nil {
 		return err
 	}
-	_, err = c.app.Admin.RunNow(ctx, key)
+	_, err = c.app.Ops().Wake(ctx, c.who(), key)
 	return err
 }
 
 // SetNextRun sets when the timer runs next. If it is running, the new value stands when that
-// execution finishes (it is not overwritten by the schedule).
+// execution finishes (it is not overwritten by the schedule). It is recorded in the audit
+// trail (action set-next-run) as Wake is.
 func (c *Client) SetNextRun(ctx context.Context, name string, next time.Time) error {
 	key, err := timer.ParseKey(name)
 	if err != nil {
 		return err
 	}
-	if _, err := c.app.Admin.SetNextRun(ctx, key, next); err != nil {
+	if _, err := c.app.Ops().SetNextRun(ctx, c.who(), key, next); err != nil {
 		return fmt.Errorf("set next run of %s: %w", name, err)
 	}
 	return nil

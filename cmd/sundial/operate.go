@@ -77,7 +77,7 @@ func cmdSync(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	// A sync is a deploy: operators' changes survive (as in Service Center) and the When
 	// Published timers run once. Only the manifest's app's timers are touched.
-	rep, err := svc.Publish(ctx, m, admin.NewDeployID("sync"), cliActor())
+	rep, err := svc.Sync(ctx, m, cliActor())
 	if err != nil {
 		return err
 	}

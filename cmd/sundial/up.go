@@ -173,7 +173,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "stack      %s (tables %s, %s%s)\n", o.Stack, p.App.Config.TimersTable, p.App.Config.LogTable, params)
 	if o.Manifest != "" {
 		// The publish is an operator's action like `sundial sync`'s: it is audited alike.
-		if err := console.NewService(p.App, nil, [4]int{}).Published(ctx, p.SyncApp, p.Sync, cliActor()); err != nil {
+		if err := console.NewService(p.App, nil, [4]int{}).Synced(ctx, p.SyncApp, p.Sync, cliActor()); err != nil {
 			return errors.Join(err, p.Stop())
 		}
 		fmt.Fprintf(stdout, "manifest   %s: created %d, updated %d, unchanged %d, deactivated %d, operator changes kept %d, When Published woken %d\n", o.Manifest,

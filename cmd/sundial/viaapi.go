@@ -16,7 +16,6 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/errkind"
-	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // apiFlag adds --api to an operator command that can go through the Service Center API.
@@ -147,7 +146,5 @@ func (t *target) operator(ctx context.Context, api string) (console.Backend, *ap
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := console.NewService(a, nil, [4]int{})
-	svc.TenantSource = timer.TenantCLI
-	return svc, a, nil
+	return console.NewService(a, nil, [4]int{}), a, nil
 }

@@ -31,7 +31,7 @@ func main() { lambda.Start(handler(context.Background())) }
 // back would publish the failed deploy's manifest.
 func handler(ctx context.Context) func(context.Context, cfn.Event) error {
 	a := app.FromLambdaEnv(ctx, "publish")
-	h := &publish.Handler{Admin: a.Admin, Manifest: publish.ManifestPath(os.Getenv),
+	h := &publish.Handler{Admin: a.Admin, Ops: a.Ops(), Manifest: publish.ManifestPath(os.Getenv),
 		Log: app.LambdaLogger("publish")}
 	// S3 at AWS's endpoint (SUNDIAL_ENDPOINT_URL, the local platform's, has no S3).
 	if awsCfg, err := awsconfig.LoadDefaultConfig(ctx); err == nil {

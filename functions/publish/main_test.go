@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/functions/internal/lambdatest"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/publish"
 	"github.com/sundialhq/sundial/internal/testenv"
@@ -74,6 +75,12 @@ func TestSampleEvent(t *testing.T) {
 		require.NoError(t, err, "%s was created", tm.Name)
 		require.Equal(t, tm.IsActive(), in.Active, tm.Name)
 	}
+	// Audited once, as the stack, through the audit writer (the publish role invokes it).
+	recs, err := a.AuditDirect().List(ctx, audit.Query{Who: ev.StackID})
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	require.Equal(t, audit.Publish, recs[0].Action)
+	require.Equal(t, float64(len(m.Timers)) > 0, recs[0].After["created"].(float64) > 0, "the record counts what the publish created")
 }
 
 // An application's own stack declares Custom::SundialTimers (examples/billing): the realistic

@@ -24,6 +24,8 @@ import (
 	"github.com/sundialhq/sundial/infra/gateway"
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 )
 
 // SigningName is the service name requests to the Service Center API are signed for.
@@ -157,15 +159,21 @@ func (g *Gate) TokenOperator(tok string) (string, bool) {
 	return name, found
 }
 
-// Authorize evaluates the operator's policies for execute-api:Invoke on the route's ARN.
+// Authorize decides by the operations table (internal/ops): the request is the operation
+// whose method and route it has (none: refused, no such route), and the operator's policies
+// are evaluated for that operation's IAM action (execute-api:Invoke) on the request's ARN.
 func (g *Gate) Authorize(name, method, path string) error {
 	op := g.byName[name]
-	arn := console.InvokeARN(g.Region, g.Account, g.APIID, g.Stage, method, path)
 	if op == nil {
 		return errors.New("unknown operator " + name)
 	}
-	if ok, _ := op.role.Decide(iam.Call{Action: "execute-api:Invoke", Resource: arn}); !ok {
-		return &console.Denied{Who: name, Action: "execute-api:Invoke", Resource: arn}
+	o, ok := ops.Match(method, path)
+	if !ok {
+		return fmt.Errorf("%w: no such API route: %s %s", errkind.NotFound, method, path)
+	}
+	arn := ops.InvokeARN(g.Region, g.Account, g.APIID, g.Stage, method, path)
+	if ok, _ := op.role.Decide(iam.Call{Action: o.IAMAction, Resource: arn}); !ok {
+		return &console.Denied{Who: name, Action: o.IAMAction, Resource: arn}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 const good = `operators:
@@ -52,6 +53,11 @@ func TestLoadAndDecide(t *testing.T) {
 	require.True(t, errors.As(err, &d), "%v", err)
 	require.Equal(t, "arn:aws:execute-api:us-east-1:000000000000:api1/$default/POST/api/apps/shipping/timers/Label/run-now", d.Resource)
 	require.Error(t, g.Authorize("viewer", "PATCH", "/api/apps/billing/timers/Invoice"))
+	// The gate decides by the operations table: a request that is no operation of it is
+	// refused as no such route, even where the policies would allow its ARN.
+	err = g.Authorize("billing-ops", "POST", "/api/apps/billing/timers/Invoice/explode")
+	require.ErrorIs(t, err, errkind.NotFound)
+	require.False(t, errors.As(err, &d), "not an IAM refusal: %v", err)
 	name, ok := g.TokenOperator("billing-ops-console-token")
 	require.True(t, ok)
 	require.Equal(t, "billing-ops", name)

@@ -507,6 +507,17 @@ func (s *Service) AddTenantFrom(ctx context.Context, name, source string) (SyncR
 	if !timer.ValidName(name) {
 		return rep, fmt.Errorf("%w: tenant name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, name)
 	}
+	// Everything the instances need is read and checked before the first write, so that an
+	// add that cannot complete (a definition that no longer decodes, a schedule with no next
+	// run) is refused with nothing written.
+	defs, overlay, err := s.expansion(ctx)
+	if err != nil {
+		return rep, err
+	}
+	all := func(string) bool { return true }
+	if err := s.checkExpansion(name, defs, overlay, all); err != nil {
+		return rep, fmt.Errorf("tenant %s not added, nothing written: %w", name, err)
+	}
 	created, err := s.Store.PutTenant(ctx, name, source, s.Clock.Now())
 	if err != nil {
 		return rep, err
@@ -515,10 +526,27 @@ func (s *Service) AddTenantFrom(ctx context.Context, name, source string) (SyncR
 		rep.TenantsAdded = append(rep.TenantsAdded, name)
 	}
 	var enqueue []timer.Instance
-	if err := s.expandTenant(ctx, name, func(string) bool { return true }, &rep, &enqueue); err != nil {
-		return rep, err
+	if err := s.expandTenantWith(ctx, name, defs, overlay, all, &rep, &enqueue); err != nil {
+		return rep, fmt.Errorf("tenant %s registered, but its instances were not all written (run the add again to complete it): %w", name, err)
 	}
 	return rep, s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule)
+}
+
+// checkExpansion computes, without writing, the instances expandTenantWith would write for
+// tenant: an error names the first that could not be.
+func (s *Service) checkExpansion(tenant string, defs []definition, overlay func(app string, st *timer.Settings), apps func(app string) bool) error {
+	for _, def := range defs {
+		if !def.Timer.MultiTenant || !apps(def.App) {
+			continue
+		}
+		for _, d := range def.Timer.ExpandFor(def.App, []string{tenant}, s.Defaults) {
+			overlay(def.App, &d.Settings)
+			if _, err := nextRun(d.Settings, s.Clock.Now()); err != nil {
+				return fmt.Errorf("%s: schedule: %w", d.Key, err)
+			}
+		}
+	}
+	return nil
 }
 
 // RemoveTenant unregisters a tenant and deactivates its instances (their history stays; a

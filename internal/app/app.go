@@ -30,6 +30,7 @@ import (
 	"github.com/sundialhq/sundial/internal/emf"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/events"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -202,11 +203,13 @@ func (a *App) RecoverHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent
 // ResumePauses activates, as the platform, the timers whose pause ended (an operator's
 // deactivate --until), each recorded in the audit trail.
 func (a *App) ResumePauses(ctx context.Context) (int, error) {
-	trail := a.Audit
-	return a.Store.ResumeDue(ctx, a.Admin.Clock.Now(), func(in timer.Instance, p timer.Pause) error {
-		return trail.Add(ctx, audit.Record{Who: "platform", Action: audit.Activate,
-			Reason: fmt.Sprintf("the pause until %s ended (%s, by %s)", p.Until.UTC().Format(time.RFC3339), p.Note, p.By)}.ForKey(in.Key))
-	})
+	return a.Ops().ResumePauses(ctx)
+}
+
+// Ops is the operations layer on the app's wiring (internal/ops): every operator action,
+// validated, applied and audited once in a.Audit.
+func (a *App) Ops() *ops.Service {
+	return &ops.Service{Admin: a.Admin, Store: a.Store, Audit: a.Audit, DLQ: a.DLQ, Clock: a.Admin.Clock}
 }
 
 // AuditWriterHandler is the audit writer function's Lambda handler: it validates the record

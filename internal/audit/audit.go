@@ -1,5 +1,6 @@
-// Package audit is the trail of operators' actions: every Run Now, activate, deactivate,
-// edit, reset, tenant add or remove, app release, DLQ redrive and sync is recorded once, with
+// Package audit is the trail of operators' actions: every operation of internal/ops (Run Now,
+// activate, deactivate, edit, reset, bulk, calendar edit, backfill, tenant add or remove, app
+// release, DLQ redrive, sync, publish, the client's wake and next run) is recorded once, with
 // when, who (the IAM principal's ARN on AWS, the operator's name locally), what, on which
 // app and timer, the values before and after an edit, and an optional reason. Records are
 // appended to one hash chain (chain.go), never changed: one role alone may put audit items,
@@ -34,6 +35,19 @@ const (
 	// Backfill and BackfillCancel: `sundial backfill` and its cancel (the range in After).
 	Backfill       = "backfill"
 	BackfillCancel = "backfill-cancel"
+	// BulkActivate and BulkDeactivate: an app's selected timers (the selection, the count
+	// and, for a pause, its end in After; the note as the reason), one record per action.
+	BulkActivate   = "bulk-activate"
+	BulkDeactivate = "bulk-deactivate"
+	// LoginLink: a console login link minted (POST /api/login-links).
+	LoginLink = "login-link"
+	// Publish and Unpublish: a stack's Custom::SundialPublish or Custom::SundialTimers
+	// published an app's timers, or its Delete deactivated them.
+	Publish   = "publish"
+	Unpublish = "unpublish"
+	// Wake and SetNextRun: the public client's (internal/ops).
+	Wake       = "wake"
+	SetNextRun = "set-next-run"
 )
 
 // Record is one operator action.

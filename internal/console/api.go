@@ -11,46 +11,52 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
-// APIRoute is one route of the JSON API; api/openapi.yaml documents each (a test checks).
+// APIRoute is one route of the JSON API: an operation of internal/ops's table, served by
+// its handler; api/openapi.yaml documents each (a test checks).
 type APIRoute struct {
 	Method, Pattern string
 	Handle          func(r *http.Request) (any, error)
+	Op              ops.Operation
 }
 
+// apiHandlers are the API's handlers by operation name (ops.Table's).
+func (s *Server) apiHandlers() map[string]func(r *http.Request) (any, error) {
+	return map[string]func(r *http.Request) (any, error){
+		ops.OpHealth: s.apiHealth, ops.OpAppHealth: s.apiHealth,
+		ops.OpTimers: s.apiTimers, ops.OpAppTimers: s.apiTimers, ops.OpTimer: s.apiTimer,
+		ops.OpEdit: s.apiEdit, ops.OpRunNow: s.apiOperate, ops.OpActivate: s.apiOperate, ops.OpDeactivate: s.apiOperate,
+		ops.OpBulkActivate: s.apiBulk, ops.OpBulkDeactivate: s.apiBulk,
+		ops.OpLogs: s.apiLogs, ops.OpAppLogs: s.apiLogs, ops.OpLogEntry: s.apiEntry,
+		ops.OpAudit: s.apiAudit, ops.OpAppAudit: s.apiAudit,
+		ops.OpTenants: s.apiTenants, ops.OpTenantAdd: s.apiAddTenant, ops.OpTenantRemove: s.apiRemoveTenant,
+		ops.OpAppRelease: s.apiRelease, ops.OpDLQ: s.apiDLQ, ops.OpDLQRedrive: s.apiRedrive,
+		ops.OpPreview: s.apiPreview, ops.OpLoginLink: s.apiLoginLink,
+		ops.OpCalendars: s.apiCalendars, ops.OpAppCalendars: s.apiCalendars, ops.OpCalendar: s.apiCalendar, ops.OpCalendarEdit: s.apiEditCalendar,
+		ops.OpBackfillStatus: s.apiBackfill, ops.OpBackfillStart: s.apiBackfill, ops.OpBackfillCancel: s.apiBackfill,
+	}
+}
+
+// apiRoutes are ops.Table's API operations, each with its handler; an operation without one
+// is a bug the first request to New shows (and TestAPIRoutesFromTable).
 func (s *Server) apiRoutes() []APIRoute {
-	return append([]APIRoute{
-		// Every app, for who may read them all.
-		{"GET", "/api/health", s.apiHealth},
-		{"GET", "/api/timers", s.apiTimers},
-		{"GET", "/api/logs", s.apiLogs},
-		// One app's: the app is in the path, so that an IAM policy on execute-api:Invoke
-		// scopes a person to apps (arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*).
-		{"GET", "/api/apps/{app}/health", s.apiHealth},
-		{"GET", "/api/apps/{app}/timers", s.apiTimers},
-		{"GET", "/api/apps/{app}/timers/{name}", s.apiTimer},
-		{"PATCH", "/api/apps/{app}/timers/{name}", s.apiEdit},
-		{"POST", "/api/apps/{app}/timers/{name}/run-now", s.apiOperate},
-		{"POST", "/api/apps/{app}/timers/{name}/activate", s.apiOperate},
-		{"POST", "/api/apps/{app}/timers/{name}/deactivate", s.apiOperate},
-		{"POST", "/api/apps/{app}/deactivate", s.apiBulk},
-		{"POST", "/api/apps/{app}/activate", s.apiBulk},
-		{"GET", "/api/apps/{app}/logs", s.apiLogs},
-		{"GET", "/api/apps/{app}/logs/entry", s.apiEntry},
-		{"GET", "/api/audit", s.apiAudit},
-		{"GET", "/api/apps/{app}/audit", s.apiAudit},
-		{"GET", "/api/tenants", s.apiTenants},
-		{"POST", "/api/tenants", s.apiAddTenant},
-		{"DELETE", "/api/tenants/{name}", s.apiRemoveTenant},
-		{"POST", "/api/apps/{app}/release", s.apiRelease},
-		{"GET", "/api/dlq", s.apiDLQ},
-		{"POST", "/api/dlq/redrive", s.apiRedrive},
-		{"GET", "/api/schedule/preview", s.apiPreview},
-		{"POST", "/api/login-links", s.apiLoginLink},
-	}, append(s.calendarRoutes(), s.backfillRoutes()...)...)
+	h := s.apiHandlers()
+	var out []APIRoute
+	for _, o := range ops.Table {
+		if !o.API() {
+			continue
+		}
+		handle, ok := h[o.Name]
+		if !ok {
+			panic("console: no handler for the API operation " + o.Name)
+		}
+		out = append(out, APIRoute{Method: o.Method, Pattern: o.Route, Handle: handle, Op: o})
+	}
+	return out
 }
 
 // APIRoutes lists the API's routes (for documentation checks).
@@ -336,15 +342,19 @@ type LoginLinkResult struct {
 }
 
 func (s *Server) apiLoginLink(r *http.Request) (any, error) {
-	if p, _ := principalOf(r.Context()); p.kind != "token" {
+	p, _ := principalOf(r.Context())
+	if p.kind != "token" {
 		return nil, fmt.Errorf("%w: login links are minted with the bearer token only", errkind.Invalid)
 	}
-	return LoginLinkResult{URL: s.LoginLink(s.baseFor(r)), Expires: time.Now().Add(LoginLinkTTL).UTC()}, nil
+	url, expires, err := s.svc.ops().LoginLink(r.Context(), p.actor(), func() (string, time.Time) {
+		return s.LoginLink(s.baseFor(r)), time.Now().Add(LoginLinkTTL).UTC()
+	})
+	return LoginLinkResult{URL: url, Expires: expires}, err
 }
 
 // InvokeARN is the execute-api ARN that API Gateway authorizes a request to an IAM-auth
 // API with (execute-api:Invoke): arn:aws:execute-api:REGION:ACCOUNT:APIID/STAGE/METHOD/PATH,
 // the path without its leading slash.
 func InvokeARN(region, account, apiID, stage, method, path string) string {
-	return fmt.Sprintf("arn:aws:execute-api:%s:%s:%s/%s/%s/%s", region, account, apiID, stage, method, strings.TrimPrefix(path, "/"))
+	return ops.InvokeARN(region, account, apiID, stage, method, path)
 }

@@ -10,42 +10,14 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// record adds r to the audit trail (none without one). The action is done: a record that
-// cannot be written is an error saying so.
-func (s *Service) record(ctx context.Context, r audit.Record) error {
-	if s.Audit == nil {
-		return nil
-	}
-	if err := s.Audit.Add(ctx, r); err != nil {
-		return fmt.Errorf("%s done, but its audit record was not written: %w", r.Action, err)
-	}
-	return nil
-}
-
-// settings are an instance's editable values, as audit records show them.
-func settings(in timer.Instance) map[string]any {
-	return map[string]any{"schedule": in.Schedule, "timeout": in.Timeout.String(), "priority": in.Priority, "dst": in.DST}
-}
-
-// EditAudited edits an instance and records the edit (or reset) with the values before and
-// after.
+// EditAudited edits an instance for e.By and records the edit (or reset) with the values
+// before and after (ops.Service.Edit).
 func (s *Service) EditAudited(ctx context.Context, key timer.Key, e admin.Edit) (timer.Instance, error) {
-	before, err := s.Store.Get(ctx, key)
-	if err != nil {
-		return before, err
-	}
-	after, err := s.Admin.Edit(ctx, key, e)
-	if err != nil {
-		return after, err
-	}
-	action := audit.Edit
-	if e.Reset && e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil {
-		action = audit.Reset
-	}
-	return after, s.record(ctx, audit.Record{Who: e.By, Action: action, Before: settings(before), After: settings(after)}.ForKey(key))
+	return s.ops().Edit(ctx, ops.ActorFor(ctx, e.By), key, e)
 }
 
 func (s *Server) apiAudit(r *http.Request) (any, error) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/ops"
 )
 
 // Authentication. Locally (AuthToken) every request carries the console's token as
@@ -59,8 +61,20 @@ type principal struct {
 
 type principalKey struct{}
 
+// withPrincipal is ctx for the caller p, who is also the actor of the operations
+// (internal/ops) the request asks for.
 func withPrincipal(ctx context.Context, p principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return ops.WithActor(context.WithValue(ctx, principalKey{}, p), p.actor())
+}
+
+// actor is the principal as the operations layer names it: an IAM principal (behind API
+// Gateway, or an operator's signed request locally), else a console operator (the token,
+// a session, an operator's console token).
+func (p principal) actor() ops.Actor {
+	if p.kind == "iam" {
+		return ops.Actor{Kind: ops.IAM, Name: p.name}
+	}
+	return ops.Actor{Kind: ops.Operator, Name: p.name}
 }
 
 func principalOf(ctx context.Context) (principal, bool) {

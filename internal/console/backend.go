@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -64,24 +65,26 @@ func (s *Service) Operate(ctx context.Context, key timer.Key, op, who string) (s
 // Now is the service's clock.
 func (s *Service) Now() time.Time { return s.Clock.Now() }
 
-// operate runs Run Now, activate or deactivate and records it.
+// operate runs Run Now, activate or deactivate for who (ops.Service.Operate: applied and
+// recorded there).
 func (s *Service) operate(ctx context.Context, key timer.Key, op, who string) (timer.Instance, error) {
-	var (
-		in  timer.Instance
-		err error
-	)
 	switch op {
-	case "run-now":
-		in, err = s.Admin.RunNow(ctx, key)
-	case "activate":
-		in, err = s.Admin.SetActive(ctx, key, true)
-	case "deactivate":
-		in, err = s.Admin.SetActive(ctx, key, false)
+	case ops.OpRunNow, ops.OpActivate, ops.OpDeactivate:
 	default:
-		return in, errNoRoute
+		return timer.Instance{}, errNoRoute
 	}
-	if err != nil {
-		return in, err
+	return s.ops().Operate(ctx, ops.ActorFor(ctx, who), key, op)
+}
+
+// ops is the operations layer the service's changes go through: Ops, or one on the
+// service's own store, admin, trail and dead-letter queue.
+func (s *Service) ops() *ops.Service {
+	if s.Ops != nil {
+		return s.Ops
 	}
-	return in, s.record(ctx, audit.Record{Who: who, Action: op}.ForKey(key))
+	var w audit.Writer
+	if s.Audit != nil {
+		w = s.Audit
+	}
+	return &ops.Service{Admin: s.Admin, Store: s.Store, Audit: w, DLQ: s.DLQ, Clock: s.Clock}
 }

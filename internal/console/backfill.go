@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -21,14 +21,6 @@ import (
 // POST /api/apps/APP/*, lets them cancel its backfills).
 // {name} is the timer (a tenant is chosen in the body); the app is in the path, so that IAM
 // scopes backfills to apps as it does the other operations.
-
-func (s *Server) backfillRoutes() []APIRoute {
-	return []APIRoute{
-		{"GET", "/api/apps/{app}/timers/{name}/backfill", s.apiBackfill},
-		{"POST", "/api/apps/{app}/timers/{name}/backfill", s.apiBackfill},
-		{"POST", "/api/apps/{app}/timers/{name}/backfill/cancel", s.apiBackfill},
-	}
-}
 
 // backfillBody is POST .../backfill.
 type backfillBody struct {
@@ -69,16 +61,7 @@ func (s *Server) apiBackfill(r *http.Request) (any, error) {
 
 // StartBackfill starts a backfill for who and records it in the audit trail.
 func (s *Service) StartBackfill(ctx context.Context, r admin.BackfillRequest, who string) (admin.BackfillStatus, error) {
-	r.By = who
-	st, err := s.Admin.StartBackfill(ctx, r)
-	if err != nil {
-		return st, err
-	}
-	after := map[string]any{"id": st.ID, "from": st.From, "to": st.To, "parallel": st.Parallel, "instants": st.Total}
-	if r.Tenant != "" {
-		after["tenant"] = r.Tenant
-	}
-	return st, s.record(ctx, audit.Record{Who: who, Action: audit.Backfill, After: after}.ForKey(st.Key("")))
+	return s.ops().StartBackfill(ctx, ops.ActorFor(ctx, who), r)
 }
 
 // BackfillStatus is the timer's latest backfill.
@@ -88,12 +71,7 @@ func (s *Service) BackfillStatus(ctx context.Context, app, name string) (admin.B
 
 // CancelBackfill cancels the timer's running backfill for who and records it.
 func (s *Service) CancelBackfill(ctx context.Context, app, name, who string) (admin.BackfillStatus, error) {
-	st, err := s.Admin.CancelBackfill(ctx, app, name, who)
-	if err != nil {
-		return st, err
-	}
-	return st, s.record(ctx, audit.Record{Who: who, Action: audit.BackfillCancel,
-		After: map[string]any{"id": st.ID, "done": st.Done, "failed": st.Failed, "instants": st.Total}}.ForKey(st.Key("")))
+	return s.ops().CancelBackfill(ctx, ops.ActorFor(ctx, who), app, name)
 }
 
 func backfillPath(app, name string) string {

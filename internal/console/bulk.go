@@ -7,40 +7,19 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
-	"github.com/sundialhq/sundial/internal/timer"
+	"github.com/sundialhq/sundial/internal/ops"
 )
 
-// Selection picks an app's timers for a bulk activate or deactivate: all of them, a
-// tenant's, a priority's, or named ones (Timer: every tenant's instance; Timer@tenant: one).
-// Tenant and Priority together pick the instances that have both.
-type Selection struct {
-	All      bool     `json:"all,omitempty"`
-	Tenant   string   `json:"tenant,omitempty"`
-	Priority int      `json:"priority,omitempty"`
-	Names    []string `json:"names,omitempty"`
-}
+// Selection picks an app's timers for a bulk action (ops.Selection).
+type Selection = ops.Selection
 
-// BulkBody is POST /api/apps/{app}/deactivate and /activate.
-type BulkBody struct {
-	All      bool       `json:"all,omitempty"`
-	Tenant   string     `json:"tenant,omitempty"`
-	Priority int        `json:"priority,omitempty"`
-	Names    []string   `json:"names,omitempty"`
-	Note     string     `json:"note,omitempty"`  // deactivate: required, why
-	Until    *time.Time `json:"until,omitempty"` // deactivate: when the platform activates them again
-}
-
-// Selection is the timers the body selects.
-func (b BulkBody) Selection() Selection {
-	return Selection{All: b.All, Tenant: b.Tenant, Priority: b.Priority, Names: b.Names}
-}
+// BulkBody is POST /api/apps/{app}/deactivate and /activate (ops.BulkBody).
+type BulkBody = ops.BulkBody
 
 // BulkResult is what a bulk action answers: the instances it changed.
 type BulkResult struct {
@@ -48,112 +27,25 @@ type BulkResult struct {
 	Message string     `json:"message"`
 }
 
-func (sel Selection) validate() error {
-	if !sel.All && sel.Tenant == "" && sel.Priority == 0 && len(sel.Names) == 0 {
-		return fmt.Errorf("%w: say which timers: all, a tenant, a priority or names", errkind.Invalid)
-	}
-	if sel.All && (sel.Tenant != "" || sel.Priority != 0 || len(sel.Names) > 0) {
-		return fmt.Errorf("%w: all selects every timer of the app: give it alone", errkind.Invalid)
-	}
-	if sel.Priority < 0 || sel.Priority > 4 {
-		return fmt.Errorf("%w: priority must be 1..4, not %d", errkind.Invalid, sel.Priority)
-	}
-	for _, n := range sel.Names {
-		if strings.Contains(n, ":") {
-			return fmt.Errorf("%w: name %q: the app is given apart; a name is Timer or Timer@tenant", errkind.Invalid, n)
-		}
-	}
-	return nil
-}
-
-func (sel Selection) match(in timer.Instance) bool {
-	if sel.All {
-		return true
-	}
-	if sel.Tenant != "" && in.Tenant != sel.Tenant || sel.Priority != 0 && in.Priority != sel.Priority {
-		return false
-	}
-	if len(sel.Names) == 0 {
-		return true
-	}
-	full := in.Timer
-	if in.Tenant != "" {
-		full += "@" + in.Tenant
-	}
-	return slices.Contains(sel.Names, in.Timer) || slices.Contains(sel.Names, full)
-}
-
-// pauser is a store that records pauses (dynamo.Store).
-type pauser interface {
-	Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.Instance, error)
-}
-
 // Bulk deactivates (with a note, until an instant or an operator's activate) or activates
-// the app's selected timers, each recorded in the audit trail with the note as its reason.
+// the app's selected timers for who (ops.Service.Bulk: one audit record, the note its
+// reason).
 func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who string) (BulkResult, error) {
-	if err := timer.ValidateApp(app); err != nil || app == "" {
-		return BulkResult{}, fmt.Errorf("%w: app %q", errkind.Invalid, app)
-	}
-	if err := b.Selection().validate(); err != nil {
-		return BulkResult{}, err
-	}
-	now := s.Clock.Now()
+	var name string
 	switch op {
-	case "deactivate":
-		if strings.TrimSpace(b.Note) == "" || len(b.Note) > 500 {
-			return BulkResult{}, fmt.Errorf("%w: a bulk deactivate needs a note (1..500 characters): why, for whoever looks next", errkind.Invalid)
-		}
-		if b.Until != nil && !b.Until.After(now) {
-			return BulkResult{}, fmt.Errorf("%w: until %s is not in the future", errkind.Invalid, b.Until.UTC().Format(time.RFC3339))
-		}
 	case "activate":
-		if b.Until != nil {
-			return BulkResult{}, fmt.Errorf("%w: until is for deactivate", errkind.Invalid)
-		}
+		name = ops.OpBulkActivate
+	case "deactivate":
+		name = ops.OpBulkDeactivate
 	default:
 		return BulkResult{}, errNoRoute
 	}
-	all, err := s.Store.List(ctx)
-	if err != nil {
-		return BulkResult{}, err
+	r, err := s.ops().Bulk(ctx, ops.ActorFor(ctx, who), app, name, b)
+	res := BulkResult{Timers: make([]TimerRow, 0, len(r.Instances)), Message: r.Message}
+	for _, in := range r.Instances {
+		res.Timers = append(res.Timers, rowOf(in, false))
 	}
-	res := BulkResult{Timers: []TimerRow{}}
-	for _, in := range all {
-		if in.AppName() != app || !b.Selection().match(in) {
-			continue
-		}
-		var out timer.Instance
-		rec := audit.Record{Who: who, Action: op, Reason: b.Note}.ForKey(in.Key)
-		if op == "activate" {
-			out, err = s.Admin.SetActive(ctx, in.Key, true)
-		} else {
-			p, ok := s.Store.(pauser)
-			if !ok {
-				return res, fmt.Errorf("%w: this store cannot record a pause", errkind.Unavailable)
-			}
-			pause := timer.Pause{Note: b.Note, By: who, At: now.UTC()}
-			if b.Until != nil {
-				pause.Until = b.Until.UTC()
-				rec.After = map[string]any{"until": pause.Until.Format(time.RFC3339)}
-			}
-			out, err = p.Pause(ctx, in.Key, pause)
-		}
-		if err != nil {
-			return res, fmt.Errorf("%s %s: %w", op, in.Key, err)
-		}
-		if err := s.record(ctx, rec); err != nil {
-			return res, err
-		}
-		res.Timers = append(res.Timers, rowOf(out, false))
-	}
-	if len(res.Timers) == 0 {
-		return res, fmt.Errorf("%w: no timer of app %s matches", errkind.NotFound, app)
-	}
-	res.Message = fmt.Sprintf("%d timers of %s %sd", len(res.Timers), app, op)
-	if op == "deactivate" && b.Until != nil {
-		res.Message += "; the platform activates them again at " + b.Until.UTC().Format(time.RFC3339)
-	}
-	return res, nil
+	return res, err
 }
 
 func (s *Server) apiBulk(r *http.Request) (any, error) {

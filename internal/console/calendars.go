@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -20,15 +20,6 @@ import (
 // /api/apps/{app}/calendars/{name} (the rules, replacing the calendar's: an operator's edit,
 // kept by publishes, audited); the app is in the path so that IAM scopes calendar edits to
 // apps as it does timers. The Calendars page lists and edits them.
-
-func (s *Server) calendarRoutes() []APIRoute {
-	return []APIRoute{
-		{"GET", "/api/calendars", s.apiCalendars},
-		{"GET", "/api/apps/{app}/calendars", s.apiCalendars},
-		{"GET", "/api/apps/{app}/calendars/{name}", s.apiCalendar},
-		{"PUT", "/api/apps/{app}/calendars/{name}", s.apiEditCalendar},
-	}
-}
 
 func (s *Server) apiCalendars(r *http.Request) (any, error) {
 	app := r.PathValue("app")
@@ -84,21 +75,7 @@ func (s *Service) Calendar(ctx context.Context, app, name string) (admin.Calenda
 // EditCalendar replaces a calendar's rules for who and records it in the audit trail, with
 // the rules before and after.
 func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (admin.CalendarInfo, error) {
-	var before map[string]any
-	if old, err := s.Admin.Calendar(ctx, app, name); err == nil {
-		before = calendarRules(old.CalendarRules)
-	}
-	c, err := s.Admin.EditCalendar(ctx, app, name, rules, who)
-	if err != nil {
-		return c, err
-	}
-	return c, s.record(ctx, audit.Record{Who: who, Action: "calendar edit " + name, App: timer.AppName(app),
-		Before: before, After: calendarRules(c.CalendarRules)})
-}
-
-// calendarRules are a calendar's rules as audit records show them.
-func calendarRules(r schedule.CalendarRules) map[string]any {
-	return map[string]any{"dates": r.Dates, "yearly": r.Yearly, "ranges": r.Ranges, "weekdays": r.Weekdays}
+	return s.ops().EditCalendar(ctx, ops.ActorFor(ctx, who), app, name, rules)
 }
 
 // Calendars sends GET /api/calendars or /api/apps/{app}/calendars.

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,9 +10,9 @@ import (
 	"strconv"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -24,58 +23,33 @@ import (
 
 // ChangeTenant adds or removes a tenant for who.
 func (s *Service) ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error) {
-	do, action := func(ctx context.Context, name string) (admin.SyncReport, error) {
-		return s.Admin.AddTenantFrom(ctx, name, cmp.Or(s.TenantSource, timer.TenantAPI))
-	}, audit.TenantAdd
-	if !add {
-		do, action = s.Admin.RemoveTenant, audit.TenantRemove
+	if add {
+		return s.ops().AddTenant(ctx, ops.ActorFor(ctx, who), name)
 	}
-	rep, err := do(ctx, name)
-	if err != nil {
-		return rep, err
-	}
-	return rep, s.record(ctx, audit.Record{Who: who, Action: action, After: map[string]any{"tenant": name}})
+	return s.ops().RemoveTenant(ctx, ops.ActorFor(ctx, who), name)
 }
 
 // ReleaseApp frees an app from a stack gone without its Delete, for who.
 func (s *Service) ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error) {
-	held, err := s.Admin.ReleaseApp(ctx, app)
-	if err != nil {
-		return held, err
-	}
-	return held, s.record(ctx, audit.Record{Who: who, Action: audit.AppRelease, App: held.App, Before: map[string]any{"owner": held.Owner}})
+	return s.ops().ReleaseApp(ctx, ops.ActorFor(ctx, who), app)
 }
 
 // Redrive sends up to limit well-formed dead-lettered firings back to their queues, for who.
 func (s *Service) Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error) {
-	if s.DLQ == nil {
-		return queue.RedriveResult{}, fmt.Errorf("%w: the stack has no dead-letter queue", errkind.NotFound)
-	}
-	res, err := s.DLQ.Redrive(ctx, limit)
-	if err == nil || len(res.Redriven) > 0 {
-		if rerr := s.record(ctx, audit.Record{Who: who, Action: audit.DLQRedrive, After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}}); err == nil {
-			err = rerr
-		}
-	}
-	return res, err
+	return s.ops().Redrive(ctx, ops.ActorFor(ctx, who), limit)
 }
 
-// Publish publishes an app's manifest as a deploy does (`sundial sync`: deploy names it),
-// for who, and records it. The Service Center API has no route for it: a publish is a
-// deploy's.
-func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy, who string) (admin.SyncReport, error) {
-	rep, err := s.Admin.Publish(ctx, m, deploy)
-	if err != nil {
-		return rep, err
-	}
-	return rep, s.Published(ctx, m.AppName(), rep, who)
+// Sync publishes an app's manifest as a deploy does (`sundial sync`), for who, through the
+// operations layer (which records it). The Service Center API has no route for it: a
+// publish is a deploy's.
+func (s *Service) Sync(ctx context.Context, m manifest.Manifest, who string) (admin.SyncReport, error) {
+	return s.ops().Sync(ctx, ops.ActorFor(ctx, who), m)
 }
 
-// Published records a publish of app's manifest that rep reports, for who: Publish's, and
-// that of `sundial up --manifest`, which the platform applies as it starts.
-func (s *Service) Published(ctx context.Context, app string, rep admin.SyncReport, who string) error {
-	return s.record(ctx, audit.Record{Who: who, Action: audit.Sync, App: app, After: map[string]any{
-		"created": len(rep.Created), "updated": len(rep.Updated), "deactivated": len(rep.Deactivated)}})
+// Synced records, for who, the publish of app's manifest that the local platform applied
+// as it started (`sundial up --manifest`, reported by rep).
+func (s *Service) Synced(ctx context.Context, app string, rep admin.SyncReport, who string) error {
+	return s.ops().SyncApplied(ctx, ops.ActorFor(ctx, who), app, rep)
 }
 
 type tenantBody struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -37,10 +38,8 @@ type Service struct {
 	Audit audit.Log
 	// DLQ is the dead-letter queue (nil: none).
 	DLQ *queue.DLQ
-	// TenantSource is what the tenants this service registers are recorded as coming from:
-	// timer.TenantAPI (""; the API function, the console) or timer.TenantCLI (the CLI on the
-	// tables).
-	TenantSource string
+	// Ops is the operations layer every change goes through (nil: one on the fields above).
+	Ops *ops.Service
 }
 
 // NewService builds the service on an app's wiring; sqs reads queue depths.
@@ -56,6 +55,7 @@ func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
 		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
 		Audit:  a.Audit,
 		DLQ:    a.DLQ,
+		Ops:    a.Ops(),
 	}
 }
 

@@ -65,8 +65,9 @@ func TestWriteWhoseReplyWasLost(t *testing.T) {
 	t.Run("Claim", func(t *testing.T) {
 		t.Parallel()
 		s, shards, lost := lostReplyStore(t, "UpdateItem")
+		plain, _ := newStore(t) // creates without losing its reply (a create is an UpdateItem too)
 		in := instance(timer.Key{Timer: testenv.Unique(t)}, shards, now())
-		require.NoError(t, s.Create(context.Background(), in))
+		require.NoError(t, plain.Create(context.Background(), in))
 		c := timer.Claim{Due: in.NextRun, ScheduledAt: in.NextRun, Attempt: 1, ExecutionID: "exec-lost", By: "worker", Now: in.NextRun}
 		got, err := s.Claim(context.Background(), in.Key, c)
 		require.NoError(t, err, "the claim took effect: the execution owns the timer")

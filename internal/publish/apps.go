@@ -144,7 +144,7 @@ func (h *Handler) handleApp(ctx context.Context, ev cfn.Event) (string, map[stri
 		wake = ""
 		log.Info("publish: these properties were published before (a rollback, or a deploy back to them): When Published timers are not woken")
 	}
-	rep, err := h.Admin.Publish(ctx, m, wake)
+	rep, err := h.ops().Publish(ctx, stackActor(ev), m, wake)
 	if err != nil {
 		return fail(err)
 	}
@@ -178,7 +178,7 @@ func (h *Handler) deleteApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	if h.Apps != nil {
 		apps = h.Apps
 	}
-	rep, owned, err := apps.DeleteAppStack(ctx, app, ev.StackID, ev.LogicalResourceID)
+	rep, owned, err := h.ops().Unpublish(ctx, stackActor(ev), apps, app, ev.StackID, ev.LogicalResourceID)
 	if err != nil {
 		log.Error("publish: deactivating the app's timers failed", "app", app, "error", err)
 		return "", nil, reason(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/ops"
 )
 
 // PhysicalID names the custom resource; it never changes, so an update never makes
@@ -52,6 +53,25 @@ type Handler struct {
 	Apps AppStacks
 	// S3 fetches a Custom::SundialTimers' ManifestS3 (nil: ManifestS3 fails the request).
 	S3 ObjectGetter
+	// Ops publishes and unpublishes, each recorded in the audit trail as the stack's
+	// (internal/ops); nil: an operations layer on Admin that records nothing (tests).
+	Ops *ops.Service
+}
+
+// ops is the operations layer the handler's publishes go through.
+func (h *Handler) ops() *ops.Service {
+	if h.Ops != nil {
+		return h.Ops
+	}
+	return &ops.Service{Admin: h.Admin, Store: h.Admin.Store, Clock: h.Admin.Clock}
+}
+
+// stackActor is the stack a request comes from, as the audit trail names it (its stack id).
+func stackActor(ev cfn.Event) ops.Actor {
+	if ev.StackID == "" {
+		return ops.Actor{Kind: ops.Stack, Name: "stack"}
+	}
+	return ops.Actor{Kind: ops.Stack, Name: ev.StackID}
 }
 
 // Handle serves Custom::SundialTimers (an app's own stack: handleApp) and, for any other type,
@@ -85,7 +105,7 @@ func (h *Handler) Handle(ctx context.Context, ev cfn.Event) (string, map[string]
 		log.Error("publish: manifest rejected; nothing changed", "error", err)
 		return PhysicalID, nil, reason(err)
 	}
-	rep, err := h.Admin.Publish(ctx, m, deploy)
+	rep, err := h.ops().Publish(ctx, stackActor(ev), m, deploy)
 	if err != nil {
 		log.Error("publish failed", "error", err)
 		return PhysicalID, nil, reason(err)

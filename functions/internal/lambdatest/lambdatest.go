@@ -20,6 +20,7 @@ import (
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
@@ -51,6 +52,9 @@ func Env(t *testing.T, function string, extra map[string]string) (aws.Config, st
 		require.NoError(t, err)
 	}
 	maps.Copy(env, extra)
+	if w := env["SUNDIAL_AUDIT_WRITER"]; w != "" && env["SUNDIAL_LAMBDA_ENDPOINT"] == "" {
+		env["SUNDIAL_LAMBDA_ENDPOINT"] = serveAuditWriter(t, w)
+	}
 	key, err := creds.Credentials.Retrieve(context.Background())
 	require.NoError(t, err)
 	env["AWS_ENDPOINT_URL"] = *cfg.BaseEndpoint
@@ -119,4 +123,26 @@ func Sync(t *testing.T, a *app.App, yaml string) {
 	require.NoError(t, err)
 	_, err = a.Admin.Sync(context.Background(), m)
 	require.NoError(t, err)
+}
+
+// serveAuditWriter serves the audit writer function, named name, with its own role on an
+// emulated Lambda Invoke API (as the local platform serves it), for the functions that append
+// to the audit trail through it (SUNDIAL_AUDIT_WRITER); it returns the API's URL.
+func serveAuditWriter(t *testing.T, name string) string {
+	t.Helper()
+	local := testenv.Local(t)
+	fn := local.Stack(testenv.StackName()).Functions[logicalIDs["auditwriter"]]
+	require.NotNil(t, fn, "the stack has no audit writer function")
+	creds, err := local.Config(testenv.StackName(), fn.LogicalID)
+	require.NoError(t, err)
+	cfg, err := config.FromEnv(func(k string) string { return fn.Env[k] })
+	require.NoError(t, err)
+	w, err := app.New(creds, cfg, app.Options{Node: "lambdatest-auditwriter"})
+	require.NoError(t, err)
+	api := lambdarun.NewInvokeAPI()
+	require.NoError(t, api.Register(name, lambdarun.NewFunction(name, w.AuditWriterHandler, 30*time.Second)))
+	url, err := api.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = api.Close(context.Background()) })
+	return url
 }
