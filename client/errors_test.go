@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -22,7 +21,7 @@ func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	store, q := inmem.NewStore(), &inmem.Queue{}
 	clock := timer.NewManualClock(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC))
-	c := &Client{app: &app.App{
+	c := &Client{app: services{
 		Admin:    &admin.Service{Store: store, Queue: q, Clock: clock, Shards: 1},
 		Reporter: &engine.Reporter{Store: store, Queue: q, Clock: clock, Log: slog.New(slog.DiscardHandler)},
 	}}
