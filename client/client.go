@@ -19,9 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sundialhq/sundial/infra/stack"
-	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/role"
+	"github.com/sundialhq/sundial/internal/role/operator"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -40,20 +42,46 @@ var (
 
 // Client talks to one Sundial stack directly (DynamoDB and SQS); it needs no server.
 type Client struct {
-	app *app.App
+	app services
 	// actor is who Wake and SetNextRun are recorded as in the audit trail: the AWS identity
 	// (the access key id of awsCfg's credentials), or "client" when unknown.
 	actor ops.Actor
 }
 
+// services are the stack's operations the client uses (the operator role's:
+// internal/role/operator, and its operations layer).
+type services struct {
+	Reporter reporter
+	Ops      operations
+}
+
+// reporter ends async executions (engine.Reporter).
+type reporter interface {
+	Heartbeat(ctx context.Context, token string) (time.Time, error)
+	Complete(ctx context.Context, token string, nextRun *time.Time) error
+	Fail(ctx context.Context, token, reason string) error
+}
+
+// operations are the operator's operations the client offers (apply.Service), each audited
+// under the client's actor.
+type operations interface {
+	Wake(ctx context.Context, a ops.Actor, key timer.Key) (timer.Instance, error)
+	SetNextRun(ctx context.Context, a ops.Actor, key timer.Key, next time.Time) (timer.Instance, error)
+}
+
 // Option changes how New builds a Client.
-type Option func(*app.Options)
+type Option func(*options)
+
+type options struct {
+	log     *slog.Logger
+	metrics io.Writer
+}
 
 // Output sends the client's log (default JSON lines on stderr, from level Info) to log and the
 // CloudWatch Embedded Metric Format lines of the executions it ends (default stdout, where
 // Lambda collects them) to metrics.
 func Output(log *slog.Logger, metrics io.Writer) Option {
-	return func(o *app.Options) { o.Log, o.Metrics = log, metrics }
+	return func(o *options) { o.log, o.metrics = log, metrics }
 }
 
 // New connects to the stack named stackName (its tables and queues are read from the stack's
@@ -66,15 +94,22 @@ func New(ctx context.Context, awsCfg aws.Config, stackName string, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	o := app.Options{Node: app.DefaultNode("client")}
+	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a, err := app.ForStack(awsCfg, outs, o)
+	// The configuration the template gives the stack's functions.
+	env := outs.Env(nil)
+	cfg, err := config.FromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		return nil, err
 	}
-	return &Client{app: a, actor: clientActor(ctx, awsCfg)}, nil
+	b, err := role.New(awsCfg, cfg, role.Options{Node: role.DefaultNode("client"), Log: o.log, Metrics: o.metrics})
+	if err != nil {
+		return nil, err
+	}
+	op := operator.New(b)
+	return &Client{app: services{Reporter: op.Reporter, Ops: op.Ops()}, actor: clientActor(ctx, awsCfg)}, nil
 }
 
 // who is the client's actor ("client" for a Client not made by New).
@@ -135,7 +170,7 @@ func (c *Client) Wake(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.app.Ops().Wake(ctx, c.who(), key)
+	_, err = c.app.Ops.Wake(ctx, c.who(), key)
 	return err
 }
 
@@ -147,7 +182,7 @@ func (c *Client) SetNextRun(ctx context.Context, name string, next time.Time) er
 	if err != nil {
 		return err
 	}
-	if _, err := c.app.Ops().SetNextRun(ctx, c.who(), key, next); err != nil {
+	if _, err := c.app.Ops.SetNextRun(ctx, c.who(), key, next); err != nil {
 		return fmt.Errorf("set next run of %s: %w", name, err)
 	}
 	return nil

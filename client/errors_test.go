@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -22,8 +22,8 @@ func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	store, q := inmem.NewStore(), &inmem.Queue{}
 	clock := timer.NewManualClock(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC))
-	c := &Client{app: &app.App{
-		Admin:    &admin.Service{Store: store, Queue: q, Clock: clock, Shards: 1},
+	c := &Client{app: services{
+		Ops:      &apply.Service{Admin: &admin.Service{Store: store, Queue: q, Clock: clock, Shards: 1}, Store: store, Clock: clock},
 		Reporter: &engine.Reporter{Store: store, Queue: q, Clock: clock, Log: slog.New(slog.DiscardHandler)},
 	}}
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/logwriter/redrive"
 	"github.com/sundialhq/sundial/internal/termsafe"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -128,10 +128,10 @@ func cmdLogsRedrive(ctx context.Context, args []string, stdout io.Writer) error 
 	if err != nil {
 		return err
 	}
-	rep, err := app.NewLogRedrive(awsCfg, a.Store, outs.Values["LogWriterFailureQueueUrl"], nil).Run(ctx, *limit)
+	rep, err := redrive.New(awsCfg, a.Store, outs.Values["LogWriterFailureQueueUrl"], nil).Run(ctx, *limit)
 	if *asJSON {
 		if rep.Kept == nil {
-			rep.Kept = []app.RedriveKept{}
+			rep.Kept = []redrive.Kept{}
 		}
 		if jerr := writeJSON(stdout, rep); jerr != nil {
 			return jerr

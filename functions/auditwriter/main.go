@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/auditwriter"
+	roleaudit "github.com/sundialhq/sundial/internal/role/auditwriter"
 )
 
 func main() { lambda.Start(handler(context.Background())) }
@@ -18,5 +18,5 @@ func main() { lambda.Start(handler(context.Background())) }
 // handler is the function's Lambda handler (a RequestResponse invoke), wired from the
 // environment as on Lambda; main_test.go invokes it with event.json.
 func handler(ctx context.Context) func(context.Context, json.RawMessage) (auditwriter.Response, error) {
-	return app.FromLambdaEnv(ctx, "auditwriter").AuditWriterHandler
+	return roleaudit.Lambda(ctx)
 }

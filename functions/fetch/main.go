@@ -1,4 +1,4 @@
-// Command fetch is Sundial's fetch Lambda function; it only wires (see internal/engine).
+// Command fetch is Sundial's fetch Lambda function; it only wires (see internal/role/fetch).
 package main
 
 import (
@@ -7,8 +7,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/role/fetch"
 	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata: provided.al2023 has no zoneinfo guarantee
 )
 
@@ -17,5 +17,5 @@ func main() { lambda.Start(handler(context.Background())) }
 // handler is the function's Lambda handler (EventBridge scheduled event), wired from the
 // environment as on Lambda; main_test.go invokes it with event.json.
 func handler(ctx context.Context) func(context.Context, events.CloudWatchEvent) (engine.FetchStats, error) {
-	return app.FromLambdaEnv(ctx, "fetch").FetchHandler
+	return fetch.Lambda(ctx)
 }

@@ -1,4 +1,5 @@
-// Command processor is Sundial's processor Lambda function; it only wires (see internal/engine).
+// Command processor is Sundial's processor Lambda function; it only wires (see
+// internal/role/processor).
 package main
 
 import (
@@ -7,7 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/role/processor"
 	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata: provided.al2023 has no zoneinfo guarantee
 )
 
@@ -16,5 +17,5 @@ func main() { lambda.Start(handler(context.Background())) }
 // handler is the function's Lambda handler (SQS event source with ReportBatchItemFailures),
 // wired from the environment as on Lambda; main_test.go invokes it with event.json.
 func handler(ctx context.Context) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
-	return app.FromLambdaEnv(ctx, "processor").ProcessHandler
+	return processor.Lambda(ctx)
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/infra/local"
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/logwriter/redrive"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -130,7 +130,7 @@ type Report struct {
 	Streams []lambdarun.StreamStats
 	// Redriven is what `sundial logs redrive` wrote at the end from the log writer's failure
 	// queue (batches it gave up during the chaos), as an operator answers LogWriterFailed.
-	Redriven app.RedriveReport
+	Redriven redrive.Report
 	WorkDir  string
 }
 
@@ -254,7 +254,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	rep.Streams = p.Streams()
 	// Batches the log writer gave up (its retry limit, through kills and faults) are in its
 	// failure queue, not the log: the operator's redrive writes them, as LogWriterFailed asks.
-	rd, err := app.NewLogRedrive(p.AWS, p.App.Store, p.Outputs.Values["LogWriterFailureQueueUrl"], nil).Run(ctx, 10000)
+	rd, err := redrive.New(p.AWS, p.App.Store, p.Outputs.Values["LogWriterFailureQueueUrl"], nil).Run(ctx, 10000)
 	rep.Redriven = rd
 	if err != nil {
 		return nil, fmt.Errorf("redrive the log writer's failure queue: %w", err)

@@ -16,8 +16,8 @@ import (
 	"github.com/sundialhq/sundial/infra/iam"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/localaws"
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/logwriter/redrive"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -102,7 +102,7 @@ func TestLogWriterFailureDestinationAndRedrive(t *testing.T) {
 	require.Contains(t, body, `"DDBStreamBatchInfo"`)
 	require.NotContains(t, body, "Poison", "the metadata record does not carry the records")
 
-	redrive := app.NewLogRedrive(p.AWS, p.App.Store, queueURL, nil)
+	redrive := redrive.New(p.AWS, p.App.Store, queueURL, nil)
 	rep, err := redrive.Run(ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Batches, "%+v", rep)

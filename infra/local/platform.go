@@ -83,8 +83,10 @@ type Options struct {
 	SourceDir string
 	// BootstrapDir receives <function>/bootstrap (default: a temporary directory that Stop removes).
 	BootstrapDir string
-	// Chaos is given to the function processes as SUNDIAL_CHAOS (see internal/chaos), and its
-	// SQS faults also hit the platform's own event source pollers. Needs Processes.
+	// Chaos makes the function processes the chaos run's bootstraps (infra/chaosrun/bootstrap:
+	// each function's role with fault-injecting clients, given Chaos as SUNDIAL_CHAOS; see
+	// internal/chaos), and its SQS faults also hit the platform's own event source pollers.
+	// Needs Processes.
 	Chaos string
 	// Replica makes the embedded endpoint's DynamoDB answers lag as AWS's index and replicas
 	// may (infra/gateway/replica.go; the chaos test sets it). Embedded only.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -37,6 +38,12 @@ func (p *Platform) buildProcesses(ctx context.Context, o Options) error {
 		dir, p.tempDir = tmp, tmp
 	}
 	var err error
+	if o.Chaos != "" {
+		// The chaos run's functions: their roles with faults injected, never compiled into
+		// the functions' own bootstraps (infra/chaosrun/bootstrap).
+		p.bootstraps, err = buildBootstraps(ctx, src, dir, chaosBootstrap, FnFetch, FnProcessor, FnRecovery, FnLogWriter)
+		return err
+	}
 	p.bootstraps, err = BuildBootstraps(ctx, src, dir, FnFetch, FnProcessor, FnRecovery, FnLogWriter)
 	return err
 }
@@ -60,7 +67,7 @@ func (p *Platform) startProcesses(ctx context.Context, o Options, processors int
 			env["AWS_SESSION_TOKEN"] = creds.SessionToken
 		}
 		if o.Chaos != "" {
-			env[chaos.EnvVar] = o.Chaos
+			env[chaos.EnvVar] = o.Chaos // read by the chaos bootstrap
 		}
 		// Successful executions are logged at Debug; the platform prints a line for each and
 		// keeps only Info and up in the function log, as Lambda's default level would.
@@ -105,22 +112,36 @@ func (p *Platform) stopProcesses() error {
 	return errors.Join(errs...)
 }
 
+// chaosBootstrap is the package of the chaos run's bootstraps: one per function, the function
+// named at link time (main.function).
+const chaosBootstrap = "./infra/chaosrun/bootstrap"
+
 // BuildBootstraps builds functions/<name> of the Sundial module at src as Lambda's build does
 // (lambda.norpc, no cgo), for this machine, into dir/<name>/bootstrap, and returns their paths.
 func BuildBootstraps(ctx context.Context, src, dir string, names ...string) (map[string]string, error) {
+	return buildBootstraps(ctx, src, dir, "", names...)
+}
+
+// buildBootstraps is BuildBootstraps from pkg, when set, with each function's name linked in
+// as main.function, instead of from functions/<name>.
+func buildBootstraps(ctx context.Context, src, dir, pkg string, names ...string) (map[string]string, error) {
 	out := map[string]string{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, name := range names {
 		bin := filepath.Join(dir, name, "bootstrap")
 		g.Go(func() error {
-			cmd := exec.CommandContext(gctx, "go", "build", "-tags", "lambda.norpc", "-o", bin, "./functions/"+name)
+			args := []string{"build", "-tags", "lambda.norpc", "-o", bin, "./functions/" + name}
+			if pkg != "" {
+				args = []string{"build", "-tags", "lambda.norpc", "-ldflags", "-X=main.function=" + name, "-o", bin, pkg}
+			}
+			cmd := exec.CommandContext(gctx, "go", args...)
 			cmd.Dir = src
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
 			var msg bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &msg, &msg
 			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("build the %s bootstrap (go build ./functions/%s in %s): %w\n%s", name, name, src, err, msg.String())
+				return fmt.Errorf("build the %s bootstrap (go %s in %s): %w\n%s", name, strings.Join(args, " "), src, err, msg.String())
 			}
 			mu.Lock()
 			out[name] = bin

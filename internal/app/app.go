@@ -1,37 +1,32 @@
-// Package app wires Sundial's services from configuration; each function's main.go and the
-// local platform build the same object, so they run the same code.
+// Package app wires every role of Sundial into one object (internal/role has one small
+// constructor per role; each function's main.go uses its own): the local platform runs its
+// functions in process on it, and the CLI, the console and the tests operate a stack with it.
 package app
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sundialhq/sundial/internal/action"
-	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/alerts"
 	"github.com/sundialhq/sundial/internal/auditwriter"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
-	"github.com/sundialhq/sundial/internal/emf"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/events"
-	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/logwriter"
 	"github.com/sundialhq/sundial/internal/queue"
+	"github.com/sundialhq/sundial/internal/role"
+	roleaudit "github.com/sundialhq/sundial/internal/role/auditwriter"
+	"github.com/sundialhq/sundial/internal/role/fetch"
+	rolelog "github.com/sundialhq/sundial/internal/role/logwriter"
+	"github.com/sundialhq/sundial/internal/role/operator"
+	"github.com/sundialhq/sundial/internal/role/processor"
+	"github.com/sundialhq/sundial/internal/role/recovery"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -44,9 +39,7 @@ type Options struct {
 	Invoker engine.Invoker
 	// DynamoDB and SQS override the clients (fault injection, request counting).
 	DynamoDB dynamo.API
-	SQS      interface {
-		queue.API
-	}
+	SQS      queue.API
 	// EventBridge overrides the EventBridge client (fault injection).
 	EventBridge events.API
 	// Metrics receives the CloudWatch Embedded Metric Format lines: stdout on Lambda (the
@@ -54,132 +47,40 @@ type Options struct {
 	Metrics io.Writer
 }
 
-// App holds the wired services.
+// App holds every role's services on one base: the operator's (Config, Store, Queues,
+// Metrics, Admin, Audit, DLQ, Reporter, promoted from Operator) and the functions'.
 type App struct {
-	Config    config.Config
-	Store     *dynamo.Store
-	Queues    *queue.Queues
+	*operator.Operator
 	Fetcher   *engine.Fetcher
 	Processor *engine.Processor
+	Recovery  *recovery.Recovery
 	Recoverer *engine.Recoverer
-	Reporter  *engine.Reporter
-	LogWriter *LogWriter
-	Admin     *admin.Service
-	DLQ       *queue.DLQ // nil when the configuration names no dead-letter queue
+	LogWriter *logwriter.Writer
 	// Events puts Sundial's EventBridge events (log writer, recovery); nil when the
 	// configuration names no bus.
 	Events *events.Publisher
 	// Alerter raises and resolves the timers' alerts (nil without Events).
-	Alerter *Alerter
-	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
-	Metrics *emf.Recorder
-	// Audit is the audit trail: read from the log table, appended through the audit writer
-	// function when the configuration names one (Config.AuditWriter), else straight to the
-	// table (AuditDirect).
-	Audit audit.Log
+	Alerter *alerts.Alerter
 }
-
-// AuditDirect is the trail appended straight to the log table: the writer function's own,
-// and the CLI's with the operator's credentials.
-func (a *App) AuditDirect() *dynamo.AuditLog { return a.Store.AuditLog(a.Config.AuditRetention) }
 
 // New wires the services on AWS clients built from awsCfg.
 func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
-	if o.Clock == nil {
-		o.Clock = timer.SystemClock{}
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	}
-	if o.Node == "" {
-		o.Node = DefaultNode("processor")
-	}
-	ddb := o.DynamoDB
-	if ddb == nil {
-		ddb = dynamodb.NewFromConfig(awsCfg)
-	}
-	var sq queue.API = o.SQS
-	sqsClient := sqs.NewFromConfig(awsCfg)
-	if o.SQS == nil {
-		sq = sqsClient
-	}
-	inv := o.Invoker
-	if inv == nil {
-		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &action.LambdaInvoker{Client: lambdaClient(awsCfg, cfg)}}
-	}
-	store := dynamo.New(ddb, cfg.TimersTable, cfg.LogTable, cfg.LogRetention)
-	store.SetShards(cfg.DueShards) // instances move to this deployment's shards as they run
-	qs, err := queue.New(sq, cfg.Queues)
+	b, err := role.New(awsCfg, cfg, role.Options{Node: o.Node, Clock: o.Clock, Log: o.Log, DynamoDB: o.DynamoDB, SQS: o.SQS, Metrics: o.Metrics})
 	if err != nil {
-		return nil, fmt.Errorf("queues: %w", err)
+		return nil, err
 	}
-	if o.Metrics == nil {
-		o.Metrics = os.Stdout
-	}
-	rec := emf.NewRecorder(o.Metrics, o.Clock.Now)
-	a := &App{Config: cfg, Store: store, Queues: qs, Metrics: rec}
-	a.Audit = a.AuditDirect()
-	if cfg.AuditWriter != "" {
-		// Invoked with the retryer of Lambda actions: an invoke is retried only when it cannot
-		// have run, never after the writer may have appended the record.
-		a.Audit = audit.Split{Writer: &auditwriter.Client{API: lambdaClient(awsCfg, cfg), Function: cfg.AuditWriter}, Lister: a.AuditDirect()}
-	}
-	a.Fetcher = &engine.Fetcher{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, Lookahead: 2*cfg.Tick + cfg.IndexLag, IndexLag: cfg.IndexLag, ShardGrace: cfg.ShardGrace, ClaimRate: cfg.ClaimRate}
-	a.Processor = &engine.Processor{
-		Store: store, Queue: qs, Invoker: inv, Clock: o.Clock, Log: o.Log, Metrics: rec, Node: o.Node, NewID: NewExecutionID,
-		MaxEarly: engine.MaxLead + 2*time.Second, MaxAhead: engine.MaxAheadFor(a.Fetcher.Lookahead), FailedBackoff: cfg.FailedBackoff, DeadlineMargin: 3 * time.Second,
-	}
-	a.Recoverer = &engine.Recoverer{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec, Shards: cfg.DueShards, LostAfter: cfg.LostAfter, Backfills: store}
-	if cfg.DLQ != "" {
-		a.DLQ = queue.NewDLQ(sqsClient, cfg.DLQ, qs)
-	}
-	if cfg.EventBus != "" {
-		eb := o.EventBridge
-		if eb == nil {
-			// One retry in the SDK: the publisher retries what fails a few times more, then
-			// keeps it in the outbox rather than hold up the log writer's stream.
-			eb = eventbridge.NewFromConfig(awsCfg, func(o *eventbridge.Options) { o.RetryMaxAttempts = 2 })
-		}
-		a.Events = &events.Publisher{API: eb, Bus: cfg.EventBus, Outbox: store, Log: o.Log}
-	}
-	a.LogWriter = &LogWriter{Store: store, Log: o.Log, Events: a.Events}
-	if a.Events != nil {
-		a.Alerter = &Alerter{Store: store, Events: a.Events, SNS: sns.NewFromConfig(awsCfg), Log: o.Log, Now: o.Clock.Now}
-		a.LogWriter.Alerts = a.Alerter
-	}
-	a.Reporter = &engine.Reporter{Store: store, Queue: qs, Clock: o.Clock, Log: o.Log, Metrics: rec}
-	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
-		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay,
-			ProcessorWait: timer.MaxSyncTimeout(cfg.ProcessorTimeout), Region: awsCfg.Region}}
+	a := &App{Operator: operator.New(b), Fetcher: fetch.New(b), Processor: processor.New(b, o.Invoker),
+		Recovery: recovery.New(b, o.EventBridge), LogWriter: rolelog.New(b, o.EventBridge)}
+	a.Recoverer, a.Events, a.Alerter = a.Recovery.Recoverer, a.Recovery.Events, a.Recovery.Alerter
 	return a, nil
 }
 
-// lambdaClient invokes Lambda actions: at the AWS endpoint, or at cfg.LambdaEndpoint when set
-// (locally, the platform's emulated Invoke API: the AWS emulator cannot run functions).
-func lambdaClient(awsCfg aws.Config, cfg config.Config) *lambda.Client {
-	if cfg.LambdaEndpoint == "" {
-		return lambda.NewFromConfig(awsCfg, action.LambdaOptions)
-	}
-	return lambda.NewFromConfig(awsCfg, action.LambdaOptions, func(o *lambda.Options) { o.BaseEndpoint = aws.String(cfg.LambdaEndpoint) })
-}
-
-var _ engine.Metrics = (*emf.Recorder)(nil)
-
-// NewExecutionID returns a random execution id (the lease owner token).
-func NewExecutionID() string { return rand.Text()[:20] }
-
 // DefaultNode names this process: the Lambda function and log stream, or host and pid.
-func DefaultNode(role string) string {
-	if fn := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); fn != "" {
-		return fn + "/" + os.Getenv("AWS_LAMBDA_LOG_STREAM_NAME")
-	}
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s@%s:%d", role, host, os.Getpid())
-}
+func DefaultNode(name string) string { return role.DefaultNode(name) }
 
 // FetchHandler is the fetch function's Lambda handler (EventBridge scheduled event).
-func (a *App) FetchHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.FetchStats, error) {
-	return a.Fetcher.Run(ctx)
+func (a *App) FetchHandler(ctx context.Context, ev lambdaevents.CloudWatchEvent) (engine.FetchStats, error) {
+	return fetch.Handler(a.Fetcher)(ctx, ev)
 }
 
 // ProcessHandler is the processor function's Lambda handler (SQS event source with
@@ -188,60 +89,15 @@ func (a *App) ProcessHandler(ctx context.Context, ev lambdaevents.SQSEvent) (lam
 	return a.Processor.Handle(ctx, ev)
 }
 
-// RecoverHandler is the recovery function's Lambda handler (EventBridge scheduled event).
-// Each sweep also puts the events the log writer could not (DrainEvents) and raises
-// noSuccessWithin alerts (SweepAlerts).
-func (a *App) RecoverHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
-	st, err := a.Recoverer.Run(ctx)
-	n, rerr := a.ResumePauses(ctx)
-	st.Resumed = n
-	a.DrainEvents(ctx)
-	a.SweepAlerts(ctx)
-	return st, errors.Join(err, rerr)
-}
-
-// ResumePauses activates, as the platform, the timers whose pause ended (an operator's
-// deactivate --until), each recorded in the audit trail.
-func (a *App) ResumePauses(ctx context.Context) (int, error) {
-	return a.Ops().ResumePauses(ctx)
-}
-
-// Ops is the operations layer on the app's wiring (internal/ops): every operator action,
-// validated, applied and audited once in a.Audit.
-func (a *App) Ops() *ops.Service {
-	return &ops.Service{Admin: a.Admin, Store: a.Store, Audit: a.Audit, DLQ: a.DLQ, Clock: a.Admin.Clock}
+// RecoverHandler is the recovery function's Lambda handler (recovery.Recovery.Handle).
+func (a *App) RecoverHandler(ctx context.Context, ev lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
+	return a.Recovery.Handle(ctx, ev)
 }
 
 // AuditWriterHandler is the audit writer function's Lambda handler: it validates the record
 // it is given and appends it to the chain, the only role allowed to.
 func (a *App) AuditWriterHandler(ctx context.Context, raw json.RawMessage) (auditwriter.Response, error) {
-	h := auditwriter.Handler{Trail: a.AuditDirect(), Now: a.Admin.Clock.Now}
-	return h.Handle(ctx, raw)
-}
-
-// SweepAlerts raises noSuccessWithin alerts (Alerter.Sweep); a failure is logged and left
-// to the next sweep.
-func (a *App) SweepAlerts(ctx context.Context) {
-	if a.Alerter == nil {
-		return
-	}
-	if err := a.Alerter.Sweep(ctx); err != nil {
-		a.Alerter.Log.Error("recovery: alerts sweep", "error", err)
-	}
-}
-
-// DrainEvents puts the events kept in the outbox (events.Publisher.Drain); a failure is
-// logged and left to the next sweep.
-func (a *App) DrainEvents(ctx context.Context) {
-	if a.Events == nil {
-		return
-	}
-	put, kept, err := a.Events.Drain(ctx)
-	if err != nil {
-		a.Events.Log.Error("recovery: events outbox", "put", put, "kept", kept, "error", err)
-	} else if put+kept > 0 {
-		a.Events.Log.Info("recovery: events outbox", "put", put, "kept", kept)
-	}
+	return roleaudit.Handler(a.Base)(ctx, raw)
 }
 
 // LogWriterHandler is the log writer function's Lambda handler (DynamoDB stream of the timers

@@ -1,7 +1,8 @@
 // Package chaos injects the failures a serverless deployment meets into Sundial's own AWS
 // clients, for the chaos test: throttling and 5xx errors on DynamoDB and SQS calls, SQS
-// messages sent twice, and a skewed clock. It is wired only when SUNDIAL_CHAOS is set (the
-// local chaos harness sets it; template.yaml never does).
+// messages sent twice, and a skewed clock. It is wired only into the chaos run's own
+// bootstraps (infra/chaosrun/bootstrap, which read SUNDIAL_CHAOS), never into the functions'
+// (a test in functions/ keeps it out of them).
 //
 // Errors are injected inside the SDK's request pipeline, after its retry middleware, so every
 // attempt draws its own chance and the SDK retries them exactly as it retries the real ones:

@@ -15,7 +15,7 @@ import (
 )
 
 // EditAudited edits an instance for e.By and records the edit (or reset) with the values
-// before and after (ops.Service.Edit).
+// before and after (apply.Service.Edit).
 func (s *Service) EditAudited(ctx context.Context, key timer.Key, e admin.Edit) (timer.Instance, error) {
 	return s.ops().Edit(ctx, ops.ActorFor(ctx, e.By), key, e)
 }

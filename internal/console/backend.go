@@ -7,6 +7,7 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -65,7 +66,7 @@ func (s *Service) Operate(ctx context.Context, key timer.Key, op, who string) (s
 // Now is the service's clock.
 func (s *Service) Now() time.Time { return s.Clock.Now() }
 
-// operate runs Run Now, activate or deactivate for who (ops.Service.Operate: applied and
+// operate runs Run Now, activate or deactivate for who (apply.Service.Operate: applied and
 // recorded there).
 func (s *Service) operate(ctx context.Context, key timer.Key, op, who string) (timer.Instance, error) {
 	switch op {
@@ -78,7 +79,7 @@ func (s *Service) operate(ctx context.Context, key timer.Key, op, who string) (t
 
 // ops is the operations layer the service's changes go through: Ops, or one on the
 // service's own store, admin, trail and dead-letter queue.
-func (s *Service) ops() *ops.Service {
+func (s *Service) ops() *apply.Service {
 	if s.Ops != nil {
 		return s.Ops
 	}
@@ -86,5 +87,5 @@ func (s *Service) ops() *ops.Service {
 	if s.Audit != nil {
 		w = s.Audit
 	}
-	return &ops.Service{Admin: s.Admin, Store: s.Store, Audit: w, DLQ: s.DLQ, Clock: s.Clock}
+	return &apply.Service{Admin: s.Admin, Store: s.Store, Audit: w, DLQ: s.DLQ, Clock: s.Clock}
 }

@@ -13,13 +13,14 @@ import (
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/ops/apply"
 )
 
-// Selection picks an app's timers for a bulk action (ops.Selection).
-type Selection = ops.Selection
+// Selection picks an app's timers for a bulk action (apply.Selection).
+type Selection = apply.Selection
 
-// BulkBody is POST /api/apps/{app}/deactivate and /activate (ops.BulkBody).
-type BulkBody = ops.BulkBody
+// BulkBody is POST /api/apps/{app}/deactivate and /activate (apply.BulkBody).
+type BulkBody = apply.BulkBody
 
 // BulkResult is what a bulk action answers: the instances it changed.
 type BulkResult struct {
@@ -28,7 +29,7 @@ type BulkResult struct {
 }
 
 // Bulk deactivates (with a note, until an instant or an operator's activate) or activates
-// the app's selected timers for who (ops.Service.Bulk: one audit record, the note its
+// the app's selected timers for who (apply.Service.Bulk: one audit record, the note its
 // reason).
 func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who string) (BulkResult, error) {
 	var name string

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/errkind"
-	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/queue"
+	"github.com/sundialhq/sundial/internal/role/operator"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -39,11 +39,16 @@ type Service struct {
 	// DLQ is the dead-letter queue (nil: none).
 	DLQ *queue.DLQ
 	// Ops is the operations layer every change goes through (nil: one on the fields above).
-	Ops *ops.Service
+	Ops *apply.Service
 }
 
-// NewService builds the service on an app's wiring; sqs reads queue depths.
-func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
+// Operators is what a Service is built on: the operator role (operator.New), or anything
+// that embeds it (internal/app.App).
+type Operators interface{ OperatorRole() *operator.Operator }
+
+// NewService builds the service on the operator's services; sqs reads queue depths.
+func NewService(ops Operators, sqs queue.AttributesAPI, capacity [4]int) *Service {
+	a := ops.OperatorRole()
 	stack := cost.DefaultStack()
 	stack.FetchTick, stack.DueShards = a.Config.Tick, a.Config.DueShards
 	stack.LogRetentionDays = int(a.Config.LogRetention / (24 * time.Hour))

@@ -14,11 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/timer"
 )
-
-var _ admin.Store = (*Store)(nil)
 
 // LogQuery is the domain's (timer.LogQuery); the name stays for callers under infra/ until
 // they say timer.LogQuery.

@@ -21,6 +21,10 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
+// The store implements the operator's ports (asserted here: the adapter does not import
+// internal/admin, so that the functions that only run timers do not link it).
+var _ admin.Store = (*dynamo.Store)(nil)
+
 // logRetention is the retention the test stores give log items.
 const logRetention = 30 * 24 * time.Hour
 

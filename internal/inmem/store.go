@@ -25,6 +25,7 @@ type Store struct {
 	maxShards    int
 	drainedSince time.Time
 	op           operatorState // operator.go
+	al           alertState    // alerts.go
 }
 
 // NewStore returns an empty store.

@@ -23,6 +23,7 @@ import (
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/publish"
 	"github.com/sundialhq/sundial/internal/testenv"
 )
@@ -81,7 +82,7 @@ type fixture struct {
 	manifest   string
 	ts         *httptest.Server
 	token      string
-	ops        *ops.Service
+	ops        *apply.Service
 	stackID    string
 	publishDoc string
 }
@@ -232,7 +233,7 @@ var surfaces = []surface{
 		return []call{{ops.OpPauseEnded, func(t *testing.T) ([]audit.Record, string) {
 			until := time.Now().Add(time.Hour).UTC()
 			_, err := f.ops.Bulk(context.Background(), ops.Actor{Kind: ops.Operator, Name: "ann"}, f.name, ops.OpBulkDeactivate,
-				ops.BulkBody{Names: []string{f.timer}, Note: "until later", Until: &until})
+				apply.BulkBody{Names: []string{f.timer}, Note: "until later", Until: &until})
 			require.NoError(t, err)
 			f.rec.take()
 			later := *f.ops

@@ -13,6 +13,7 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -29,7 +30,7 @@ func (s pausingStore) Pause(ctx context.Context, key timer.Key, p timer.Pause) (
 	return s.SetActive(ctx, key, false, timer.ActiveByOperator)
 }
 
-func unit(t *testing.T, failOn timer.Key) (*ops.Service, *recorder, []timer.Key) {
+func unit(t *testing.T, failOn timer.Key) (*apply.Service, *recorder, []timer.Key) {
 	t.Helper()
 	store, rec := inmem.NewStore(), &recorder{}
 	clock := timer.NewManualClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
@@ -40,7 +41,7 @@ func unit(t *testing.T, failOn timer.Key) (*ops.Service, *recorder, []timer.Key)
 		store.Put(timer.Instance{Key: k, Active: true, NextRun: clock.Now().Add(time.Hour),
 			Settings: timer.Settings{Schedule: "every 1h", Priority: 3, Timeout: time.Minute}})
 	}
-	s := &ops.Service{Admin: &admin.Service{Store: store, Queue: &inmem.Queue{}, Clock: clock, Shards: 1},
+	s := &apply.Service{Admin: &admin.Service{Store: store, Queue: &inmem.Queue{}, Clock: clock, Shards: 1},
 		Store: pausingStore{Store: store, failOn: failOn}, Audit: rec, Clock: clock}
 	return s, rec, keys
 }
@@ -66,7 +67,7 @@ func TestBulkRecordedOnceEvenWhenCut(t *testing.T) {
 	ctx := context.Background()
 	ann := ops.Actor{Kind: ops.Operator, Name: "ann"}
 	s, rec, _ := unit(t, timer.Key{})
-	res, err := s.Bulk(ctx, ann, "billing", ops.OpBulkDeactivate, ops.BulkBody{All: true, Note: "migration"})
+	res, err := s.Bulk(ctx, ann, "billing", ops.OpBulkDeactivate, apply.BulkBody{All: true, Note: "migration"})
 	require.NoError(t, err)
 	require.Len(t, res.Instances, 3)
 	recs := rec.take()
@@ -77,7 +78,7 @@ func TestBulkRecordedOnceEvenWhenCut(t *testing.T) {
 	require.Equal(t, 3, recs[0].After["timers"])
 
 	s, rec, keys := unit(t, timer.Key{App: "billing", Timer: "B"})
-	res, err = s.Bulk(ctx, ann, "billing", ops.OpBulkDeactivate, ops.BulkBody{All: true, Note: "migration"})
+	res, err = s.Bulk(ctx, ann, "billing", ops.OpBulkDeactivate, apply.BulkBody{All: true, Note: "migration"})
 	require.ErrorContains(t, err, "throttled")
 	require.Len(t, res.Instances, 1, "A was paused before B failed")
 	recs = rec.take()

@@ -19,6 +19,7 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/ops/apply"
 )
 
 // PhysicalID names the custom resource; it never changes, so an update never makes
@@ -55,15 +56,15 @@ type Handler struct {
 	S3 ObjectGetter
 	// Ops publishes and unpublishes, each recorded in the audit trail as the stack's
 	// (internal/ops); nil: an operations layer on Admin that records nothing (tests).
-	Ops *ops.Service
+	Ops *apply.Service
 }
 
 // ops is the operations layer the handler's publishes go through.
-func (h *Handler) ops() *ops.Service {
+func (h *Handler) ops() *apply.Service {
 	if h.Ops != nil {
 		return h.Ops
 	}
-	return &ops.Service{Admin: h.Admin, Store: h.Admin.Store, Clock: h.Admin.Clock}
+	return &apply.Service{Admin: h.Admin, Store: h.Admin.Store, Clock: h.Admin.Clock}
 }
 
 // stackActor is the stack a request comes from, as the audit trail names it (its stack id).

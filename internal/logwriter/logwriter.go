@@ -1,4 +1,8 @@
-package app
+// Package logwriter writes the execution log from the timers table's stream (Writer, the log
+// writer function's) and redrives into it what the writer gave up (Redrive), behind ports:
+// the log (dynamo.Store; inmem.Store in tests), the bus the executions' events are put on
+// (events.Publisher) and the alerts evaluated over them (alerts.Alerter).
+package logwriter
 
 import (
 	"context"
@@ -8,30 +12,37 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sundialhq/sundial/internal/alerts"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	sdevents "github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// LogWriter turns the timers table's stream into the execution log (see dynamo.ExecutionFromImages).
-type LogWriter struct {
-	Store *dynamo.Store
+// Log is where the executions are written (dynamo.Store.PutExecutions; inmem.Store's). A
+// put replaces the entry of the same execution, so a batch written again changes nothing.
+type Log interface {
+	PutExecutions(ctx context.Context, es []timer.Execution) error
+}
+
+// Writer turns the timers table's stream into the execution log (see dynamo.ExecutionFromImages).
+type Writer struct {
+	Store Log
 	Log   *slog.Logger
 	// Events puts the EventBridge events of the executions logged (nil: none).
-	Events *sdevents.Publisher
+	Events alerts.Bus
 	// Alerts evaluates the timers' alert rules over the executions logged (nil: none; it
 	// needs Events).
-	Alerts *Alerter
+	Alerts *alerts.Alerter
 }
 
 // Handle writes the log entries of the executions the batch's records ended, in one or more
 // BatchWriteItem requests. A record that cannot be decoded is not skipped: it and every record
 // after it are reported as failed (Lambda retries from there; the LogBehind alarm shows a
 // stream that stopped moving), and the entries before it are written.
-func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var (
 		es     []timer.Execution
-		ends   []ended
+		ends   []alerts.Ended
 		failAt = -1
 		ferr   error
 	)
@@ -54,7 +65,7 @@ func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 				if err == nil {
 					var in timer.Instance
 					if in, err = dynamo.InstanceFromImage(img); err == nil {
-						ends = append(ends, ended{in: in, e: e})
+						ends = append(ends, alerts.Ended{Instance: in, Execution: e})
 					}
 				}
 				if err != nil {
@@ -74,19 +85,19 @@ func (w *LogWriter) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		// take are kept for recovery's sweep; only when they can be neither put nor kept is
 		// the batch retried (its log entries are rewritten in place, never doubled).
 		evs := sdevents.FromExecutions(es)
-		var alerts *alertBatch
+		var batch *alerts.Batch
 		if w.Alerts != nil {
 			var err error
-			if alerts, err = w.Alerts.executions(ctx, ends); err != nil {
+			if batch, err = w.Alerts.Executions(ctx, ends); err != nil {
 				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 			}
-			evs = append(evs, alerts.events...)
+			evs = append(evs, batch.Events...)
 		}
 		if err := w.Events.Publish(ctx, evs); err != nil {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
 		}
-		if alerts != nil {
-			if err := alerts.finish(ctx); err != nil {
+		if batch != nil {
+			if err := batch.Finish(ctx); err != nil {
 				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 			}
 		}

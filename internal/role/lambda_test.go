@@ -1,4 +1,4 @@
-package app_test
+package role_test
 
 import (
 	"log/slog"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/role"
 )
 
 // TestLogLevel: Lambda's application log levels (LoggingConfig.ApplicationLogLevel, given to the
@@ -17,6 +17,6 @@ func TestLogLevel(t *testing.T) {
 		"": slog.LevelInfo, "INFO": slog.LevelInfo, "TRACE": slog.LevelDebug, "debug": slog.LevelDebug,
 		" WARN ": slog.LevelWarn, "ERROR": slog.LevelError, "FATAL": slog.LevelError, "verbose": slog.LevelInfo,
 	} {
-		require.Equal(t, want, app.LogLevel(in), "AWS_LAMBDA_LOG_LEVEL=%q", in)
+		require.Equal(t, want, role.LogLevel(in), "AWS_LAMBDA_LOG_LEVEL=%q", in)
 	}
 }

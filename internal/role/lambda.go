@@ -1,4 +1,4 @@
-package app
+package role
 
 import (
 	"context"
@@ -6,20 +6,23 @@ import (
 	"os"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/internal/awshttp"
-	"github.com/sundialhq/sundial/internal/chaos"
 	"github.com/sundialhq/sundial/internal/config"
 )
 
-// FromLambdaEnv builds the App inside a Lambda function (or a process started like one):
+// Hook changes a function's options once its AWS configuration and node name are known,
+// before its role is built: the chaos run's bootstraps (infra/chaosrun/bootstrap) wrap the
+// clients with fault injection this way. Production functions pass none.
+type Hook func(awsCfg aws.Config, o *Options) error
+
+// FromLambdaEnv builds the base inside a Lambda function (or a process started like one):
 // configuration from SUNDIAL_* variables, AWS clients from the default chain (which honours
 // AWS_ENDPOINT_URL), SDK retries with backoff for throttling, whole responses read before
-// they are parsed (internal/awshttp).
-func FromLambdaEnv(ctx context.Context, role string) *App {
+// they are parsed (internal/awshttp). A configuration it cannot use ends the process.
+func FromLambdaEnv(ctx context.Context, role string, hooks ...Hook) *Base {
 	log := LambdaLogger(role)
 	setLambdaMemoryLimit(os.Getenv)
 	cfg, err := config.FromEnv(os.Getenv)
@@ -27,39 +30,40 @@ func FromLambdaEnv(ctx context.Context, role string) *App {
 		log.Error("invalid configuration", "error", err)
 		os.Exit(1)
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryMaxAttempts(6))
+	awsCfg, err := LambdaAWS(ctx)
 	if err != nil {
 		log.Error("AWS configuration", "error", err)
 		os.Exit(1)
 	}
-	awshttp.Wrap(&awsCfg)
-	if ep := os.Getenv("SUNDIAL_ENDPOINT_URL"); ep != "" {
-		// sam local invoke against the local platform (template.yaml declares it empty).
-		awsCfg.BaseEndpoint = &ep
-	}
 	opts := Options{Log: log, Node: DefaultNode(role)}
-
-	// Chaos test hook. SUNDIAL_CHAOS is set only by the local chaos harness (infra/chaosrun),
-	// never by template.yaml: it wraps this process's DynamoDB and SQS clients with fault
-	// injection (throttling, 5xx, duplicate sends) and skews its clock, the engine's only
-	// source of time, by an offset derived from the seed and this node's name.
-	if spec := os.Getenv(chaos.EnvVar); spec != "" {
-		c, err := chaos.Parse(spec)
-		if err != nil {
-			log.Error("invalid chaos configuration", "error", err)
+	for _, h := range hooks {
+		if err := h(awsCfg, &opts); err != nil {
+			log.Error("options", "error", err)
 			os.Exit(1)
 		}
-		ch := chaos.New(c, opts.Node, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), log)
-		opts.DynamoDB, opts.SQS, opts.Clock = ch.DynamoDB, ch.SQS, ch.Clock
-		log.Warn("chaos: faults injected", "chaos", c.String(), "node", opts.Node, "clock_offset_ms", ch.Clock.Offset.Milliseconds())
 	}
-
-	a, err := New(awsCfg, cfg, opts)
+	b, err := New(awsCfg, cfg, opts)
 	if err != nil {
 		log.Error("wiring", "error", err)
 		os.Exit(1)
 	}
-	return a
+	return b
+}
+
+// LambdaAWS is a function's AWS configuration: the default chain, SDK retries with backoff
+// for throttling, whole responses read before they are parsed, and SUNDIAL_ENDPOINT_URL as
+// the endpoint when set (sam local invoke against the local platform; template.yaml declares
+// it empty).
+func LambdaAWS(ctx context.Context) (aws.Config, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryMaxAttempts(6))
+	if err != nil {
+		return aws.Config{}, err
+	}
+	awshttp.Wrap(&awsCfg)
+	if ep := os.Getenv("SUNDIAL_ENDPOINT_URL"); ep != "" {
+		awsCfg.BaseEndpoint = &ep
+	}
+	return awsCfg, nil
 }
 
 // LambdaLogger is a function's JSON logger at the level Lambda's advanced logging controls set

@@ -1,4 +1,8 @@
-package app
+// Package alerts raises and resolves the timers' alerts (timer.AlertRules) over the
+// executions the log writer logs and recovery's sweeps, behind ports: the store of open
+// alerts and watches (dynamo.Store; inmem.Store in tests), the bus their events are put on
+// (events.Publisher) and the topics told of them (SNS).
+package alerts
 
 import (
 	"context"
@@ -11,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -21,12 +24,45 @@ import (
 // alert is opened and closed by conditional writes (dynamo.Store.RaiseAlert, ResolveAlert),
 // so it is raised once while its rule holds, however many batches or sweeps see it.
 type Alerter struct {
-	Store  *dynamo.Store
-	Events *events.Publisher
+	Store  Store
+	Events Bus
 	// SNS tells a rule's notify topic of its alerts (nil: not told).
 	SNS SNSPublisher
 	Log *slog.Logger
 	Now func() time.Time
+}
+
+// Store keeps the open alerts and the noSuccessWithin watches (dynamo.Store; inmem.Store).
+// An alert is opened and closed only by conditional writes, so that it is raised once and
+// resolved once however many callers see its rule hold.
+type Store interface {
+	// Alerts lists the open alerts, of app only unless app is "".
+	Alerts(ctx context.Context, app string) ([]timer.Alert, error)
+	// AlertsOf reads the open alerts of the instances ks (its cost follows len(ks)).
+	AlertsOf(ctx context.Context, ks []timer.Key) ([]timer.Alert, error)
+	// RaiseAlert opens a, raised by `by`: true when this call opened it, or when the same
+	// raiser opened it before without announcing it (a redelivery after a crash); false when
+	// it is already open.
+	RaiseAlert(ctx context.Context, a timer.Alert, by string) (bool, error)
+	// AnnounceAlert records that the raise by `by` was announced (its event put or kept).
+	AnnounceAlert(ctx context.Context, k timer.Key, rule, by string) error
+	// ResolveAlert closes the instance's alert for rule: the alert it closed, or false when
+	// none was open.
+	ResolveAlert(ctx context.Context, k timer.Key, rule string) (timer.Alert, bool, error)
+	// Watch sets the noSuccessWithin deadline of an instance: to deadline when reset (a
+	// success), else only if it has none yet.
+	Watch(ctx context.Context, k timer.Key, deadline time.Time, reset bool) error
+	// Unwatch stops watching an instance.
+	Unwatch(ctx context.Context, k timer.Key) error
+	// Overdue are the watched instances whose deadline is at or before now, with it.
+	Overdue(ctx context.Context, now time.Time) (map[timer.Key]time.Time, error)
+	// Get reads an instance: timer.ErrNotFound.
+	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
+}
+
+// Bus puts events (events.Publisher: EventBridge, or the outbox when it does not take them).
+type Bus interface {
+	Publish(ctx context.Context, evs []events.Event) error
 }
 
 // SNSPublisher is the part of the SNS client the alerter uses.
@@ -40,10 +76,10 @@ type note struct {
 	ev    events.Event
 }
 
-// ended is an execution with its instance as the write that ended it left it.
-type ended struct {
-	in timer.Instance
-	e  timer.Execution
+// Ended is an execution with its instance as the write that ended it left it.
+type Ended struct {
+	Instance  timer.Instance
+	Execution timer.Execution
 }
 
 type raised struct {
@@ -52,11 +88,12 @@ type raised struct {
 	announced bool
 }
 
-// alertBatch evaluates the rules over a batch of ended executions, in order.
-type alertBatch struct {
+// Batch is the evaluation of the rules over a batch of ended executions (Alerter.Executions):
+// Events are the alert events to put; Finish, once they are put, records it.
+type Batch struct {
 	a        *Alerter
 	open     map[string]bool
-	events   []events.Event
+	Events   []events.Event
 	announce []raised
 	notes    []note
 }
@@ -75,7 +112,7 @@ func (a *Alerter) openAlerts(ctx context.Context) (map[string]bool, error) {
 	return open, nil
 }
 
-func (b *alertBatch) raise(ctx context.Context, al timer.Alert, by, topic string, e *timer.Execution, at time.Time) error {
+func (b *Batch) raise(ctx context.Context, al timer.Alert, by, topic string, e *timer.Execution, at time.Time) error {
 	if b.open[openKey(al.Key, al.Rule)] {
 		return nil // holds still: never repeated
 	}
@@ -86,7 +123,7 @@ func (b *alertBatch) raise(ctx context.Context, al timer.Alert, by, topic string
 	b.open[openKey(al.Key, al.Rule)] = true
 	if ok {
 		ev := events.FromAlert(events.AlertRaised, al, e, at)
-		b.events = append(b.events, ev)
+		b.Events = append(b.Events, ev)
 		b.announce = append(b.announce, raised{key: al.Key, rule: al.Rule, by: by})
 		if topic != "" {
 			b.notes = append(b.notes, note{topic, ev})
@@ -95,7 +132,7 @@ func (b *alertBatch) raise(ctx context.Context, al timer.Alert, by, topic string
 	return nil
 }
 
-func (b *alertBatch) resolve(ctx context.Context, k timer.Key, rule, topic string, e *timer.Execution, at time.Time, always bool) error {
+func (b *Batch) resolve(ctx context.Context, k timer.Key, rule, topic string, e *timer.Execution, at time.Time, always bool) error {
 	if !always && !b.open[openKey(k, rule)] {
 		return nil
 	}
@@ -106,7 +143,7 @@ func (b *alertBatch) resolve(ctx context.Context, k timer.Key, rule, topic strin
 	delete(b.open, openKey(k, rule))
 	if ok {
 		ev := events.FromAlert(events.AlertResolved, al, e, at)
-		b.events = append(b.events, ev)
+		b.Events = append(b.Events, ev)
 		if topic != "" {
 			b.notes = append(b.notes, note{topic, ev})
 		}
@@ -114,10 +151,10 @@ func (b *alertBatch) resolve(ctx context.Context, k timer.Key, rule, topic strin
 	return nil
 }
 
-// executions evaluates the rules of the batch's ended executions and returns the alert
-// events with what to record once they are put (finish).
-func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, error) {
-	b := &alertBatch{a: a}
+// Executions evaluates the rules of the batch's ended executions and returns the alert
+// events with what to record once they are put (Batch.Finish).
+func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) {
+	b := &Batch{a: a}
 	if len(ends) == 0 {
 		return b, nil
 	}
@@ -126,7 +163,7 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 	// by key, it costs the batch's timers, however many alerts an outage has opened.
 	keys := make([]timer.Key, len(ends))
 	for i, x := range ends {
-		keys[i] = x.e.Key
+		keys[i] = x.Execution.Key
 	}
 	list, err := a.Store.AlertsOf(ctx, keys)
 	if err != nil {
@@ -137,7 +174,7 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 		b.open[openKey(al.Key, al.Rule)] = true
 	}
 	for _, x := range ends {
-		r, e := x.in.Alerts, x.e
+		r, e := x.Instance.Alerts, x.Execution
 		k, end := e.Key.Norm(), e.StartedAt.Add(e.Duration).UTC()
 		if e.StartedAt.IsZero() {
 			end = a.Now().UTC()
@@ -159,9 +196,9 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 		// in NumberOfTries): it neither raises nor resolves consecutiveFailures.
 		if r.ConsecutiveFailures > 0 && !e.Backfill {
 			switch {
-			case e.Outcome.Failed() && x.in.NumberOfTries >= r.ConsecutiveFailures:
+			case e.Outcome.Failed() && x.Instance.NumberOfTries >= r.ConsecutiveFailures:
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,
-					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.in.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
+					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.Instance.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
 			case e.Outcome == timer.OutcomeSuccess:
 				err = b.resolve(ctx, k, timer.RuleConsecutiveFailures, r.Notify, &e, end, false)
 			}
@@ -188,9 +225,9 @@ func (a *Alerter) executions(ctx context.Context, ends []ended) (*alertBatch, er
 	return b, nil
 }
 
-// finish tells the notify topics (best effort: a failure is logged, the event is on the bus)
+// Finish tells the notify topics (best effort: a failure is logged, the event is on the bus)
 // and records that the raises were announced (their events put or kept).
-func (b *alertBatch) finish(ctx context.Context) error {
+func (b *Batch) Finish(ctx context.Context) error {
 	b.a.notify(ctx, b.notes)
 	var errs []error
 	for _, r := range b.announce {
@@ -211,7 +248,7 @@ func (a *Alerter) Sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b := &alertBatch{a: a, open: open}
+	b := &Batch{a: a, open: open}
 	for k, deadline := range overdue {
 		if open[openKey(k, timer.RuleNoSuccessWithin)] {
 			continue
@@ -233,10 +270,10 @@ func (a *Alerter) Sweep(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.Events.Publish(ctx, b.events); err != nil {
+	if err := a.Events.Publish(ctx, b.Events); err != nil {
 		return err
 	}
-	return b.finish(ctx)
+	return b.Finish(ctx)
 }
 
 // notify publishes each note to its topic: the subject names the alert, the message is the

@@ -1,9 +1,10 @@
-package ops
+package apply
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sundialhq/sundial/internal/ops"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
@@ -28,11 +29,6 @@ type pauser interface {
 	Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.Instance, error)
 }
 
-// resumer is a store that ends pauses (dynamo.Store).
-type resumer interface {
-	ResumeDue(ctx context.Context, now time.Time, resumed func(timer.Instance, timer.Pause) error) (int, error)
-}
-
 // Service is every operator action. Each method takes the caller, validates, applies and
 // writes the operation's audit record (Table's Audit) once; a read is not recorded.
 type Service struct {
@@ -45,32 +41,16 @@ type Service struct {
 	Clock timer.Clock
 }
 
-// ErrNotRecorded wraps the failure of an action's audit record: the action is done.
-var ErrNotRecorded = errors.New("its audit record was not written")
-
-// record writes operation op's record for a: its Who and Action are the actor's and the
-// table's (action overrides the table's for an edit that is a reset and a calendar's edit).
-func (s *Service) record(ctx context.Context, a Actor, op string, r audit.Record) error {
-	o := MustLookup(op)
-	if r.Action == "" {
-		r.Action = o.Audit
-	}
-	r.Who = a.Name
+// record writes operation op's record for a (ops.Record).
+func (s *Service) record(ctx context.Context, a ops.Actor, op string, r audit.Record) error {
 	if s.Audit == nil {
 		return nil
 	}
-	err := audit.Validate(r)
-	if err == nil {
-		err = s.Audit.Add(ctx, r)
-	}
-	if err != nil {
-		return fmt.Errorf("%s done, but %w: %w", r.Action, ErrNotRecorded, err)
-	}
-	return nil
+	return ops.Record(ctx, s.Audit, a, op, r)
 }
 
 // check validates the actor before anything is applied.
-func check(a Actor) error { return a.Validate() }
+func check(a ops.Actor) error { return a.Validate() }
 
 func (s *Service) now() time.Time {
 	if s.Clock == nil {
@@ -81,7 +61,7 @@ func (s *Service) now() time.Time {
 
 // Operate is Run Now (OpRunNow), activate (OpActivate) or deactivate (OpDeactivate) of one
 // instance: the one place that switch is written.
-func (s *Service) Operate(ctx context.Context, a Actor, key timer.Key, op string) (timer.Instance, error) {
+func (s *Service) Operate(ctx context.Context, a ops.Actor, key timer.Key, op string) (timer.Instance, error) {
 	if err := check(a); err != nil {
 		return timer.Instance{}, err
 	}
@@ -90,11 +70,11 @@ func (s *Service) Operate(ctx context.Context, a Actor, key timer.Key, op string
 		err error
 	)
 	switch op {
-	case OpRunNow:
+	case ops.OpRunNow:
 		in, err = s.Admin.RunNow(ctx, key)
-	case OpActivate:
+	case ops.OpActivate:
 		in, err = s.Admin.SetActive(ctx, key, true)
-	case OpDeactivate:
+	case ops.OpDeactivate:
 		in, err = s.Admin.SetActive(ctx, key, false)
 	default:
 		return in, fmt.Errorf("%w: operation %q: want run-now, activate or deactivate", errkind.Invalid, op)
@@ -106,7 +86,7 @@ func (s *Service) Operate(ctx context.Context, a Actor, key timer.Key, op string
 }
 
 // Wake is the public client's Wake<Timer>: Run Now, recorded as the client's.
-func (s *Service) Wake(ctx context.Context, a Actor, key timer.Key) (timer.Instance, error) {
+func (s *Service) Wake(ctx context.Context, a ops.Actor, key timer.Key) (timer.Instance, error) {
 	if err := check(a); err != nil {
 		return timer.Instance{}, err
 	}
@@ -114,12 +94,12 @@ func (s *Service) Wake(ctx context.Context, a Actor, key timer.Key) (timer.Insta
 	if err != nil {
 		return in, err
 	}
-	return in, s.record(ctx, a, OpWake, audit.Record{}.ForKey(key))
+	return in, s.record(ctx, a, ops.OpWake, audit.Record{}.ForKey(key))
 }
 
 // SetNextRun sets when a timer runs next (the public client's), with the value before and
 // after.
-func (s *Service) SetNextRun(ctx context.Context, a Actor, key timer.Key, next time.Time) (timer.Instance, error) {
+func (s *Service) SetNextRun(ctx context.Context, a ops.Actor, key timer.Key, next time.Time) (timer.Instance, error) {
 	if err := check(a); err != nil {
 		return timer.Instance{}, err
 	}
@@ -127,7 +107,7 @@ func (s *Service) SetNextRun(ctx context.Context, a Actor, key timer.Key, next t
 	if err != nil {
 		return in, err
 	}
-	return in, s.record(ctx, a, OpSetNextRun, audit.Record{After: map[string]any{"nextRun": in.NextRun.UTC().Format(time.RFC3339Nano)}}.ForKey(key))
+	return in, s.record(ctx, a, ops.OpSetNextRun, audit.Record{After: map[string]any{"nextRun": in.NextRun.UTC().Format(time.RFC3339Nano)}}.ForKey(key))
 }
 
 // settings are an instance's editable values, as audit records show them.
@@ -137,7 +117,7 @@ func settings(in timer.Instance) map[string]any {
 
 // Edit edits an instance (by a) and records the edit, or the reset, with the values before
 // and after.
-func (s *Service) Edit(ctx context.Context, a Actor, key timer.Key, e admin.Edit) (timer.Instance, error) {
+func (s *Service) Edit(ctx context.Context, a ops.Actor, key timer.Key, e admin.Edit) (timer.Instance, error) {
 	if err := check(a); err != nil {
 		return timer.Instance{}, err
 	}
@@ -154,11 +134,11 @@ func (s *Service) Edit(ctx context.Context, a Actor, key timer.Key, e admin.Edit
 	if e.Reset && e.Schedule == nil && e.Timeout == nil && e.Priority == nil && e.DST == nil && e.MisfireAfter == nil {
 		r.Action = audit.Reset
 	}
-	return after, s.record(ctx, a, OpEdit, r)
+	return after, s.record(ctx, a, ops.OpEdit, r)
 }
 
 // EditCalendar replaces a calendar's rules and records it with the rules before and after.
-func (s *Service) EditCalendar(ctx context.Context, a Actor, app, name string, rules schedule.CalendarRules) (admin.CalendarInfo, error) {
+func (s *Service) EditCalendar(ctx context.Context, a ops.Actor, app, name string, rules schedule.CalendarRules) (admin.CalendarInfo, error) {
 	if err := check(a); err != nil {
 		return admin.CalendarInfo{}, err
 	}
@@ -170,7 +150,7 @@ func (s *Service) EditCalendar(ctx context.Context, a Actor, app, name string, r
 	if err != nil {
 		return c, err
 	}
-	return c, s.record(ctx, a, OpCalendarEdit, audit.Record{Action: audit.CalendarEdit + name, App: timer.AppName(app),
+	return c, s.record(ctx, a, ops.OpCalendarEdit, audit.Record{Action: audit.CalendarEdit + name, App: timer.AppName(app),
 		Before: before, After: calendarRules(c.CalendarRules)})
 }
 
@@ -180,7 +160,7 @@ func calendarRules(r schedule.CalendarRules) map[string]any {
 }
 
 // StartBackfill starts a backfill (by a) and records it with its range.
-func (s *Service) StartBackfill(ctx context.Context, a Actor, r admin.BackfillRequest) (admin.BackfillStatus, error) {
+func (s *Service) StartBackfill(ctx context.Context, a ops.Actor, r admin.BackfillRequest) (admin.BackfillStatus, error) {
 	if err := check(a); err != nil {
 		return admin.BackfillStatus{}, err
 	}
@@ -193,11 +173,11 @@ func (s *Service) StartBackfill(ctx context.Context, a Actor, r admin.BackfillRe
 	if r.Tenant != "" {
 		after["tenant"] = r.Tenant
 	}
-	return st, s.record(ctx, a, OpBackfillStart, audit.Record{After: after}.ForKey(st.Key("")))
+	return st, s.record(ctx, a, ops.OpBackfillStart, audit.Record{After: after}.ForKey(st.Key("")))
 }
 
 // CancelBackfill cancels a timer's running backfill (by a) and records how far it got.
-func (s *Service) CancelBackfill(ctx context.Context, a Actor, app, name string) (admin.BackfillStatus, error) {
+func (s *Service) CancelBackfill(ctx context.Context, a ops.Actor, app, name string) (admin.BackfillStatus, error) {
 	if err := check(a); err != nil {
 		return admin.BackfillStatus{}, err
 	}
@@ -205,32 +185,32 @@ func (s *Service) CancelBackfill(ctx context.Context, a Actor, app, name string)
 	if err != nil {
 		return st, err
 	}
-	return st, s.record(ctx, a, OpBackfillCancel, audit.Record{
+	return st, s.record(ctx, a, ops.OpBackfillCancel, audit.Record{
 		After: map[string]any{"id": st.ID, "done": st.Done, "failed": st.Failed, "instants": st.Total}}.ForKey(st.Key("")))
 }
 
 // AddTenant registers a tenant and creates its instances; RemoveTenant unregisters one and
 // deactivates them. The registration is recorded as the API's (timer.TenantAPI), or the
 // CLI's for a CLI actor.
-func (s *Service) AddTenant(ctx context.Context, a Actor, name string) (admin.SyncReport, error) {
+func (s *Service) AddTenant(ctx context.Context, a ops.Actor, name string) (admin.SyncReport, error) {
 	if err := check(a); err != nil {
 		return admin.SyncReport{}, err
 	}
 	source := timer.TenantAPI
-	if a.Kind == CLI {
+	if a.Kind == ops.CLI {
 		source = timer.TenantCLI
 	}
 	rep, err := s.Admin.AddTenantFrom(ctx, name, source)
-	return rep, s.recordChange(ctx, a, OpTenantAdd, audit.Record{After: map[string]any{"tenant": name}}, changed(rep), err)
+	return rep, s.recordChange(ctx, a, ops.OpTenantAdd, audit.Record{After: map[string]any{"tenant": name}}, changed(rep), err)
 }
 
 // RemoveTenant: see AddTenant.
-func (s *Service) RemoveTenant(ctx context.Context, a Actor, name string) (admin.SyncReport, error) {
+func (s *Service) RemoveTenant(ctx context.Context, a ops.Actor, name string) (admin.SyncReport, error) {
 	if err := check(a); err != nil {
 		return admin.SyncReport{}, err
 	}
 	rep, err := s.Admin.RemoveTenant(ctx, name)
-	return rep, s.recordChange(ctx, a, OpTenantRemove, audit.Record{After: map[string]any{"tenant": name, "deactivated": len(rep.Deactivated)}}, changed(rep), err)
+	return rep, s.recordChange(ctx, a, ops.OpTenantRemove, audit.Record{After: map[string]any{"tenant": name, "deactivated": len(rep.Deactivated)}}, changed(rep), err)
 }
 
 // changed reports whether a sync report shows any write.
@@ -240,7 +220,7 @@ func changed(rep admin.SyncReport) bool {
 
 // recordChange records an action that succeeded, or one that failed after it changed
 // something (the record's reason says it is incomplete): what was written is accounted for.
-func (s *Service) recordChange(ctx context.Context, a Actor, op string, r audit.Record, wrote bool, err error) error {
+func (s *Service) recordChange(ctx context.Context, a ops.Actor, op string, r audit.Record, wrote bool, err error) error {
 	if err == nil {
 		return s.record(ctx, a, op, r)
 	}
@@ -257,7 +237,7 @@ func (s *Service) recordChange(ctx context.Context, a Actor, op string, r audit.
 }
 
 // ReleaseApp frees an app from a stack gone without its Delete, recording its last owner.
-func (s *Service) ReleaseApp(ctx context.Context, a Actor, app string) (timer.AppOwner, error) {
+func (s *Service) ReleaseApp(ctx context.Context, a ops.Actor, app string) (timer.AppOwner, error) {
 	if err := check(a); err != nil {
 		return timer.AppOwner{}, err
 	}
@@ -265,12 +245,12 @@ func (s *Service) ReleaseApp(ctx context.Context, a Actor, app string) (timer.Ap
 	if err != nil {
 		return held, err
 	}
-	return held, s.record(ctx, a, OpAppRelease, audit.Record{App: held.App, Before: map[string]any{"owner": held.Owner}})
+	return held, s.record(ctx, a, ops.OpAppRelease, audit.Record{App: held.App, Before: map[string]any{"owner": held.Owner}})
 }
 
 // Redrive sends up to limit well-formed dead-lettered firings back to their queues; a
 // redrive that sent some before it failed is recorded too.
-func (s *Service) Redrive(ctx context.Context, a Actor, limit int) (queue.RedriveResult, error) {
+func (s *Service) Redrive(ctx context.Context, a ops.Actor, limit int) (queue.RedriveResult, error) {
 	if err := check(a); err != nil {
 		return queue.RedriveResult{}, err
 	}
@@ -278,38 +258,38 @@ func (s *Service) Redrive(ctx context.Context, a Actor, limit int) (queue.Redriv
 		return queue.RedriveResult{}, fmt.Errorf("%w: the stack has no dead-letter queue", errkind.NotFound)
 	}
 	res, err := s.DLQ.Redrive(ctx, limit)
-	return res, s.recordChange(ctx, a, OpDLQRedrive, audit.Record{After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}},
+	return res, s.recordChange(ctx, a, ops.OpDLQRedrive, audit.Record{After: map[string]any{"redriven": len(res.Redriven), "kept": len(res.Kept)}},
 		len(res.Redriven) > 0, err)
 }
 
 // Sync publishes a manifest as a deploy (`sundial sync`, `sundial up --manifest`): operators'
 // changes are kept and the When Published timers run once; only its app's timers change.
-func (s *Service) Sync(ctx context.Context, a Actor, m manifest.Manifest) (admin.SyncReport, error) {
+func (s *Service) Sync(ctx context.Context, a ops.Actor, m manifest.Manifest) (admin.SyncReport, error) {
 	if err := check(a); err != nil {
 		return admin.SyncReport{}, err
 	}
 	rep, err := s.Admin.Publish(ctx, m, admin.NewDeployID("sync"))
-	return rep, s.recordChange(ctx, a, OpSync, syncRecord(m.AppName(), rep), changed(rep), err)
+	return rep, s.recordChange(ctx, a, ops.OpSync, syncRecord(m.AppName(), rep), changed(rep), err)
 }
 
 // SyncApplied records a manifest publish the local platform applied as it started
 // (`sundial up --manifest`) on a's behalf, before any other caller could reach it; rep is
 // what that publish did.
-func (s *Service) SyncApplied(ctx context.Context, a Actor, app string, rep admin.SyncReport) error {
+func (s *Service) SyncApplied(ctx context.Context, a ops.Actor, app string, rep admin.SyncReport) error {
 	if err := check(a); err != nil {
 		return err
 	}
-	return s.record(ctx, a, OpSync, syncRecord(app, rep))
+	return s.record(ctx, a, ops.OpSync, syncRecord(app, rep))
 }
 
 // Publish is a stack's publish of a manifest (the publish custom resource), waking the When
 // Published timers under deploy ("": none).
-func (s *Service) Publish(ctx context.Context, a Actor, m manifest.Manifest, deploy string) (admin.SyncReport, error) {
+func (s *Service) Publish(ctx context.Context, a ops.Actor, m manifest.Manifest, deploy string) (admin.SyncReport, error) {
 	if err := check(a); err != nil {
 		return admin.SyncReport{}, err
 	}
 	rep, err := s.Admin.Publish(ctx, m, deploy)
-	return rep, s.recordChange(ctx, a, OpPublish, syncRecord(m.AppName(), rep), changed(rep), err)
+	return rep, s.recordChange(ctx, a, ops.OpPublish, syncRecord(m.AppName(), rep), changed(rep), err)
 }
 
 // AppStacks ends an app's stack (admin.Service.DeleteAppStack; a fake in tests).
@@ -319,7 +299,7 @@ type AppStacks interface {
 
 // Unpublish is the Delete of an app's Custom::SundialTimers: its timers are deactivated and
 // the app released, when the resource still owns it (recorded only then).
-func (s *Service) Unpublish(ctx context.Context, a Actor, apps AppStacks, app, owner, resource string) (admin.SyncReport, bool, error) {
+func (s *Service) Unpublish(ctx context.Context, a ops.Actor, apps AppStacks, app, owner, resource string) (admin.SyncReport, bool, error) {
 	if err := check(a); err != nil {
 		return admin.SyncReport{}, false, err
 	}
@@ -330,7 +310,7 @@ func (s *Service) Unpublish(ctx context.Context, a Actor, apps AppStacks, app, o
 	if err != nil || !owned {
 		return rep, owned, err
 	}
-	return rep, owned, s.record(ctx, a, OpUnpublish, audit.Record{App: app, Before: map[string]any{"owner": owner},
+	return rep, owned, s.record(ctx, a, ops.OpUnpublish, audit.Record{App: app, Before: map[string]any{"owner": owner},
 		After: map[string]any{"deactivated": len(rep.Deactivated)}})
 }
 
@@ -342,26 +322,23 @@ func syncRecord(app string, rep admin.SyncReport) audit.Record {
 
 // LoginLink records a console login link minted by mint (the console's bearer token only);
 // the link is given out only once recorded.
-func (s *Service) LoginLink(ctx context.Context, a Actor, mint func() (string, time.Time)) (string, time.Time, error) {
+func (s *Service) LoginLink(ctx context.Context, a ops.Actor, mint func() (string, time.Time)) (string, time.Time, error) {
 	if err := check(a); err != nil {
 		return "", time.Time{}, err
 	}
 	link, expires := mint()
-	if err := s.record(ctx, a, OpLoginLink, audit.Record{After: map[string]any{"expires": expires.UTC().Format(time.RFC3339)}}); err != nil {
+	if err := s.record(ctx, a, ops.OpLoginLink, audit.Record{After: map[string]any{"expires": expires.UTC().Format(time.RFC3339)}}); err != nil {
 		return "", time.Time{}, err
 	}
 	return link, expires, nil
 }
 
 // ResumePauses activates, as the platform, the timers whose pause ended (an operator's
-// bulk deactivate with until), each recorded.
+// bulk deactivate with until), each recorded (ops.ResumePauses).
 func (s *Service) ResumePauses(ctx context.Context) (int, error) {
-	r, ok := s.Store.(resumer)
-	if !ok {
+	r, ok := s.Store.(ops.Resumer)
+	if !ok || s.Audit == nil {
 		return 0, nil
 	}
-	return r.ResumeDue(ctx, s.now(), func(in timer.Instance, p timer.Pause) error {
-		return s.record(ctx, PlatformActor, OpPauseEnded, audit.Record{
-			Reason: fmt.Sprintf("the pause until %s ended (%s, by %s)", p.Until.UTC().Format(time.RFC3339), p.Note, p.By)}.ForKey(in.Key))
-	})
+	return ops.ResumePauses(ctx, r, s.Audit, s.now())
 }

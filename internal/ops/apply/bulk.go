@@ -1,8 +1,9 @@
-package ops
+package apply
 
 import (
 	"context"
 	"fmt"
+	"github.com/sundialhq/sundial/internal/ops"
 	"slices"
 	"strings"
 	"time"
@@ -106,7 +107,7 @@ type BulkResult struct {
 // activate) or activates (OpBulkActivate) an app's selected timers, recorded once with the
 // selection, the count and the note as its reason. A bulk action that fails part-way is
 // recorded with what it changed (the reason says it is incomplete).
-func (s *Service) Bulk(ctx context.Context, a Actor, app, op string, b BulkBody) (BulkResult, error) {
+func (s *Service) Bulk(ctx context.Context, a ops.Actor, app, op string, b BulkBody) (BulkResult, error) {
 	if err := check(a); err != nil {
 		return BulkResult{}, err
 	}
@@ -119,7 +120,7 @@ func (s *Service) Bulk(ctx context.Context, a Actor, app, op string, b BulkBody)
 	now := s.now()
 	verb := ""
 	switch op {
-	case OpBulkDeactivate:
+	case ops.OpBulkDeactivate:
 		verb = "deactivate"
 		if strings.TrimSpace(b.Note) == "" || len(b.Note) > 500 {
 			return BulkResult{}, fmt.Errorf("%w: a bulk deactivate needs a note (1..500 characters): why, for whoever looks next", errkind.Invalid)
@@ -127,16 +128,16 @@ func (s *Service) Bulk(ctx context.Context, a Actor, app, op string, b BulkBody)
 		if b.Until != nil && !b.Until.After(now) {
 			return BulkResult{}, fmt.Errorf("%w: until %s is not in the future", errkind.Invalid, b.Until.UTC().Format(time.RFC3339))
 		}
-	case OpBulkActivate:
+	case ops.OpBulkActivate:
 		verb = "activate"
 		if b.Until != nil {
 			return BulkResult{}, fmt.Errorf("%w: until is for deactivate", errkind.Invalid)
 		}
 	default:
-		return BulkResult{}, fmt.Errorf("%w: bulk operation %q: want %s or %s", errkind.Invalid, op, OpBulkActivate, OpBulkDeactivate)
+		return BulkResult{}, fmt.Errorf("%w: bulk operation %q: want %s or %s", errkind.Invalid, op, ops.OpBulkActivate, ops.OpBulkDeactivate)
 	}
 	p, canPause := s.Store.(pauser)
-	if op == OpBulkDeactivate && !canPause {
+	if op == ops.OpBulkDeactivate && !canPause {
 		return BulkResult{}, fmt.Errorf("%w: this store cannot record a pause", errkind.Unavailable)
 	}
 	all, err := s.Store.List(ctx)
@@ -156,7 +157,7 @@ func (s *Service) Bulk(ctx context.Context, a Actor, app, op string, b BulkBody)
 			continue
 		}
 		var out timer.Instance
-		if op == OpBulkActivate {
+		if op == ops.OpBulkActivate {
 			out, err = s.Admin.SetActive(ctx, in.Key, true)
 		} else {
 			out, err = p.Pause(ctx, in.Key, pause)
@@ -172,7 +173,7 @@ func (s *Service) Bulk(ctx context.Context, a Actor, app, op string, b BulkBody)
 	}
 	after["timers"] = len(res.Instances)
 	res.Message = fmt.Sprintf("%d timers of %s %sd", len(res.Instances), app, verb)
-	if op == OpBulkDeactivate && b.Until != nil {
+	if op == ops.OpBulkDeactivate && b.Until != nil {
 		res.Message += "; the platform activates them again at " + b.Until.UTC().Format(time.RFC3339)
 	}
 	r := audit.Record{App: timer.AppName(app), After: after, Reason: b.Note}

@@ -1,4 +1,8 @@
-package app
+// Package redrive writes into the execution log what the log writer gave up (its stream
+// event source's on-failure destination): the operator's `sundial logs redrive` and the
+// chaos run's. Its own package, so that the log writer function does not link DynamoDB
+// Streams.
+package redrive
 
 import (
 	"context"
@@ -15,10 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/logwriter"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// LogRedrive writes into the execution log what the log writer gave up. When its stream
+// Redrive writes into the execution log what the log writer gave up. When its stream
 // event source exhausts its retries or its record age on a batch, Lambda sends the
 // on-failure destination (template.yaml, LogWriterFailureQueue) a metadata record naming
 // the shard and the first and last sequence numbers of the batch — not the records. The
@@ -26,7 +31,7 @@ import (
 // them 24 hours from their write: a batch redriven later than that is lost, and kept in the
 // queue with the reason. Writing is the log writer's (Store.PutExecutions, keyed by the
 // execution), so a batch redriven twice, or also written by the writer, is logged once.
-type LogRedrive struct {
+type Redrive struct {
 	SQS interface {
 		ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 		DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
@@ -35,22 +40,22 @@ type LogRedrive struct {
 		GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
 		GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
 	}
-	Store    *dynamo.Store
+	Store    logwriter.Log
 	QueueURL string
 	Log      *slog.Logger
 }
 
-// RedriveReport is what a redrive did.
-type RedriveReport struct {
+// Report is what a redrive did.
+type Report struct {
 	// Batches are the metadata records handled and deleted from the queue; Records the
 	// stream records they named, Logged the executions written.
 	Batches, Records, Logged int
 	// Kept are the batches left in the queue (they show again after its visibility timeout).
-	Kept []RedriveKept `json:"kept"`
+	Kept []Kept `json:"kept"`
 }
 
-// RedriveKept is a batch that could not be redriven, and why.
-type RedriveKept struct {
+// Kept is a batch that could not be redriven, and why.
+type Kept struct {
 	MessageID, Shard, Start, End string
 	Reason                       string
 }
@@ -78,8 +83,8 @@ const redriveWait = 2
 
 // Run redrives up to limit metadata records, and stops at the first error other than a
 // batch that cannot be redriven (that one is kept and reported).
-func (r *LogRedrive) Run(ctx context.Context, limit int) (RedriveReport, error) {
-	var rep RedriveReport
+func (r *Redrive) Run(ctx context.Context, limit int) (Report, error) {
+	var rep Report
 	if r.QueueURL == "" {
 		return rep, errors.New("logs redrive: the stack has no LogWriterFailureQueueUrl output (deploy the current template)")
 	}
@@ -119,14 +124,14 @@ func (r *LogRedrive) Run(ctx context.Context, limit int) (RedriveReport, error) 
 
 // batch logs the executions of one metadata record's records. A batch that cannot be
 // redriven is returned as kept; an error stops the redrive.
-func (r *LogRedrive) batch(ctx context.Context, body string) (*RedriveKept, int, int, error) {
+func (r *Redrive) batch(ctx context.Context, body string) (*Kept, int, int, error) {
 	var d destinationRecord
 	if err := json.Unmarshal([]byte(body), &d); err != nil || d.BatchInfo == nil || d.BatchInfo.Start == "" || d.BatchInfo.End == "" {
-		return &RedriveKept{Reason: "not a DynamoDB stream on-failure record (no DDBStreamBatchInfo with start and end sequence numbers)"}, 0, 0, nil
+		return &Kept{Reason: "not a DynamoDB stream on-failure record (no DDBStreamBatchInfo with start and end sequence numbers)"}, 0, 0, nil
 	}
 	b := d.BatchInfo
-	kept := func(format string, args ...any) (*RedriveKept, int, int, error) {
-		return &RedriveKept{Shard: b.ShardID, Start: b.Start, End: b.End, Reason: fmt.Sprintf(format, args...)}, 0, 0, nil
+	kept := func(format string, args ...any) (*Kept, int, int, error) {
+		return &Kept{Shard: b.ShardID, Start: b.Start, End: b.End, Reason: fmt.Sprintf(format, args...)}, 0, 0, nil
 	}
 	it, err := r.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(b.StreamArn),
 		ShardId: aws.String(b.ShardID), ShardIteratorType: streamtypes.ShardIteratorTypeAtSequenceNumber, SequenceNumber: aws.String(b.Start)})
@@ -268,13 +273,13 @@ func seqLess(a, b string) bool {
 	return a < b
 }
 
-// NewLogRedrive redrives the failure queue queueURL (the stack's LogWriterFailureQueueUrl
+// New redrives the failure queue queueURL (the stack's LogWriterFailureQueueUrl
 // output) into store's log, with awsCfg's credentials: they need sqs:ReceiveMessage and
 // sqs:DeleteMessage on the queue, dynamodb:GetShardIterator and dynamodb:GetRecords on the
 // timers table's stream, and dynamodb:BatchWriteItem on the log table.
-func NewLogRedrive(awsCfg aws.Config, store *dynamo.Store, queueURL string, log *slog.Logger) *LogRedrive {
+func New(awsCfg aws.Config, store logwriter.Log, queueURL string, log *slog.Logger) *Redrive {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &LogRedrive{SQS: sqs.NewFromConfig(awsCfg), Streams: dynamodbstreams.NewFromConfig(awsCfg), Store: store, QueueURL: queueURL, Log: log}
+	return &Redrive{SQS: sqs.NewFromConfig(awsCfg), Streams: dynamodbstreams.NewFromConfig(awsCfg), Store: store, QueueURL: queueURL, Log: log}
 }

@@ -1,0 +1,57 @@
+// Package operator is the operator's role: the Service Center's operations (internal/admin),
+// the audit trail, the dead-letter queue and the async executions' reporter. The API and
+// publish functions, the CLI, the console and the public client are built on it.
+package operator
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/ops/apply"
+	"github.com/sundialhq/sundial/internal/queue"
+	"github.com/sundialhq/sundial/internal/role"
+	"github.com/sundialhq/sundial/internal/role/auditwriter"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Operator holds the operator's services.
+type Operator struct {
+	*role.Base
+	Admin    *admin.Service
+	Reporter *engine.Reporter
+	DLQ      *queue.DLQ // nil when the configuration names no dead-letter queue
+	// Audit is the audit trail: read from the log table, appended through the audit writer
+	// function when the configuration names one (Config.AuditWriter), else straight to the
+	// table (AuditDirect).
+	Audit audit.Log
+}
+
+// New builds the operator's services on b.
+func New(b *role.Base) *Operator {
+	c := b.Config
+	o := &Operator{Base: b, Reporter: b.Reporter(), Audit: auditwriter.Trail(b),
+		Admin: &admin.Service{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Shards: c.DueShards,
+			Defaults: admin.Defaults{MaxRetries: c.DefaultMaxRetries, RetryDelay: c.DefaultRetryDelay,
+				ProcessorWait: timer.MaxSyncTimeout(c.ProcessorTimeout), Region: b.AWS.Region}}}
+	if c.DLQ != "" {
+		o.DLQ = queue.NewDLQ(sqs.NewFromConfig(b.AWS), c.DLQ, b.Queues)
+	}
+	return o
+}
+
+// AuditDirect is the trail appended straight to the log table: the writer function's own,
+// and the CLI's with the operator's credentials.
+func (o *Operator) AuditDirect() *dynamo.AuditLog { return auditwriter.Direct(o.Base) }
+
+// Ops is the operations layer on the role's services (internal/ops): every operator
+// action, validated, applied and audited once in o.Audit.
+func (o *Operator) Ops() *apply.Service {
+	return &apply.Service{Admin: o.Admin, Store: o.Store, Audit: o.Audit, DLQ: o.DLQ, Clock: o.Admin.Clock}
+}
+
+// OperatorRole returns o: what the console is built on (console.NewService), from the
+// operator role or from anything that embeds it (internal/app.App).
+func (o *Operator) OperatorRole() *Operator { return o }

@@ -1,0 +1,32 @@
+// Package processor is the processor function's role: the engine's Processor, which claims
+// each firing, invokes its action (HTTP, or Lambda) and finishes it.
+package processor
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/role"
+)
+
+// New builds the processor; inv invokes the actions (nil: HTTP and Lambda, as deployed).
+func New(b *role.Base, inv engine.Invoker) *engine.Processor {
+	if inv == nil {
+		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &action.LambdaInvoker{Client: b.LambdaClient()}}
+	}
+	return &engine.Processor{
+		Store: b.Store, Queue: b.Queues, Invoker: inv, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics, Node: b.Node, NewID: role.NewExecutionID,
+		MaxEarly: engine.MaxLead + 2*time.Second, MaxAhead: engine.MaxAheadFor(role.Lookahead(b.Config)), FailedBackoff: b.Config.FailedBackoff,
+		DeadlineMargin: 3 * time.Second,
+	}
+}
+
+// Lambda is the processor function's handler (SQS event source with ReportBatchItemFailures)
+// wired from the Lambda environment (hooks: role.Hook).
+func Lambda(ctx context.Context, hooks ...role.Hook) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return New(role.FromLambdaEnv(ctx, "processor", hooks...), nil).Handle
+}
