@@ -37,34 +37,51 @@ func (p *Platform) upEmbedded(ctx context.Context, o Options) error {
 }
 
 // functionsFromStack configures each function from the stack's SAM translation: its
-// environment, timeout, memory, schedule, event sources and role.
+// environment, timeout, memory, schedule, event sources and role; and the API function's
+// role and environment.
 func (p *Platform) functionsFromStack(o Options, local map[string]string) error {
-	env := p.Local
-	var err error
 	p.funcs = map[string]*function{}
 	for name, id := range logicalIDs {
-		fn := p.Stack.Functions[id]
-		if fn == nil {
-			return fmt.Errorf("the template has no function %s", id)
-		}
-		f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, reserved: fn.ReservedConcurrency, sources: fn.EventSources,
-			streams: fn.StreamSources, env: withLocalSettings(fn.Env, o, local), arn: fn.Arn, recursiveLoop: fn.RecursiveLoop}
-		for _, s := range fn.Schedules {
-			if s.Enabled && s.Every > 0 {
-				f.every = s.Every
-			}
-		}
-		if o.Tick > 0 && f.every > 0 {
-			f.every = o.Tick
-		}
-		if f.cfg, err = config.FromEnv(func(k string) string { return f.env[k] }); err != nil {
-			return fmt.Errorf("%s's environment: %w", id, err)
-		}
-		if f.aws, err = env.Config(o.Stack, id); err != nil {
+		f, err := p.functionFromStack(o, local, name, id)
+		if err != nil {
 			return err
 		}
 		p.funcs[name] = f
 	}
+	if err := p.checkFunctions(); err != nil {
+		return err
+	}
+	return p.apiFromStack(o, local)
+}
+
+// functionFromStack is the function name (logical ID id) as the translation gives it.
+func (p *Platform) functionFromStack(o Options, local map[string]string, name, id string) (*function, error) {
+	fn := p.Stack.Functions[id]
+	if fn == nil {
+		return nil, fmt.Errorf("the template has no function %s", id)
+	}
+	f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, reserved: fn.ReservedConcurrency, sources: fn.EventSources,
+		streams: fn.StreamSources, env: withLocalSettings(fn.Env, o, local), arn: fn.Arn, recursiveLoop: fn.RecursiveLoop}
+	for _, s := range fn.Schedules {
+		if s.Enabled && s.Every > 0 {
+			f.every = s.Every
+		}
+	}
+	if o.Tick > 0 && f.every > 0 {
+		f.every = o.Tick
+	}
+	var err error
+	if f.cfg, err = config.FromEnv(func(k string) string { return f.env[k] }); err != nil {
+		return nil, fmt.Errorf("%s's environment: %w", id, err)
+	}
+	if f.aws, err = p.Local.Config(o.Stack, id); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkFunctions says what the template gives the functions that the platform cannot run.
+func (p *Platform) checkFunctions() error {
 	if p.funcs[FnFetch].every == 0 || p.funcs[FnRecovery].every == 0 {
 		return errors.New("the template's fetch and recovery functions need a rate() schedule")
 	}
@@ -76,18 +93,26 @@ func (p *Platform) functionsFromStack(o Options, local map[string]string) error 
 			return fmt.Errorf("the template gives %s a DynamoDB stream event source, but the local platform runs only %v", id, slices.Sorted(maps.Values(logicalIDs)))
 		}
 	}
+	return nil
+}
+
+// apiFromStack configures the API function (Service Center's): its role and environment.
+func (p *Platform) apiFromStack(o Options, local map[string]string) error {
 	p.APIAWS = p.AWS // the template may leave Service Center out (ServiceCenter=false)
-	if fn := p.Stack.Functions[apiFunction]; fn != nil {
-		if p.APIAWS, err = env.Config(o.Stack, apiFunction); err != nil {
-			return err
-		}
-		// Its own environment: it audits through the writer (SUNDIAL_AUDIT_WRITER).
-		apiEnv := withLocalSettings(fn.Env, o, local)
-		cfg, err := config.FromEnv(func(k string) string { return apiEnv[k] })
-		if err != nil {
-			return fmt.Errorf("%s's environment: %w", apiFunction, err)
-		}
-		p.apiCfg = &cfg
+	fn := p.Stack.Functions[apiFunction]
+	if fn == nil {
+		return nil
 	}
+	var err error
+	if p.APIAWS, err = p.Local.Config(o.Stack, apiFunction); err != nil {
+		return err
+	}
+	// Its own environment: it audits through the writer (SUNDIAL_AUDIT_WRITER).
+	apiEnv := withLocalSettings(fn.Env, o, local)
+	cfg, err := config.FromEnv(func(k string) string { return apiEnv[k] })
+	if err != nil {
+		return fmt.Errorf("%s's environment: %w", apiFunction, err)
+	}
+	p.apiCfg = &cfg
 	return nil
 }
