@@ -47,7 +47,7 @@ func upScenario(t *testing.T, manifest string) *e2e {
 	e := &e2e{tp: tp, out: &testenv.SyncBuffer{}, log: &testenv.SyncBuffer{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	e.p, err = local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: path, Tick: time.Second,
+	e.p, err = local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: path, FunctionOptions: local.FunctionOptions{Tick: time.Second},
 		Examples: true, Out: e.out, Log: e.log})
 	require.NoError(t, err, "log:\n%s", e.log.String())
 	t.Cleanup(func() {

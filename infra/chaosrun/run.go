@@ -184,11 +184,11 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	progress("building the functions and starting the platform (DynamoDB Local, fauxqs, the stack, %d timers)…", c.Timers)
 	p, err := local.Up(ctx, local.Options{
-		Template: c.Template, Manifest: manifest, Tick: c.Tick, Stack: "sundial-chaos",
-		Processes: true, SourceDir: c.SourceDir, BootstrapDir: filepath.Join(dir, "bin"),
-		Chaos: c.Faults.String(), OnInvoke: kill.onInvoke, Log: obs,
-		Settings: settings, Replica: replica,
-		Params: map[string]string{"ProcessorTimeoutSeconds": "60"},
+		Template: c.Template, Manifest: manifest, Stack: "sundial-chaos", SourceDir: c.SourceDir, Log: obs,
+		FunctionOptions: local.FunctionOptions{Tick: c.Tick, Processes: true, BootstrapDir: filepath.Join(dir, "bin"),
+			Chaos: c.Faults.String(), OnInvoke: kill.onInvoke, Settings: settings},
+		AWSOptions: local.AWSOptions{Replica: replica},
+		Params:     map[string]string{"ProcessorTimeoutSeconds": "60"},
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,3 @@
-// Package lambdarun runs Sundial's Lambda handlers the way Lambda does: an invocation is a
-// JSON payload decoded into the handler's event type under a deadline, and the response is
-// JSON; SQS event sources and EventBridge schedules are emulated around it.
 package lambdarun
 
 import (

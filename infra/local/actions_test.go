@@ -60,8 +60,13 @@ func testLambdaActions(t *testing.T, processes bool) {
     action: {lambda: {function: sundial-action-missing}}
 `), 0o644))
 	var out, logs testenv.SyncBuffer
-	o := local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs,
-		Actions: map[string]local.ActionFunction{"sundial-action-echo": echo, "sundial-action-fails": fails}}
+	o := local.Options{
+		Template:        "../../template.yaml",
+		Manifest:        manifest,
+		Out:             &out,
+		Log:             &logs,
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Actions: map[string]local.ActionFunction{"sundial-action-echo": echo, "sundial-action-fails": fails}},
+	}
 	if processes {
 		o.Processes, o.SourceDir, o.BootstrapDir = true, "../..", filepath.Join(dir, "bin")
 		o.Params = map[string]string{"ProcessorTimeoutSeconds": "30"}
@@ -108,7 +113,10 @@ func TestLambdaActions(t *testing.T) {
 }
 
 func TestUpRefusesAnActionNamedLikeAnExample(t *testing.T) {
-	_, err := local.Up(context.Background(), local.Options{Examples: true, Template: "../../template.yaml",
-		Actions: map[string]local.ActionFunction{orders.FunctionName: nil}})
+	_, err := local.Up(context.Background(), local.Options{
+		Examples:        true,
+		Template:        "../../template.yaml",
+		FunctionOptions: local.FunctionOptions{Actions: map[string]local.ActionFunction{orders.FunctionName: nil}},
+	})
 	require.ErrorContains(t, err, fmt.Sprintf("action function %q is an example's", orders.FunctionName))
 }

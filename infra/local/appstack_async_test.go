@@ -73,8 +73,15 @@ Resources:
 	}
 	write(2)
 	var out, logs testenv.SyncBuffer
-	p, err := local.Up(ctx, local.Options{Template: sundial, SourceDir: "../..", Out: &out, Log: &logs, Tick: time.Second,
-		AppStacks: []string{dir}, StateFile: filepath.Join(t.TempDir(), "state.json")})
+	p, err := local.Up(ctx, local.Options{
+		Template:        sundial,
+		SourceDir:       "../..",
+		Out:             &out,
+		Log:             &logs,
+		AppStacks:       []string{dir},
+		StateFile:       filepath.Join(t.TempDir(), "state.json"),
+		FunctionOptions: local.FunctionOptions{Tick: time.Second},
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })
 	require.EqualValues(t, 1, p.AppStacks[0].Published[0].Data["Woken"], "the stack's create is a publish")

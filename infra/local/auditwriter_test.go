@@ -36,7 +36,7 @@ func TestAuditWriterAlone(t *testing.T) {
 	manifest := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte("timers:\n  - {name: Nightly, schedule: \"02:00 Mon\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"), 0o644))
 	var out, logs testenv.SyncBuffer
-	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs})
+	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs, FunctionOptions: local.FunctionOptions{Tick: time.Second}})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })
 	require.NotEmpty(t, p.API.Config.AuditWriter, "the API function's environment names the writer (template: !Ref AuditWriterFunction)")

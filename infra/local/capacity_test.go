@@ -30,8 +30,14 @@ func TestUpWithProvisionedCapacity(t *testing.T) {
 `), 0o644))
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
-	o := local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Invoker: inv, Log: &logs,
-		DataDir: filepath.Join(dir, "db"), Params: map[string]string{"Capacity": "Provisioned", "TimersWriteCapacityMin": "8", "LogReadCapacityMin": "3"}}
+	o := local.Options{
+		Template:        "../../template.yaml",
+		Manifest:        manifest,
+		Log:             &logs,
+		Params:          map[string]string{"Capacity": "Provisioned", "TimersWriteCapacityMin": "8", "LogReadCapacityMin": "3"},
+		AWSOptions:      local.AWSOptions{DataDir: filepath.Join(dir, "db")},
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: inv},
+	}
 	p, err := local.Up(context.Background(), o)
 	require.NoError(t, err, "log:\n%s", logs.String())
 

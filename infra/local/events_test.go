@@ -94,8 +94,14 @@ func TestEventsSurvivePutEventsFaults(t *testing.T) {
 		return false, failed
 	}
 	var logs, out testenv.SyncBuffer
-	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second,
-		Log: &logs, Out: &out, EventsTo: receiver.URL, EventsFault: fault})
+	p, err := local.Up(context.Background(), local.Options{
+		Template:        "../../template.yaml",
+		Manifest:        manifest,
+		Log:             &logs,
+		Out:             &out,
+		AWSOptions:      local.AWSOptions{EventsTo: receiver.URL, EventsFault: fault},
+		FunctionOptions: local.FunctionOptions{Tick: time.Second},
+	})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = p.Stop() })
 	ctx := context.Background()

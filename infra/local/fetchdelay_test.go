@@ -39,7 +39,7 @@ func TestFetchDelayCountsFromEachSend(t *testing.T) {
 	require.NoError(t, os.WriteFile(manifest, []byte(b.String()), 0o644))
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
-	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Invoker: inv, Log: &logs, Tick: 2 * time.Second})
+	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Log: &logs, FunctionOptions: local.FunctionOptions{Invoker: inv, Tick: 2 * time.Second}})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = p.Stop() })
 

@@ -38,7 +38,7 @@ func TestLogWriterFailureDestinationAndRedrive(t *testing.T) {
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
 	ctx := context.Background()
-	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Invoker: inv, Log: &logs})
+	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Log: &logs, FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: inv}})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = p.Stop() })
 	poison, later := timer.Key{Timer: "Poison"}, timer.Key{Timer: "Later"}

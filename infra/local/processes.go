@@ -19,9 +19,12 @@ import (
 	"github.com/sundialhq/sundial/internal/chaos"
 )
 
-// buildProcesses builds the functions' bootstraps, before anything starts: a build takes seconds,
-// and timers synced before it would start late.
+// buildProcesses builds the functions' bootstraps when they run as processes, before anything
+// starts: a build takes seconds, and timers synced before it would start late.
 func (p *Platform) buildProcesses(ctx context.Context, o Options) error {
+	if !o.Processes {
+		return nil
+	}
 	src := o.SourceDir
 	if src == "" {
 		var err error

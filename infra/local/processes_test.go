@@ -62,14 +62,14 @@ func TestProcesses(t *testing.T) {
 	var out, logs testenv.SyncBuffer
 	var invoked atomic.Int64
 	pl, err := local.Up(context.Background(), local.Options{
-		Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs,
-		Processes: true, SourceDir: "../..", BootstrapDir: filepath.Join(dir, "bin"),
+		Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs, SourceDir: "../..",
 		Params: map[string]string{"ProcessorTimeoutSeconds": "30"},
-		OnInvoke: func(function string, _ int, _ string) {
-			if function == local.FnProcessor {
-				invoked.Add(1)
-			}
-		},
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Processes: true, BootstrapDir: filepath.Join(dir, "bin"),
+			OnInvoke: func(function string, _ int, _ string) {
+				if function == local.FnProcessor {
+					invoked.Add(1)
+				}
+			}},
 	})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	stopped := false

@@ -29,7 +29,7 @@ func TestFrequentTimerRunsPastLambdaRecursionLimit(t *testing.T) {
 		"timers:\n  - {name: Every2s, schedule: \"every 2s\", timeout: 5s, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"), 0o644))
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
-	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Invoker: inv, Log: &logs})
+	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Log: &logs, FunctionOptions: local.FunctionOptions{Invoker: inv}})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = p.Stop() })
 

@@ -39,10 +39,14 @@ func TestDueShardsChangesStrandNoTimer(t *testing.T) {
 	for _, shards := range []int{4, 16, 2, 4} {
 		var logs testenv.SyncBuffer
 		began := time.Now()
-		p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second,
-			DataDir: filepath.Join(dir, "db"), Invoker: inv, Log: &logs,
-			Params:   map[string]string{"DueShards": fmt.Sprint(shards)},
-			Settings: map[string]string{"SUNDIAL_SHARD_GRACE": "2s"}})
+		p, err := local.Up(context.Background(), local.Options{
+			Template:        "../../template.yaml",
+			Manifest:        manifest,
+			Log:             &logs,
+			Params:          map[string]string{"DueShards": fmt.Sprint(shards)},
+			AWSOptions:      local.AWSOptions{DataDir: filepath.Join(dir, "db")},
+			FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: inv, Settings: map[string]string{"SUNDIAL_SHARD_GRACE": "2s"}},
+		})
 		require.NoError(t, err, "log:\n%s", logs.String())
 		t.Logf("DueShards=%d: up in %s", shards, time.Since(began).Round(time.Millisecond))
 		before := inv.Snapshot()

@@ -33,8 +33,12 @@ func TestLogWriterDrained(t *testing.T) {
 	require.NoError(t, os.WriteFile(manifest, []byte(body), 0o644))
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
-	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second,
-		Invoker: inv, Log: &logs})
+	p, err := local.Up(context.Background(), local.Options{
+		Template:        "../../template.yaml",
+		Manifest:        manifest,
+		Log:             &logs,
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: inv},
+	})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = p.Stop() })
 	require.Contains(t, p.Schedules(), "logwriter on the timers table's stream")
@@ -103,8 +107,13 @@ func TestLogWriterKeepsItsPositionAcrossRestarts(t *testing.T) {
 	var arn string
 	for run := range 2 {
 		var logs testenv.SyncBuffer
-		p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second,
-			DataDir: filepath.Join(dir, "db"), Invoker: inv, Log: &logs})
+		p, err := local.Up(ctx, local.Options{
+			Template:        "../../template.yaml",
+			Manifest:        manifest,
+			Log:             &logs,
+			AWSOptions:      local.AWSOptions{DataDir: filepath.Join(dir, "db")},
+			FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: inv},
+		})
 		require.NoError(t, err, "log:\n%s", logs.String())
 		want := inv.Calls("Kept") + 2
 		require.Eventually(t, func() bool { return inv.Calls("Kept") >= want }, 30*time.Second, 100*time.Millisecond)

@@ -56,11 +56,14 @@ func TestEngineKilledIsRestarted(t *testing.T) {
 
 	var out, logs testenv.SyncBuffer
 	pl, err := local.Up(context.Background(), local.Options{
-		Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs,
-		DataDir: filepath.Join(dir, "data"),
-		// A second death of the same engine within the window gives it up (the default is 5
-		// in a minute); the delay leaves Health a moment to be read while an engine is down.
-		Supervision: localaws.Supervision{Delay: 2 * time.Second, MaxRestarts: 1, Window: 10 * time.Minute},
+		Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs,
+		FunctionOptions: local.FunctionOptions{Tick: time.Second},
+		AWSOptions: local.AWSOptions{
+			DataDir: filepath.Join(dir, "data"),
+			// A second death of the same engine within the window gives it up (the default is 5
+			// in a minute); the delay leaves Health a moment to be read while an engine is down.
+			Supervision: localaws.Supervision{Delay: 2 * time.Second, MaxRestarts: 1, Window: 10 * time.Minute},
+		},
 	})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = pl.Stop() })

@@ -31,9 +31,14 @@ func TestProvisionedCapacityThrottledNothingLost(t *testing.T) {
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
 	ctx := context.Background()
-	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Invoker: inv, Log: &logs,
+	p, err := local.Up(ctx, local.Options{
+		Template: "../../template.yaml",
+		Manifest: manifest,
+		Log:      &logs,
 		Params: map[string]string{"Capacity": "Provisioned", "TimersWriteCapacityMin": "1", "TimersWriteCapacityMax": "4",
-			"LogWriteCapacityMin": "1", "LogWriteCapacityMax": "3"}})
+			"LogWriteCapacityMin": "1", "LogWriteCapacityMax": "3"},
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: inv},
+	})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = p.Stop() })
 

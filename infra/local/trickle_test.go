@@ -86,7 +86,7 @@ func TestTimersFireBesideATrickle(t *testing.T) {
     action: {http: {url: "%s/tick"}}
 `, action.URL), 0o644))
 	var out, logs testenv.SyncBuffer
-	pl, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs})
+	pl, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs, FunctionOptions: local.FunctionOptions{Tick: time.Second}})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = pl.Stop() })
 	count := func() int {

@@ -1,8 +1,3 @@
-// Package localaws is Sundial's local AWS: the embedded engines (DynamoDB Local and fauxqs),
-// the stack created on them from template.yaml's SAM translation, and one endpoint in front
-// of both (infra/gateway) that checks every call against the caller's IAM role. The local
-// platform (infra/local), the integration tests (internal/testenv) and the benchmarks run on
-// it.
 package localaws
 
 import (

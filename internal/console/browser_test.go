@@ -407,7 +407,8 @@ timers:
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	p, err := local.Up(ctx, local.Options{
 		Stack:    "console-browser-" + strings.ToLower(rand.Text()[:8]),
-		Template: templatePath(t), Manifest: manifest, Tick: time.Second, Invoker: bt.inv, Out: io.Discard, Log: io.Discard,
+		Template: templatePath(t), Manifest: manifest, Out: io.Discard, Log: io.Discard,
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: bt.inv},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })

@@ -25,7 +25,7 @@ import (
 // (app.New, lambdarun functions, schedules and SQS event sources with the stack's maximum
 // concurrency, from the template's translation), on the counted AWS configuration. local.Up builds its AWS clients inside and
 // offers no hook to count their requests, hence this composition; it mirrors
-// infra/local/platform.go's start and must follow it if that changes.
+// infra/local/sources.go's start and must follow it if that changes.
 type platform struct {
 	app     *app.App
 	actions *recorder

@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer lock.Release()
 	fmt.Fprintln(stdout, "starting the local platform with the examples…")
-	p, err := local.Up(ctx, local.Options{Template: "template.yaml", Manifest: *manifestPath, Tick: *tick,
+	p, err := local.Up(ctx, local.Options{Template: "template.yaml", Manifest: *manifestPath, FunctionOptions: local.FunctionOptions{Tick: *tick},
 		Examples: true, Out: stdout, Log: logFile, StateFile: local.DefaultStateFile, ActionsAddr: endpoint.Host})
 	if err != nil {
 		return err
