@@ -84,13 +84,13 @@ type Env struct {
 	// Gateway routes the calls.
 	Gateway *gateway.Gateway
 
-	dynamo         []*emulator.Server // started here (one per partition); nil for shared engines
-	queues         *emulator.Server
-	engines        Endpoints
-	admin          aws.Credentials
-	operator       aws.Config
-	ddb            *dynamodb.Client
-	sqs            *sqs.Client
+	dynamo   []*emulator.Server // started here (one per partition); nil for shared engines
+	queues   *emulator.Server
+	engines  Endpoints
+	admin    aws.Credentials
+	operator aws.Config
+	ddb      *dynamodb.Client
+	sqs      *sqs.Client
 
 	mu      sync.Mutex
 	stacks  map[string]*provision.Stack
