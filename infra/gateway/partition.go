@@ -154,7 +154,7 @@ func (g *Gateway) routeDynamoDB(w http.ResponseWriter, r *http.Request, op strin
 		b, _ := json.Marshal(req)
 		status, hdr, out := g.engineCall(r, p.engines[i], "", b)
 		if status == http.StatusOK && i > 0 {
-			out = retag(out, "NextShardIterator", func(s string) string { return tagIterator(s, i) })
+			out = tagNextIterator(out, i)
 		}
 		writeAnswer(w, status, hdr, out)
 	case "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction":
@@ -1064,6 +1064,27 @@ func untagIterator(it string) (int, string) {
 		return 0, it
 	}
 	return i, it[:j]
+}
+
+// tagNextIterator tags a GetRecords answer's NextShardIterator. The answer may be hundreds of
+// kilobytes, read four times a second per shard: the field is found by its text, not by
+// decoding the answer (records cannot hold the text unescaped: their strings' quotes are).
+func tagNextIterator(body []byte, i int) []byte {
+	field := []byte(`"NextShardIterator":"`)
+	j := bytes.LastIndex(body, field)
+	if j < 0 {
+		return retag(body, "NextShardIterator", func(s string) string { return tagIterator(s, i) })
+	}
+	start := j + len(field)
+	end := bytes.IndexByte(body[start:], '"')
+	if end < 0 {
+		return body
+	}
+	end += start
+	out := make([]byte, 0, len(body)+len(iteratorTag)+4)
+	out = append(out, body[:end]...)
+	out = append(out, iteratorTag+strconv.Itoa(i)...)
+	return append(out, body[end:]...)
 }
 
 // retag rewrites the string value of a top-level field of a JSON answer.
