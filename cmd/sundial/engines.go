@@ -21,7 +21,11 @@ import (
 func cmdEngines(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("engines", flag.ContinueOnError)
 	state := fs.String("state", "", "serve: write the engines' endpoints (JSON) to this file, removed when they stop")
+	partitions := partitionsFlag(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := partitions(); err != nil {
 		return err
 	}
 	if fs.NArg() == 1 && fs.Arg(0) == "serve" {
@@ -52,7 +56,7 @@ func serveEngines(ctx context.Context, state string, stdout io.Writer) error {
 		return err
 	}
 	defer os.Remove(state)
-	fmt.Fprintf(stdout, "engines    DynamoDB Local %s, fauxqs %s (until interrupted)\n", r.DynamoDB, r.SQS)
+	fmt.Fprintf(stdout, "engines    DynamoDB Local %s (%d partitions), fauxqs %s (until interrupted)\n", r.DynamoDB, max(1, len(r.DynamoDBPartitions)), r.SQS)
 	<-ctx.Done()
 	return nil
 }

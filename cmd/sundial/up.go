@@ -57,7 +57,11 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&co.tlsKey, "tls-key", "", "the --tls-cert certificate's private key (PEM)")
 	fs.StringVar(&co.operators, "operators", "", "YAML `FILE` naming the operators allowed in (name, accessKeyId, secretAccessKey, optional token, IAM policies): the console's API decides their requests as API Gateway's IAM auth would (docs/console.md); the CLI with AWS credentials in its environment goes through that API as the operator they name")
 	fs.StringVar(&co.hosts, "console-host", "", "comma-separated names (name or name:port) browsers use to reach the console; the first is its address in links. Requests for other hosts are refused")
+	partitions := partitionsFlag(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := partitions(); err != nil {
 		return err
 	}
 	set := map[string]bool{}

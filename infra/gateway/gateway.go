@@ -53,6 +53,13 @@ type Gateway struct {
 	Region, Account string
 	// Replica, when set, answers DynamoDB reads as a lagging replica and index may (replica.go).
 	Replica *Replica
+	// Partitions, when it names more than one engine, are the DynamoDB engines the items are
+	// spread over by a hash of their partition key, as DynamoDB's partitions (partition.go);
+	// DynamoDB is then ignored. Colocate lists partition-key prefixes whose keys all live on
+	// the first engine, so that transactions among such items run on one engine.
+	Partitions []string
+	Colocate   []string
+	parts      *partitions
 
 	mu     sync.RWMutex
 	lambda string
@@ -95,8 +102,15 @@ func (g *Gateway) Start(addr string) (string, error) {
 		g.Account = g.Auth.Env.Account
 	}
 	g.arns = newARNTranslator(g.Region, g.Account)
+	if len(g.Partitions) > 1 {
+		g.parts = newPartitions(g.Partitions, g.Colocate)
+		g.DynamoDB = g.Partitions[0]
+	}
 	if g.Replica != nil {
 		g.Replica.secret = g.EngineSecret
+		if p := g.parts; p != nil {
+			g.Replica.owner = func(pk json.RawMessage) string { return p.engines[p.owner(pk)] }
+		}
 	}
 	g.client = &http.Client{Transport: &http.Transport{
 		Proxy:               nil,
@@ -269,6 +283,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if req.Service == iam.DynamoDB {
 		body = g.arns.request(r.Header.Get("X-Amz-Target"), body)
 		engine := func(w http.ResponseWriter, b []byte) { g.forward(w, r, req.Service, upstream, b) }
+		if g.parts != nil {
+			engine = func(w http.ResponseWriter, b []byte) { g.routeDynamoDB(w, r, req.Operation, b) }
+		}
 		if g.Replica != nil { // innermost: it stands for the engine
 			forward := engine
 			engine = func(w http.ResponseWriter, b []byte) {

@@ -51,6 +51,9 @@ type Replica struct {
 	client *http.Client
 	signer *v4.Signer
 	secret string // the engines' secret (Gateway.EngineSecret), set by the gateway's Start
+	// owner, when the engines are partitioned (partition.go), names the engine of a
+	// partition key's value; set by the gateway's Start.
+	owner func(pk json.RawMessage) string
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -691,6 +694,13 @@ func (rp *Replica) schema(ctx context.Context, upstream, table string) (*tableSc
 
 func (rp *Replica) getItem(ctx context.Context, upstream string, k itemKey) (map[string]json.RawMessage, error) {
 	var out struct{ Item map[string]json.RawMessage }
+	if rp.owner != nil {
+		s, err := rp.schema(ctx, upstream, k.table)
+		if err != nil {
+			return nil, err
+		}
+		upstream = rp.owner(k.key[s.key[0]])
+	}
 	err := rp.call(ctx, upstream, "GetItem", map[string]any{"TableName": k.table, "Key": k.key, "ConsistentRead": true}, &out)
 	return out.Item, err
 }

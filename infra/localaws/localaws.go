@@ -63,6 +63,9 @@ type Endpoints struct {
 	DynamoDB string `json:"dynamodb"`
 	SQS      string `json:"sqs"`
 	Secret   string `json:"secret"`
+	// DynamoDBPartitions, when more than one, are the DynamoDB engines the items are spread
+	// over (the first is DynamoDB); see infra/gateway/partition.go.
+	DynamoDBPartitions []string `json:"dynamodb_partitions,omitempty"`
 }
 
 // Env is a running local AWS.
@@ -76,12 +79,13 @@ type Env struct {
 	// Gateway routes the calls.
 	Gateway *gateway.Gateway
 
-	dynamo, queues *emulator.Server // started here; nil for shared engines
-	engines        Endpoints
-	admin          aws.Credentials
-	operator       aws.Config
-	ddb            *dynamodb.Client
-	sqs            *sqs.Client
+	dynamo   []*emulator.Server // started here (one per partition); nil for shared engines
+	queues   *emulator.Server
+	engines  Endpoints
+	admin    aws.Credentials
+	operator aws.Config
+	ddb      *dynamodb.Client
+	sqs      *sqs.Client
 
 	mu      sync.Mutex
 	stacks  map[string]*provision.Stack
@@ -132,7 +136,8 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e.Auth.AddAdmin(e.admin.AccessKeyID, e.admin.SecretAccessKey, AdminPrincipal)
 	e.engines = ep
 	e.Gateway = &gateway.Gateway{DynamoDB: ep.DynamoDB, SQS: ep.SQS, EngineSecret: ep.Secret, Auth: e.Auth, Region: Region, Account: sam.Account, Throttle: &gateway.Throttle{},
-		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway"), Replica: o.Replica}
+		Log: slog.New(slog.NewJSONHandler(o.Log, nil)).With("component", "gateway"), Replica: o.Replica,
+		Partitions: ep.DynamoDBPartitions, Colocate: Colocated}
 	listen := o.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
@@ -253,8 +258,23 @@ func Outputs(st *provision.Stack) (stack.Outputs, error) {
 	return out, nil
 }
 
-// Engines names the engines' endpoints (behind the gateway), for reports.
+// Engines names the engines' endpoints (behind the gateway), for reports: the first
+// DynamoDB engine's when there are several (DynamoDBPartitions).
 func (e *Env) Engines() (dynamoDB, sqs string) { return e.engines.DynamoDB, e.engines.SQS }
+
+// DynamoDBPartitions are the DynamoDB engines' endpoints, one per partition (one when the
+// local DynamoDB is not partitioned).
+func (e *Env) DynamoDBPartitions() []string {
+	if len(e.engines.DynamoDBPartitions) > 0 {
+		return slices.Clone(e.engines.DynamoDBPartitions)
+	}
+	return []string{e.engines.DynamoDB}
+}
+
+// Colocated are the partition-key prefixes the gateway keeps on one engine: the audit chain's
+// record and head are written in one transaction (internal/dynamo.AuditLog.Add), which
+// DynamoDB runs across partitions and one DynamoDB Local engine cannot.
+var Colocated = []string{"AUDIT#"}
 
 // EngineSecret is the secret the engines require (emulator.SecretHeader): for a test or a
 // measurement that goes to them straight (emulator.WithSecret), not through Endpoint.
@@ -263,40 +283,54 @@ func (e *Env) EngineSecret() string { return e.engines.Secret }
 // Running are engines started by StartEngines.
 type Running struct {
 	Endpoints
-	dynamo, queues *emulator.Server
+	dynamo []*emulator.Server
+	queues *emulator.Server
 }
 
-// StartEngines installs (when missing) and starts DynamoDB Local (on disk in dbPath, or in
-// memory) and fauxqs, in parallel, both requiring a new secret (Endpoints.Secret).
+// StartEngines installs (when missing) and starts the DynamoDB Local engines (Partitions of
+// them: on disk in dbPath, or in memory) and fauxqs, in parallel, all requiring a new secret
+// (Endpoints.Secret).
 func StartEngines(ctx context.Context, dbPath string, logw io.Writer) (*Running, error) {
+	n, err := Partitions(dbPath, 0)
+	if err != nil {
+		return nil, err
+	}
 	eng, err := emulator.Install(ctx, logw)
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{}
+	r := &Running{dynamo: make([]*emulator.Server, n)}
 	secret := emulator.NewSecret()
-	started := make(chan error, 1)
-	go func() {
-		var err error
-		r.queues, err = emulator.StartSQS(ctx, eng, secret, logw)
-		started <- err
-	}()
-	r.dynamo, err = emulator.StartDynamoDB(ctx, eng, emulator.DynamoDBOptions{DBPath: dbPath, Secret: secret, Log: logw})
-	if qerr := <-started; err == nil {
-		err = qerr
+	errs := make([]error, n+1)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.queues, errs[n] = emulator.StartSQS(ctx, eng, secret, logw) })
+	for i := range n {
+		wg.Go(func() {
+			r.dynamo[i], errs[i] = emulator.StartDynamoDB(ctx, eng, emulator.DynamoDBOptions{DBPath: partitionDir(dbPath, i), Secret: secret, Log: logw})
+		})
 	}
-	if err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		_ = r.Stop()
 		return nil, err
 	}
-	r.Endpoints = Endpoints{DynamoDB: r.dynamo.Endpoint, SQS: r.queues.Endpoint, Secret: secret}
+	if err := recordPartitions(dbPath, n); err != nil {
+		_ = r.Stop()
+		return nil, err
+	}
+	r.Endpoints = Endpoints{DynamoDB: r.dynamo[0].Endpoint, SQS: r.queues.Endpoint, Secret: secret}
+	if n > 1 {
+		for _, d := range r.dynamo {
+			r.DynamoDBPartitions = append(r.DynamoDBPartitions, d.Endpoint)
+		}
+	}
 	return r, nil
 }
 
 // Stop stops the engines.
 func (r *Running) Stop() error {
 	var errs []error
-	for _, s := range []*emulator.Server{r.dynamo, r.queues} {
+	for _, s := range append(slices.Clone(r.dynamo), r.queues) {
 		if s != nil {
 			errs = append(errs, s.Stop())
 		}
@@ -313,7 +347,7 @@ func (e *Env) Stop() error {
 	if e.Gateway != nil {
 		errs = append(errs, e.Gateway.Close())
 	}
-	for _, s := range []*emulator.Server{e.dynamo, e.queues} {
+	for _, s := range append(slices.Clone(e.dynamo), e.queues) {
 		if s != nil {
 			errs = append(errs, s.Stop())
 		}
@@ -322,13 +356,13 @@ func (e *Env) Stop() error {
 	return errors.Join(errs...)
 }
 
-// EnginePids are the supervised engines' current process ids (DynamoDB Local's, fauxqs's);
-// zero for engines Start did not start.
+// EnginePids are the supervised engines' current process ids (the first DynamoDB Local's,
+// fauxqs's); zero for engines Start did not start.
 func (e *Env) EnginePids() (dynamoDB, sqs int) {
-	if e.dynamo == nil || e.queues == nil {
+	if len(e.dynamo) == 0 || e.queues == nil {
 		return 0, 0
 	}
-	return e.dynamo.Pid(), e.queues.Pid()
+	return e.dynamo[0].Pid(), e.queues.Pid()
 }
 
 // FetchIAMReport reads the IAM report of a local AWS (a `sundial up` process's) at endpoint,

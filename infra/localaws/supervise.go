@@ -91,9 +91,9 @@ func (e *Env) supervise(s Supervision, dbPath string) {
 	e.failed = make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stopSupervision = cancel
-	for _, srv := range []*emulator.Server{e.dynamo, e.queues} {
+	for _, srv := range append(slices.Clone(e.dynamo), e.queues) {
 		after := func(context.Context) (string, error) { return "its data on disk kept (" + dbPath + ")", nil }
-		inMemory := srv == e.dynamo && dbPath == ""
+		inMemory := srv != e.queues && dbPath == ""
 		if srv == e.queues {
 			after = e.recreateQueues
 		}

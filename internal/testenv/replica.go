@@ -22,7 +22,8 @@ func Replica(t testing.TB, rc gateway.ReplicaConfig) (aws.Config, *gateway.Repli
 		t.Fatal(err)
 	}
 	ddb, queues := env.Engines()
-	g := &gateway.Gateway{DynamoDB: ddb, SQS: queues, EngineSecret: env.EngineSecret(), Region: localaws.Region, Account: sam.Account, Replica: rp}
+	g := &gateway.Gateway{DynamoDB: ddb, SQS: queues, EngineSecret: env.EngineSecret(), Region: localaws.Region, Account: sam.Account, Replica: rp,
+		Partitions: env.DynamoDBPartitions(), Colocate: localaws.Colocated}
 	url, err := g.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

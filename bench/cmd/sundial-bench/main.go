@@ -227,6 +227,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 			return fmt.Errorf("%s: %w", phase, err)
 		}
 		defer func() { err = errors.Join(err, e.stop()) }()
+		res.DynamoDBPartitions = len(e.local.DynamoDBPartitions())
 		return fn(e)
 	}
 	res.Machine.Emulator = "DynamoDB Local (" + emulator.DynamoDBLocalPackage + ") and " + emulator.FauxqsPackage

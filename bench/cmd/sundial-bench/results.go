@@ -84,6 +84,29 @@ type results struct {
 	LowerLoadRequestsPerFiring   *float64           `json:"lower_load_requests_per_firing,omitempty"`
 	// Endpoint is what the local endpoint costs the unavoidable calls (endpoint.go).
 	Endpoint *endpointCost `json:"endpoint_cost,omitempty"`
+	// DynamoDBPartitions is how many DynamoDB Local engines the local DynamoDB ran on.
+	DynamoDBPartitions int `json:"dynamodb_partitions"`
+	// BurstFloor is the engines' own time for the writes one burst cannot avoid: the precision
+	// run's timers × (claim + finish + log entry, each at its service time measured one call
+	// at a time in this run, serviceMsLarge) ÷ the engines serving them side by side.
+	// BurstEfficiency is the burst's p99 lateness ÷ that floor: near 1, the lateness is the
+	// engines'; far above, it is ours.
+	BurstFloor      float64 `json:"burst_floor_s"`
+	BurstEfficiency float64 `json:"burst_efficiency"`
+}
+
+// burstFloor computes BurstFloor and BurstEfficiency (none without the service times).
+func (r *results) burstFloor() {
+	claim, log := r.Ceiling.ProbeLarge["DynamoDB.UpdateItem"], r.Ceiling.ProbeLarge["DynamoDB.BatchWriteItem"]
+	if r.Precision == nil || claim <= 0 || log <= 0 {
+		return
+	}
+	// The claim and the finish are each one UpdateItem; the log entry one item of a batch.
+	perFiring := (2*claim + log) / 1000
+	r.BurstFloor = float64(r.Precision.Spec.Timers) * perFiring / float64(max(r.DynamoDBPartitions, 1))
+	if r.BurstFloor > 0 {
+		r.BurstEfficiency = r.LatenessP99 / r.BurstFloor
+	}
 }
 
 type machineInfo struct {
@@ -198,6 +221,7 @@ func (r *results) finish(took time.Duration) {
 		r.BestRateP99Under1s = best.Sustained
 	}
 	r.CeilingFiringsPerS = r.Ceiling.FiringsPerSecond
+	r.burstFloor()
 	if r.CeilingFiringsPerS > 0 {
 		r.CeilingRatio = r.SustainedFiringsPerS / r.CeilingFiringsPerS
 	}
