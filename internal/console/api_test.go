@@ -41,7 +41,7 @@ func TestAPI(t *testing.T) {
 			status, body, _ := f.do(t, "GET", "/api/timers?name="+f.prefix+"-List"+query, tok, "")
 			require.Equal(t, http.StatusOK, status, body)
 			var out []string
-			for _, r := range decode[[]console.TimerRow](t, body) {
+			for _, r := range decode[console.TimerPage](t, body).Items {
 				out = append(out, strings.TrimPrefix(r.Key, f.prefix+"-"))
 			}
 			return out

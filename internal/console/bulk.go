@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -113,7 +114,7 @@ func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who stri
 	default:
 		return BulkResult{}, errNoRoute
 	}
-	all, err := s.Store.List(ctx)
+	all, err := admin.AllInstances(ctx, s.Store, timer.InstanceQuery{App: app}) // the app's only
 	if err != nil {
 		return BulkResult{}, err
 	}

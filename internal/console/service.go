@@ -73,14 +73,10 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 		return Health{}, err
 	}
 	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
-	all, err := s.Store.List(ctx)
-	if err != nil {
+	// One app's instances only (its index); every app's, the whole table a page at a time.
+	var err error
+	if in.instances, err = admin.AllInstances(ctx, s.Store, timer.InstanceQuery{App: app}); err != nil {
 		return Health{}, err
-	}
-	for _, i := range all {
-		if app == "" || i.AppName() == app {
-			in.instances = append(in.instances, i)
-		}
 	}
 	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
 		return Health{}, err
@@ -93,6 +89,9 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	}
 	h := buildHealth(in)
 	h.App = app
+	if app != "" {
+		h.Apps = nil // the app's own counts are Counts
+	}
 	// The last hour, read whole (up to figuresMaxEntries): its summary and its minutes agree.
 	hour, truncated, err := hourOfLog(ctx, s.Store, app, in.now.Add(-time.Hour))
 	if err != nil {
@@ -131,6 +130,16 @@ type Filter struct {
 	Tenant  string
 	Active  string // "", "yes" or "no"
 	Failing bool
+	// Limit and Cursor are the page: up to Limit rows (0: timer.DefaultPageSize, at most
+	// timer.MaxPageSize) from the previous page's TimerPage.Next ("": the first).
+	Limit  int
+	Cursor string
+}
+
+// TimerPage is a page of the timers list and the cursor of the next page ("" after the last).
+type TimerPage struct {
+	Items []TimerRow `json:"items"`
+	Next  string     `json:"next,omitempty"`
 }
 
 // Validate rejects values no timer could match, with the reason.
@@ -141,11 +150,23 @@ func (f Filter) Validate() error {
 	if len(f.Name) > 128 || len(f.Tenant) > 128 {
 		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", errkind.Invalid)
 	}
+	if _, err := timer.PageSize(f.Limit); err != nil {
+		return err
+	}
 	return timer.ValidateApp(f.App)
 }
 
-// Apps lists the apps that have timers, the default app first when it has any.
+// appRegistry is a store that keeps the registered apps (dynamo.Store: one item).
+type appRegistry interface {
+	LogApps(ctx context.Context) ([]string, error)
+}
+
+// Apps lists the apps: the registered ones (the default app first) where the store keeps
+// them, one read; else the apps that have timers, the default app first when it has any.
 func (s *Service) Apps(ctx context.Context) ([]string, error) {
+	if reg, ok := s.Store.(appRegistry); ok {
+		return reg.LogApps(ctx)
+	}
 	ins, err := s.Store.List(ctx)
 	if err != nil {
 		return nil, err
@@ -168,27 +189,40 @@ func (f Filter) match(r TimerRow) bool {
 		(!f.Failing || r.Failing)
 }
 
-// Timers lists the timers that match f, by name then tenant.
-func (s *Service) Timers(ctx context.Context, f Filter) ([]TimerRow, error) {
+// Timers reads a page of the timers that match f: one app's by name then tenant (reading
+// that app's instances only), every app's in the table's order (the whole table, a page at a
+// time). Each read asks for no more instances than the page still lacks, so the cursor never
+// skips a match; a page may hold fewer rows than the limit when the filters leave some out.
+func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 	if err := f.Validate(); err != nil {
-		return nil, err
+		return TimerPage{}, err
 	}
-	ins, err := s.Store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
+	limit, _ := timer.PageSize(f.Limit)
 	edits, err := s.Store.Edits(ctx)
 	if err != nil {
-		return nil, err
+		return TimerPage{}, err
 	}
-	out := []TimerRow{}
-	for _, in := range ins {
-		_, edited := edits[in.Key]
-		if r := rowOf(in, edited); f.match(r) {
-			out = append(out, r)
+	page := TimerPage{Items: []TimerRow{}}
+	q := timer.InstanceQuery{App: f.App, Cursor: f.Cursor}
+	for len(page.Items) < limit {
+		q.Limit = limit - len(page.Items)
+		p, err := s.Store.Instances(ctx, q)
+		if err != nil {
+			return TimerPage{}, err
 		}
+		for _, in := range p.Items {
+			_, edited := edits[in.Key]
+			if r := rowOf(in, edited); f.match(r) {
+				page.Items = append(page.Items, r)
+			}
+		}
+		if p.Next == "" {
+			return page, nil
+		}
+		q.Cursor = p.Next
 	}
-	return out, nil
+	page.Next = q.Cursor
+	return page, nil
 }
 
 // recentExecutions is how many executions the detail page and its timeline show.

@@ -100,14 +100,53 @@ timers:
 		require.NoError(t, err)
 		rows, err := svc.Timers(ctx, console.Filter{Active: "no"})
 		require.NoError(t, err)
-		require.Len(t, rows, 1)
-		require.Equal(t, hourly.String(), rows[0].Key)
+		require.Len(t, rows.Items, 1)
+		require.Equal(t, hourly.String(), rows.Items[0].Key)
 		rows, err = svc.Timers(ctx, console.Filter{Tenant: "acme"})
 		require.NoError(t, err)
-		require.Len(t, rows, 1)
-		require.Equal(t, perTenant.String(), rows[0].Key)
+		require.Len(t, rows.Items, 1)
+		require.Equal(t, perTenant.String(), rows.Items[0].Key)
 		_, err = svc.Timers(ctx, console.Filter{Active: "maybe"})
 		require.ErrorIs(t, err, errkind.Invalid)
+		_, err = svc.Timers(ctx, console.Filter{Limit: timer.MaxPageSize + 1})
+		require.ErrorIs(t, err, errkind.Invalid)
+		_, err = svc.Timers(ctx, console.Filter{Cursor: "not-a-cursor"})
+		require.ErrorIs(t, err, errkind.Invalid)
+	})
+
+	t.Run("TimerPagesFollowTheirCursor", func(t *testing.T) {
+		// A page of 2 rows with a name filter must neither skip nor repeat a match, whatever
+		// the rows the filter leaves out between them (Beta). acme is registered already.
+		m, err := manifest.Parse(strings.NewReader(`app: paged
+tenants: [t1, t2, t3]
+timers:
+  - {name: Alpha, schedule: "every 1h", multiTenant: true, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: Beta, schedule: "every 1h", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: AlphaToo, schedule: "every 1h", action: {http: {url: "http://127.0.0.1:9/x"}}}
+`))
+		require.NoError(t, err)
+		_, err = svc.Admin.Sync(ctx, m)
+		require.NoError(t, err)
+		var got []string
+		f := console.Filter{App: "paged", Name: "alpha", Limit: 2}
+		pages := 0
+		for {
+			page, err := svc.Timers(ctx, f)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(page.Items), 2)
+			pages++
+			for _, r := range page.Items {
+				got = append(got, r.Key)
+			}
+			if page.Next == "" {
+				break
+			}
+			f.Cursor = page.Next
+		}
+		require.Equal(t, []string{"paged:Alpha@acme", "paged:Alpha@t1", "paged:Alpha@t2", "paged:Alpha@t3", "paged:AlphaToo"}, got)
+		require.Equal(t, 3, pages)
+		_, err = svc.Timers(ctx, console.Filter{App: "default", Cursor: f.Cursor})
+		require.ErrorIs(t, err, errkind.Invalid, "a cursor of another app's listing")
 	})
 
 	t.Run("LogPagesFollowTheirCursor", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -32,8 +33,9 @@ const (
 func byAppKey(k timer.Key) string { return k.Timer + "#" + k.Tenant }
 
 // Instances implements admin.InstanceStore: one page of instances. One timer's is a Query of
-// its partition and one app's a Query of the byApp index and a read of the items it names;
-// every app's (App "") is a page of a Scan.
+// its partition; one app's a Query of the byApp index and a read of the items it names; every
+// app's (App "") walks the registered apps (LogApps: the default app, then by name) the same
+// way, so it too is by app, name and tenant, and reads instances only.
 func (s *Store) Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error) {
 	if err := q.Validate(); err != nil {
 		return timer.InstancePage{}, err
@@ -50,17 +52,32 @@ func (s *Store) Instances(ctx context.Context, q timer.InstanceQuery) (timer.Ins
 	if err != nil {
 		return timer.InstancePage{}, err
 	}
+	var apps []string // every app's listing: the apps still to read, the current one first
+	if q.Timer == "" {
+		if q.App != "" {
+			apps = []string{timer.AppName(q.App)}
+		} else if apps, err = s.LogApps(ctx); err != nil {
+			return timer.InstancePage{}, err
+		}
+		if from, ok := start[attrByApp].(*types.AttributeValueMemberS); ok {
+			i := slices.Index(apps, from.Value)
+			if i < 0 {
+				return timer.InstancePage{}, fmt.Errorf("%w: cursor %q names an app that is not registered", errkind.Invalid, q.Cursor)
+			}
+			apps = apps[i:]
+			if _, ok := start["pk"]; !ok {
+				start = nil // the start of that app
+			}
+		}
+	}
 	var page timer.InstancePage
 	for len(page.Items) < limit {
 		var items []instanceItem
 		var last map[string]types.AttributeValue
-		switch {
-		case q.Timer != "":
+		if q.Timer != "" {
 			items, last, err = s.timerPage(ctx, timer.Key{App: q.App, Timer: q.Timer}, start, int32(limit-len(page.Items)))
-		case q.App != "":
-			items, last, err = s.appPage(ctx, timer.AppName(q.App), start, int32(limit-len(page.Items)))
-		default:
-			items, last, err = s.scanPage(ctx, start, int32(limit-len(page.Items)))
+		} else {
+			items, last, err = s.appPage(ctx, apps[0], start, int32(limit-len(page.Items)))
 		}
 		if err != nil {
 			return timer.InstancePage{}, err
@@ -68,10 +85,17 @@ func (s *Store) Instances(ctx context.Context, q timer.InstanceQuery) (timer.Ins
 		for _, it := range items {
 			page.Items = append(page.Items, it.instance())
 		}
-		if len(last) == 0 {
-			return page, nil
-		}
 		start = last
+		if len(last) == 0 {
+			if len(apps) <= 1 {
+				return page, nil // the last app's (or timer's) last page
+			}
+			apps = apps[1:] // the next app, from its start
+			start = map[string]types.AttributeValue{attrByApp: &types.AttributeValueMemberS{Value: apps[0]}}
+			if len(page.Items) < limit {
+				start = nil
+			}
+		}
 	}
 	if page.Next, err = encodeCursor(start, scope); err != nil {
 		return timer.InstancePage{}, err
@@ -155,27 +179,6 @@ func keyString(item map[string]types.AttributeValue) string {
 		k = v.Value
 	}
 	return p + "\x00" + k
-}
-
-// scanPage reads one page of the whole table (up to limit items evaluated), keeping the
-// instances: the administrator's every-app listing.
-func (s *Store) scanPage(ctx context.Context, start map[string]types.AttributeValue, limit int32) ([]instanceItem, map[string]types.AttributeValue, error) {
-	expr, err := expression.NewBuilder().WithFilter(expression.Name("kind").Equal(expression.Value("instance"))).Build()
-	if err != nil {
-		return nil, nil, fmt.Errorf("build scan: %w", err)
-	}
-	out, err := s.api.Scan(ctx, &dynamodb.ScanInput{
-		TableName: &s.timers, FilterExpression: expr.Filter(), ExpressionAttributeNames: expr.Names(),
-		ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true), Limit: &limit, ExclusiveStartKey: start,
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("list instances: %w", err)
-	}
-	var items []instanceItem
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
-		return nil, nil, fmt.Errorf("decode instances: %w", err)
-	}
-	return items, out.LastEvaluatedKey, nil
 }
 
 // cursor is a page's position: the read's scope (so that a cursor is refused on another
