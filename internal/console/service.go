@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -204,8 +205,9 @@ func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 	}
 	page := TimerPage{Items: []TimerRow{}}
 	q := timer.InstanceQuery{App: f.App, Cursor: f.Cursor}
-	for len(page.Items) < limit {
-		q.Limit = limit - len(page.Items)
+	size := 0
+	for len(page.Items) < limit && size < timerPageBytes {
+		q.Limit = min(limit-len(page.Items), timerPageChunk)
 		p, err := s.Store.Instances(ctx, q)
 		if err != nil {
 			return TimerPage{}, err
@@ -213,6 +215,11 @@ func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 		for _, in := range p.Items {
 			_, edited := edits[in.Key]
 			if r := rowOf(in, edited); f.match(r) {
+				b, err := json.Marshal(r)
+				if err != nil {
+					return TimerPage{}, err
+				}
+				size += len(b)
 				page.Items = append(page.Items, r)
 			}
 		}
@@ -224,6 +231,14 @@ func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 	page.Next = q.Cursor
 	return page, nil
 }
+
+// A timers page is read timerPageChunk instances at a time and ends once its rows' JSON
+// passes timerPageBytes: with the chunk read last, a page of rows of ordinary size (about 1 KB)
+// stays under 1 MB, however large the limit.
+const (
+	timerPageChunk = 100
+	timerPageBytes = 768 << 10
+)
 
 // recentExecutions is how many executions the detail page and its timeline show.
 const recentExecutions = 50

@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -112,6 +114,38 @@ timers:
 		require.ErrorIs(t, err, errkind.Invalid)
 		_, err = svc.Timers(ctx, console.Filter{Cursor: "not-a-cursor"})
 		require.ErrorIs(t, err, errkind.Invalid)
+	})
+
+	t.Run("TimerPagesStayUnder1MB", func(t *testing.T) {
+		// 1,200 rows of about 2 KB each: a page of limit 1,000 would be 2.4 MB; it ends
+		// under 1 MB, and following its cursor lists every row once.
+		big := strings.Repeat("x", 1800)
+		for i := range 1200 {
+			key := timer.Key{App: "wide", Timer: "W", Tenant: fmt.Sprintf("t%04d", i)}
+			require.NoError(t, store.Create(ctx, timer.Instance{Key: key, Active: true, Settings: timer.Settings{Schedule: "every 1h",
+				Properties: map[string]string{"blob": big}}}))
+		}
+		seen := map[string]bool{}
+		f := console.Filter{App: "wide", Limit: timer.MaxPageSize}
+		pages := 0
+		for {
+			page, err := svc.Timers(ctx, f)
+			require.NoError(t, err)
+			b, err := json.Marshal(page)
+			require.NoError(t, err)
+			require.Less(t, len(b), 1<<20, "page %d", pages)
+			pages++
+			for _, r := range page.Items {
+				require.False(t, seen[r.Key], r.Key)
+				seen[r.Key] = true
+			}
+			if page.Next == "" {
+				break
+			}
+			f.Cursor = page.Next
+		}
+		require.Len(t, seen, 1200)
+		require.Greater(t, pages, 2)
 	})
 
 	t.Run("TimerPagesFollowTheirCursor", func(t *testing.T) {

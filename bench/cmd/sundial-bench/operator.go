@@ -99,32 +99,38 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 		return r, fmt.Errorf("operator_scale: the template has no %s", r.Function)
 	}
 	r.TimeoutS, r.MemoryMB = fnDef.Timeout.Seconds(), fnDef.MemoryMB
-	role, err := e.local.Config(d.name, r.Function)
+	// The audit writer the API function invokes (Lambda's Invoke API, behind the endpoint
+	// that checks lambda:InvokeFunction against the API's role).
+	writerBin, err := buildFunction(ctx, outDir, "auditwriter")
 	if err != nil {
 		return r, err
 	}
-	creds, err := role.Credentials.Retrieve(ctx)
+	writer, err := e.startFunction(ctx, d, "AuditWriterFunction", writerBin, outDir, nil)
 	if err != nil {
 		return r, err
 	}
-	fenv := maps.Clone(fnDef.Env)
-	maps.Copy(fenv, map[string]string{"AWS_ENDPOINT_URL": aws.ToString(e.aws.BaseEndpoint),
-		"AWS_ACCESS_KEY_ID": creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY": creds.SecretAccessKey})
-	logPath := filepath.Join(outDir, "scale", r.Function+".log")
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+	defer func() { _ = writer.Stop() }()
+	invoke := lambdarun.NewInvokeAPI()
+	writerName := fnDef.Env["SUNDIAL_AUDIT_WRITER"]
+	if i := strings.LastIndex(writerName, ":function:"); i >= 0 {
+		writerName = writerName[i+len(":function:"):]
+	}
+	if err := invoke.Register(writerName, writer); err != nil {
 		return r, err
 	}
-	logf, err := os.Create(logPath)
+	invokeURL, err := invoke.Start("127.0.0.1:0")
 	if err != nil {
 		return r, err
 	}
-	defer logf.Close()
-	fn, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{Name: "sundial-" + r.Function, Bootstrap: bin, Env: fenv,
-		Timeout: fnDef.Timeout, MemoryMB: fnDef.MemoryMB, Concurrency: 1, Output: logf})
+	defer func() { _ = invoke.Close(context.Background()) }()
+	e.local.Gateway.SetLambda(invokeURL)
+	defer e.local.Gateway.SetLambda("")
+	fn, err := e.startFunction(ctx, d, r.Function, bin, outDir, map[string]string{"SUNDIAL_LAMBDA_ENDPOINT": e.local.Endpoint})
 	if err != nil {
 		return r, err
 	}
 	defer func() { _ = fn.Stop() }()
+	logPath := filepath.Join(outDir, "scale", r.Function+".log")
 	stop := make(chan struct{})
 	var mu sync.Mutex
 	var peak float64
@@ -314,6 +320,42 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 	r.PeakRSSMB = peak
 	r.Fits = r.Fits && r.PeakRSSMB <= float64(r.MemoryMB)
 	return r, nil
+}
+
+// startFunction runs the function id's bootstrap as the scale phases do: the template's
+// environment, timeout and memory, its role's credentials; its output in OUT/scale/<id>.log.
+func (e *env) startFunction(ctx context.Context, d deployed, id, bin, outDir string, extra map[string]string) (*lambdarun.ProcessFunction, error) {
+	fnDef := d.stack.Functions[id]
+	if fnDef == nil {
+		return nil, fmt.Errorf("the template has no %s", id)
+	}
+	role, err := e.local.Config(d.name, id)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := role.Credentials.Retrieve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fenv := maps.Clone(fnDef.Env)
+	maps.Copy(fenv, map[string]string{"AWS_ENDPOINT_URL": aws.ToString(e.aws.BaseEndpoint),
+		"AWS_ACCESS_KEY_ID": creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY": creds.SecretAccessKey})
+	maps.Copy(fenv, extra)
+	logPath := filepath.Join(outDir, "scale", id+".log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := lambdarun.NewProcessFunction(lambdarun.ProcessConfig{Name: "sundial-" + id, Bootstrap: bin, Env: fenv,
+		Timeout: fnDef.Timeout, MemoryMB: fnDef.MemoryMB, Concurrency: 1, Output: logf})
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	return fn, nil
 }
 
 // seedOperator writes the app's instances (operatorTimers multi-tenant timers B00.. for tenants
