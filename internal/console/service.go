@@ -199,10 +199,6 @@ func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 		return TimerPage{}, err
 	}
 	limit, _ := timer.PageSize(f.Limit)
-	edits, err := s.Store.Edits(ctx)
-	if err != nil {
-		return TimerPage{}, err
-	}
 	page := TimerPage{Items: []TimerRow{}}
 	q := timer.InstanceQuery{App: f.App, Cursor: f.Cursor}
 	size := 0
@@ -213,8 +209,7 @@ func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 			return TimerPage{}, err
 		}
 		for _, in := range p.Items {
-			_, edited := edits[in.Key]
-			if r := rowOf(in, edited); f.match(r) {
+			if r := rowOf(in, p.Edited[in.Key]); f.match(r) {
 				b, err := json.Marshal(r)
 				if err != nil {
 					return TimerPage{}, err

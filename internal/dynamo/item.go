@@ -66,6 +66,9 @@ type instanceItem struct {
 	// ByApp and ByAppKey key the byApp index (see indexByApp): the app and "<timer>#<tenant>".
 	ByApp    string `dynamodbav:"byApp,omitempty"`
 	ByAppKey string `dynamodbav:"byAppKey,omitempty"`
+	// Defaults is there while an operator's edit is in force (editItem reads it); toItem never
+	// sets it.
+	Defaults map[string]any `dynamodbav:"defaults,omitempty"`
 
 	NextRun            int64  `dynamodbav:"nextRun,omitempty"`
 	LastRun            int64  `dynamodbav:"lastRun,omitempty"`

@@ -83,7 +83,14 @@ func (s *Store) Instances(ctx context.Context, q timer.InstanceQuery) (timer.Ins
 			return timer.InstancePage{}, err
 		}
 		for _, it := range items {
-			page.Items = append(page.Items, it.instance())
+			in := it.instance()
+			page.Items = append(page.Items, in)
+			if it.Defaults != nil {
+				if page.Edited == nil {
+					page.Edited = map[timer.Key]bool{}
+				}
+				page.Edited[in.Key] = true
+			}
 		}
 		start = last
 		if len(last) == 0 {

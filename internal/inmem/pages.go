@@ -38,10 +38,23 @@ func (s *Store) Instances(_ context.Context, q timer.InstanceQuery) (timer.Insta
 			(after == nil || timer.CompareKeys(in.Key, *after) > 0)
 	})
 	slices.SortFunc(all, func(a, b timer.Instance) int { return timer.CompareKeys(a.Key, b.Key) })
-	if len(all) <= limit {
-		return timer.InstancePage{Items: all}, nil
+	page := timer.InstancePage{Items: all}
+	if len(all) > limit {
+		page.Items = all[:limit]
 	}
-	page := timer.InstancePage{Items: all[:limit]}
+	s.mu.Lock()
+	for _, in := range page.Items {
+		if _, ok := s.op.edits[in.Key]; ok {
+			if page.Edited == nil {
+				page.Edited = map[timer.Key]bool{}
+			}
+			page.Edited[in.Key] = true
+		}
+	}
+	s.mu.Unlock()
+	if len(all) <= limit {
+		return page, nil
+	}
 	b, err := json.Marshal(cursor{Scope: scope, Key: all[limit-1].Key})
 	if err != nil {
 		return timer.InstancePage{}, err

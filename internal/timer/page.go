@@ -59,4 +59,7 @@ func (q InstanceQuery) Validate() error {
 type InstancePage struct {
 	Items []Instance
 	Next  string
+	// Edited holds the page's instances that run an operator's edit (timer.EditRecord), read
+	// with them: a listing needs no second read of every edit.
+	Edited map[Key]bool
 }
