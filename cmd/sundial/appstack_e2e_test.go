@@ -74,8 +74,7 @@ func TestAppStackEndToEnd(t *testing.T) {
 		return out
 	}
 	list := func() map[string]view.Timer {
-		var ts []view.Timer
-		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json")), &ts))
+		ts := jsonLines[view.Timer](t, run("timers", "list", "--json"))
 		out := map[string]view.Timer{}
 		for _, tm := range ts {
 			out[tm.Key().String()] = tm

@@ -75,10 +75,10 @@ func TestConsoleCommands(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err = http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		var rows []console.TimerRow
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&rows))
+		var page console.TimerPage
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
 		resp.Body.Close()
-		require.Len(t, rows, 2)
+		require.Len(t, page.Items, 2)
 
 		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		resp, err = noFollow.Get(login)
@@ -172,10 +172,10 @@ func TestConsoleCommands(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal([]byte(out), &resp))
 		require.Equal(t, http.StatusOK, resp.StatusCode, resp.Body)
-		var rows []console.TimerRow // the sample is GET /api/timers
-		require.NoError(t, json.Unmarshal([]byte(resp.Body), &rows))
+		var page console.TimerPage // the sample is GET /api/timers
+		require.NoError(t, json.Unmarshal([]byte(resp.Body), &page))
 		var keys []string
-		for _, r := range rows {
+		for _, r := range page.Items {
 			keys = append(keys, r.Key)
 		}
 		require.ElementsMatch(t, []string{"Tick", "Daily"}, keys)

@@ -565,11 +565,23 @@ func waitUntil(t *testing.T, within, every time.Duration, what string, cond func
 }
 
 func names(t *testing.T, list string) []string {
-	var timers []view.Timer
-	require.NoError(t, json.Unmarshal([]byte(list), &timers))
+	timers := jsonLines[view.Timer](t, list)
 	var out []string
 	for _, tm := range timers {
 		out = append(out, tm.Name)
 	}
 	return out
+}
+
+// jsonLines decodes a --json listing: one JSON object a line.
+func jsonLines[T any](t *testing.T, out string) []T {
+	t.Helper()
+	var vs []T
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var v T
+		require.NoError(t, dec.Decode(&v), out)
+		vs = append(vs, v)
+	}
+	return vs
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/local"
 	"github.com/sundialhq/sundial/infra/stack"
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
@@ -291,7 +292,7 @@ func withSuggestion(ctx context.Context, a *app.App, key timer.Key, err error) e
 	if !errors.Is(err, timer.ErrNotFound) || a == nil {
 		return err
 	}
-	ins, lerr := a.Store.List(ctx)
+	ins, lerr := admin.AllInstances(ctx, a.Store, timer.InstanceQuery{App: key.AppName()}) // the app's only
 	if lerr != nil {
 		return err
 	}

@@ -72,8 +72,7 @@ timers:
 		return out
 	}
 	list := func() map[string]view.Timer {
-		var ts []view.Timer
-		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json")), &ts))
+		ts := jsonLines[view.Timer](t, run("timers", "list", "--json"))
 		out := map[string]view.Timer{}
 		for _, tm := range ts {
 			out[tm.Key().String()] = tm
@@ -203,8 +202,7 @@ timers:
 		require.Equal(t, "billing", ts["billing:Report"].App)
 		require.Equal(t, "default", ts["Report@acme"].App)
 
-		var mine []view.Timer
-		require.NoError(t, json.Unmarshal([]byte(run("timers", "list", "--json", "--app", "billing")), &mine))
+		mine := jsonLines[view.Timer](t, run("timers", "list", "--json", "--app", "billing"))
 		require.Len(t, mine, 2)
 		var shown view.Timer
 		require.NoError(t, json.Unmarshal([]byte(run("timers", "show", "--app", "billing", "Report", "--json")), &shown))

@@ -146,8 +146,8 @@ func TestUpOperators(t *testing.T) {
 	require.Contains(t, errOut, "User: billing-ops is not authorized to perform: execute-api:Invoke on resource:")
 	out, errOut, code = cliEnv(t, dir, opEnv, "timers", "list", "--json", "--api", api)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, `"name": "Invoice"`)
-	require.Contains(t, out, `"name": "Nightly"`, "reads every app")
+	require.Contains(t, out, `"name":"Invoice"`)
+	require.Contains(t, out, `"name":"Nightly"`, "reads every app")
 	out, errOut, code = cliEnv(t, dir, opEnv, "timers", "show", "--app", "billing", "Invoice", "--api", api)
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^priority:\s+2$`, out, "the operator's edit, in the readable view")
@@ -211,7 +211,7 @@ func TestUpOperators(t *testing.T) {
 	require.Contains(t, out, "resumes "+until+"): month-end freeze")
 	require.Eventually(t, func() bool {
 		out, _, code := cli(t, dir, "timers", "list", "--app", "billing", "--json", "--endpoint", endpoint)
-		return code == 0 && strings.Contains(out, `"active": true`) && !strings.Contains(out, "month-end freeze")
+		return code == 0 && strings.Contains(out, `"active":true`) && !strings.Contains(out, "month-end freeze")
 	}, 30*time.Second, 500*time.Millisecond, "the platform activates them again at --until")
 	// The sweep activates each timer, then records it: the record follows the activation.
 	require.Eventually(t, func() bool {

@@ -57,20 +57,29 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ins, err := a.Store.List(ctx)
-		if err != nil {
-			return err
-		}
-		views := make([]view.Timer, 0, len(ins))
-		for _, in := range ins {
-			if (*tenant == "" || in.Tenant == *tenant) && (*appName == "" || in.AppName() == *appName) {
-				views = append(views, view.OfTimer(in))
+		// One app's instances are read from its index; every app's a page of the table
+		// at a time.
+		lines := timerLines{json: *asJSON, w: stdout}
+		q := timer.InstanceQuery{App: *appName, Limit: timer.MaxPageSize}
+		for {
+			page, err := a.Store.Instances(ctx, q)
+			if err != nil {
+				return err
 			}
+			var views []view.Timer
+			for _, in := range page.Items {
+				if *tenant == "" || in.Tenant == *tenant {
+					views = append(views, view.OfTimer(in))
+				}
+			}
+			if err := lines.add(views); err != nil {
+				return err
+			}
+			if page.Next == "" {
+				return lines.end()
+			}
+			q.Cursor = page.Next
 		}
-		if *asJSON {
-			return writeJSON(stdout, views)
-		}
-		return printTimers(stdout, views)
 	case "show":
 		key, err := timerArg(fs, *appName)
 		if err != nil {
@@ -258,16 +267,51 @@ func timersViaAPI(ctx context.Context, remote *console.Remote, fs *flag.FlagSet,
 		}
 		return printShown(stdout, shown{Timer: d.Timer, NextRuns: d.NextRuns, NextRunsError: d.NextRunsError}, asJSON)
 	}
-	rows, err := remote.Timers(ctx, console.Filter{App: app, Tenant: tenant})
+	lines := timerLines{json: asJSON, w: stdout}
+	err := console.EachTimer(ctx, remote, console.Filter{App: app, Tenant: tenant, Limit: timer.MaxPageSize}, func(rows []console.TimerRow) error {
+		views := make([]view.Timer, 0, len(rows))
+		for _, r := range rows {
+			views = append(views, r.Timer)
+		}
+		return lines.add(views)
+	})
 	if err != nil {
 		return err
 	}
-	views := make([]view.Timer, 0, len(rows))
-	for _, r := range rows {
-		views = append(views, r.Timer)
+	return lines.end()
+}
+
+// timerLines is timers list's output as its pages come: with --json one JSON object a line,
+// written page by page; else the table, printed once every page is read (its columns are
+// aligned over every row).
+type timerLines struct {
+	json  bool
+	w     io.Writer
+	table []view.Timer
+}
+
+func (l *timerLines) add(views []view.Timer) error {
+	if !l.json {
+		l.table = append(l.table, views...)
+		return nil
 	}
-	if asJSON {
-		return writeJSON(stdout, views)
+	return writeJSONLines(l.w, views)
+}
+
+func (l *timerLines) end() error {
+	if l.json {
+		return nil
 	}
-	return printTimers(stdout, views)
+	return printTimers(l.w, l.table)
+}
+
+// writeJSONLines writes each value as one line of JSON.
+func writeJSONLines[T any](w io.Writer, vs []T) error {
+	enc := json.NewEncoder(w)
+	for _, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

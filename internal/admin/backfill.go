@@ -101,7 +101,7 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		return BackfillStatus{}, fmt.Errorf("%w: --to %s is in the future: a backfill runs past instants again (the timer runs its future itself); use a --to before %s",
 			errkind.Invalid, r.To.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
-	all, err := s.Store.List(ctx)
+	all, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(app), Timer: r.Timer})
 	if err != nil {
 		return BackfillStatus{}, err
 	}

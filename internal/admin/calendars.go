@@ -31,7 +31,7 @@ type CalendarInfo struct {
 // Calendars lists the calendars of app ("": every app's): those its timers use, and those an
 // operator edited.
 func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, error) {
-	ins, err := s.Store.List(ctx)
+	ins, err := s.calendarUsers(ctx, app)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 	if err := s.Store.PutCalendarEdit(ctx, timer.CalendarEdit{App: timer.NormApp(app), Name: name, CalendarRules: rules, At: now, By: by}); err != nil {
 		return CalendarInfo{}, err
 	}
-	ins, err := s.Store.List(ctx)
+	ins, err := s.calendarUsers(ctx, app)
 	if err != nil {
 		return CalendarInfo{}, err
 	}
@@ -180,7 +180,7 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 // firing of some timer's schedule; the error names the timers. The manifest refuses such
 // calendars alike.
 func (s *Service) refuseSilencing(ctx context.Context, app, name string, cal *schedule.Calendar, rules schedule.CalendarRules, now time.Time) error {
-	ins, err := s.Store.List(ctx)
+	ins, err := s.calendarUsers(ctx, app)
 	if err != nil {
 		return err
 	}
@@ -284,4 +284,14 @@ func (s *Service) shareCalendars(ctx context.Context, m manifest.Manifest, exist
 		changed = append(changed, out)
 	}
 	return changed, nil
+}
+
+// calendarUsers reads the instances that may use a calendar of app: that app's own (its
+// index: what the app holds); for the default app, whose calendars every app's timers may
+// name, and for "" (every app's calendars), every app's.
+func (s *Service) calendarUsers(ctx context.Context, app string) ([]timer.Instance, error) {
+	if timer.NormApp(app) == "" {
+		return s.Store.List(ctx)
+	}
+	return AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(app)})
 }

@@ -80,7 +80,8 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	if err != nil {
 		return rep, err
 	}
-	existing, err := s.Store.List(ctx)
+	// The app's instances only (the byApp index): a sync costs what its app holds.
+	existing, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(m.App)})
 	if err != nil {
 		return rep, err
 	}
@@ -146,8 +147,16 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 		rep.Deactivated = append(rep.Deactivated, key.String())
 	}
+	// The other apps' instances are read (the whole table) only when this sync reaches
+	// them: a removed tenant, or the default app's calendars, which every app may name.
+	everyApp := existing
+	if app == "" || len(rep.TenantsRemoved) > 0 {
+		if everyApp, err = s.Store.List(ctx); err != nil {
+			return rep, err
+		}
+	}
 	// A removed tenant is gone for every app: the other apps' instances of it go too.
-	for _, in := range existing {
+	for _, in := range everyApp {
 		if in.Key.Norm().App == app || !removedTenants[in.Tenant] || !in.Active {
 			continue
 		}
@@ -160,7 +169,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		return rep, err
 	}
 	if app == "" {
-		shared, err := s.shareCalendars(ctx, m, existing, overlay, now)
+		shared, err := s.shareCalendars(ctx, m, everyApp, overlay, now)
 		if err != nil {
 			return rep, err
 		}
@@ -355,7 +364,15 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	if cur == nil {
 		in := timer.Instance{Key: d.Key, Settings: st, Active: d.Active, ActiveBy: timer.ActiveByManifest,
 			Shard: timer.ShardOf(d.Key, s.Shards), NextRun: next}
-		if err := s.Store.Create(ctx, in); err != nil {
+		if err := s.Store.Create(ctx, in); errors.Is(err, timer.ErrExists) {
+			// Created so recently that the app's index did not show it yet (it is
+			// eventually consistent): the item, read consistently, is updated instead.
+			got, gerr := s.Store.Get(ctx, d.Key)
+			if gerr != nil {
+				return in, false, gerr
+			}
+			return s.applyOne(ctx, d, &got, edit, rep)
+		} else if err != nil {
 			return in, false, err
 		}
 		rep.Created = append(rep.Created, name)
@@ -669,7 +686,7 @@ func (s *Service) DeactivateApp(ctx context.Context, app string) (SyncReport, er
 		return rep, err
 	}
 	app = timer.NormApp(app)
-	all, err := s.Store.List(ctx)
+	all, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(app)})
 	if err != nil {
 		return rep, err
 	}

@@ -39,6 +39,9 @@ type InstanceStore interface {
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
 	// List returns every instance, ordered by name then tenant.
 	List(ctx context.Context) ([]timer.Instance, error)
+	// Instances reads a page of instances: one timer's or one app's costs what it holds;
+	// every app's (App "") reads the table a page at a time.
+	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 	// Create writes a new instance: timer.ErrExists if it is already there.
 	Create(ctx context.Context, in timer.Instance) error
 	// UpdateSettingsIf replaces an instance's settings if its editable values are still
@@ -124,4 +127,27 @@ type OwnerStore interface {
 	ReleaseApp(ctx context.Context, app, owner string) (held timer.AppOwner, err error)
 	// AppOwners lists the records, by app.
 	AppOwners(ctx context.Context) ([]timer.AppOwner, error)
+}
+
+// InstanceReader is the paged read of instances (InstanceStore.Instances).
+type InstanceReader interface {
+	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
+}
+
+// AllInstances follows every page of q (from its Cursor) and returns their instances: an
+// app's or a timer's when q names one, which costs what it holds.
+func AllInstances(ctx context.Context, st InstanceReader, q timer.InstanceQuery) ([]timer.Instance, error) {
+	q.Limit = timer.MaxPageSize
+	var out []timer.Instance
+	for {
+		page, err := st.Instances(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if page.Next == "" {
+			return out, nil
+		}
+		q.Cursor = page.Next
+	}
 }

@@ -200,8 +200,11 @@ func (s *Server) apiTimers(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := Filter{App: app, Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active")}
+	f := Filter{App: app, Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Cursor: q.Get("cursor")}
 	if f.Failing, err = boolParam(q.Get("failing"), "failing"); err != nil {
+		return nil, err
+	}
+	if f.Limit, err = limitParam(q.Get("limit")); err != nil {
 		return nil, err
 	}
 	return s.svc.Timers(r.Context(), f)
@@ -357,4 +360,17 @@ func (s *Server) apiLoginLink(r *http.Request) (any, error) {
 // the path without its leading slash.
 func InvokeARN(region, account, apiID, stage, method, path string) string {
 	return ops.InvokeARN(region, account, apiID, stage, method, path)
+}
+
+// limitParam is a listing's page size (limit): 0 when absent, else a number in
+// 1..timer.MaxPageSize.
+func limitParam(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > timer.MaxPageSize {
+		return 0, fmt.Errorf("%w: limit must be a number in 1..%d, not %q", errkind.Invalid, timer.MaxPageSize, v)
+	}
+	return n, nil
 }

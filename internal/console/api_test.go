@@ -38,13 +38,18 @@ func TestAPI(t *testing.T) {
 			in.LastOutcome, in.LastError = timer.OutcomeError, "http 500"
 		})
 		names := func(query string) []string {
-			status, body, _ := f.do(t, "GET", "/api/timers?name="+f.prefix+"-List"+query, tok, "")
-			require.Equal(t, http.StatusOK, status, body)
 			var out []string
-			for _, r := range decode[[]console.TimerRow](t, body) {
-				out = append(out, strings.TrimPrefix(r.Key, f.prefix+"-"))
+			for cursor := ""; ; {
+				status, body, _ := f.do(t, "GET", "/api/timers?name="+f.prefix+"-List"+query+"&cursor="+url.QueryEscape(cursor), tok, "")
+				require.Equal(t, http.StatusOK, status, body)
+				page := decode[console.TimerPage](t, body)
+				for _, r := range page.Items {
+					out = append(out, strings.TrimPrefix(r.Key, f.prefix+"-"))
+				}
+				if cursor = page.Next; cursor == "" {
+					return out
+				}
 			}
-			return out
 		}
 		require.Equal(t, []string{"List-Failing", "List-Off", "List-On"}, names(""))
 		require.Equal(t, []string{"List-Off"}, names("&active=no"))
@@ -140,6 +145,11 @@ func TestAPI(t *testing.T) {
 		require.Equal(t, "api", d.EditedBy)
 		require.Equal(t, 5*time.Minute, d.NextRuns[1].Sub(d.NextRuns[0]))
 		require.Equal(t, d.NextRuns[0], *d.NextRun, "rescheduled from now")
+		status, body, _ = f.do(t, "GET", "/api/apps/default/timers?name="+url.QueryEscape(key.Timer), tok, "")
+		require.Equal(t, http.StatusOK, status, body)
+		listed := decode[console.TimerPage](t, body).Items
+		require.NotEmpty(t, listed)
+		require.True(t, listed[0].Edited, "the list reads the edit with the instance")
 
 		status, body, _ = f.do(t, "PATCH", path, tok, `{"reset":true}`)
 		require.Equal(t, http.StatusOK, status, body)

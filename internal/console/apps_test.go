@@ -29,7 +29,7 @@ func TestAPIApps(t *testing.T) {
 
 	status, body, _ := f.do(t, "GET", "/api/timers?app="+app, f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
-	rows := decode[[]console.TimerRow](t, body)
+	rows := decode[console.TimerPage](t, body).Items
 	require.Len(t, rows, 1)
 	require.Equal(t, app+":"+f.prefix+"-Cleanup", rows[0].Key)
 	require.Equal(t, app, rows[0].App)
@@ -37,7 +37,7 @@ func TestAPIApps(t *testing.T) {
 
 	status, body, _ = f.do(t, "GET", "/api/timers?app=default&name="+f.prefix+"-Cleanup", f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
-	rows = decode[[]console.TimerRow](t, body)
+	rows = decode[console.TimerPage](t, body).Items
 	require.Len(t, rows, 1)
 	require.Equal(t, "default", rows[0].App)
 	require.Equal(t, "every 5m", rows[0].Schedule)
@@ -73,7 +73,7 @@ func TestAPIApps(t *testing.T) {
 	// The app in the path (what IAM policies scope): the same answers as ?app=.
 	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/timers", f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
-	rows = decode[[]console.TimerRow](t, body)
+	rows = decode[console.TimerPage](t, body).Items
 	require.Len(t, rows, 1)
 	require.Equal(t, app, rows[0].App)
 	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/logs?timer="+f.prefix+"-Cleanup", f.token, "")

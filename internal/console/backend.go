@@ -18,7 +18,8 @@ import (
 // the operator's own credentials (*Remote: `sundial console`), so that IAM decides.
 type Backend interface {
 	HealthOf(ctx context.Context, app string) (Health, error)
-	Timers(ctx context.Context, f Filter) ([]TimerRow, error)
+	// Timers reads a page of the timers f selects (f.Limit, f.Cursor).
+	Timers(ctx context.Context, f Filter) (TimerPage, error)
 	Timer(ctx context.Context, key timer.Key) (TimerDetail, []timer.Execution, error)
 	Logs(ctx context.Context, f LogFilter) (LogPage, error)
 	Entry(ctx context.Context, key timer.Key, ref string) (LogEntry, error)

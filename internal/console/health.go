@@ -3,6 +3,7 @@ package console
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"net"
 	"slices"
 	"time"
@@ -100,18 +101,28 @@ func buildHealth(in healthInputs) Health {
 	}
 	nodes := map[string]int{}
 	var scheduled []timer.Instance
+	byApp := map[string]*Counts{}
 	for _, t := range in.instances {
-		h.Counts.Timers++
-		if t.Active {
-			h.Counts.Active++
-		} else {
-			h.Counts.Inactive++
+		app := byApp[t.AppName()]
+		if app == nil {
+			app = &Counts{}
+			byApp[t.AppName()] = app
 		}
-		if t.LastOutcome != "" && t.LastOutcome.Failed() {
-			h.Counts.Failing++
+		for _, c := range []*Counts{&h.Counts, app} {
+			c.Timers++
+			if t.Active {
+				c.Active++
+			} else {
+				c.Inactive++
+			}
+			if t.LastOutcome != "" && t.LastOutcome.Failed() {
+				c.Failing++
+			}
+			if t.Running() {
+				c.Running++
+			}
 		}
 		if t.Running() {
-			h.Counts.Running++
 			h.Running = append(h.Running, Running{
 				Key: t.Key.String(), Since: t.IsRunningSince, By: t.IsRunningBy,
 				ScheduledAt: t.RunScheduledAt, Attempt: max(t.RunAttempt, 1),
@@ -128,6 +139,11 @@ func buildHealth(in healthInputs) Health {
 		}
 	}
 	orderForHealth(scheduled, in.now)
+	h.OrderTotal = len(scheduled)
+	scheduled = scheduled[:min(len(scheduled), HealthShown)]
+	for _, a := range slices.Sorted(maps.Keys(byApp)) {
+		h.Apps = append(h.Apps, AppCounts{App: a, Counts: *byApp[a]})
+	}
 	for i, t := range scheduled {
 		row := HealthRow{
 			Position: i + 1, Key: t.Key.String(), Priority: t.Priority, NextRun: ptr(t.NextRun),
@@ -145,6 +161,8 @@ func buildHealth(in healthInputs) Health {
 		h.Order = append(h.Order, row)
 	}
 	slices.SortFunc(h.Running, func(a, b Running) int { return a.Since.Compare(b.Since) })
+	h.RunningTotal = len(h.Running)
+	h.Running = h.Running[:min(len(h.Running), HealthShown)]
 	for by, n := range nodes {
 		h.Processors.Nodes = append(h.Processors.Nodes, NodeStatus{By: by, Running: n})
 	}

@@ -24,6 +24,30 @@ func TestBuildHealth(t *testing.T) {
 			Active: true, NextRun: next, LastDuration: lastDur}
 	}
 
+	t.Run("BoundsItsListsAndCountsPerApp", func(t *testing.T) {
+		t.Parallel()
+		var ins []timer.Instance
+		for i := range 250 {
+			in := inst(fmt.Sprintf("T%03d", i), 2, 0, now.Add(time.Duration(i)*time.Second))
+			if i%2 == 1 {
+				in.App = "billing"
+			}
+			if i%5 == 0 {
+				in.Active = false
+			}
+			ins = append(ins, in)
+		}
+		h := buildHealth(healthInputs{now: now, tick: time.Minute, instances: ins})
+		require.Len(t, h.Order, HealthShown, "the first of the execution order only")
+		require.Equal(t, 200, h.OrderTotal, "every active scheduled timer counted")
+		require.Equal(t, "billing:T001", h.Order[0].Key, "the soonest first (T000 is inactive)")
+		require.Equal(t, Counts{Timers: 250, Active: 200, Inactive: 50}, h.Counts)
+		require.Equal(t, []AppCounts{
+			{App: "billing", Counts: Counts{Timers: 125, Active: 100, Inactive: 25}},
+			{App: "default", Counts: Counts{Timers: 125, Active: 100, Inactive: 25}},
+		}, h.Apps)
+	})
+
 	t.Run("OrdersScheduledTimersAsTheyExecute", func(t *testing.T) {
 		t.Parallel()
 		ins := []timer.Instance{

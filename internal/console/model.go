@@ -83,12 +83,19 @@ type Health struct {
 	// Queues are the depths; empty when they could not be read (QueuesError says why).
 	Queues      []queue.Depth `json:"queues"`
 	QueuesError string        `json:"queuesError,omitempty"`
-	// Order is every scheduled timer in the order it will execute (timer.Sort).
+	// Order is the first HealthShown scheduled timers in the order they will execute
+	// (timer.Sort) and OrderTotal how many are scheduled: the timers list pages them all.
 	Order      []HealthRow `json:"order"`
-	Running    []Running   `json:"running"`
-	Processors Processors  `json:"processors"`
-	Counts     Counts      `json:"counts"`
-	LastHour   LastHour    `json:"lastHour"`
+	OrderTotal int         `json:"orderTotal"`
+	// Running is the HealthShown longest-running executions, of RunningTotal.
+	Running      []Running  `json:"running"`
+	RunningTotal int        `json:"runningTotal"`
+	Processors   Processors `json:"processors"`
+	Counts       Counts     `json:"counts"`
+	// Apps are the counts per app (every app's health only), each a drill-down to the app's
+	// health and timers.
+	Apps     []AppCounts `json:"apps,omitempty"`
+	LastHour LastHour    `json:"lastHour"`
 	// Estimate is the stack's cost per month and the last 24 hours' executions (absent
 	// when the stack's parameters are unknown).
 	Estimate *Estimate `json:"estimate,omitempty"`
@@ -163,6 +170,16 @@ type NodeStatus struct {
 	By      string `json:"by"`
 	Running int    `json:"running"`
 }
+
+// AppCounts are one app's counts.
+type AppCounts struct {
+	App string `json:"app"`
+	Counts
+}
+
+// HealthShown bounds Health's lists (Order, Running), so that its answer stays small at any
+// number of instances; the counts count them all.
+const HealthShown = 100
 
 // Counts summarise the timers.
 type Counts struct {

@@ -165,21 +165,45 @@ func (rm *Remote) HealthOf(ctx context.Context, app string) (Health, error) {
 	return h, rm.get(ctx, p, url.Values{}, &h)
 }
 
-// Timers reads GET /api/timers (or the app's).
-func (rm *Remote) Timers(ctx context.Context, f Filter) ([]TimerRow, error) {
+// Timers reads a page of GET /api/timers (or the app's).
+func (rm *Remote) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 	q := url.Values{}
 	set(q, "name", f.Name)
 	set(q, "tenant", f.Tenant)
 	set(q, "active", f.Active)
+	set(q, "cursor", f.Cursor)
 	if f.Failing {
 		q.Set("failing", "true")
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
 	}
 	p := "/api/timers"
 	if f.App != "" {
 		p = appPath(f.App) + "/timers"
 	}
-	var rows []TimerRow
-	return rows, rm.get(ctx, p, q, &rows)
+	var page TimerPage
+	return page, rm.get(ctx, p, q, &page)
+}
+
+// EachTimer reads every page of the timers f selects (from f.Cursor), handing each page's
+// rows to each as it comes.
+func EachTimer(ctx context.Context, be interface {
+	Timers(context.Context, Filter) (TimerPage, error)
+}, f Filter, each func([]TimerRow) error) error {
+	for {
+		page, err := be.Timers(ctx, f)
+		if err != nil {
+			return err
+		}
+		if err := each(page.Items); err != nil {
+			return err
+		}
+		if page.Next == "" {
+			return nil
+		}
+		f.Cursor = page.Next
+	}
 }
 
 // Timer reads GET /api/apps/{app}/timers/{name}; the timeline is drawn from its recent
@@ -240,17 +264,19 @@ func (rm *Remote) Entry(ctx context.Context, key timer.Key, ref string) (LogEntr
 
 // Apps are the apps of the timers the caller may list (none when they may not).
 func (rm *Remote) Apps(ctx context.Context) ([]string, error) {
-	rows, err := rm.Timers(ctx, Filter{})
-	if err != nil {
-		return nil, err
-	}
 	var out []string
 	seen := map[string]bool{}
-	for _, r := range rows {
-		if !seen[r.App] {
-			seen[r.App] = true
-			out = append(out, r.App)
+	err := EachTimer(ctx, rm, Filter{Limit: timer.MaxPageSize}, func(rows []TimerRow) error {
+		for _, r := range rows {
+			if !seen[r.App] {
+				seen[r.App] = true
+				out = append(out, r.App)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

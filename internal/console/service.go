@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -82,14 +83,10 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 		return Health{}, err
 	}
 	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
-	all, err := s.Store.List(ctx)
-	if err != nil {
+	// One app's instances only (its index); every app's, the whole table a page at a time.
+	var err error
+	if in.instances, err = admin.AllInstances(ctx, s.Store, timer.InstanceQuery{App: app}); err != nil {
 		return Health{}, err
-	}
-	for _, i := range all {
-		if app == "" || i.AppName() == app {
-			in.instances = append(in.instances, i)
-		}
 	}
 	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
 		return Health{}, err
@@ -102,6 +99,9 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	}
 	h := buildHealth(in)
 	h.App = app
+	if app != "" {
+		h.Apps = nil // the app's own counts are Counts
+	}
 	// The last hour, read whole (up to figuresMaxEntries): its summary and its minutes agree.
 	hour, truncated, err := hourOfLog(ctx, s.Store, app, in.now.Add(-time.Hour))
 	if err != nil {
@@ -140,6 +140,16 @@ type Filter struct {
 	Tenant  string
 	Active  string // "", "yes" or "no"
 	Failing bool
+	// Limit and Cursor are the page: up to Limit rows (0: timer.DefaultPageSize, at most
+	// timer.MaxPageSize) from the previous page's TimerPage.Next ("": the first).
+	Limit  int
+	Cursor string
+}
+
+// TimerPage is a page of the timers list and the cursor of the next page ("" after the last).
+type TimerPage struct {
+	Items []TimerRow `json:"items"`
+	Next  string     `json:"next,omitempty"`
 }
 
 // Validate rejects values no timer could match, with the reason.
@@ -150,11 +160,23 @@ func (f Filter) Validate() error {
 	if len(f.Name) > 128 || len(f.Tenant) > 128 {
 		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", errkind.Invalid)
 	}
+	if _, err := timer.PageSize(f.Limit); err != nil {
+		return err
+	}
 	return timer.ValidateApp(f.App)
 }
 
-// Apps lists the apps that have timers, the default app first when it has any.
+// appRegistry is a store that keeps the registered apps (dynamo.Store: one item).
+type appRegistry interface {
+	LogApps(ctx context.Context) ([]string, error)
+}
+
+// Apps lists the apps: the registered ones (the default app first) where the store keeps
+// them, one read; else the apps that have timers, the default app first when it has any.
 func (s *Service) Apps(ctx context.Context) ([]string, error) {
+	if reg, ok := s.Store.(appRegistry); ok {
+		return reg.LogApps(ctx)
+	}
 	ins, err := s.Store.List(ctx)
 	if err != nil {
 		return nil, err
@@ -177,28 +199,50 @@ func (f Filter) match(r TimerRow) bool {
 		(!f.Failing || r.Failing)
 }
 
-// Timers lists the timers that match f, by name then tenant.
-func (s *Service) Timers(ctx context.Context, f Filter) ([]TimerRow, error) {
+// Timers reads a page of the timers that match f: one app's by name then tenant (reading
+// that app's instances only), every app's in the table's order (the whole table, a page at a
+// time). Each read asks for no more instances than the page still lacks, so the cursor never
+// skips a match; a page may hold fewer rows than the limit when the filters leave some out.
+func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
 	if err := f.Validate(); err != nil {
-		return nil, err
+		return TimerPage{}, err
 	}
-	ins, err := s.Store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	edits, err := s.Store.Edits(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := []TimerRow{}
-	for _, in := range ins {
-		_, edited := edits[in.Key]
-		if r := rowOf(in, edited); f.match(r) {
-			out = append(out, r)
+	limit, _ := timer.PageSize(f.Limit)
+	page := TimerPage{Items: []TimerRow{}}
+	q := timer.InstanceQuery{App: f.App, Cursor: f.Cursor}
+	size := 0
+	for len(page.Items) < limit && size < timerPageBytes {
+		q.Limit = min(limit-len(page.Items), timerPageChunk)
+		p, err := s.Store.Instances(ctx, q)
+		if err != nil {
+			return TimerPage{}, err
 		}
+		for _, in := range p.Items {
+			if r := rowOf(in, p.Edited[in.Key]); f.match(r) {
+				b, err := json.Marshal(r)
+				if err != nil {
+					return TimerPage{}, err
+				}
+				size += len(b)
+				page.Items = append(page.Items, r)
+			}
+		}
+		if p.Next == "" {
+			return page, nil
+		}
+		q.Cursor = p.Next
 	}
-	return out, nil
+	page.Next = q.Cursor
+	return page, nil
 }
+
+// A timers page is read timerPageChunk instances at a time and ends once its rows' JSON
+// passes timerPageBytes: with the chunk read last, a page of rows of ordinary size (about 1 KB)
+// stays under 1 MB, however large the limit.
+const (
+	timerPageChunk = 100
+	timerPageBytes = 768 << 10
+)
 
 // recentExecutions is how many executions the detail page and its timeline show.
 const recentExecutions = 50

@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -100,14 +102,88 @@ timers:
 		require.NoError(t, err)
 		rows, err := svc.Timers(ctx, console.Filter{Active: "no"})
 		require.NoError(t, err)
-		require.Len(t, rows, 1)
-		require.Equal(t, hourly.String(), rows[0].Key)
+		require.Len(t, rows.Items, 1)
+		require.Equal(t, hourly.String(), rows.Items[0].Key)
+		require.True(t, rows.Items[0].Edited, "the edit made above, read with the page")
 		rows, err = svc.Timers(ctx, console.Filter{Tenant: "acme"})
 		require.NoError(t, err)
-		require.Len(t, rows, 1)
-		require.Equal(t, perTenant.String(), rows[0].Key)
+		require.False(t, rows.Items[0].Edited)
+		require.NoError(t, err)
+		require.Len(t, rows.Items, 1)
+		require.Equal(t, perTenant.String(), rows.Items[0].Key)
 		_, err = svc.Timers(ctx, console.Filter{Active: "maybe"})
 		require.ErrorIs(t, err, errkind.Invalid)
+		_, err = svc.Timers(ctx, console.Filter{Limit: timer.MaxPageSize + 1})
+		require.ErrorIs(t, err, errkind.Invalid)
+		_, err = svc.Timers(ctx, console.Filter{Cursor: "not-a-cursor"})
+		require.ErrorIs(t, err, errkind.Invalid)
+	})
+
+	t.Run("TimerPagesStayUnder1MB", func(t *testing.T) {
+		// 1,200 rows of about 2 KB each: a page of limit 1,000 would be 2.4 MB; it ends
+		// under 1 MB, and following its cursor lists every row once.
+		big := strings.Repeat("x", 1800)
+		for i := range 1200 {
+			key := timer.Key{App: "wide", Timer: "W", Tenant: fmt.Sprintf("t%04d", i)}
+			require.NoError(t, store.Create(ctx, timer.Instance{Key: key, Active: true, Settings: timer.Settings{Schedule: "every 1h",
+				Properties: map[string]string{"blob": big}}}))
+		}
+		seen := map[string]bool{}
+		f := console.Filter{App: "wide", Limit: timer.MaxPageSize}
+		pages := 0
+		for {
+			page, err := svc.Timers(ctx, f)
+			require.NoError(t, err)
+			b, err := json.Marshal(page)
+			require.NoError(t, err)
+			require.Less(t, len(b), 1<<20, "page %d", pages)
+			pages++
+			for _, r := range page.Items {
+				require.False(t, seen[r.Key], r.Key)
+				seen[r.Key] = true
+			}
+			if page.Next == "" {
+				break
+			}
+			f.Cursor = page.Next
+		}
+		require.Len(t, seen, 1200)
+		require.Greater(t, pages, 2)
+	})
+
+	t.Run("TimerPagesFollowTheirCursor", func(t *testing.T) {
+		// A page of 2 rows with a name filter must neither skip nor repeat a match, whatever
+		// the rows the filter leaves out between them (Beta). acme is registered already.
+		m, err := manifest.Parse(strings.NewReader(`app: paged
+tenants: [t1, t2, t3]
+timers:
+  - {name: Alpha, schedule: "every 1h", multiTenant: true, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: Beta, schedule: "every 1h", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: AlphaToo, schedule: "every 1h", action: {http: {url: "http://127.0.0.1:9/x"}}}
+`))
+		require.NoError(t, err)
+		_, err = svc.Admin.Sync(ctx, m)
+		require.NoError(t, err)
+		var got []string
+		f := console.Filter{App: "paged", Name: "alpha", Limit: 2}
+		pages := 0
+		for {
+			page, err := svc.Timers(ctx, f)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(page.Items), 2)
+			pages++
+			for _, r := range page.Items {
+				got = append(got, r.Key)
+			}
+			if page.Next == "" {
+				break
+			}
+			f.Cursor = page.Next
+		}
+		require.Equal(t, []string{"paged:Alpha@acme", "paged:Alpha@t1", "paged:Alpha@t2", "paged:Alpha@t3", "paged:AlphaToo"}, got)
+		require.Equal(t, 3, pages)
+		_, err = svc.Timers(ctx, console.Filter{App: "default", Cursor: f.Cursor})
+		require.ErrorIs(t, err, errkind.Invalid, "a cursor of another app's listing")
 	})
 
 	t.Run("LogPagesFollowTheirCursor", func(t *testing.T) {

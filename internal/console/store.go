@@ -13,6 +13,9 @@ type Store interface {
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
 	// List returns every instance, ordered by name then tenant.
 	List(ctx context.Context) ([]timer.Instance, error)
+	// Instances reads a page of instances: one timer's or one app's costs what it holds;
+	// every app's (App "") reads the table a page at a time.
+	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 	// EditOf reads the edit in force on an instance; ok is false when it runs its defaults.
 	EditOf(ctx context.Context, key timer.Key) (rec timer.EditRecord, ok bool, err error)
 	// Edits returns every edit in force, by instance.

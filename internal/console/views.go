@@ -2,6 +2,8 @@ package console
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -19,6 +21,25 @@ func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) error {
 type timersData struct {
 	Filter Filter
 	Rows   []TimerRow
+	// PrevURL and NextURL are the pages before and after this one ("": none).
+	PrevURL, NextURL string
+}
+
+// maxBackPages is how many earlier pages' cursors a Timers page link carries for "← previous"
+// (the cursors only go forward); past it, "previous" goes back to the first page.
+const maxBackPages = 20
+
+// timersPageURL is the Timers page of f at cursor, with back: the cursors of the pages before it.
+func timersPageURL(f Filter, cursor string, back []string) string {
+	failing, limit := "", ""
+	if f.Failing {
+		failing = "on"
+	}
+	if f.Limit > 0 {
+		limit = strconv.Itoa(f.Limit)
+	}
+	return urlWith("/timers", "app", f.App, "name", f.Name, "tenant", f.Tenant, "active", f.Active, "failing", failing,
+		"limit", limit, "cursor", cursor, "back", strings.Join(back, " "))
 }
 
 func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
@@ -27,12 +48,30 @@ func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: failing}
-	rows, err := s.be.Timers(r.Context(), f)
+	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: failing, Cursor: q.Get("cursor")}
+	if f.Limit, err = limitParam(q.Get("limit")); err != nil {
+		return err
+	}
+	page, err := s.be.Timers(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "timers", pageData{Title: "Timers", Nav: "timers", Data: timersData{Filter: f, Rows: rows}, Apps: s.apps(r, "timers")})
+	d := timersData{Filter: f, Rows: page.Items}
+	back := strings.Fields(q.Get("back")) // the cursors of the pages before this one, oldest first
+	if f.Cursor != "" {
+		prev, earlier := "", []string(nil)
+		if len(back) > 0 {
+			prev, earlier = back[len(back)-1], back[:len(back)-1]
+		}
+		d.PrevURL = timersPageURL(f, prev, earlier)
+	}
+	if page.Next != "" {
+		if f.Cursor != "" {
+			back = append(back, f.Cursor)
+		}
+		d.NextURL = timersPageURL(f, page.Next, back[max(0, len(back)-maxBackPages):])
+	}
+	s.render(w, r, http.StatusOK, "timers", pageData{Title: "Timers", Nav: "timers", Data: d, Apps: s.apps(r, "timers")})
 	return nil
 }
 

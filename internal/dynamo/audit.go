@@ -231,7 +231,8 @@ func (l *AuditLog) Verify(ctx context.Context, since time.Time) (audit.Report, e
 	return audit.Check(entries, head, since.UTC(), began, began), nil
 }
 
-// List walks the days from today back to q.Since, newest first.
+// List walks the days from today back to q.Since (at the earliest the retention's start),
+// newest first.
 func (l *AuditLog) List(ctx context.Context, q audit.Query) ([]audit.Record, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
@@ -244,6 +245,11 @@ func (l *AuditLog) List(ctx context.Context, q audit.Query) ([]audit.Record, err
 	since := q.Since
 	if since.IsZero() {
 		since = now.AddDate(0, 0, -audit.DefaultDays)
+	}
+	// Nothing is kept past the retention (TTL deletes it): an earlier since reads from the
+	// retention's start, one Query a day, not one for every day back to it.
+	if oldest := now.Add(-l.retention); l.retention > 0 && since.Before(oldest) {
+		since = oldest
 	}
 	out := []audit.Record{}
 	for day := now.Truncate(24 * time.Hour); !day.Before(since.UTC().Truncate(24 * time.Hour)); day = day.AddDate(0, 0, -1) {

@@ -98,6 +98,25 @@ func contractScenario(t *testing.T, h harness, base time.Time) []step {
 	}
 	_, err := h.Get(ctx, key("Unknown", ""))
 	require.ErrorIs(t, err, timer.ErrNotFound)
+	// One timer's instances, a page of one at a time, and the cursor's bounds.
+	for _, name := range []string{"B", "Running", "Unknown"} {
+		q := timer.InstanceQuery{App: timer.DefaultApp, Timer: h.prefix + "-" + name, Limit: 1}
+		var keys []timer.Key
+		for {
+			page, err := h.instances(ctx, q)
+			require.NoError(t, err)
+			for _, in := range page.Items {
+				keys = append(keys, in.Key)
+			}
+			if page.Next == "" {
+				break
+			}
+			q.Cursor = page.Next
+		}
+		r.rec("instances of "+name, keys, nil)
+	}
+	_, err = h.instances(ctx, timer.InstanceQuery{App: timer.DefaultApp, Timer: h.prefix + "-B", Cursor: "bm90IGEgY3Vyc29y"})
+	r.rec("instances with a made-up cursor", nil, err)
 	r.rec("get unknown", nil, err)
 
 	// ---------------------------------------------------------------- due index

@@ -40,6 +40,7 @@ func newStore(t testing.TB) (*dynamo.Store, int) {
 type harness struct {
 	engine.Store
 	create    func(ctx context.Context, in timer.Instance) error
+	instances func(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 	runNow    func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error)
 	setActive func(ctx context.Context, key timer.Key, active bool) error
 	// logs returns the log entries of one instance, in any order.
@@ -53,6 +54,7 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 	return harness{
 		Store:     s,
 		create:    s.Create,
+		instances: s.Instances,
 		runNow:    s.RunNow,
 		setActive: byOperator(s),
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
@@ -77,6 +79,7 @@ func inmemHarness(shards int, prefix string) harness {
 	return harness{
 		Store:     s,
 		create:    s.Create,
+		instances: s.Instances,
 		runNow:    s.RunNow,
 		setActive: byOperator(s),
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {

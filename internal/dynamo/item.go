@@ -61,6 +61,12 @@ type instanceItem struct {
 	ShardKey       string          `dynamodbav:"shardKey"`
 	DueShard       string          `dynamodbav:"dueShard,omitempty"`
 	DueAt          int64           `dynamodbav:"dueAt,omitempty"`
+	// ByApp and ByAppKey key the byApp index (see indexByApp): the app and "<timer>#<tenant>".
+	ByApp    string `dynamodbav:"byApp,omitempty"`
+	ByAppKey string `dynamodbav:"byAppKey,omitempty"`
+	// Defaults is there while an operator's edit is in force (editItem reads it); toItem never
+	// sets it.
+	Defaults map[string]any `dynamodbav:"defaults,omitempty"`
 
 	NextRun            int64  `dynamodbav:"nextRun,omitempty"`
 	LastRun            int64  `dynamodbav:"lastRun,omitempty"`
@@ -165,7 +171,7 @@ func fromMs(v int64) time.Time {
 
 func toItem(in timer.Instance) instanceItem {
 	it := instanceItem{
-		PK: pk(in.Key), SK: sk(in.Tenant), Kind: "instance",
+		PK: pk(in.Key), SK: sk(in.Tenant), Kind: "instance", ByApp: in.AppName(), ByAppKey: byAppKey(in.Key),
 		App: in.AppName(), Timer: in.Timer, Tenant: in.Tenant,
 		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),

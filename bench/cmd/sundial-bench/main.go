@@ -75,7 +75,7 @@ func main() {
 	flag.IntVar(&o.sweep.Max, "sweep-max", 1000, "the sweep's highest rate (firings/s)")
 	deadline := flag.Duration("deadline", 30*time.Minute, "give up (and stop the emulator) after this long")
 	flag.IntVar(&o.scale, "scale", 50_000, "scale phases: firings in the fetch window, overdue instances for recovery, timers published")
-	flag.StringVar(&o.only, "only", "", "run only this phase (precision, spread (one sweep step at -timers/5 a second), endpoint, "+strings.Join(scalePhases, ", ")+"), for trying changes out; no report")
+	flag.StringVar(&o.only, "only", "", "run only this phase (precision, spread (one sweep step at -timers/5 a second), endpoint, "+strings.Join(scalePhases, ", ")+", "+phaseOperatorScale+" (-scale instances)), for trying changes out; no report")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the local endpoint, the functions run in process, the SDK) to the file")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
 	flag.Parse()
@@ -165,6 +165,24 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 				st.WriteUnits/float64(max(r.Recorded, 1)), st.ReadUnits/float64(max(r.Recorded, 1)))
 		}
 		return nil
+	}
+	if o.only == phaseOperatorScale {
+		bin, err := buildFunction(ctx, o.out, "api")
+		if err != nil {
+			return err
+		}
+		e, err := startEnv(ctx, o.template, nil, log)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, e.stop()) }()
+		r, err := e.operatorScale(ctx, o.out, bin, o.scale)
+		b, merr := json.MarshalIndent(r, "", "  ")
+		if merr != nil {
+			return errors.Join(err, merr)
+		}
+		fmt.Printf("%s: %s\n%s\n", o.only, b, r.summary())
+		return err
 	}
 	if slices.Contains(scalePhases, o.only) {
 		bins, err := scaleBootstraps(ctx, o.out)
@@ -369,6 +387,20 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		if err != nil {
 			return err
 		}
+	}
+
+	// The operator's side at the same size: the API function over o.scale instances.
+	err = withEnv(phaseOperatorScale, func(e *env) error {
+		bin, err := buildFunction(ctx, o.out, "api")
+		if err != nil {
+			return err
+		}
+		r, err := e.operatorScale(ctx, o.out, bin, o.scale)
+		res.OperatorScale = &r
+		return err
+	})
+	if err != nil {
+		return err
 	}
 
 	res.finish(time.Since(started))

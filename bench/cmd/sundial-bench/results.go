@@ -78,6 +78,7 @@ type results struct {
 	FetchWindow                  *scaleRun          `json:"fetch_window,omitempty"`
 	RecoverySweep                *scaleRun          `json:"recovery_sweep,omitempty"`
 	Publish                      *scaleRun          `json:"publish,omitempty"`
+	OperatorScale                *operatorRun       `json:"operator_scale,omitempty"`
 	GoBench                      string             `json:"-"`
 	SustainedFrom                string             `json:"sustained_from"`
 	RequestsPerFiringByOperation map[string]float64 `json:"requests_per_firing_by_operation"`

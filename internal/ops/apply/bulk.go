@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -140,7 +141,7 @@ func (s *Service) Bulk(ctx context.Context, a ops.Actor, app, op string, b BulkB
 	if op == ops.OpBulkDeactivate && !canPause {
 		return BulkResult{}, fmt.Errorf("%w: this store cannot record a pause", errkind.Unavailable)
 	}
-	all, err := s.Store.List(ctx)
+	all, err := admin.AllInstances(ctx, s.Store, timer.InstanceQuery{App: app}) // the app's only
 	if err != nil {
 		return BulkResult{}, err
 	}

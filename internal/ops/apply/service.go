@@ -20,8 +20,9 @@ import (
 type Store interface {
 	// Get reads an instance: timer.ErrNotFound.
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
-	// List returns every instance, ordered by app, name then tenant.
-	List(ctx context.Context) ([]timer.Instance, error)
+	// Instances reads a page of one timer's, one app's or every app's instances
+	// (admin.InstanceReader).
+	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 }
 
 // pauser is a store that records pauses (dynamo.Store).
