@@ -348,7 +348,7 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 		}
 	}
 	name := d.Key.String()
-	next, err := nextRun(st, s.Clock.Now())
+	next, err := nextRun(st, d.Key, s.Clock.Now())
 	if err != nil {
 		return timer.Instance{}, false, fmt.Errorf("%s: schedule: %w", name, err)
 	}
