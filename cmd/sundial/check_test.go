@@ -123,5 +123,5 @@ timers:
 	require.Contains(t, errOut.String(), `timers[0] "A": schedule: schedule "H(5-2) * * * *": minute field "H(5-2)": range "H(5-2)" runs backwards; H(a-b) needs a <= b`)
 	require.Contains(t, errOut.String(), `timers[1] "B": schedule: schedule "H/0 * * * * ?": second field "H/0": step "0" must be a positive integer`)
 	require.Contains(t, errOut.String(), `timers[2] "C": schedule: schedule "cron(0 0 1 1 ? H)": year field "H": H cannot be used in the year field`)
-	require.Contains(t, errOut.String(), `timers[3] "D": schedule: schedule "rate(H minutes)"`)
+	require.Contains(t, errOut.String(), `timers[3] "D": schedule: schedule "rate(H minutes)": H (a spread start time) cannot be used in rate()`)
 }

@@ -73,11 +73,17 @@ func parse(expr string, loc *time.Location, sp *spreader) (Schedule, error) {
 		if err != nil {
 			return nil, err
 		}
+		if strings.Contains(inner, "H") {
+			return nil, invalid(expr, `H (a spread start time) cannot be used in rate(); "every N s|m|h spread" spreads an interval`)
+		}
 		return parseRate(expr, inner, loc)
 	case strings.HasPrefix(trimmed, "at("):
 		inner, err := callArgs(expr, trimmed, "at", atSyntax)
 		if err != nil {
 			return nil, err
+		}
+		if strings.Contains(inner, "H") {
+			return nil, invalid(expr, "H (a spread start time) cannot be used in at(): a one-time schedule names its instant; %s", atSyntax)
 		}
 		return parseAt(expr, inner, loc)
 	case strings.HasPrefix(trimmed, "cron("):

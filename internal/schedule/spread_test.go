@@ -149,6 +149,8 @@ func TestSpreadErrors(t *testing.T) {
 		{"2:H", `hour "2" in "2:H": expected two digits, H or H(a-b)`},
 		{"every 5m spread out", `unexpected "out" after the interval`},
 		{"every spread", `interval must be a positive integer, got ""`},
+		{"rate(H minutes)", `H (a spread start time) cannot be used in rate(); "every N s|m|h spread" spreads an interval`},
+		{"at(2026-H-01T00:00:00)", `H (a spread start time) cannot be used in at()`},
 	} {
 		for _, opts := range [][]Option{{seed}, nil} { // the same error with or without a timer
 			_, err := Parse(tc.expr, nil, opts...)
