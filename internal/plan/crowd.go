@@ -68,7 +68,9 @@ func (p *Plan) crowdWarnings(in Input) {
 	var groups []*schedGroup
 	byKey := map[string]*schedGroup{}
 	for _, inst := range in.Instances {
-		if !inst.Active {
+		// An Instance standing for many (Count, a manifest above MaxListedInstances) whose
+		// schedule spreads is spread over them by construction: not a crowd.
+		if !inst.Active || (inst.weight() > 1 && schedule.MaySpread(inst.Schedule)) {
 			continue
 		}
 		k := inst.scheduleKey()

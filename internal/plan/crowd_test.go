@@ -54,6 +54,13 @@ func TestPlanNamesCrowdedSecondsAndSuggestsH(t *testing.T) {
 		require.Equal(t, 288, ip.Firings, ip.Timer+"@"+ip.Tenant)
 	}
 
+	// One row standing for many instances (a large manifest): crowded unless it spreads.
+	p = compute(t, plan.Input{Instances: []plan.Instance{{Timer: "Big", Schedule: "0 2 * * *", Priority: 3, Active: true, Count: 500}}, From: from, Days: 1})
+	require.Len(t, p.Crowded, 1)
+	require.Equal(t, []plan.CrowdedTimer{{Timer: "Big", Instances: 500}}, p.Crowded[0].Timers)
+	p = compute(t, plan.Input{Instances: []plan.Instance{{Timer: "Big", Schedule: "H H(2-4) * * *", Priority: 3, Active: true, Count: 500}}, From: from, Days: 1})
+	require.Empty(t, p.Crowded)
+
 	// Below the threshold nothing is named.
 	p = compute(t, plan.Input{Instances: nightly("0 2 * * *")[:plan.CrowdedFirings-1], From: from, Days: 1})
 	require.Empty(t, p.Crowded)
