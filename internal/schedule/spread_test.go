@@ -160,3 +160,49 @@ func TestSpreadErrors(t *testing.T) {
 		}
 	}
 }
+
+// H means what Jenkins documents: the resolved schedule is the plain one with the picked
+// values written in (value = lo + hash mod n; H/n starts at lo + hash mod n), for many timers.
+func TestSpreadEqualsItsPlainForm(t *testing.T) {
+	for i := range 300 {
+		seed := Seed{App: "app", Timer: fmt.Sprintf("T%d", i), Tenant: []string{"", "acme"}[i%2]}
+		pick := func(tag string, lo, n int) int { return lo + int(seed.Hash(tag)%uint64(n)) }
+		for _, tc := range []struct{ spread, plain string }{
+			{"H H(2-4) * * *", fmt.Sprintf("%d %d * * *", pick("minute/0", 0, 60), pick("hour/0", 2, 3))},
+			{"H/15 * * * * ?", fmt.Sprintf("%d/15 * * * * ?", pick("second/0", 0, 15))},
+			{"0 H(0-29)/10 * * * ?", fmt.Sprintf("0 %d-29/10 * * * ?", pick("minute/0", 0, 10))},
+			{"0 0 H H * ?", fmt.Sprintf("0 0 %d %d * ?", pick("hour/0", 0, 24), pick("day-of-month/0", 1, 28))},
+			{"0 0 * * H", fmt.Sprintf("0 0 * * %d", pick("day-of-week/0", 0, 7))},
+			{"cron(0 0 ? * H *)", fmt.Sprintf("cron(0 0 ? * %d *)", pick("day-of-week/0", 1, 7))},
+			{"H,H(30-59) 1 * * *", fmt.Sprintf("%d,%d 1 * * *", pick("minute/0", 0, 60), pick("minute/1", 30, 30))},
+			{"H(1-4):H Mon", fmt.Sprintf("%02d:%02d Mon", pick("time0/hour", 1, 4), pick("time0/minute", 0, 60))},
+		} {
+			s, err := Parse(tc.spread, nil, WithSeed(seed))
+			require.NoError(t, err, tc.spread)
+			plain, err := Parse(tc.plain, nil)
+			require.NoError(t, err, tc.plain)
+			at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			for range 5 {
+				want, ok := plain.Next(at)
+				require.True(t, ok)
+				got, ok := s.Next(at)
+				require.True(t, ok)
+				require.Equalf(t, want, got, "%s for %+v is %s", tc.spread, seed, tc.plain)
+				at = got
+			}
+		}
+		// every N spread: the slots of every N, moved by the offset.
+		s, err := Parse("every 15m spread", nil, WithSeed(seed))
+		require.NoError(t, err)
+		off := time.Duration(pick("every", 0, 900)) * time.Second
+		midnight := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		got, _ := s.Next(midnight.Add(-time.Nanosecond))
+		require.Equal(t, midnight.Add(off), got)
+		got, _ = s.Next(got)
+		require.Equal(t, midnight.Add(off+15*time.Minute), got)
+		last, _ := s.Next(midnight.Add(24*time.Hour - 15*time.Minute + off - time.Nanosecond))
+		require.Equal(t, midnight.Add(24*time.Hour-15*time.Minute+off), last)
+		next, _ := s.Next(last)
+		require.Equal(t, midnight.Add(24*time.Hour+off), next, "each day's first run is at the offset")
+	}
+}
