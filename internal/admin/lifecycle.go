@@ -541,7 +541,7 @@ func (s *Service) checkExpansion(tenant string, defs []definition, overlay func(
 		}
 		for _, d := range def.Timer.ExpandFor(def.App, []string{tenant}, s.Defaults) {
 			overlay(def.App, &d.Settings)
-			if _, err := nextRun(d.Settings, s.Clock.Now()); err != nil {
+			if _, err := nextRun(d.Settings, d.Key, s.Clock.Now()); err != nil {
 				return fmt.Errorf("%s: schedule: %w", d.Key, err)
 			}
 		}
