@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -55,10 +57,35 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	if *region == "" && m.HasNotify() {
 		printf(stdout, "note: alert topics' regions were not checked (no --region, AWS_REGION or AWS_DEFAULT_REGION): the publish refuses a topic outside the stack's region\n")
 	}
+	spreadNotes(stdout, m, time.Now())
 	for _, ref := range m.SharedPending() {
 		printf(stdout, "note: %s is not in this manifest: it must be a calendar of the default app (environment-wide), which sundial check cannot see offline; the publish (sundial sync, a deploy) checks it and refuses the manifest if the default app has none of that name\n", ref)
 	}
 	return nil
+}
+
+// spreadNotes names the timers whose schedule spreads its start (H, "every N spread") with
+// the instant it resolves to: the shared instance's next run, or that a multi-tenant timer's
+// is picked per tenant.
+func spreadNotes(w io.Writer, m manifest.Manifest, now time.Time) {
+	for _, t := range m.Timers {
+		if !schedule.Spreads(t.Schedule) {
+			continue
+		}
+		k := m.Key(t.Name)
+		if t.MultiTenant {
+			printf(w, "note: %s spreads its start (%s): each tenant's instance gets its own instant; see one with sundial schedule next %q --timer %s@TENANT\n",
+				k.Name(), t.Schedule, t.Schedule, k.Name())
+			continue
+		}
+		sch, err := m.Resolve(t).Settings(manifest.Defaults{}).ParseScheduleFor(k)
+		if err != nil {
+			continue // reported by the validation
+		}
+		if next, ok := sch.Next(now); ok {
+			printf(w, "note: %s spreads its start (%s): it resolves to a next run at %s\n", k.Name(), t.Schedule, next.Format(time.RFC3339))
+		}
+	}
 }
 
 // manifestArg loads and validates the manifest named by the one positional argument.

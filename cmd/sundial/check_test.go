@@ -90,3 +90,38 @@ func TestCheckCountsInWords(t *testing.T) {
 		require.Contains(t, out.String(), c.want)
 	}
 }
+
+// check validates H for the timer it belongs to, names a bad one's field and reason, and says
+// what a spread schedule resolves to.
+func TestCheckSpread(t *testing.T) {
+	t.Parallel()
+	write := func(body string) string {
+		path := filepath.Join(t.TempDir(), "timers.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+		return path
+	}
+	var out, errOut bytes.Buffer
+	path := write(`app: billing
+tenants: [acme]
+timers:
+  - {name: Nightly, schedule: "H H(2-4) * * *", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: Sync, schedule: "every 5m spread", multiTenant: true, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`)
+	require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
+	require.Regexp(t, `note: billing:Nightly spreads its start \(H H\(2-4\) \* \* \*\): it resolves to a next run at \d{4}-\d\d-\d\dT0[234]:36:00Z`, out.String())
+	require.Contains(t, out.String(), `note: billing:Sync spreads its start (every 5m spread): each tenant's instance gets its own instant; see one with sundial schedule next "every 5m spread" --timer billing:Sync@TENANT`)
+
+	out.Reset()
+	errOut.Reset()
+	path = write(`timers:
+  - {name: A, schedule: "H(5-2) * * * *", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: B, schedule: "H/0 * * * * ?", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: C, schedule: "cron(0 0 1 1 ? H)", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: D, schedule: "rate(H minutes)", action: {http: {url: "http://127.0.0.1:9/x"}}}
+`)
+	require.NotEqual(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut))
+	require.Contains(t, errOut.String(), `timers[0] "A": schedule: schedule "H(5-2) * * * *": minute field "H(5-2)": range "H(5-2)" runs backwards; H(a-b) needs a <= b`)
+	require.Contains(t, errOut.String(), `timers[1] "B": schedule: schedule "H/0 * * * * ?": second field "H/0": step "0" must be a positive integer`)
+	require.Contains(t, errOut.String(), `timers[2] "C": schedule: schedule "cron(0 0 1 1 ? H)": year field "H": H cannot be used in the year field`)
+	require.Contains(t, errOut.String(), `timers[3] "D": schedule: schedule "rate(H minutes)": H (a spread start time) cannot be used in rate()`)
+}

@@ -94,7 +94,7 @@ func TestReadmeBackfillExampleIsWithinTheBound(t *testing.T) {
 	require.True(t, to.Before(time.Now()), "the range is in the past")
 	s, err := schedule.ParseIn(mf.Timers[i].Schedule, mf.Timers[i].Timezone)
 	require.NoError(t, err)
-	at, err := timer.BackfillInstants(timer.Settings{Schedule: mf.Timers[i].Schedule, Timezone: mf.Timers[i].Timezone}, from, to)
+	at, err := timer.BackfillInstants(timer.Settings{Schedule: mf.Timers[i].Schedule, Timezone: mf.Timers[i].Timezone}, mf.Key(mf.Timers[i].Name), from, to)
 	require.NoError(t, err)
 	want, err := schedule.Instants(s, from, to, timer.MaxBackfillInstants)
 	require.NoError(t, err)

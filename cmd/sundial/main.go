@@ -67,7 +67,7 @@ Usage:
                               stack's Custom::SundialTimers owns an app; another's is refused)
   sundial apps release NAME   free an app from its stack (gone without its resource's Delete):
                               its timers are unchanged, and another stack may publish it
-  sundial schedule next EXPR [--from RFC3339] [--tz IANA] [--dst shift|skip] [-n N] [--json]
+  sundial schedule next EXPR [--from RFC3339] [--tz IANA] [--dst shift|skip] [-n N] [--json] [--timer [APP:]NAME[@TENANT]]
         [--calendars FILE --calendar NAME --on-excluded skip|next-business-day|previous-business-day] [--start RFC3339] [--end RFC3339]
   sundial invoke FUNCTION --event FILE   run fetch|processor|recovery|api once, as Lambda would
   sundial dlq list [--json] [--limit N]      inspect dead-lettered messages (not consumed)

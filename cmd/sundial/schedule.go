@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"time"
@@ -26,6 +27,7 @@ func cmdSchedule(args []string, stdout io.Writer) error {
 	onExcluded := fs.String("on-excluded", "skip", "what a firing on an excluded date does: skip, next-business-day or previous-business-day")
 	startFlag := fs.String("start", "", "validity window start, RFC 3339: nothing fires before it")
 	endFlag := fs.String("end", "", "validity window end, RFC 3339: nothing fires after it")
+	timerFlag := fs.String("timer", "", "[APP:]NAME[@TENANT]: resolve H and \"spread\" (spread start times) for this timer")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -66,8 +68,20 @@ func cmdSchedule(args []string, stdout io.Writer) error {
 	if st.Timezone == "UTC" {
 		st.Timezone = ""
 	}
-	runs, err := admin.PreviewSettings(st, start, *n)
-	if err != nil {
+	var runs []time.Time
+	if *timerFlag != "" {
+		k, err := timer.ParseKey(*timerFlag)
+		if err != nil {
+			return usageErr("schedule next: --timer: %v", err)
+		}
+		runs, err = admin.PreviewInstance(st, k, start, *n)
+		if err != nil {
+			return err
+		}
+	} else if runs, err = admin.PreviewSettings(st, start, *n); errors.Is(err, schedule.ErrNeedsTimer) {
+		return usageErr("schedule next: %q spreads its start time (H or \"spread\"): the instant is picked per timer; "+
+			"name one with --timer [APP:]NAME[@TENANT]", expr)
+	} else if err != nil {
 		return err
 	}
 	out := []string{}

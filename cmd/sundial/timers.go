@@ -163,7 +163,7 @@ type shown struct {
 
 func showOf(in timer.Instance, now time.Time) shown {
 	s := shown{Timer: view.OfTimer(in), NextRuns: []time.Time{}}
-	runs, err := admin.PreviewSettings(in.Settings, now, 5)
+	runs, err := admin.PreviewInstance(in.Settings, in.Key, now, 5)
 	if err != nil {
 		s.NextRunsError = err.Error()
 	} else {

@@ -71,8 +71,8 @@ func (s *Service) enqueueIfCovered(ctx context.Context, ins []timer.Instance, re
 	return engine.SendFollowUps(ctx, s.Store, s.Queue, s.Clock, ins, reason)
 }
 
-func nextRun(st timer.Settings, now time.Time) (time.Time, error) {
-	sch, err := st.ParseSchedule()
+func nextRun(st timer.Settings, k timer.Key, now time.Time) (time.Time, error) {
+	sch, err := st.ParseScheduleFor(k)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -95,28 +95,45 @@ func sameCalendar(a, b timer.Settings) bool {
 
 // nextUnderCalendar is the next run after now of the edited schedule eff with the rest of the
 // timer's settings (its calendar, validity window); sch is eff's schedule alone.
-func nextUnderCalendar(st timer.Settings, eff timer.Overridable, sch schedule.Schedule, now time.Time) time.Time {
+func nextUnderCalendar(st timer.Settings, k timer.Key, eff timer.Overridable, sch schedule.Schedule, now time.Time) time.Time {
 	st.Schedule, st.DST = eff.Schedule, eff.DST
-	if full, err := st.ParseSchedule(); err == nil {
+	if full, err := st.ParseScheduleFor(k); err == nil {
 		sch = full
 	}
 	next, _ := sch.Next(now)
 	return next
 }
 
+// PreviewInstance is PreviewSettings for timer k's instance: a schedule that spreads its start
+// (H, "every N spread") shows the instants it resolves to for k.
+func PreviewInstance(st timer.Settings, k timer.Key, from time.Time, n int) ([]time.Time, error) {
+	return previewSettings(st, &k, from, n)
+}
+
 // PreviewSettings returns the next n runs after `from` of a timer as its settings define them:
 // schedule, zone and DST policy, business calendar and policy, validity window. Fewer when the
-// schedule ends. A bad setting wraps errkind.Invalid.
+// schedule ends. A bad setting wraps errkind.Invalid; so does a schedule that spreads its
+// start, which needs the timer (PreviewInstance).
 func PreviewSettings(st timer.Settings, from time.Time, n int) ([]time.Time, error) {
+	return previewSettings(st, nil, from, n)
+}
+
+func previewSettings(st timer.Settings, k *timer.Key, from time.Time, n int) ([]time.Time, error) {
 	if len(st.Schedule) > MaxScheduleLen {
 		return nil, fmt.Errorf("%w: schedule: longer than %d characters", errkind.Invalid, MaxScheduleLen)
 	}
 	if _, err := schedule.ParseDST(st.DST); err != nil {
 		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
-	sch, err := st.ParseSchedule()
+	var sch schedule.Schedule
+	var err error
+	if k != nil {
+		sch, err = st.ParseScheduleFor(*k)
+	} else {
+		sch, err = st.ParseSchedule()
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
+		return nil, fmt.Errorf("%w: %w", errkind.Invalid, err)
 	}
 	loc, _ := schedule.LoadLocation(st.Timezone)
 	out := []time.Time{}

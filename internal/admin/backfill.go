@@ -128,7 +128,7 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		case !in.Active:
 			return BackfillStatus{}, fmt.Errorf("%w: %s is inactive: activate it first (a backfill runs only while its timer is active), or backfill another --tenant", errkind.Invalid, in.Key)
 		}
-		at, err := timer.BackfillInstants(in.Settings, r.From, r.To)
+		at, err := timer.BackfillInstants(in.Settings, in.Key, r.From, r.To)
 		if err != nil {
 			return BackfillStatus{}, fmt.Errorf("%s: %w", in.Key, err)
 		}

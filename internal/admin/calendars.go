@@ -191,7 +191,7 @@ func (s *Service) refuseSilencing(ctx context.Context, app, name string, cal *sc
 		}
 		st := in.Settings
 		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, Shared: in.Calendar.Shared, CalendarRules: rules}
-		if e.EveryDay || st.CalendarSilences(now) {
+		if e.EveryDay || st.CalendarSilences(in.Key, now) {
 			e.Timers = append(e.Timers, in.Key.String())
 		}
 	}
@@ -208,7 +208,7 @@ func (s *Service) recalendar(ctx context.Context, in timer.Instance, rules sched
 	for attempt := 1; ; attempt++ {
 		st := in.Settings
 		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, Shared: in.Calendar.Shared, CalendarRules: rules}
-		next, err := nextRun(st, now)
+		next, err := nextRun(st, in.Key, now)
 		if err != nil {
 			return in, fmt.Errorf("%s: %w", in.Key, err)
 		}

@@ -73,7 +73,7 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	if e.MisfireAfter != nil {
 		eff.MisfireAfter = *e.MisfireAfter
 	}
-	sch, err := ValidateOverridable(eff, cur.Timezone)
+	sch, err := ValidateOverridable(eff, key, cur.Timezone)
 	if err != nil {
 		return cur, err
 	}
@@ -86,13 +86,13 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	}
 	eff.DST = schedule.DST(eff.DST).Stored() // "shift" is kept as "", as items written before it
 	now := s.Clock.Now()
-	if err := firesUnderSkip(sch, eff, cur.Timezone, now); err != nil {
+	if err := firesUnderSkip(sch, eff, key, cur.Timezone, now); err != nil {
 		return cur, err
 	}
 	de := timer.Edit{Effective: eff, Defaults: defaults, Expect: cur.Overridable(), At: now, By: e.By}
 	if eff.Schedule != cur.Schedule || eff.DST != cur.DST {
 		de.Reschedule = true
-		de.NextRun = nextUnderCalendar(cur.Settings, eff, sch, now)
+		de.NextRun = nextUnderCalendar(cur.Settings, key, eff, sch, now)
 	}
 	in, err := s.Store.SaveEdit(ctx, key, de)
 	if err != nil || !de.Reschedule {
@@ -101,15 +101,15 @@ func (s *Service) Edit(ctx context.Context, key timer.Key, e Edit) (timer.Instan
 	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
 }
 
-// ValidateOverridable checks editable values the way the manifest does, reporting every bad
-// field; it returns the parsed schedule.
-func ValidateOverridable(o timer.Overridable, timezone string) (schedule.Schedule, error) {
+// ValidateOverridable checks editable values of timer k the way the manifest does, reporting
+// every bad field; it returns the parsed schedule (H resolved for k).
+func ValidateOverridable(o timer.Overridable, k timer.Key, timezone string) (schedule.Schedule, error) {
 	var errs []error
 	dst, err := schedule.ParseDST(o.DST)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	sch, err := parseSchedule(o.Schedule, timezone, dst)
+	sch, err := parseSchedule(o.Schedule, timezone, dst, k)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -130,14 +130,14 @@ func ValidateOverridable(o timer.Overridable, timezone string) (schedule.Schedul
 
 // firesUnderSkip refuses a skip policy under which a schedule that has a next run would never
 // fire again: every time it names falls in a spring-forward gap ("0 30 2 ? 3 1#2" in New York).
-func firesUnderSkip(sch schedule.Schedule, o timer.Overridable, timezone string, now time.Time) error {
+func firesUnderSkip(sch schedule.Schedule, o timer.Overridable, k timer.Key, timezone string, now time.Time) error {
 	if schedule.DST(o.DST) != schedule.DSTSkip {
 		return nil
 	}
 	if _, ok := sch.Next(now); ok {
 		return nil
 	}
-	shifted, err := parseSchedule(o.Schedule, timezone, schedule.DSTShift)
+	shifted, err := parseSchedule(o.Schedule, timezone, schedule.DSTShift, k)
 	if err != nil {
 		return nil
 	}
@@ -155,20 +155,28 @@ func zoneName(tz string) string {
 	return tz
 }
 
-func parseSchedule(expr, timezone string, dst schedule.DST) (schedule.Schedule, error) {
+func parseSchedule(expr, timezone string, dst schedule.DST, k timer.Key) (schedule.Schedule, error) {
 	if len(expr) > MaxScheduleLen {
 		return nil, fmt.Errorf("schedule: longer than %d characters", MaxScheduleLen)
 	}
-	return schedule.ParseIn(expr, timezone, schedule.WithDST(dst)) // its errors name the field and the bad token
+	// Its errors name the field and the bad token; H is resolved for the timer.
+	return schedule.ParseIn(expr, timezone, schedule.WithDST(dst), schedule.WithSeed(k.SpreadSeed()))
 }
 
 // Preview returns the next n instants of a schedule after `from`, in its zone and under its
 // DST policy ("", "shift" or "skip"); fewer when the schedule ends (an at() in the past, When
 // Published). A bad expression or policy wraps errkind.Invalid.
-func Preview(expr, timezone, dst string, from time.Time, n int) ([]time.Time, error) {
+//
+// A schedule that spreads its start (H, "every N spread") is resolved for timer k; with k nil
+// it is refused with a message saying it needs a timer.
+func Preview(expr, timezone, dst string, k *timer.Key, from time.Time, n int) ([]time.Time, error) {
 	policy, err := schedule.ParseDST(dst)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errkind.Invalid, err)
 	}
-	return PreviewSettings(timer.Settings{Schedule: expr, Timezone: timezone, DST: string(policy)}, from, n)
+	st := timer.Settings{Schedule: expr, Timezone: timezone, DST: string(policy)}
+	if k != nil {
+		return PreviewInstance(st, *k, from, n)
+	}
+	return PreviewSettings(st, from, n)
 }

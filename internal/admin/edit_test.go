@@ -14,6 +14,7 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -247,21 +248,35 @@ func TestSyncKeepsEdits(t *testing.T) {
 
 func TestPreview(t *testing.T) {
 	from := time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)
-	got, err := admin.Preview("02:30", "America/New_York", "", from, 3)
+	got, err := admin.Preview("02:30", "America/New_York", "", nil, from, 3)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
 	require.Equal(t, "2026-03-08T03:30:00-04:00", got[0].Format(time.RFC3339), "02:30 does not exist on the spring-forward day")
-	got, err = admin.Preview("02:30", "America/New_York", "skip", from, 1)
+	got, err = admin.Preview("02:30", "America/New_York", "skip", nil, from, 1)
 	require.NoError(t, err)
 	require.Equal(t, "2026-03-09T02:30:00-04:00", got[0].Format(time.RFC3339), "skip: not that day")
-	_, err = admin.Preview("02:30", "America/New_York", "never", from, 1)
+	_, err = admin.Preview("02:30", "America/New_York", "never", nil, from, 1)
 	require.ErrorIs(t, err, errkind.Invalid)
 	require.ErrorContains(t, err, `dst "never": expected "shift"`)
-	got, err = admin.Preview("at(2020-01-01T00:00:00)", "UTC", "", from, 10)
+	got, err = admin.Preview("at(2020-01-01T00:00:00)", "UTC", "", nil, from, 10)
 	require.NoError(t, err)
 	require.Empty(t, got, "a past at() has no next run")
-	_, err = admin.Preview("every 7x", "UTC", "", from, 10)
+	_, err = admin.Preview("every 7x", "UTC", "", nil, from, 10)
 	require.ErrorIs(t, err, errkind.Invalid)
-	_, err = admin.Preview("every 1m", "Nowhere/Land", "", from, 10)
+	_, err = admin.Preview("every 1m", "Nowhere/Land", "", nil, from, 10)
 	require.ErrorIs(t, err, errkind.Invalid)
+	// H is resolved for the timer named, and refused without one.
+	_, err = admin.Preview("H H(2-4) * * *", "UTC", "", nil, from, 1)
+	require.ErrorIs(t, err, schedule.ErrNeedsTimer)
+	require.ErrorContains(t, err, "picked per timer")
+	k := timer.Key{App: "billing", Timer: "Nightly", Tenant: "acme"}
+	got, err = admin.Preview("H H(2-4) * * *", "UTC", "", &k, from, 2)
+	require.NoError(t, err)
+	want, err := schedule.ParseIn("H H(2-4) * * *", "UTC", schedule.WithSeed(k.SpreadSeed()))
+	require.NoError(t, err)
+	first, _ := want.Next(from)
+	second, _ := want.Next(first)
+	require.Equal(t, []time.Time{first, second}, got)
+	require.Equal(t, 24*time.Hour, second.Sub(first))
+	require.True(t, first.Hour() >= 2 && first.Hour() <= 4, first)
 }

@@ -357,7 +357,7 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 		}
 	}
 	name := d.Key.String()
-	next, err := nextRun(st, s.Clock.Now())
+	next, err := nextRun(st, d.Key, s.Clock.Now())
 	if err != nil {
 		return timer.Instance{}, false, fmt.Errorf("%s: schedule: %w", name, err)
 	}
@@ -558,7 +558,7 @@ func (s *Service) checkExpansion(tenant string, defs []definition, overlay func(
 		}
 		for _, d := range def.Timer.ExpandFor(def.App, []string{tenant}, s.Defaults) {
 			overlay(def.App, &d.Settings)
-			if _, err := nextRun(d.Settings, s.Clock.Now()); err != nil {
+			if _, err := nextRun(d.Settings, d.Key, s.Clock.Now()); err != nil {
 				return fmt.Errorf("%s: schedule: %w", d.Key, err)
 			}
 		}

@@ -311,6 +311,7 @@ func (s *Server) apiEntry(r *http.Request) (any, error) {
 // pages show them, in the zone.
 type Preview struct {
 	Schedule string      `json:"schedule"`
+	Timer    string      `json:"timer,omitempty"` // the timer H was resolved for
 	Timezone string      `json:"timezone"`
 	DST      string      `json:"dst"`
 	Next     []time.Time `json:"next"`
@@ -326,11 +327,20 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 			return nil, fmt.Errorf("%w: n must be a number in 1..100", errkind.Invalid)
 		}
 	}
-	next, err := s.svc.Preview(q.Get("schedule"), q.Get("timezone"), q.Get("dst"), n)
+	// timer=[APP:]NAME[@TENANT] resolves H (spread start times) for that timer.
+	var k *timer.Key
+	if name := q.Get("timer"); name != "" {
+		key, err := timer.ParseKey(name)
+		if err != nil {
+			return nil, fmt.Errorf("timer: %w", err)
+		}
+		k = &key
+	}
+	next, err := s.svc.Preview(q.Get("schedule"), q.Get("timezone"), q.Get("dst"), k, n)
 	if err != nil {
 		return nil, err
 	}
-	p := Preview{Schedule: q.Get("schedule"), Timezone: zoneName(q.Get("timezone")), DST: view.DST(q.Get("dst")),
+	p := Preview{Schedule: q.Get("schedule"), Timer: q.Get("timer"), Timezone: zoneName(q.Get("timezone")), DST: view.DST(q.Get("dst")),
 		Next: next, Labels: make([]string, len(next))}
 	for i, at := range next {
 		p.Labels[i] = zoned(at)

@@ -387,6 +387,21 @@ func TestAPI(t *testing.T) {
 		status, body, _ = f.do(t, "GET", "/api/schedule/preview?schedule=When+Published", tok, "")
 		require.Equal(t, http.StatusOK, status)
 		require.Empty(t, decode[console.Preview](t, body).Next)
+		// H is resolved for the timer named, and refused without one.
+		status, body, _ = f.do(t, "GET", "/api/schedule/preview?schedule=H+H(2-4)+*+*+*&n=2", tok, "")
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Contains(t, body, "picked per timer")
+		status, body, _ = f.do(t, "GET", "/api/schedule/preview?schedule=H+H(2-4)+*+*+*&n=2&timer=billing:Nightly", tok, "")
+		require.Equal(t, http.StatusOK, status, body)
+		sp := decode[console.Preview](t, body)
+		require.Equal(t, "billing:Nightly", sp.Timer)
+		require.Len(t, sp.Next, 2)
+		require.Equal(t, 36, sp.Next[0].Minute(), "billing:Nightly's pinned H vector")
+		require.Equal(t, 4, sp.Next[0].UTC().Hour())
+		require.Equal(t, 24*time.Hour, sp.Next[1].Sub(sp.Next[0]))
+		status, body, _ = f.do(t, "GET", "/api/schedule/preview?schedule=H+*+*+*+*&timer=bad+name", tok, "")
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Contains(t, body, "timer")
 	})
 
 	t.Run("UnknownRoute", func(t *testing.T) {

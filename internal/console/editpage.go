@@ -61,7 +61,7 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		Priority: r.PostForm.Get("priority"), DST: r.PostForm.Get("dst")}
 	e, err := f.edit(by(r))
 	if err == nil {
-		_, err = admin.ValidateOverridable(timer.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, d.Timezone)
+		_, err = admin.ValidateOverridable(timer.Overridable{Schedule: *e.Schedule, Timeout: *e.Timeout, Priority: *e.Priority, DST: *e.DST}, key, d.Timezone)
 	}
 	if err == nil && op == "save" {
 		if err = s.be.Edit(r.Context(), key, e); err == nil {
@@ -82,9 +82,9 @@ func (s *Server) editSubmit(w http.ResponseWriter, r *http.Request) error {
 		// remote API has only the timer's view (its zone), not the calendar's rules.
 		if st := d.settings; st.Schedule != "" {
 			st.Schedule, st.DST = f.Schedule, schedule.DST(f.DST).Stored()
-			f.Preview, _ = admin.PreviewSettings(st, s.be.Now(), admin.PreviewRuns)
+			f.Preview, _ = admin.PreviewInstance(st, key, s.be.Now(), admin.PreviewRuns)
 		} else {
-			f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, s.be.Now(), admin.PreviewRuns)
+			f.Preview, _ = admin.Preview(f.Schedule, d.Timezone, f.DST, &key, s.be.Now(), admin.PreviewRuns)
 		}
 	}
 	s.render(w, r, status, "edit", pageData{Title: "Edit " + d.Key, Nav: "timers", Data: f})

@@ -283,7 +283,7 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 		}
 		d.PendingRetry = &PendingRetry{At: next, Attempt: attempt, ScheduledAt: at}
 	}
-	if runs, err := admin.PreviewSettings(in.Settings, s.Clock.Now(), admin.PreviewRuns); err != nil {
+	if runs, err := admin.PreviewInstance(in.Settings, in.Key, s.Clock.Now(), admin.PreviewRuns); err != nil {
 		d.NextRunsError = err.Error()
 	} else {
 		d.NextRuns = runs
@@ -305,12 +305,13 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 }
 
 // Preview is the next runs of a schedule expression in a zone, under a DST policy ("",
-// "shift" or "skip"), from now.
-func (s *Service) Preview(expr, timezone, dst string, n int) ([]time.Time, error) {
+// "shift" or "skip"), from now; H is resolved for timer k (nil: an expression with H is
+// refused, saying it needs a timer).
+func (s *Service) Preview(expr, timezone, dst string, k *timer.Key, n int) ([]time.Time, error) {
 	if n < 1 || n > 100 {
 		return nil, fmt.Errorf("%w: n must be in 1..100", errkind.Invalid)
 	}
-	return admin.Preview(expr, timezone, dst, s.Clock.Now(), n)
+	return admin.Preview(expr, timezone, dst, k, s.Clock.Now(), n)
 }
 
 // Location is a timer's zone for display (UTC when unknown).

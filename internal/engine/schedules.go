@@ -18,6 +18,9 @@ type schedules struct{ m sync.Map }
 // hand, and the error is reported in the execution log rather than crashing.
 func (s *schedules) next(in timer.Instance) (timer.NextFunc, error) {
 	k := in.ScheduleKey()
+	if schedule.MaySpread(in.Schedule) {
+		k += " " + in.Key.String() // H is resolved per instance
+	}
 	if v, ok := s.m.Load(k); ok {
 		return v.(schedule.Schedule).Next, nil
 	}

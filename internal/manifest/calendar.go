@@ -146,7 +146,7 @@ func (m Manifest) silencingCalendars() []error {
 		}
 		u := at(t.Calendar, fmt.Sprintf("timers[%d] %q: calendar", i, t.Name))
 		u.timers = append(u.timers, strconv.Quote(t.Name))
-		if r.Settings(Defaults{}).CalendarSilences(now) {
+		if r.Settings(Defaults{}).CalendarSilences(m.Key(t.Name), now) {
 			silenced[t.Calendar] = append(silenced[t.Calendar], strconv.Quote(t.Name))
 		}
 	}

@@ -262,7 +262,7 @@ func (m Manifest) Validate() error {
 		if t.Name != "" {
 			where += fmt.Sprintf(" %q", t.Name)
 		}
-		for _, err := range t.problems() {
+		for _, err := range t.problems(m.Key(t.Name)) {
 			errs = append(errs, fmt.Errorf("%w: %s: %v", errkind.Invalid, where, err))
 		}
 		if seen[t.Name] && t.Name != "" {
@@ -274,7 +274,9 @@ func (m Manifest) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (t Timer) problems() []error {
+// problems checks the timer k's definition; a schedule with H is resolved for k's shared
+// instance (a tenant's instance resolves its own at publish).
+func (t Timer) problems(k timer.Key) []error {
 	var errs []error
 	if !timer.ValidName(t.Name) {
 		errs = append(errs, fmt.Errorf("name: %q must match [A-Za-z0-9_-]{1,128}", t.Name))
@@ -283,7 +285,7 @@ func (t Timer) problems() []error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := schedule.ParseIn(t.Schedule, t.Timezone, schedule.WithDST(dst)); errors.Is(err, schedule.ErrUnknownZone) {
+	if _, err := schedule.ParseIn(t.Schedule, t.Timezone, schedule.WithDST(dst), schedule.WithSeed(k.SpreadSeed())); errors.Is(err, schedule.ErrUnknownZone) {
 		errs = append(errs, err) // "timezone: ..."
 	} else if err != nil {
 		errs = append(errs, fmt.Errorf("schedule: %v", err))

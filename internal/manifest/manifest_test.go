@@ -73,6 +73,9 @@ func TestParse(t *testing.T) {
 			"misfire":          {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
 			"dst":              {entry("    schedule: \"16:15\"\n    dst: Skip\n"), `timers[0] "T": dst "Skip": expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip"`},
 			"dst unknown":      {entry("    schedule: \"16:15\"\n    dst: none\n"), `dst "none": expected "shift"`},
+			"H backwards":      {entry("    schedule: \"H(5-2) * * * *\"\n"), `timers[0] "T": schedule: schedule "H(5-2) * * * *": minute field "H(5-2)": range "H(5-2)" runs backwards`},
+			"H step 0":         {entry("    schedule: \"H/0 * * * *\"\n"), `minute field "H/0": step "0" must be a positive integer`},
+			"H in year":        {entry("    schedule: \"cron(0 0 1 1 ? H)\"\n"), `year field "H": H cannot be used in the year field`},
 		}
 		for name, tc := range cases {
 			_, err := Parse(strings.NewReader(tc.yaml))
@@ -88,6 +91,14 @@ func TestParse(t *testing.T) {
 				"    action: {http: {url: \"http://h/\"}}\n"))
 			require.NoError(t, err, dst)
 			require.Equal(t, want, m.Timers[0].Settings(Defaults{}).DST, "stored as the instance keeps it: %q", dst)
+		}
+	})
+
+	t.Run("SpreadIsValidForTheTimer", func(t *testing.T) {
+		t.Parallel()
+		for _, expr := range []string{"H H(2-4) * * *", "H/15 * * * * ?", "every 5m spread", "H:H Mon"} {
+			_, err := Parse(strings.NewReader("app: billing\ntimers:\n  - name: T\n    schedule: \"" + expr + "\"\n    action: {http: {url: \"http://h/\"}}\n"))
+			require.NoError(t, err, expr)
 		}
 	})
 

@@ -252,6 +252,9 @@ type Plan struct {
 	Priorities     []PriorityPlan `json:"priorities"`
 	Month          Month          `json:"month"`
 	Warnings       []string       `json:"warnings"`
+	// Crowded are the seconds of the first day on which CrowdedFirings or more instances
+	// are due at once, busiest first (crowd.go).
+	Crowded []CrowdedSecond `json:"crowded"`
 }
 
 // StackInfo are the template parameters the plan used.
@@ -389,6 +392,7 @@ type group struct {
 	schedule, timezone, dst string
 	st                      timer.Settings // the schedule, zone and policy, calendar and window
 	members                 []int          // indexes into Input.Instances
+	key                     timer.Key      // the first member's: H is resolved for it (crowd.go)
 }
 
 // Compute works the plan out. It fails only on bad input: a schedule or time zone that does
@@ -416,6 +420,7 @@ func Compute(in Input) (Plan, error) {
 	p.capacityWarnings(in, m)
 	p.limitWarnings(in, m, float64(b.peak))
 	p.accountWarnings(in)
+	p.crowdWarnings(in)
 	p.Month = m
 	return p, nil
 }
@@ -443,10 +448,10 @@ func groupBySchedule(instances []Instance) []*group {
 		if !inst.Active {
 			continue
 		}
-		k := inst.settings().ScheduleKey()
+		k := inst.scheduleKey()
 		g := byKey[k]
 		if g == nil {
-			g = &group{schedule: inst.Schedule, timezone: inst.Timezone, dst: inst.DST, st: inst.settings()}
+			g = &group{schedule: inst.Schedule, timezone: inst.Timezone, dst: inst.DST, st: inst.settings(), key: inst.key()}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
@@ -789,7 +794,7 @@ func enumerate(g *group, from, end time.Time, tick time.Duration, budget *int, f
 	if _, err := schedule.ParseDST(g.dst); err != nil {
 		return result{}, err
 	}
-	sch, err := g.st.ParseSchedule()
+	sch, err := g.st.ParseScheduleFor(g.key)
 	if err != nil {
 		return result{}, err
 	}

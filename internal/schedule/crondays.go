@@ -39,7 +39,8 @@ func (p *fieldParser) dayOfMonth() (days, error) {
 		return days{monthDays: allMonthDays}, nil
 	}
 	var d days
-	for _, item := range strings.Split(t, ",") {
+	for i, item := range strings.Split(t, ",") {
+		p.idx = i
 		if err := p.dayOfMonthItem(strings.ToUpper(item), &d); err != nil {
 			return days{}, err
 		}

@@ -13,6 +13,8 @@ type cronField struct {
 	nameBase int
 	base     int    // a value v is bit v-base of the parsed set
 	note     string // appended to range errors, e.g. the day-of-week numbering
+	// hashMin..hashMax is the range H picks from (spread.go); hashMax 0: H is refused.
+	hashMin, hashMax int
 }
 
 // fieldParser parses the text of one field; errors name the field and its text.
@@ -21,6 +23,8 @@ type fieldParser struct {
 	dl   *cronDialect
 	f    *cronField
 	text string
+	sp   *spreader
+	idx  int // the item's position in the list, for H
 }
 
 func (p *fieldParser) errf(format string, args ...any) error {
@@ -45,7 +49,8 @@ func (p *fieldParser) values() ([4]uint64, error) {
 	case strings.Contains(p.text, "#"):
 		return set, p.errf(`"#" is only allowed in the day-of-week field of the Quartz and cron(...) forms`)
 	}
-	for _, item := range strings.Split(p.text, ",") {
+	for i, item := range strings.Split(p.text, ",") {
+		p.idx = i
 		lo, hi, step, err := p.item(item)
 		if err != nil {
 			return set, err
@@ -65,6 +70,8 @@ func (p *fieldParser) item(item string) (lo, hi, step int, err error) {
 	rng, stepText, hasStep := strings.Cut(item, "/")
 	lo, hi, step = p.f.min, p.f.max, 1
 	switch {
+	case strings.HasPrefix(rng, "H"):
+		return p.hashItem(rng, stepText, hasStep, fmt.Sprintf("%s/%d", p.f.name, p.idx))
 	case rng == "*":
 	case rng == "" && hasStep:
 		if !p.dl.leadingSlash {

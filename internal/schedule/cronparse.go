@@ -26,13 +26,13 @@ type cronDialect struct {
 }
 
 var (
-	fSecond     = cronField{name: "second", max: 59}
-	fMinute     = cronField{name: "minute", max: 59}
-	fHour       = cronField{name: "hour", max: 23}
-	fDayOfMonth = cronField{name: "day-of-month", min: 1, max: 31}
-	fMonth      = cronField{name: "month", min: 1, max: 12, names: monthNames, nameBase: 1}
-	fUnixDOW    = cronField{name: "day-of-week", max: 7, names: dowNames, note: " (0 or 7 = SUN)"}
-	fQuartzDOW  = cronField{name: "day-of-week", min: 1, max: 7, names: dowNames, nameBase: 1, note: " (1 = SUN .. 7 = SAT)"}
+	fSecond     = cronField{name: "second", max: 59, hashMax: 59}
+	fMinute     = cronField{name: "minute", max: 59, hashMax: 59}
+	fHour       = cronField{name: "hour", max: 23, hashMax: 23}
+	fDayOfMonth = cronField{name: "day-of-month", min: 1, max: 31, hashMin: 1, hashMax: 28} // every month has 1-28
+	fMonth      = cronField{name: "month", min: 1, max: 12, names: monthNames, nameBase: 1, hashMin: 1, hashMax: 12}
+	fUnixDOW    = cronField{name: "day-of-week", max: 7, names: dowNames, note: " (0 or 7 = SUN)", hashMax: 6}
+	fQuartzDOW  = cronField{name: "day-of-week", min: 1, max: 7, names: dowNames, nameBase: 1, note: " (1 = SUN .. 7 = SAT)", hashMin: 1, hashMax: 7}
 	fQuartzYear = cronField{name: "year", min: firstYear, max: 2099, base: firstYear}
 	fEBYear     = cronField{name: "year", min: firstYear, max: 2199, base: firstYear}
 )
@@ -52,36 +52,36 @@ var (
 // OutSystems times (which contain ':'); parseCronFields checks the count.
 func isCronShape(fields []string) bool {
 	return len(fields) >= 2 && !strings.Contains(fields[0], ":") &&
-		strings.IndexByte("0123456789*/?", fields[0][0]) >= 0
+		strings.IndexByte("0123456789*/?H", fields[0][0]) >= 0
 }
 
 // parseCronFields parses a bare Unix (5 fields) or Quartz (6 or 7) expression.
-func parseCronFields(expr string, fields []string, loc *time.Location) (Schedule, error) {
+func parseCronFields(expr string, fields []string, loc *time.Location, sp *spreader) (Schedule, error) {
 	switch len(fields) {
 	case 5:
-		return parseCron(expr, fields, loc, &unixCron)
+		return parseCron(expr, fields, loc, &unixCron, sp)
 	case 6, 7:
-		return parseCron(expr, fields, loc, &quartz)
+		return parseCron(expr, fields, loc, &quartz, sp)
 	}
 	return nil, invalid(expr, "a cron expression has 5 fields (minute hour day-of-month month day-of-week) "+
 		"or 6-7 (Quartz: second first, optional year last), got %d; OutSystems times are written HH:MM", len(fields))
 }
 
 // parseEventBridgeCron parses the text between "cron(" and ")".
-func parseEventBridgeCron(expr, inner string, loc *time.Location) (Schedule, error) {
+func parseEventBridgeCron(expr, inner string, loc *time.Location, sp *spreader) (Schedule, error) {
 	fields := strings.Fields(inner)
 	if len(fields) != 6 {
 		return nil, invalid(expr, "cron() takes 6 fields (minute hour day-of-month month day-of-week year), got %d", len(fields))
 	}
-	return parseCron(expr, fields, loc, &eventBridge)
+	return parseCron(expr, fields, loc, &eventBridge, sp)
 }
 
-func parseCron(expr string, fields []string, loc *time.Location, dl *cronDialect) (Schedule, error) {
+func parseCron(expr string, fields []string, loc *time.Location, dl *cronDialect, sp *spreader) (Schedule, error) {
 	c := cron{expr: expr, loc: loc, second: 1, years: yearSet{all: true}}
 	var domText, dowText string
 	for i, text := range fields {
 		f := &dl.fields[i]
-		p := fieldParser{expr: expr, dl: dl, f: f, text: text}
+		p := fieldParser{expr: expr, dl: dl, f: f, text: text, sp: sp}
 		switch f.name {
 		case "day-of-month":
 			domText = text
@@ -111,7 +111,7 @@ func parseCron(expr string, fields []string, loc *time.Location, dl *cronDialect
 			c.years = yearSet{bits: set}
 		}
 	}
-	if err := parseCronDays(expr, dl, domText, dowText, &c); err != nil {
+	if err := parseCronDays(expr, dl, domText, dowText, &c, sp); err != nil {
 		return nil, err
 	}
 	if !c.firesEver() {
@@ -121,7 +121,7 @@ func parseCron(expr string, fields []string, loc *time.Location, dl *cronDialect
 }
 
 // parseCronDays fills in the two day fields and how they combine.
-func parseCronDays(expr string, dl *cronDialect, domText, dowText string, c *cron) error {
+func parseCronDays(expr string, dl *cronDialect, domText, dowText string, c *cron, sp *spreader) error {
 	domField, dowField := &fDayOfMonth, &fUnixDOW
 	if dl.quartzDays {
 		dowField = &fQuartzDOW
@@ -140,11 +140,11 @@ func parseCronDays(expr string, dl *cronDialect, domText, dowText string, c *cro
 		// two restricted fields combine with OR.
 		c.either = !strings.HasPrefix(domText, "*") && !strings.HasPrefix(dowText, "*")
 	}
-	dom, err := (&fieldParser{expr: expr, dl: dl, f: domField, text: domText}).dayOfMonth()
+	dom, err := (&fieldParser{expr: expr, dl: dl, f: domField, text: domText, sp: sp}).dayOfMonth()
 	if err != nil {
 		return err
 	}
-	dow, err := (&fieldParser{expr: expr, dl: dl, f: dowField, text: dowText}).dayOfWeek()
+	dow, err := (&fieldParser{expr: expr, dl: dl, f: dowField, text: dowText, sp: sp}).dayOfWeek()
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -16,11 +17,17 @@ type dailyTimes struct {
 	days days
 }
 
-func parseDaily(expr string, fields []string, loc *time.Location) (Schedule, error) {
+func parseDaily(expr string, fields []string, loc *time.Location, sp *spreader) (Schedule, error) {
 	secs := make([]int64, 0, len(fields))
 	i := 0
 	for ; i < len(fields) && (i == 0 || strings.Contains(fields[i], ":")); i++ {
-		sec, err := parseClock(expr, fields[i])
+		var sec int64
+		var err error
+		if strings.Contains(fields[i], "H") {
+			sec, err = parseSpreadClock(expr, fields[i], i, sp)
+		} else {
+			sec, err = parseClock(expr, fields[i])
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -46,6 +53,45 @@ func parseClock(expr, tok string) (int64, error) {
 	}
 	if minute > 59 {
 		return 0, invalid(expr, "minute %02d out of range 00-59 in %q", minute, tok)
+	}
+	return hour*3600 + minute*60, nil
+}
+
+var (
+	clockHour   = cronField{name: "hour", max: 23, hashMax: 23}
+	clockMinute = cronField{name: "minute", max: 59, hashMax: 59}
+)
+
+// parseSpreadClock reads an OutSystems time with H for its hour or minute or both ("H:H",
+// "02:H", "H(1-4):30", "H(1-4):H"; see spread.go); a fixed part is two digits, as in HH:MM.
+// n is the time's position in the schedule, so that two spread times differ.
+func parseSpreadClock(expr, tok string, n int, sp *spreader) (int64, error) {
+	hourText, minuteText, ok := strings.Cut(tok, ":")
+	if !ok || strings.Contains(minuteText, ":") {
+		return 0, invalid(expr, "expected a time HH:MM, where H, H(a-b) may stand for the hour or the minute, got %q", tok)
+	}
+	part := func(f *cronField, text string) (int64, error) {
+		p := fieldParser{expr: expr, dl: &unixCron, f: f, text: text, sp: sp}
+		if strings.HasPrefix(text, "H") {
+			if strings.Contains(text, "/") {
+				return 0, invalid(expr, "%s %q in %q: a step is for cron; an OutSystems time takes H or H(a-b)", f.name, text, tok)
+			}
+			v, _, _, err := p.hashItem(text, "", false, fmt.Sprintf("time%d/%s", n, f.name))
+			return int64(v), err
+		}
+		if len(text) != 2 || !isDigit(text[0]) || !isDigit(text[1]) {
+			return 0, invalid(expr, "%s %q in %q: expected two digits, H or H(a-b)", f.name, text, tok)
+		}
+		v, err := p.value(text)
+		return int64(v), err
+	}
+	hour, err := part(&clockHour, hourText)
+	if err != nil {
+		return 0, err
+	}
+	minute, err := part(&clockMinute, minuteText)
+	if err != nil {
+		return 0, err
 	}
 	return hour*3600 + minute*60, nil
 }

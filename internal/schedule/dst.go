@@ -54,6 +54,7 @@ type options struct {
 	calendar   *Calendar
 	onExcluded OnExcluded
 	start, end time.Time
+	seed       *Seed
 }
 
 // WithDST sets the policy for wall-clock times a spring-forward gap skips; an invalid

@@ -11,10 +11,15 @@ import (
 // 18:30:00): multiples of the interval counted from each local midnight. An
 // interval that does not divide the day restarts at midnight, so every day's
 // first run is at 00:00 ("every 7m" runs 23:55, then 00:00).
+//
+// "every N spread" moves every slot by an offset in 0..N-1 seconds picked from the timer
+// (spread.go): "every 15m spread" may run at 00:07:42, 00:22:42, ... ; each day's first run
+// is then at the offset.
 type every struct {
-	expr string
-	loc  *time.Location
-	step int64 // seconds, 1..86400
+	expr   string
+	loc    *time.Location
+	step   int64 // seconds, 1..86400
+	offset int64 // seconds, 0..step-1
 }
 
 var unitSeconds = map[string]int64{
@@ -26,7 +31,11 @@ var unitSeconds = map[string]int64{
 const unitNames = "s, sec, secs, second, seconds, m, min, mins, minute, minutes, h, hour or hours"
 
 // parseEvery reads the fields after "every": "N unit" or "Nunit".
-func parseEvery(expr string, fields []string, loc *time.Location) (Schedule, error) {
+func parseEvery(expr string, fields []string, loc *time.Location, sp *spreader) (Schedule, error) {
+	spread := len(fields) > 1 && fields[len(fields)-1] == "spread"
+	if spread {
+		fields = fields[:len(fields)-1]
+	}
 	var num, unit string
 	switch len(fields) {
 	case 0:
@@ -37,7 +46,7 @@ func parseEvery(expr string, fields []string, loc *time.Location) (Schedule, err
 	case 2:
 		num, unit = fields[0], fields[1]
 	default:
-		return nil, invalid(expr, `unexpected %q after the interval; expected "every N s|m|h"`, fields[2])
+		return nil, invalid(expr, `unexpected %q after the interval; expected "every N s|m|h" or "every N s|m|h spread"`, fields[2])
 	}
 
 	n, ok := parsePositive(num)
@@ -54,7 +63,11 @@ func parseEvery(expr string, fields []string, loc *time.Location) (Schedule, err
 	if n > secondsPerDay/perUnit {
 		return nil, invalid(expr, "interval %q is longer than 24h", strings.Join(fields, " "))
 	}
-	return every{expr: expr, loc: loc, step: n * perUnit}, nil
+	e := every{expr: expr, loc: loc, step: n * perUnit}
+	if spread {
+		e.offset = int64(sp.pick("every", 0, int(e.step)))
+	}
+	return e, nil
 }
 
 // parsePositive accepts plain decimal digits only: no sign, no fraction. Values
@@ -81,9 +94,12 @@ func (e every) String() string { return e.expr }
 
 func (e every) nextLabel(label int64) (int64, bool) {
 	day, sec := splitLabel(label)
-	next := (sec/e.step + 1) * e.step
+	if sec < e.offset {
+		return day*secondsPerDay + e.offset, true
+	}
+	next := e.offset + ((sec-e.offset)/e.step+1)*e.step
 	if next >= secondsPerDay {
-		return (day + 1) * secondsPerDay, true
+		return (day+1)*secondsPerDay + e.offset, true
 	}
 	return day*secondsPerDay + next, true
 }

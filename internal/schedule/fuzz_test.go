@@ -25,6 +25,10 @@ func FuzzParse(f *testing.F) {
 		"cron(0 10 * * ? *)", "cron(0/5 8-17 ? * MON-FRI *)", "cron(0 9 ? * 2#1 *)", "cron(0 12 L * ? 2026)", "cron(0 10 * * * *)",
 		"0 15 10 L-5W * ? 2010", "0 0 12 1,L * ?", "0 0 12 2W,16 * ?", "0 0 12 1W,15,LW * ?", "0 0 12 L-1W,L-1 * ?",
 		"/60 * * * * ?", "0 0 /24 * * ?", "0 0 12 L-31W * ?", "0 0 12 1,?,L * ?",
+		// Spread (H, "spread").
+		"H H(2-4) * * *", "H/15 * * * * ?", "H(0-29)/10 * * * *", "every 5m spread", "H:H", "02:H Mon",
+		"H(1-4):H 2nd Tue", "cron(H H ? * MON-FRI *)", "0 0 12 H,L * ?", "H H H H H", "H(5-2) * * * *", "H/0 * * * *",
+		"0 0 0 1 1 ? H", "H(0-29)/40 * * * *", "H(", "H(1-2", "every 0s spread", "H H * * THU",
 	} {
 		f.Add(seed)
 	}
@@ -35,16 +39,25 @@ func FuzzParse(f *testing.F) {
 		time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC),   // New York, inside the repeated hour
 		time.Date(1969, 12, 31, 23, 59, 59, 5e8, time.UTC),
 	}
+	seed := WithSeed(Seed{App: "billing", Timer: "Nightly", Tenant: "acme"})
 	f.Fuzz(func(t *testing.T, expr string) {
 		for _, loc := range locs {
-			s, err := Parse(expr, loc)
+			s, err := Parse(expr, loc, seed)
+			// Without a timer, the same expression parses the same way, or is refused
+			// only for needing one (H is resolved, never guessed).
+			_, bare := Parse(expr, loc)
+			if err != nil {
+				require.Equal(t, err.Error(), bare.Error())
+			} else if bare != nil {
+				require.ErrorIs(t, bare, ErrNeedsTimer)
+			}
 			if err != nil {
 				require.ErrorIs(t, err, ErrInvalid)
 				require.True(t, strings.HasPrefix(err.Error(), "schedule "), err.Error())
 				continue
 			}
 			require.Equal(t, expr, s.String())
-			again, err := Parse(s.String(), loc)
+			again, err := Parse(s.String(), loc, seed)
 			require.NoError(t, err)
 			require.Equal(t, s, again)
 			for _, at := range instants {

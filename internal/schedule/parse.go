@@ -14,7 +14,8 @@ import (
 // adding a case here that recognises its shape:
 //
 //	"HH:MM ..." [days]         daily.go, days.go (OutSystems)
-//	"every N s|m|h"            every.go
+//	"every N s|m|h [spread]"   every.go
+//	H, H(a-b), H/n in cron and HH:MM, and "spread": spread.go (needs WithSeed)
 //	"rate(N unit)"             rate.go (EventBridge)
 //	"at(yyyy-mm-ddThh:mm:ss)"  at.go (EventBridge)
 //	5 fields, 6 or 7 fields    cronparse.go (Unix, Quartz)
@@ -33,8 +34,12 @@ func Parse(expr string, loc *time.Location, opts ...Option) (Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	s, err := parse(expr, loc)
+	sp := &spreader{seed: o.seed}
+	s, err := parse(expr, loc, sp)
 	if err != nil {
+		return nil, err
+	}
+	if err := sp.done(expr); err != nil {
 		return nil, err
 	}
 	s = applyDST(s, dst)
@@ -50,7 +55,7 @@ func Parse(expr string, loc *time.Location, opts ...Option) (Schedule, error) {
 	return s, nil
 }
 
-func parse(expr string, loc *time.Location) (Schedule, error) {
+func parse(expr string, loc *time.Location, sp *spreader) (Schedule, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -62,11 +67,14 @@ func parse(expr string, loc *time.Location) (Schedule, error) {
 	case IsWhenPublished(expr):
 		return whenPublished{expr: expr}, nil
 	case fields[0] == "every":
-		return parseEvery(expr, fields[1:], loc)
+		return parseEvery(expr, fields[1:], loc, sp)
 	case strings.HasPrefix(trimmed, "rate("):
 		inner, err := callArgs(expr, trimmed, "rate", rateSyntax)
 		if err != nil {
 			return nil, err
+		}
+		if strings.Contains(inner, "H") {
+			return nil, invalid(expr, `H (a spread start time) cannot be used in rate(); "every N s|m|h spread" spreads an interval`)
 		}
 		return parseRate(expr, inner, loc)
 	case strings.HasPrefix(trimmed, "at("):
@@ -74,17 +82,20 @@ func parse(expr string, loc *time.Location) (Schedule, error) {
 		if err != nil {
 			return nil, err
 		}
+		if strings.Contains(inner, "H") {
+			return nil, invalid(expr, "H (a spread start time) cannot be used in at(): a one-time schedule names its instant; %s", atSyntax)
+		}
 		return parseAt(expr, inner, loc)
 	case strings.HasPrefix(trimmed, "cron("):
 		inner, err := callArgs(expr, trimmed, "cron", `expected "cron(minute hour day-of-month month day-of-week year)"`)
 		if err != nil {
 			return nil, err
 		}
-		return parseEventBridgeCron(expr, inner, loc)
+		return parseEventBridgeCron(expr, inner, loc, sp)
 	case isCronShape(fields):
-		return parseCronFields(expr, fields, loc)
-	case isDigit(fields[0][0]):
-		return parseDaily(expr, fields, loc)
+		return parseCronFields(expr, fields, loc, sp)
+	case isDigit(fields[0][0]) || strings.HasPrefix(fields[0], "H"):
+		return parseDaily(expr, fields, loc, sp)
 	default:
 		return nil, invalid(expr, "unknown format; %s", expectedFormats)
 	}

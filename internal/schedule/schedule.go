@@ -31,11 +31,17 @@ const expectedFormats = `expected "HH:MM [HH:MM...] [days]", "every N s|m|h", "r
 // still matching ErrInvalid.
 type parseError struct {
 	expr, msg string
+	wrapped   error // another sentinel it matches, as ErrNeedsTimer
 }
 
 func (e *parseError) Error() string { return fmt.Sprintf("schedule %q: %s", e.expr, e.msg) }
 
-func (e *parseError) Unwrap() error { return ErrInvalid }
+func (e *parseError) Unwrap() []error {
+	if e.wrapped != nil {
+		return []error{ErrInvalid, e.wrapped}
+	}
+	return []error{ErrInvalid}
+}
 
 func invalid(expr, format string, args ...any) error {
 	return &parseError{expr: expr, msg: fmt.Sprintf(format, args...)}

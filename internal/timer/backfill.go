@@ -71,16 +71,16 @@ func (b Backfill) Key(tenant string) Key {
 	return Key{App: NormApp(b.App), Timer: b.Timer, Tenant: tenant}
 }
 
-// BackfillInstants lists the instants of the timer's schedule (its calendar and validity
+// BackfillInstants lists the instants of timer k's schedule (its calendar and validity
 // window applied) in [from, to], oldest first, at most MaxBackfillInstants.
-func BackfillInstants(s Settings, from, to time.Time) ([]time.Time, error) {
+func BackfillInstants(s Settings, k Key, from, to time.Time) ([]time.Time, error) {
 	if from.IsZero() || to.IsZero() {
 		return nil, fmt.Errorf("%w: a backfill needs --from and --to (RFC 3339 instants)", errkind.Invalid)
 	}
 	if to.Before(from) {
 		return nil, fmt.Errorf("%w: --to %s is before --from %s", errkind.Invalid, to.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}
-	sch, err := s.ParseSchedule()
+	sch, err := s.ParseScheduleFor(k)
 	if err != nil {
 		return nil, err
 	}

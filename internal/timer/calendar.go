@@ -57,11 +57,34 @@ func (s Settings) MisfireWindow() time.Duration {
 	return MisfireThreshold
 }
 
-// ParseSchedule is the timer's schedule as its settings define it: expression, zone, DST
-// policy, business calendar with its policy, and validity window. Every next run of a timer
-// is computed from it.
-func (s Settings) ParseSchedule() (schedule.Schedule, error) {
+// ParseSchedule is the schedule of settings that belong to no timer yet: a schedule that
+// spreads its start time (H, "every N spread") is refused with schedule.ErrNeedsTimer, after
+// its syntax is checked. An instance's is Instance.ParseSchedule.
+func (s Settings) ParseSchedule() (schedule.Schedule, error) { return s.parseSchedule(nil) }
+
+// ParseScheduleFor is the schedule of timer k's instance as its settings define it:
+// expression, zone, DST policy, business calendar with its policy, and validity window, with
+// H resolved for k (SpreadSeed). Every next run of a timer is computed from it.
+func (s Settings) ParseScheduleFor(k Key) (schedule.Schedule, error) {
+	seed := k.SpreadSeed()
+	return s.parseSchedule(&seed)
+}
+
+// ParseSchedule is ParseScheduleFor the instance's own key.
+func (in Instance) ParseSchedule() (schedule.Schedule, error) { return in.ParseScheduleFor(in.Key) }
+
+// SpreadSeed is the identity a spread schedule's H values are picked from: the app (by its
+// name, "default" for the default app), the timer and the tenant, so that each tenant's
+// instance of a multi-tenant timer is spread on its own.
+func (k Key) SpreadSeed() schedule.Seed {
+	return schedule.Seed{App: k.AppName(), Timer: k.Timer, Tenant: k.Tenant}
+}
+
+func (s Settings) parseSchedule(seed *schedule.Seed) (schedule.Schedule, error) {
 	opts := []schedule.Option{schedule.WithDST(schedule.DST(s.DST)), schedule.WithWindow(s.Start, s.End)}
+	if seed != nil {
+		opts = append(opts, schedule.WithSeed(*seed))
+	}
 	if s.Calendar != nil {
 		cal, err := schedule.ParseCalendar(s.Calendar.CalendarRules)
 		if err != nil {
@@ -72,21 +95,21 @@ func (s Settings) ParseSchedule() (schedule.Schedule, error) {
 	return schedule.ParseIn(s.Schedule, s.Timezone, opts...)
 }
 
-// CalendarSilences reports whether the settings' business calendar leaves their schedule no
-// firing within the firing horizon from now (schedule.FiringHorizonYears) although the
+// CalendarSilences reports whether the settings' business calendar leaves timer k's schedule
+// no firing within the firing horizon from now (schedule.FiringHorizonYears) although the
 // schedule alone has one there: the calendar would unschedule the timer. Settings that do
 // not parse are reported by their validation, not here.
-func (s Settings) CalendarSilences(now time.Time) bool {
+func (s Settings) CalendarSilences(k Key, now time.Time) bool {
 	if s.Calendar == nil {
 		return false
 	}
 	bare := s
 	bare.Calendar, bare.OnExcluded = nil, ""
-	without, err := bare.ParseSchedule()
+	without, err := bare.ParseScheduleFor(k)
 	if err != nil {
 		return false
 	}
-	with, err := s.ParseSchedule()
+	with, err := s.ParseScheduleFor(k)
 	if err != nil {
 		return false
 	}
@@ -98,7 +121,9 @@ func (s Settings) CalendarSilences(now time.Time) bool {
 	return !ok || n.After(end)
 }
 
-// ScheduleKey identifies what ParseSchedule reads, for caches of parsed schedules.
+// ScheduleKey identifies what ParseSchedule reads, for caches of parsed schedules. A
+// schedule that may spread its start (schedule.MaySpread) also depends on the timer: such a
+// cache adds the key (as the engine's does).
 func (s Settings) ScheduleKey() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q %q %q %q %d %d", s.Schedule, s.Timezone, s.DST, s.OnExcluded, s.Start.UnixNano(), s.End.UnixNano())
