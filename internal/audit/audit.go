@@ -34,6 +34,8 @@ const (
 	// Backfill and BackfillCancel: `sundial backfill` and its cancel (the range in After).
 	Backfill       = "backfill"
 	BackfillCancel = "backfill-cancel"
+	// Job: a job (internal/jobs) ended; After has its kind, params and progress.
+	Job = "job"
 )
 
 // Record is one operator action.
