@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -88,12 +89,12 @@ func (s *Jobs) ListJobs(_ context.Context, q jobs.Query) ([]jobs.Job, error) {
 }
 
 // OpenJobs implements jobs.Store.
-func (s *Jobs) OpenJobs(_ context.Context) ([]jobs.Job, error) {
+func (s *Jobs) OpenJobs(_ context.Context, since time.Time) ([]jobs.Job, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []jobs.Job
 	for _, j := range s.jobs {
-		if !j.Audited {
+		if !j.Audited && !j.Created.Before(since) {
 			out = append(out, cloneJob(j))
 		}
 	}

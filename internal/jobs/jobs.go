@@ -140,6 +140,15 @@ const (
 	MaxLimit     = 500
 )
 
+// OpenWindow is how far back a sweep looks for jobs left open: a job older than that is
+// not taken up again (at 50,000 instances a job takes minutes, not days).
+const OpenWindow = 48 * time.Hour
+
+// newID is a job's id: sortable by creation (the DynamoDB store lists by it), then random.
+func newID(now time.Time, random string) string {
+	return "job-" + now.UTC().Format("20060102-150405") + "-" + strings.ToLower(random)
+}
+
 // ValidID refuses what cannot be a job's id.
 func ValidID(id string) error {
 	if !strings.HasPrefix(id, "job-") || len(id) > 64 || strings.ContainsAny(id, "#/ ") {
@@ -159,7 +168,7 @@ type Store interface {
 	SaveJob(ctx context.Context, j Job, prev int64) error
 	// ListJobs lists the jobs q selects, newest first.
 	ListJobs(ctx context.Context, q Query) ([]Job, error)
-	// OpenJobs lists the jobs not audited yet (queued, running, or over but unaudited),
-	// for the sweep: what a worker may have left.
-	OpenJobs(ctx context.Context) ([]Job, error)
+	// OpenJobs lists the jobs created since then and not audited yet (queued, running, or
+	// over but unaudited), oldest first, for the sweep: what a worker may have left.
+	OpenJobs(ctx context.Context, since time.Time) ([]Job, error)
 }

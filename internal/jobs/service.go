@@ -88,7 +88,7 @@ func (s *Service) Start(ctx context.Context, actor, kind string, params any) (Jo
 		return Job{}, err
 	}
 	now := s.Clock.Now().UTC()
-	j := Job{ID: "job-" + strings.ToLower(rand.Text()[:12]), Kind: kind, App: app, Params: raw, Actor: actor,
+	j := Job{ID: newID(now, rand.Text()[:8]), Kind: kind, App: app, Params: raw, Actor: actor,
 		State: Queued, Created: now, Updated: now, Version: 1}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return Job{}, fmt.Errorf("job not started: %w", err)
@@ -352,7 +352,7 @@ type SweepStats struct {
 func (s *Service) Sweep(ctx context.Context, budget time.Duration) (SweepStats, error) {
 	var st SweepStats
 	start := s.Clock.Now()
-	open, err := s.Store.OpenJobs(ctx)
+	open, err := s.Store.OpenJobs(ctx, start.Add(-OpenWindow))
 	if err != nil {
 		return st, err
 	}

@@ -24,10 +24,10 @@ func Contract(t *testing.T, newStore func(t *testing.T) jobs.Store) {
 		return jobs.Job{ID: id, Kind: "bulk", App: app, Params: json.RawMessage(`{"op":"deactivate","all":true}`), Actor: "ana",
 			State: jobs.Queued, Created: at, Updated: at, Version: 1}
 	}
-	a := mk("job-a", "billing", t0)
+	a := mk("job-20261127-100000-a", "billing", t0)
 	require.NoError(t, s.CreateJob(ctx, a))
 	require.ErrorIs(t, s.CreateJob(ctx, a), timer.ErrExists)
-	got, err := s.GetJob(ctx, "job-a")
+	got, err := s.GetJob(ctx, "job-20261127-100000-a")
 	require.NoError(t, err)
 	require.Equal(t, a, got)
 	_, err = s.GetJob(ctx, "job-none")
@@ -39,20 +39,20 @@ func Contract(t *testing.T, newStore func(t *testing.T) jobs.Store) {
 	b.Failures = []jobs.Failure{{Item: "billing:Nightly@t3", Reason: "timer changed concurrently"}}
 	b.Lease, b.Updated, b.Attempts, b.Error, b.Version = t0.Add(time.Minute), t0.Add(time.Second), 1, "throttled", 2
 	require.NoError(t, s.SaveJob(ctx, b, 1))
-	got, err = s.GetJob(ctx, "job-a")
+	got, err = s.GetJob(ctx, "job-20261127-100000-a")
 	require.NoError(t, err)
 	require.Equal(t, b, got)
 	// A save at a stale version changes nothing.
 	stale := a
 	stale.State, stale.Version = jobs.Cancelled, 2
 	require.ErrorIs(t, s.SaveJob(ctx, stale, 1), timer.ErrChanged)
-	got, _ = s.GetJob(ctx, "job-a")
+	got, _ = s.GetJob(ctx, "job-20261127-100000-a")
 	require.Equal(t, jobs.Running, got.State)
 	require.ErrorIs(t, s.SaveJob(ctx, mk("job-gone", "", t0), 1), timer.ErrNotFound)
 
 	// Listings.
-	require.NoError(t, s.CreateJob(ctx, mk("job-b", "orders", t0.Add(time.Minute))))
-	c := mk("job-c", "billing", t0.Add(2*time.Minute))
+	require.NoError(t, s.CreateJob(ctx, mk("job-20261127-100100-b", "orders", t0.Add(time.Minute))))
+	c := mk("job-20261127-100200-c", "billing", t0.Add(2*time.Minute))
 	require.NoError(t, s.CreateJob(ctx, c))
 	ids := func(js []jobs.Job, err error) []string {
 		t.Helper()
@@ -63,14 +63,15 @@ func Contract(t *testing.T, newStore func(t *testing.T) jobs.Store) {
 		}
 		return out
 	}
-	require.Equal(t, []string{"job-c", "job-b", "job-a"}, ids(s.ListJobs(ctx, jobs.Query{Limit: 10})))
-	require.Equal(t, []string{"job-c", "job-a"}, ids(s.ListJobs(ctx, jobs.Query{App: "billing", Limit: 10})))
-	require.Equal(t, []string{"job-a"}, ids(s.ListJobs(ctx, jobs.Query{State: jobs.Running, Limit: 10})))
-	require.Equal(t, []string{"job-c"}, ids(s.ListJobs(ctx, jobs.Query{Limit: 1})))
+	require.Equal(t, []string{"job-20261127-100200-c", "job-20261127-100100-b", "job-20261127-100000-a"}, ids(s.ListJobs(ctx, jobs.Query{Limit: 10})))
+	require.Equal(t, []string{"job-20261127-100200-c", "job-20261127-100000-a"}, ids(s.ListJobs(ctx, jobs.Query{App: "billing", Limit: 10})))
+	require.Equal(t, []string{"job-20261127-100000-a"}, ids(s.ListJobs(ctx, jobs.Query{State: jobs.Running, Limit: 10})))
+	require.Equal(t, []string{"job-20261127-100200-c"}, ids(s.ListJobs(ctx, jobs.Query{Limit: 1})))
 
-	// Open jobs: all but the audited ones.
+	// Open jobs: all but the audited ones, created since the time given, oldest first.
 	done := c
 	done.State, done.Ended, done.Audited, done.Version = jobs.Done, t0.Add(3*time.Minute), true, 2
 	require.NoError(t, s.SaveJob(ctx, done, 1))
-	require.ElementsMatch(t, []string{"job-a", "job-b"}, ids(s.OpenJobs(ctx)))
+	require.Equal(t, []string{"job-20261127-100000-a", "job-20261127-100100-b"}, ids(s.OpenJobs(ctx, t0)))
+	require.Equal(t, []string{"job-20261127-100100-b"}, ids(s.OpenJobs(ctx, t0.Add(time.Second))))
 }
