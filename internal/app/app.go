@@ -30,6 +30,8 @@ import (
 	"github.com/sundialhq/sundial/internal/emf"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/events"
+	"github.com/sundialhq/sundial/internal/jobkinds"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -70,6 +72,9 @@ type App struct {
 	Events *events.Publisher
 	// Alerter raises and resolves the timers' alerts (nil without Events).
 	Alerter *Alerter
+	// Jobs starts and works the operator actions that touch many instances (internal/jobs):
+	// the API starts them, recovery's sweep goes on with them.
+	Jobs *jobs.Service
 	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
 	Metrics *emf.Recorder
 	// Audit is the audit trail: read from the log table, appended through the audit writer
@@ -150,6 +155,9 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 	a.Admin = &admin.Service{Store: store, Queue: qs, Clock: o.Clock, Shards: cfg.DueShards,
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay,
 			ProcessorWait: timer.MaxSyncTimeout(cfg.ProcessorTimeout), Region: awsCfg.Region}}
+	a.Jobs = &jobs.Service{Store: store, Clock: o.Clock, Audit: a.Audit, Node: o.Node, Kinds: map[string]jobs.Kind{
+		jobkinds.Bulk: jobkinds.BulkKind{Store: store, Active: a.Admin, Clock: o.Clock},
+	}}
 	return a, nil
 }
 
@@ -196,7 +204,31 @@ func (a *App) RecoverHandler(ctx context.Context, _ lambdaevents.CloudWatchEvent
 	st.Resumed = n
 	a.DrainEvents(ctx)
 	a.SweepAlerts(ctx)
-	return st, errors.Join(err, rerr)
+	jerr := a.SweepJobs(ctx)
+	return st, errors.Join(err, rerr, jerr)
+}
+
+// JobSweepBudget bounds how long one recovery sweep works jobs; the function's deadline,
+// less JobSweepMargin, bounds it too.
+const (
+	JobSweepBudget = 40 * time.Second
+	JobSweepMargin = 10 * time.Second
+)
+
+// SweepJobs works the jobs whose worker stopped or that no worker took yet (jobs.Service.Sweep).
+func (a *App) SweepJobs(ctx context.Context) error {
+	budget := JobSweepBudget
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)-JobSweepMargin)
+	}
+	if budget <= 0 {
+		return nil
+	}
+	st, err := a.Jobs.Sweep(ctx, budget)
+	if st.Worked > 0 || st.Audited > 0 || err != nil {
+		a.LogWriter.Log.Info("jobs swept", "worked", st.Worked, "audited", st.Audited, "error", err)
+	}
+	return err
 }
 
 // ResumePauses activates, as the platform, the timers whose pause ended (an operator's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
@@ -50,7 +51,7 @@ func (s *Server) apiRoutes() []APIRoute {
 		{"POST", "/api/dlq/redrive", s.apiRedrive},
 		{"GET", "/api/schedule/preview", s.apiPreview},
 		{"POST", "/api/login-links", s.apiLoginLink},
-	}, append(s.calendarRoutes(), s.backfillRoutes()...)...)
+	}, append(append(s.calendarRoutes(), s.backfillRoutes()...), s.jobRoutes()...)...)
 }
 
 // APIRoutes lists the API's routes (for documentation checks).
@@ -92,7 +93,11 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 			s.fail(w, r, err, false)
 			return
 		}
-		writeJSON(w, http.StatusOK, v)
+		status := http.StatusOK
+		if _, ok := v.(jobs.Accepted); ok {
+			status = http.StatusAccepted // a job started: GET /api/jobs/{id} follows it
+		}
+		writeJSON(w, status, v)
 	})
 }
 

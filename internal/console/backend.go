@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -37,6 +38,11 @@ type Backend interface {
 	StartBackfill(ctx context.Context, r admin.BackfillRequest, who string) (admin.BackfillStatus, error)
 	BackfillStatus(ctx context.Context, app, name string) (admin.BackfillStatus, error)
 	CancelBackfill(ctx context.Context, app, name, who string) (admin.BackfillStatus, error)
+	// JobList, Job and CancelJob: the jobs (internal/jobs) and a cancel (by who); app ("":
+	// any) must be the job's.
+	JobList(ctx context.Context, q jobs.Query) ([]jobs.Job, error)
+	Job(ctx context.Context, app, id string) (jobs.Job, error)
+	CancelJob(ctx context.Context, app, id, who string) (jobs.Job, error)
 	Now() time.Time
 }
 

@@ -7,25 +7,17 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
-	"github.com/sundialhq/sundial/internal/timer"
+	"github.com/sundialhq/sundial/internal/jobkinds"
+	"github.com/sundialhq/sundial/internal/jobs"
 )
 
-// Selection picks an app's timers for a bulk activate or deactivate: all of them, a
-// tenant's, a priority's, or named ones (Timer: every tenant's instance; Timer@tenant: one).
-// Tenant and Priority together pick the instances that have both.
-type Selection struct {
-	All      bool     `json:"all,omitempty"`
-	Tenant   string   `json:"tenant,omitempty"`
-	Priority int      `json:"priority,omitempty"`
-	Names    []string `json:"names,omitempty"`
-}
+// Selection picks an app's timers for a bulk activate or deactivate (jobkinds.Selection).
+type Selection = jobkinds.Selection
 
 // BulkBody is POST /api/apps/{app}/deactivate and /activate.
 type BulkBody struct {
@@ -42,118 +34,34 @@ func (b BulkBody) Selection() Selection {
 	return Selection{All: b.All, Tenant: b.Tenant, Priority: b.Priority, Names: b.Names}
 }
 
-// BulkResult is what a bulk action answers: the instances it changed.
-type BulkResult struct {
-	Timers  []TimerRow `json:"timers"`
-	Message string     `json:"message"`
-}
-
-func (sel Selection) validate() error {
-	if !sel.All && sel.Tenant == "" && sel.Priority == 0 && len(sel.Names) == 0 {
-		return fmt.Errorf("%w: say which timers: all, a tenant, a priority or names", errkind.Invalid)
+// Bulk starts the job (jobkinds.BulkKind) that deactivates (with a note, until an instant
+// or an operator's activate) or activates the app's selected timers, as who; the job
+// answers with its progress (over already when small), and writes one audit record when
+// it ends. Bad input is refused before any job is written.
+func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who string) (jobs.Job, error) {
+	if op != "activate" && op != "deactivate" {
+		return jobs.Job{}, errNoRoute
 	}
-	if sel.All && (sel.Tenant != "" || sel.Priority != 0 || len(sel.Names) > 0) {
-		return fmt.Errorf("%w: all selects every timer of the app: give it alone", errkind.Invalid)
-	}
-	if sel.Priority < 0 || sel.Priority > 4 {
-		return fmt.Errorf("%w: priority must be 1..4, not %d", errkind.Invalid, sel.Priority)
-	}
-	for _, n := range sel.Names {
-		if strings.Contains(n, ":") {
-			return fmt.Errorf("%w: name %q: the app is given apart; a name is Timer or Timer@tenant", errkind.Invalid, n)
-		}
-	}
-	return nil
-}
-
-func (sel Selection) match(in timer.Instance) bool {
-	if sel.All {
-		return true
-	}
-	if sel.Tenant != "" && in.Tenant != sel.Tenant || sel.Priority != 0 && in.Priority != sel.Priority {
-		return false
-	}
-	if len(sel.Names) == 0 {
-		return true
-	}
-	full := in.Timer
-	if in.Tenant != "" {
-		full += "@" + in.Tenant
-	}
-	return slices.Contains(sel.Names, in.Timer) || slices.Contains(sel.Names, full)
-}
-
-// pauser is a store that records pauses (dynamo.Store).
-type pauser interface {
-	Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.Instance, error)
-}
-
-// Bulk deactivates (with a note, until an instant or an operator's activate) or activates
-// the app's selected timers, each recorded in the audit trail with the note as its reason.
-func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who string) (BulkResult, error) {
-	if err := timer.ValidateApp(app); err != nil || app == "" {
-		return BulkResult{}, fmt.Errorf("%w: app %q", errkind.Invalid, app)
-	}
-	if err := b.Selection().validate(); err != nil {
-		return BulkResult{}, err
-	}
-	now := s.Clock.Now()
-	switch op {
-	case "deactivate":
-		if strings.TrimSpace(b.Note) == "" || len(b.Note) > 500 {
-			return BulkResult{}, fmt.Errorf("%w: a bulk deactivate needs a note (1..500 characters): why, for whoever looks next", errkind.Invalid)
-		}
-		if b.Until != nil && !b.Until.After(now) {
-			return BulkResult{}, fmt.Errorf("%w: until %s is not in the future", errkind.Invalid, b.Until.UTC().Format(time.RFC3339))
-		}
-	case "activate":
-		if b.Until != nil {
-			return BulkResult{}, fmt.Errorf("%w: until is for deactivate", errkind.Invalid)
-		}
-	default:
-		return BulkResult{}, errNoRoute
-	}
-	all, err := s.Store.List(ctx)
+	p, err := jobkinds.NewBulkParams(app, op, b.Selection(), b.Note, b.Until, s.Clock.Now())
 	if err != nil {
-		return BulkResult{}, err
+		return jobs.Job{}, err
 	}
-	res := BulkResult{Timers: []TimerRow{}}
-	for _, in := range all {
-		if in.AppName() != app || !b.Selection().match(in) {
-			continue
-		}
-		var out timer.Instance
-		rec := audit.Record{Who: who, Action: op, Reason: b.Note}.ForKey(in.Key)
-		if op == "activate" {
-			out, err = s.Admin.SetActive(ctx, in.Key, true)
-		} else {
-			p, ok := s.Store.(pauser)
-			if !ok {
-				return res, fmt.Errorf("%w: this store cannot record a pause", errkind.Unavailable)
-			}
-			pause := timer.Pause{Note: b.Note, By: who, At: now.UTC()}
-			if b.Until != nil {
-				pause.Until = b.Until.UTC()
-				rec.After = map[string]any{"until": pause.Until.Format(time.RFC3339)}
-			}
-			out, err = p.Pause(ctx, in.Key, pause)
-		}
-		if err != nil {
-			return res, fmt.Errorf("%s %s: %w", op, in.Key, err)
-		}
-		if err := s.record(ctx, rec); err != nil {
-			return res, err
-		}
-		res.Timers = append(res.Timers, rowOf(out, false))
+	js, err := s.jobs()
+	if err != nil {
+		return jobs.Job{}, err
 	}
-	if len(res.Timers) == 0 {
-		return res, fmt.Errorf("%w: no timer of app %s matches", errkind.NotFound, app)
+	return js.Start(ctx, who, jobkinds.Bulk, p)
+}
+
+// jobMessage says where a job stands, for the pages and the CLI.
+func jobMessage(j jobs.Job) string {
+	switch {
+	case j.State == jobs.Done && j.Failed == 0:
+		return j.Summary
+	case j.State.Over():
+		return fmt.Sprintf("job %s %s: %s", j.ID, j.State, j.Progress())
 	}
-	res.Message = fmt.Sprintf("%d timers of %s %sd", len(res.Timers), app, op)
-	if op == "deactivate" && b.Until != nil {
-		res.Message += "; the platform activates them again at " + b.Until.UTC().Format(time.RFC3339)
-	}
-	return res, nil
+	return fmt.Sprintf("job %s %s (%s so far): `sundial jobs %s --wait` follows it", j.ID, j.State, j.Progress(), j.ID)
 }
 
 func (s *Server) apiBulk(r *http.Request) (any, error) {
@@ -162,11 +70,14 @@ func (s *Server) apiBulk(r *http.Request) (any, error) {
 		return nil, err
 	}
 	op := path.Base(r.URL.Path)
-	res, err := s.svc.Bulk(r.Context(), r.PathValue("app"), op, b, by(r))
-	if err == nil {
-		s.log.Info("operator bulk action", "op", op, "app", r.PathValue("app"), "timers", len(res.Timers), "by", by(r))
+	j, err := s.svc.Bulk(r.Context(), r.PathValue("app"), op, b, by(r))
+	if err != nil {
+		return nil, err
 	}
-	return res, err
+	s.log.Info("operator bulk action", "op", op, "app", r.PathValue("app"), "job", j.ID, "state", j.State, "progress", j.Progress(), "by", by(r))
+	a := jobs.AcceptedOf(j)
+	a.Message = jobMessage(j)
+	return a, nil
 }
 
 // bulkSubmit is the Timers page's bulk form: POST /apps/{app}/{op} with all, tenant,
@@ -211,8 +122,11 @@ func bulkForm(r *http.Request) (BulkBody, error) {
 
 // BulkAction is the pages' bulk action on the tables.
 func (s *Service) BulkAction(ctx context.Context, app, op string, b BulkBody, who string) (string, error) {
-	res, err := s.Bulk(ctx, app, op, b, who)
-	return res.Message, err
+	j, err := s.Bulk(ctx, app, op, b, who)
+	if err != nil {
+		return "", err
+	}
+	return jobMessage(j), nil
 }
 
 // BulkAction sends POST /api/apps/{app}/{op}; the API records the caller.
@@ -225,7 +139,7 @@ func (rm *Remote) BulkAction(ctx context.Context, app, op string, b BulkBody, _ 
 	if err != nil {
 		return "", err
 	}
-	var res BulkResult
+	var res jobs.Accepted
 	if err := json.Unmarshal(out, &res); err != nil {
 		return "", fmt.Errorf("%w: Service Center API: %v", errkind.Unavailable, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/audit"
-	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -44,10 +44,16 @@ func TestBulkPause(t *testing.T) {
 	}
 	status, resp, _ := f.do(t, "POST", "/api/apps/"+app+"/deactivate", f.token,
 		`{"tenant":"acme","note":"acme migrates its billing","until":"`+until.Format(time.RFC3339)+`"}`)
+	require.Equal(t, http.StatusAccepted, status, resp)
+	res := decode[jobs.Accepted](t, resp)
+	require.Equal(t, jobs.Done, res.Job.State, "two timers: over within the request")
+	require.Equal(t, "2 timers of "+app+" deactivated; the platform activates them again at "+until.Format(time.RFC3339), res.Message)
+	status, resp, _ = f.do(t, "GET", "/api/apps/"+app+"/jobs/"+res.Job.ID, f.token, "")
 	require.Equal(t, http.StatusOK, status, resp)
-	res := decode[console.BulkResult](t, resp)
-	require.Len(t, res.Timers, 2, "the tenant's two timers")
-	require.Contains(t, res.Message, "activates them again at "+until.Format(time.RFC3339))
+	j := decode[jobs.Job](t, resp)
+	require.Equal(t, 2, j.Done)
+	require.Equal(t, 2, j.Total)
+	require.Equal(t, "api", j.Actor)
 	for _, k := range []timer.Key{a1, a2} {
 		in := f.get(t, k)
 		require.False(t, in.Active)
@@ -85,7 +91,7 @@ func TestBulkPause(t *testing.T) {
 		got = append(got, r.Action+" "+r.Timer+" by "+r.Who+": "+r.Reason)
 	}
 	require.ElementsMatch(t, []string{
-		"activate " + a1.Timer + "@acme by console: ", "activate " + b.Timer + " by console: ",
-		"deactivate " + a1.Timer + "@acme by api: acme migrates its billing", "deactivate " + a2.Timer + "@acme by api: acme migrates its billing",
-	}, got, "each timer of a bulk action is one audit record")
+		"job  by console: job bulk done: 1/1: 1 timer of " + app + " activated", // b was active
+		"job  by api: job bulk done: 2/2: 2 timers of " + app + " deactivated; the platform activates them again at " + until.Format(time.RFC3339),
+	}, got, "a bulk action is one job, audited once when it ends")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -37,6 +38,9 @@ type Service struct {
 	Audit audit.Log
 	// DLQ is the dead-letter queue (nil: none).
 	DLQ *queue.DLQ
+	// Jobs starts and reads the jobs (nil: none); a job started here is worked for
+	// APIInline before the request answers.
+	Jobs *jobs.Service
 }
 
 // NewService builds the service on an app's wiring; sqs reads queue depths.
@@ -52,7 +56,18 @@ func NewService(a *app.App, sqs queue.AttributesAPI, capacity [4]int) *Service {
 		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
 		Audit:  a.Audit,
 		DLQ:    a.DLQ,
+		Jobs:   inlineJobs(a.Jobs),
 	}
+}
+
+// inlineJobs is js working a job it starts for APIInline.
+func inlineJobs(js *jobs.Service) *jobs.Service {
+	if js == nil {
+		return nil
+	}
+	c := *js
+	c.Inline = APIInline
+	return &c
 }
 
 // recentForHealth is how many of the latest log entries Environment Health reads to show
