@@ -79,7 +79,7 @@ Usage:
   sundial audit verify [--since RFC3339] [--json]
                               check the audit trail's hash chain (default 31 days back): names
                               every record deleted, changed or inserted; exit 1 if any
-  sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
+` + jobsUsage + `  sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 run-now, activate, deactivate, timers list|show|edit, logs, audit, health, tenants, apps release
 and dlq go through the stack's Service Center API, signed with your AWS credentials (IAM decides;
@@ -144,6 +144,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDLQ(ctx, rest, stdout)
 	case "audit":
 		err = cmdAudit(ctx, rest, stdout)
+	case "jobs":
+		err = cmdJobs(ctx, rest, stdout)
 	case "console":
 		err = cmdConsole(ctx, rest, stdout)
 	case "app-stack":
