@@ -156,7 +156,7 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
 		Defaults: admin.Defaults{MaxRetries: cfg.DefaultMaxRetries, RetryDelay: cfg.DefaultRetryDelay,
 			ProcessorWait: timer.MaxSyncTimeout(cfg.ProcessorTimeout), Region: awsCfg.Region}}
 	a.Jobs = &jobs.Service{Store: store, Clock: o.Clock, Audit: a.Audit, Node: o.Node, Kinds: map[string]jobs.Kind{
-		jobkinds.Bulk: jobkinds.BulkKind{Store: store, Active: a.Admin, Clock: o.Clock},
+		jobkinds.Bulk: jobkinds.BulkKind{Store: store, Active: a.Admin, Clock: o.Clock, Horizon: a.Fetcher.Lookahead + cfg.Tick},
 	}}
 	return a, nil
 }

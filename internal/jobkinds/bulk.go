@@ -102,7 +102,14 @@ type BulkKind struct {
 	Active Activator
 	Clock  timer.Clock
 	Chunk  int // 0: BulkChunk
+	// Horizon is how far ahead a firing may be queued already (the fetch's look-ahead and
+	// one tick): a deactivate pauses, before it is accepted, every selected instance due
+	// within it (Prepare), so that no queued firing of it runs; the later ones the fetch
+	// has not queued yet, and the job reaches them soonest first.
+	Horizon time.Duration
 }
+
+var _ jobs.Preparer = BulkKind{}
 
 // NewBulkParams checks a bulk request and returns its params, accepted now.
 func NewBulkParams(app, op string, sel Selection, note string, until *time.Time, now time.Time) (BulkParams, error) {
@@ -197,12 +204,28 @@ func (p BulkParams) done(in timer.Instance, actor string) bool {
 		in.Pause.At.Equal(want.At) && in.Pause.Until.Equal(want.Until)
 }
 
+// Prepare implements jobs.Preparer: a deactivate pauses the selected instances due
+// within the horizon (however many) before the job is accepted.
+func (k BulkKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
+	p, err := decodeBulk(j.Params)
+	if err != nil || p.Op != "deactivate" {
+		return jobs.Chunk{}, err
+	}
+	return k.step(ctx, j, p, k.Clock.Now().Add(k.Horizon))
+}
+
 // Step implements jobs.Kind.
 func (k BulkKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	p, err := decodeBulk(j.Params)
 	if err != nil {
 		return jobs.Chunk{}, err
 	}
+	return k.step(ctx, j, p, time.Time{})
+}
+
+// step writes the next chunk: with dueBy, every instance left due by then (however many);
+// else the chunk's size of the instances left, soonest due first.
+func (k BulkKind) step(ctx context.Context, j jobs.Job, p BulkParams, dueBy time.Time) (jobs.Chunk, error) {
 	sel, err := k.selected(ctx, p)
 	if err != nil {
 		return jobs.Chunk{}, err
@@ -222,6 +245,12 @@ func (k BulkKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	size := k.Chunk
 	if size <= 0 {
 		size = BulkChunk
+	}
+	if !dueBy.IsZero() {
+		size = 0
+		for size < len(todo) && !dueOf(todo[size]).After(dueBy) {
+			size++
+		}
 	}
 	c := jobs.Chunk{Total: j.Done + len(todo)} // written so far, and left
 	for _, in := range todo[:min(size, len(todo))] {
@@ -256,10 +285,10 @@ func (k BulkKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	return c, nil
 }
 
-// dueOf orders instances by their next firing; one with none goes last.
+// dueOf orders instances by their next firing; one with none (running, or inactive) goes first.
 func dueOf(in timer.Instance) time.Time {
 	if in.NextRun.IsZero() {
-		return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+		return time.Time{} // running now, or inactive: first
 	}
 	return in.NextRun
 }

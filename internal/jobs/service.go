@@ -26,6 +26,13 @@ type Kind interface {
 	Step(ctx context.Context, j Job) (Chunk, error)
 }
 
+// Preparer is a kind with work that must be done before its job is accepted: Start runs
+// Prepare within the request, checkpoints it, and refuses the job (failed, audited) if it
+// fails. A bulk deactivate pauses there the instances whose firings may be queued already.
+type Preparer interface {
+	Prepare(ctx context.Context, j Job) (Chunk, error)
+}
+
 // Chunk is what one Step did.
 type Chunk struct {
 	Cursor   string    // where the next chunk starts
@@ -92,6 +99,26 @@ func (s *Service) Start(ctx context.Context, actor, kind string, params any) (Jo
 		State: Queued, Created: now, Updated: now, Version: 1}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return Job{}, fmt.Errorf("job not started: %w", err)
+	}
+	if p, ok := k.(Preparer); ok {
+		c, perr := p.Prepare(ctx, j)
+		next := apply(j, c, perr, s.Clock.Now())
+		if perr != nil {
+			next.State, next.Ended, next.Error = Failed, next.Updated, fmt.Sprintf("not accepted: %v", perr)
+		}
+		if err := s.Store.SaveJob(ctx, next, j.Version); err != nil {
+			return j, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		if perr != nil {
+			if _, err := s.finish(ctx, next); err != nil {
+				return next, errors.Join(perr, err)
+			}
+			return next, fmt.Errorf("job %s not accepted (%s done; `sundial jobs %s`): %w", j.ID, next.Progress(), j.ID, perr)
+		}
+		j = next
+		if j.State.Over() {
+			return s.finish(ctx, j)
+		}
 	}
 	if s.Inline <= 0 {
 		return j, nil
@@ -197,34 +224,13 @@ func (s *Service) work(ctx context.Context, j Job, budget time.Duration) (Job, e
 		}
 		c, err := k.Step(ctx, j)
 		now := s.Clock.Now()
-		next := j
-		if err != nil {
-			next.Attempts++
-			next.Error = err.Error()
-			if next.Attempts >= MaxAttempts {
-				next.State, next.Ended = Failed, now.UTC()
-				next.Error = fmt.Sprintf("%d chunks in a row failed; the last: %v", next.Attempts, err)
-			}
-		} else {
-			next.Attempts, next.Error = 0, ""
-			next.Cursor = c.Cursor
-			next.Done += c.Done
-			if c.Total > 0 {
-				next.Total = c.Total
-			}
-			for _, f := range c.Failures {
-				next.fail(f.Item, f.Reason)
-			}
-			if c.Last {
-				next.State, next.Ended, next.Summary = Done, now.UTC(), c.Summary
-				if next.Total < next.Done {
-					next.Total = next.Done
-				}
-			}
+		next := apply(j, c, err, now)
+		if err != nil && next.Attempts >= MaxAttempts {
+			next.State, next.Ended, next.Owner, next.Lease = Failed, now.UTC(), "", time.Time{}
+			next.Error = fmt.Sprintf("%d chunks in a row failed; the last: %v", next.Attempts, err)
 		}
-		next.Updated, next.Lease, next.Version = now.UTC(), now.Add(s.lease()).UTC(), j.Version+1
-		if next.State.Over() {
-			next.Owner, next.Lease = "", time.Time{}
+		if !next.State.Over() {
+			next.Lease = now.Add(s.lease()).UTC()
 		}
 		if err := s.Store.SaveJob(ctx, next, j.Version); err != nil {
 			if !errors.Is(err, timer.ErrChanged) {
@@ -240,6 +246,34 @@ func (s *Service) work(ctx context.Context, j Job, budget time.Duration) (Job, e
 			return s.release(ctx, j)
 		}
 	}
+}
+
+// apply is j after a chunk (or its error), at now, one version on.
+func apply(j Job, c Chunk, err error, now time.Time) Job {
+	next := j
+	if err != nil {
+		next.Attempts++
+		next.Error = err.Error()
+	} else {
+		next.Attempts, next.Error = 0, ""
+		next.Cursor = c.Cursor
+		next.Done += c.Done
+		if c.Total > 0 {
+			next.Total = c.Total
+		}
+		for _, f := range c.Failures {
+			next.fail(f.Item, f.Reason)
+		}
+		if c.Last {
+			next.State, next.Ended, next.Summary = Done, now.UTC(), c.Summary
+			next.Owner, next.Lease = "", time.Time{}
+			if next.Total < next.Done {
+				next.Total = next.Done
+			}
+		}
+	}
+	next.Updated, next.Version = now.UTC(), j.Version+1
+	return next
 }
 
 // cancelledMeanwhile keeps the progress of the chunk done while the job was cancelled (the
