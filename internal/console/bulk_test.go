@@ -91,7 +91,7 @@ func TestBulkPause(t *testing.T) {
 		got = append(got, r.Action+" "+r.Timer+" by "+r.Who+": "+r.Reason)
 	}
 	require.ElementsMatch(t, []string{
-		"job  by console: job bulk done: 1/1: 1 timer of " + app + " activated", // b was active
+		"job  by console: job bulk done: 2/2: 2 timers of " + app + " activated", // b was active already
 		"job  by api: job bulk done: 2/2: 2 timers of " + app + " deactivated; the platform activates them again at " + until.Format(time.RFC3339),
 	}, got, "a bulk action is one job, audited once when it ends")
 }

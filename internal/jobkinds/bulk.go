@@ -128,7 +128,7 @@ func NewBulkParams(app, op string, sel Selection, note string, until *time.Time,
 			return BulkParams{}, fmt.Errorf("%w: until %s is not in the future", errkind.Invalid, until.UTC().Format(time.RFC3339))
 		}
 		if until != nil {
-			u := until.UTC()
+			u := until.UTC().Truncate(time.Millisecond) // as stored: a chunk done again compares it
 			until = &u
 		}
 	case "activate":
@@ -138,7 +138,7 @@ func NewBulkParams(app, op string, sel Selection, note string, until *time.Time,
 	default:
 		return BulkParams{}, fmt.Errorf("%w: a bulk action is activate or deactivate, not %q", errkind.Invalid, op)
 	}
-	return BulkParams{App: timer.AppName(app), Op: op, Selection: sel, Note: note, Until: until, At: now.UTC()}, nil
+	return BulkParams{App: timer.AppName(app), Op: op, Selection: sel, Note: note, Until: until, At: now.UTC().Truncate(time.Millisecond)}, nil
 }
 
 func decodeBulk(raw json.RawMessage) (BulkParams, error) {
@@ -252,7 +252,7 @@ func (k BulkKind) step(ctx context.Context, j jobs.Job, p BulkParams, dueBy time
 			size++
 		}
 	}
-	c := jobs.Chunk{Total: j.Done + len(todo)} // written so far, and left
+	c := jobs.Chunk{Total: len(sel), Done: len(sel) - len(todo), Counted: true} // in the end state already, and left
 	for _, in := range todo[:min(size, len(todo))] {
 		if err := ctx.Err(); err != nil {
 			return c, err
@@ -271,7 +271,7 @@ func (k BulkKind) step(ctx context.Context, j jobs.Job, p BulkParams, dueBy time
 		c.Done++
 		c.Cursor = in.Key.String()
 	}
-	if c.Done == len(todo) {
+	if c.Done == len(sel) {
 		c.Last = true
 		noun := "timers"
 		if c.Total == 1 {

@@ -40,6 +40,9 @@ type Chunk struct {
 	Total    int       // every item of the job, when known (0: unchanged)
 	Failures []Failure // the items of this chunk that failed
 	Last     bool      // the job has nothing left
+	// Counted: Done is the job's whole progress (the kind counts what is in its end
+	// state, a chunk a stopped worker did without a checkpoint included), not this chunk's.
+	Counted bool
 	Summary  string    // with Last: the outcome in one line
 }
 
@@ -258,6 +261,9 @@ func apply(j Job, c Chunk, err error, now time.Time) Job {
 		next.Attempts, next.Error = 0, ""
 		next.Cursor = c.Cursor
 		next.Done += c.Done
+		if c.Counted {
+			next.Done = c.Done
+		}
 		if c.Total > 0 {
 			next.Total = c.Total
 		}
@@ -292,6 +298,9 @@ func (s *Service) cancelledMeanwhile(ctx context.Context, id string, c Chunk, st
 		}
 		prev := cur.Version
 		cur.Done += c.Done
+		if c.Counted {
+			cur.Done = c.Done
+		}
 		if c.Total > 0 {
 			cur.Total = c.Total
 		}
