@@ -43,7 +43,7 @@ type Chunk struct {
 	// Counted: Done is the job's whole progress (the kind counts what is in its end
 	// state, a chunk a stopped worker did without a checkpoint included), not this chunk's.
 	Counted bool
-	Summary  string    // with Last: the outcome in one line
+	Summary string // with Last: the outcome in one line
 }
 
 // MaxAttempts is how many chunks in a row may fail with an error before the job fails.
@@ -98,8 +98,9 @@ func (s *Service) Start(ctx context.Context, actor, kind string, params any) (Jo
 		return Job{}, err
 	}
 	now := s.Clock.Now().UTC()
+	// Created held by this worker, so that no sweep takes it before it is accepted.
 	j := Job{ID: newID(now, rand.Text()[:8]), Kind: kind, App: app, Params: raw, Actor: actor,
-		State: Queued, Created: now, Updated: now, Version: 1}
+		State: Queued, Created: now, Updated: now, Owner: s.Node, Lease: now.Add(s.lease()), Version: 1}
 	if err := s.Store.CreateJob(ctx, j); err != nil {
 		return Job{}, fmt.Errorf("job not started: %w", err)
 	}
@@ -124,9 +125,9 @@ func (s *Service) Start(ctx context.Context, actor, kind string, params any) (Jo
 		}
 	}
 	if s.Inline <= 0 {
-		return j, nil
+		return s.release(ctx, j) // the next sweep takes it
 	}
-	return s.Work(ctx, j.ID, s.Inline)
+	return s.work(ctx, j, s.Inline)
 }
 
 // Get reads a job.
