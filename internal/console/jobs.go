@@ -126,9 +126,10 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// jobCancelSubmit is POST /jobs/{id}/cancel from the Jobs page.
+// jobCancelSubmit is POST /apps/{app}/jobs/{id}/cancel from the Jobs page (the app in the
+// path, so that a one-app operator's policy decides it).
 func (s *Server) jobCancelSubmit(w http.ResponseWriter, r *http.Request) error {
-	j, err := s.be.CancelJob(r.Context(), "", r.PathValue("id"), by(r))
+	j, err := s.be.CancelJob(r.Context(), r.PathValue("app"), r.PathValue("id"), by(r))
 	if err != nil {
 		return err
 	}

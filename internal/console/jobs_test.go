@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -123,17 +124,24 @@ func TestBulkJobCancel(t *testing.T) {
 	j, err := svc.Bulk(ctx, app, "deactivate", console.BulkBody{All: true, Note: "x"}, "ana")
 	require.NoError(t, err)
 	require.Equal(t, jobs.Queued, j.State)
-	status, resp, _ := f.do(t, "POST", "/api/apps/"+app+"/jobs/"+j.ID+"/cancel", f.token, "")
-	require.Equal(t, http.StatusOK, status, resp)
+	// Cancelled from the Jobs page's button (the app in its path, for the operators' gate).
+	bw := f.login(t)
+	status, page, _ := bw.send(t, "GET", "/jobs?app="+app, nil, "")
+	require.Equal(t, http.StatusOK, status)
+	action := "/apps/" + app + "/jobs/" + j.ID + "/cancel"
+	require.Contains(t, page, `action="`+action+`"`)
+	csrf := bw.csrf(t, "/jobs?app="+app)
+	status, page, _ = bw.send(t, "POST", action, url.Values{"csrf": {csrf}}, "")
+	require.Equal(t, http.StatusSeeOther, status, page)
 	_, err = f.app.Jobs.Sweep(ctx, time.Minute)
 	require.NoError(t, err)
 	j, err = f.svc.Job(ctx, "", j.ID)
 	require.NoError(t, err)
 	require.Equal(t, jobs.Cancelled, j.State)
-	require.Equal(t, "api", j.CancelledBy)
+	require.Equal(t, "console", j.CancelledBy)
 	require.Equal(t, 0, j.Done, "cancelled before any worker took it")
 	recs, err := f.app.Audit.List(ctx, audit.Query{App: app})
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
-	require.Contains(t, recs[0].Reason, "cancelled by api")
+	require.Contains(t, recs[0].Reason, "cancelled by console")
 }
