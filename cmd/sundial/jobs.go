@@ -14,7 +14,7 @@ import (
 )
 
 // jobsUsage is the jobs command's line of the help.
-const jobsUsage = `  sundial jobs [ID] [--app APP] [--state S] [--limit N] [--cancel] [--wait] [--json]
+const jobsUsage = `  sundial jobs [ID] [--app APP] [--status S] [--limit N] [--cancel] [--wait] [--json]
                               the jobs (bulk activate/deactivate), newest first; with ID one
                               job's progress and failures; --cancel stops it; --wait follows it
                               until it ends (exit 1 if it failed or was cancelled)
@@ -28,7 +28,7 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 	var t target
 	t.flags(fs)
 	appName := fs.String("app", "", "only this app's jobs (`APP`; default: every app)")
-	state := fs.String("state", "", "only jobs in this `STATE` (queued, running, done, failed, cancelled)")
+	status := fs.String("status", "", "only jobs in this `STATE` (queued, running, done, failed, cancelled)")
 	limit := fs.Int("limit", jobs.DefaultLimit, "at most `N` jobs")
 	cancel := fs.Bool("cancel", false, "cancel the job ID")
 	wait := fs.Bool("wait", false, "follow the job ID until it ends")
@@ -49,7 +49,7 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	st, err := jobs.ParseState(*state)
+	st, err := jobs.ParseState(*status)
 	if err != nil {
 		return err
 	}
