@@ -90,13 +90,15 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 	}, time.Minute, 50*time.Millisecond)
 	require.NoError(t, up.Process.Signal(syscall.SIGKILL))
 	_ = up.Wait()
-	j = getJob(id)
-	require.Equal(t, jobs.Running, j.State, "killed mid-job (the sweep was faster than the test): %+v", j)
-	require.Less(t, j.Done, n)
-	t.Logf("killed at %s, held by %s", j.Progress(), j.Owner)
+	owner := j.Owner
 
 	// Started again, the platform takes the job up once the dead worker's lease lapsed.
 	up = start()
+	j = getJob(id)
+	require.Equal(t, jobs.Running, j.State, "killed mid-job (the sweep was faster than the test): %+v", j)
+	require.Less(t, j.Done, n)
+	require.Equal(t, owner, j.Owner, "still the dead worker's, until its lease lapses")
+	t.Logf("killed at %s, held by %s", j.Progress(), j.Owner)
 	out, errOut, code = cli(t, dir, "jobs", id, "--wait")
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	j = getJob(id)
