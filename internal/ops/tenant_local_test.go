@@ -33,7 +33,7 @@ func TestTenantAddUnderTheAPIRole(t *testing.T) {
 	manifest := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte("timers:\n  - {name: PerTenant, schedule: \"02:00\", multiTenant: true, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"), 0o644))
 	var out, logs testenv.SyncBuffer
-	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Tick: time.Second, Out: &out, Log: &logs})
+	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, FunctionOptions: local.FunctionOptions{Tick: time.Second}, Out: &out, Log: &logs})
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })
 
