@@ -51,6 +51,9 @@ func TestBulkPauseMidJob(t *testing.T) {
 	js.Inline = 0
 	svc := *f.svc
 	svc.Jobs = &js
+	o := *f.svc.Ops // the operations layer starts the job (apply.Service.Bulk)
+	o.Jobs = &js
+	svc.Ops = &o
 	j, err := svc.Bulk(ctx, app, "deactivate", console.BulkBody{All: true, Note: "migration"}, "ana")
 	require.NoError(t, err)
 	require.Equal(t, jobs.Queued, j.State)
@@ -85,9 +88,13 @@ func TestBulkPauseMidJob(t *testing.T) {
 	}
 	recs, err := f.app.Audit.List(ctx, audit.Query{App: app})
 	require.NoError(t, err)
-	require.Len(t, recs, 1)
-	require.Equal(t, audit.Job, recs[0].Action)
-	require.Equal(t, j.ID, recs[0].After["job"])
+	require.Len(t, recs, 2, "the operator's action and the job's end: %+v", recs)
+	got := map[string]string{}
+	for _, r := range recs {
+		got[r.Action] = r.Who
+		require.Equal(t, j.ID, r.After["job"])
+	}
+	require.Equal(t, map[string]string{audit.BulkDeactivate: "ana", audit.Job: jobs.Platform}, got)
 
 	// Through the API: the job, listed and shown; a cancel of an ended one is refused.
 	status, resp, _ := f.do(t, "GET", "/api/apps/"+app+"/jobs", f.token, "")
@@ -121,6 +128,9 @@ func TestBulkJobCancel(t *testing.T) {
 	js.Inline = 0
 	svc := *f.svc
 	svc.Jobs = &js
+	o := *f.svc.Ops // the operations layer starts the job (apply.Service.Bulk)
+	o.Jobs = &js
+	svc.Ops = &o
 	j, err := svc.Bulk(ctx, app, "deactivate", console.BulkBody{All: true, Note: "x"}, "ana")
 	require.NoError(t, err)
 	require.Equal(t, jobs.Queued, j.State)
@@ -142,6 +152,15 @@ func TestBulkJobCancel(t *testing.T) {
 	require.Equal(t, 0, j.Done, "cancelled before any worker took it")
 	recs, err := f.app.Audit.List(ctx, audit.Query{App: app})
 	require.NoError(t, err)
-	require.Len(t, recs, 1)
-	require.Contains(t, recs[0].Reason, "cancelled by console")
+	got := map[string]string{}
+	for _, r := range recs {
+		got[r.Action] = r.Who
+		require.Equal(t, j.ID, r.After["job"])
+		if r.Action == audit.Job {
+			require.Contains(t, r.Reason, "cancelled by console")
+		}
+	}
+	require.Equal(t, map[string]string{audit.BulkDeactivate: "ana", audit.JobCancel: "console", audit.Job: jobs.Platform}, got,
+		"the start and the cancel, each once as the operator's, and the job's end as the platform's")
+	require.Len(t, recs, 3)
 }
