@@ -81,7 +81,7 @@ Usage:
   sundial audit verify [--since RFC3339] [--json]
                               check the audit trail's hash chain (default 31 days back): names
                               every record deleted, changed or inserted; exit 1 if any
-  sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
+` + jobsUsage + `  sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 Who you act as: the operator commands (run-now, activate, deactivate, timers list|show|edit,
 health, logs, audit, tenants, apps release, dlq, calendars, backfill) go through the Service
@@ -153,6 +153,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDLQ(ctx, rest, stdout)
 	case "audit":
 		err = cmdAudit(ctx, rest, stdout)
+	case "jobs":
+		err = cmdJobs(ctx, rest, stdout)
 	case "console":
 		err = cmdConsole(ctx, rest, stdout)
 	case "app-stack":

@@ -48,6 +48,10 @@ const (
 	// Wake and SetNextRun: the public client's (internal/ops).
 	Wake       = "wake"
 	SetNextRun = "set-next-run"
+	// Job: a job (internal/jobs) ended, recorded by the platform; After has its kind, params and progress.
+	Job = "job"
+	// JobCancel: an operator cancelled a job (internal/jobs; the job's id in After).
+	JobCancel = "job-cancel"
 )
 
 // Record is one operator action.

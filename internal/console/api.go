@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
@@ -38,6 +39,8 @@ func (s *Server) apiHandlers() map[string]func(r *http.Request) (any, error) {
 		ops.OpPreview: s.apiPreview, ops.OpLoginLink: s.apiLoginLink,
 		ops.OpCalendars: s.apiCalendars, ops.OpAppCalendars: s.apiCalendars, ops.OpCalendar: s.apiCalendar, ops.OpCalendarEdit: s.apiEditCalendar,
 		ops.OpBackfillStatus: s.apiBackfill, ops.OpBackfillStart: s.apiBackfill, ops.OpBackfillCancel: s.apiBackfill,
+		ops.OpJobs: s.apiJobs, ops.OpAppJobs: s.apiJobs, ops.OpJob: s.apiJob, ops.OpAppJob: s.apiJob,
+		ops.OpJobCancel: s.apiCancelJob, ops.OpAppJobCancel: s.apiCancelJob,
 	}
 }
 
@@ -98,7 +101,11 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 			s.fail(w, r, err, false)
 			return
 		}
-		writeJSON(w, http.StatusOK, v)
+		status := http.StatusOK
+		if _, ok := v.(jobs.Accepted); ok {
+			status = http.StatusAccepted // a job started: GET /api/jobs/{id} follows it
+		}
+		writeJSON(w, status, v)
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/queue"
@@ -46,6 +47,11 @@ type Backend interface {
 	ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error)
 	ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error)
 	Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error)
+	// JobList, Job and CancelJob: the jobs (internal/jobs) and a cancel (by who); app ("":
+	// any) must be the job's.
+	JobList(ctx context.Context, q jobs.Query) ([]jobs.Job, error)
+	Job(ctx context.Context, app, id string) (jobs.Job, error)
+	CancelJob(ctx context.Context, app, id, who string) (jobs.Job, error)
 	Now() time.Time
 }
 
@@ -88,5 +94,5 @@ func (s *Service) ops() *apply.Service {
 	if s.Audit != nil {
 		w = s.Audit
 	}
-	return &apply.Service{Admin: s.Admin, Store: s.Store, Audit: w, DLQ: s.DLQ, Clock: s.Clock}
+	return &apply.Service{Admin: s.Admin, Store: s.Store, Audit: w, DLQ: s.DLQ, Clock: s.Clock, Jobs: s.Jobs}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/ops/apply"
 )
@@ -22,16 +23,11 @@ type Selection = apply.Selection
 // BulkBody is POST /api/apps/{app}/deactivate and /activate (apply.BulkBody).
 type BulkBody = apply.BulkBody
 
-// BulkResult is what a bulk action answers: the instances it changed.
-type BulkResult struct {
-	Timers  []TimerRow `json:"timers"`
-	Message string     `json:"message"`
-}
-
-// Bulk deactivates (with a note, until an instant or an operator's activate) or activates
-// the app's selected timers for who (apply.Service.Bulk: one audit record, the note its
-// reason).
-func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who string) (BulkResult, error) {
+// Bulk starts the job that deactivates (with a note, until an instant or an operator's
+// activate) or activates the app's selected timers, for who (apply.Service.Bulk: the
+// operator's action recorded once, the job's end by the platform); the job answers with its
+// progress (over already when small). Bad input is refused before any job is written.
+func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who string) (jobs.Job, error) {
 	var name string
 	switch op {
 	case "activate":
@@ -39,14 +35,23 @@ func (s *Service) Bulk(ctx context.Context, app, op string, b BulkBody, who stri
 	case "deactivate":
 		name = ops.OpBulkDeactivate
 	default:
-		return BulkResult{}, errNoRoute
+		return jobs.Job{}, errNoRoute
 	}
-	r, err := s.ops().Bulk(ctx, ops.ActorFor(ctx, who), app, name, b)
-	res := BulkResult{Timers: make([]TimerRow, 0, len(r.Instances)), Message: r.Message}
-	for _, in := range r.Instances {
-		res.Timers = append(res.Timers, rowOf(in, false))
+	if _, err := s.jobs(); err != nil {
+		return jobs.Job{}, err
 	}
-	return res, err
+	return s.ops().Bulk(ctx, ops.ActorFor(ctx, who), app, name, b)
+}
+
+// jobMessage says where a job stands, for the pages and the CLI.
+func jobMessage(j jobs.Job) string {
+	switch {
+	case j.State == jobs.Done && j.Failed == 0:
+		return j.Summary
+	case j.State.Over():
+		return fmt.Sprintf("job %s %s: %s", j.ID, j.State, j.Progress())
+	}
+	return fmt.Sprintf("job %s %s (%s so far): `sundial jobs %s --wait` follows it", j.ID, j.State, j.Progress(), j.ID)
 }
 
 func (s *Server) apiBulk(r *http.Request) (any, error) {
@@ -55,11 +60,14 @@ func (s *Server) apiBulk(r *http.Request) (any, error) {
 		return nil, err
 	}
 	op := path.Base(r.URL.Path)
-	res, err := s.svc.Bulk(r.Context(), r.PathValue("app"), op, b, by(r))
-	if err == nil {
-		s.log.Info("operator bulk action", "op", op, "app", r.PathValue("app"), "timers", len(res.Timers), "by", by(r))
+	j, err := s.svc.Bulk(r.Context(), r.PathValue("app"), op, b, by(r))
+	if err != nil {
+		return nil, err
 	}
-	return res, err
+	s.log.Info("operator bulk action", "op", op, "app", r.PathValue("app"), "job", j.ID, "state", j.State, "progress", j.Progress(), "by", by(r))
+	a := jobs.AcceptedOf(j)
+	a.Message = jobMessage(j)
+	return a, nil
 }
 
 // bulkSubmit is the Timers page's bulk form: POST /apps/{app}/{op} with all, tenant,
@@ -104,8 +112,11 @@ func bulkForm(r *http.Request) (BulkBody, error) {
 
 // BulkAction is the pages' bulk action on the tables.
 func (s *Service) BulkAction(ctx context.Context, app, op string, b BulkBody, who string) (string, error) {
-	res, err := s.Bulk(ctx, app, op, b, who)
-	return res.Message, err
+	j, err := s.Bulk(ctx, app, op, b, who)
+	if err != nil {
+		return "", err
+	}
+	return jobMessage(j), nil
 }
 
 // BulkAction sends POST /api/apps/{app}/{op}; the API records the caller.
@@ -118,7 +129,7 @@ func (rm *Remote) BulkAction(ctx context.Context, app, op string, b BulkBody, _ 
 	if err != nil {
 		return "", err
 	}
-	var res BulkResult
+	var res jobs.Accepted
 	if err := json.Unmarshal(out, &res); err != nil {
 		return "", fmt.Errorf("%w: Service Center API: %v", errkind.Unavailable, err)
 	}

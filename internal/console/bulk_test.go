@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/audit"
-	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -45,10 +45,16 @@ func TestBulkPause(t *testing.T) {
 	}
 	status, resp, _ := f.do(t, "POST", "/api/apps/"+app+"/deactivate", f.token,
 		`{"tenant":"acme","note":"acme migrates its billing","until":"`+until.Format(time.RFC3339)+`"}`)
+	require.Equal(t, http.StatusAccepted, status, resp)
+	res := decode[jobs.Accepted](t, resp)
+	require.Equal(t, jobs.Done, res.Job.State, "two timers: over within the request")
+	require.Equal(t, "2 timers of "+app+" deactivated; the platform activates them again at "+until.Format(time.RFC3339), res.Message)
+	status, resp, _ = f.do(t, "GET", "/api/apps/"+app+"/jobs/"+res.Job.ID, f.token, "")
 	require.Equal(t, http.StatusOK, status, resp)
-	res := decode[console.BulkResult](t, resp)
-	require.Len(t, res.Timers, 2, "the tenant's two timers")
-	require.Contains(t, res.Message, "activates them again at "+until.Format(time.RFC3339))
+	j := decode[jobs.Job](t, resp)
+	require.Equal(t, 2, j.Done)
+	require.Equal(t, 2, j.Total)
+	require.Equal(t, "api", j.Actor)
 	for _, k := range []timer.Key{a1, a2} {
 		in := f.get(t, k)
 		require.False(t, in.Active)
@@ -82,11 +88,23 @@ func TestBulkPause(t *testing.T) {
 	status, resp, _ = f.do(t, "GET", "/api/apps/"+app+"/audit", f.token, "")
 	require.Equal(t, http.StatusOK, status)
 	var got []string
+	jobsOf := map[string][]string{} // a job's id: its records' actions
 	for _, r := range decode[[]audit.Record](t, resp) {
-		got = append(got, fmt.Sprintf("%s of %s by %s (%v timers): %s", r.Action, r.App, r.Who, r.After["timers"], r.Reason))
+		by := ""
+		if s, ok := r.After["startedBy"]; ok {
+			by = fmt.Sprintf(" (started by %v)", s)
+		}
+		got = append(got, fmt.Sprintf("%s of %s by %s%s: %s", r.Action, r.App, r.Who, by, r.Reason))
+		id, _ := r.After["job"].(string)
+		require.NotEmpty(t, id, "every record names the job: %+v", r)
+		jobsOf[id] = append(jobsOf[id], r.Action)
 	}
 	require.ElementsMatch(t, []string{
-		"bulk-activate of " + app + " by console (2 timers): ",
-		"bulk-deactivate of " + app + " by api (2 timers): acme migrates its billing",
-	}, got, "a bulk action is one audit record (internal/ops), with how many timers it changed")
+		"bulk-activate of " + app + " by console: ",
+		"bulk-deactivate of " + app + " by api: acme migrates its billing",
+		"job of " + app + " by platform (started by console): job bulk done: 2/2: 2 timers of " + app + " activated", // b was active already
+		"job of " + app + " by platform (started by api): job bulk done: 2/2: 2 timers of " + app + " deactivated; the platform activates them again at " + until.Format(time.RFC3339),
+	}, got, "a bulk action is recorded once as the operator's (internal/ops), and its job's end once as the platform's")
+	require.ElementsMatch(t, []string{audit.BulkDeactivate, audit.Job}, jobsOf[res.Job.ID])
+	require.Len(t, jobsOf, 2, "two jobs, two records each")
 }

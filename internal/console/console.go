@@ -160,6 +160,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("GET /calendars", s.page(s.calendarsPage))
 	mux.Handle("POST /apps/{app}/calendars/{name}", s.page(s.calendarSubmit))
 	mux.Handle("GET /audit", s.page(s.auditPage))
+	mux.Handle("GET /jobs", s.page(s.jobsPage))
+	mux.Handle("POST /apps/{app}/jobs/{id}/cancel", s.page(s.jobCancelSubmit))
 	mux.Handle("POST /apps/{app}/{op}", s.page(s.bulkSubmit))
 	mux.Handle("/", s.page(func(w http.ResponseWriter, r *http.Request) error {
 		s.renderError(w, r, http.StatusNotFound, "No such page.")

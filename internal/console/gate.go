@@ -113,6 +113,10 @@ func pageRoute(r *http.Request) (method, path string, err error) {
 		return "GET", listing("logs"), nil
 	case "GET /audit":
 		return "GET", listing("audit"), nil
+	case "GET /jobs":
+		return "GET", listing("jobs"), nil
+	case "POST /apps/{app}/jobs/{id}/cancel":
+		return "POST", "/api/apps/" + r.PathValue("app") + "/jobs/" + r.PathValue("id") + "/cancel", nil
 	case "GET /logs/entry":
 		k, err := timer.ParseKey(q.Get("timer"))
 		if err != nil {

@@ -35,7 +35,7 @@ type appOption struct {
 }
 
 // pageNames are the pages; each is parsed with the layout into its own set.
-var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error", "calendars", "audit"}
+var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error", "calendars", "audit", "jobs"}
 
 var funcs = template.FuncMap{
 	"clock": func(t any) string {
@@ -79,6 +79,7 @@ var funcs = template.FuncMap{
 	"failuresMeans": func() string { return view.FailuresInARowMeans },
 	"dur":           shortDuration,
 	"zoned":         zoned,
+	"jobStates":     func() []string { return []string{"queued", "running", "done", "failed", "cancelled"} },
 }
 
 func parsePages() (map[string]*template.Template, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/role/operator"
@@ -41,6 +42,9 @@ type Service struct {
 	DLQ *queue.DLQ
 	// Ops is the operations layer every change goes through (nil: one on the fields above).
 	Ops *apply.Service
+	// Jobs starts and reads the jobs (nil: none); a job started here is worked for
+	// APIInline before the request answers.
+	Jobs *jobs.Service
 }
 
 // Operators is what a Service is built on: the operator role (operator.New), or anything
@@ -56,13 +60,27 @@ func NewService(ops Operators, sqs queue.AttributesAPI, capacity [4]int) *Servic
 	if capacity != ([4]int{}) {
 		stack.Concurrency = capacity
 	}
+	js := inlineJobs(a.Jobs)
+	o := a.Ops()
+	o.Jobs = js // a job started here is worked for APIInline before the request answers
 	return &Service{
 		Store: a.Store, Admin: a.Admin, Clock: a.Admin.Clock, Tick: a.Config.Tick, Capacity: capacity, Stack: stack,
 		Queues: queue.Monitor{API: sqs, Queues: a.Config.Queues, DLQ: a.Config.DLQ},
 		Audit:  a.Audit,
 		DLQ:    a.DLQ,
-		Ops:    a.Ops(),
+		Ops:    o,
+		Jobs:   js,
 	}
+}
+
+// inlineJobs is js working a job it starts for APIInline.
+func inlineJobs(js *jobs.Service) *jobs.Service {
+	if js == nil {
+		return nil
+	}
+	c := *js
+	c.Inline = APIInline
+	return &c
 }
 
 // recentForHealth is how many of the latest log entries Environment Health reads to show

@@ -68,6 +68,13 @@ const (
 	OpWake            = "wake"
 	OpSetNextRun      = "set-next-run"
 	OpPauseEnded      = "pause-ended"
+	OpJobs            = "jobs"
+	OpAppJobs         = "app-jobs"
+	OpJob             = "job"
+	OpAppJob          = "app-job"
+	OpJobCancel       = "job-cancel"
+	OpAppJobCancel    = "app-job-cancel"
+	OpJobEnded        = "job-ended"
 	invoke            = "execute-api:Invoke"
 	timersTableWrites = "dynamodb:UpdateItem on the timers table (and the audit trail's append)"
 )
@@ -86,6 +93,8 @@ var Table = []Operation{
 	{OpTenants, "GET", "/api/tenants", invoke, ""},
 	{OpDLQ, "GET", "/api/dlq", invoke, ""},
 	{OpPreview, "GET", "/api/schedule/preview", invoke, ""},
+	{OpJobs, "GET", "/api/jobs", invoke, ""},
+	{OpJob, "GET", "/api/jobs/{id}", invoke, ""},
 	// One app's.
 	{OpAppHealth, "GET", "/api/apps/{app}/health", invoke, ""},
 	{OpAppTimers, "GET", "/api/apps/{app}/timers", invoke, ""},
@@ -96,6 +105,8 @@ var Table = []Operation{
 	{OpAppCalendars, "GET", "/api/apps/{app}/calendars", invoke, ""},
 	{OpCalendar, "GET", "/api/apps/{app}/calendars/{name}", invoke, ""},
 	{OpBackfillStatus, "GET", "/api/apps/{app}/timers/{name}/backfill", invoke, ""},
+	{OpAppJobs, "GET", "/api/apps/{app}/jobs", invoke, ""},
+	{OpAppJob, "GET", "/api/apps/{app}/jobs/{id}", invoke, ""},
 	// One app's changes.
 	{OpEdit, "PATCH", "/api/apps/{app}/timers/{name}", invoke, audit.Edit},
 	{OpRunNow, "POST", "/api/apps/{app}/timers/{name}/run-now", invoke, audit.RunNow},
@@ -107,10 +118,12 @@ var Table = []Operation{
 	{OpBackfillStart, "POST", "/api/apps/{app}/timers/{name}/backfill", invoke, audit.Backfill},
 	{OpBackfillCancel, "POST", "/api/apps/{app}/timers/{name}/backfill/cancel", invoke, audit.BackfillCancel},
 	{OpAppRelease, "POST", "/api/apps/{app}/release", invoke, audit.AppRelease},
+	{OpAppJobCancel, "POST", "/api/apps/{app}/jobs/{id}/cancel", invoke, audit.JobCancel},
 	// Environment-wide changes.
 	{OpTenantAdd, "POST", "/api/tenants", invoke, audit.TenantAdd},
 	{OpTenantRemove, "DELETE", "/api/tenants/{name}", invoke, audit.TenantRemove},
 	{OpDLQRedrive, "POST", "/api/dlq/redrive", invoke, audit.DLQRedrive},
+	{OpJobCancel, "POST", "/api/jobs/{id}/cancel", invoke, audit.JobCancel},
 	// The local console's bearer token only (refused to every other caller).
 	{OpLoginLink, "POST", "/api/login-links", invoke, audit.LoginLink},
 	// Not served by the API: the caller's own role decides.
@@ -120,6 +133,9 @@ var Table = []Operation{
 	{OpWake, "", "", timersTableWrites, audit.Wake},
 	{OpSetNextRun, "", "", timersTableWrites, audit.SetNextRun},
 	{OpPauseEnded, "", "", "the recovery function's role", audit.Activate},
+	// A job's end (internal/jobs), recorded by the platform whoever worked it (the API's
+	// request or recovery's sweep); the operator's start or cancel is its own record.
+	{OpJobEnded, "", "", "the API's or the recovery function's role", audit.Job},
 }
 
 // Lookup is the operation named name.

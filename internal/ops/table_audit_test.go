@@ -21,6 +21,7 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/ops/apply"
@@ -95,6 +96,7 @@ func setup(t *testing.T) *fixture {
 	require.NoError(t, err)
 	rec := &recorder{}
 	a.Audit = rec // every surface below records into it, except the client (its own app)
+	a.Jobs.Audit = rec
 	u := strings.ToLower(strings.NewReplacer("/", "", "_", "").Replace(testenv.Unique(t)))
 	if len(u) > 40 {
 		u = u[len(u)-40:]
@@ -138,9 +140,36 @@ func (f *fixture) api(method, path, body string) func(t *testing.T) ([]audit.Rec
 		require.NoError(t, err)
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		require.Equal(t, http.StatusOK, res.StatusCode, "%s %s: %s", method, path, b)
-		return f.rec.take(), "api"
+		if res.StatusCode == http.StatusAccepted {
+			require.Contains(t, string(b), `"job"`, "202 answers the job started: %s %s", method, path)
+		} else {
+			require.Equal(t, http.StatusOK, res.StatusCode, "%s %s: %s", method, path, b)
+		}
+		return callers(f.rec.take()), "api"
 	}
+}
+
+// callers leaves out the platform's records of the jobs that ended (OpJobEnded, counted on
+// its own): a bulk action's job may end within the request that started it.
+func callers(recs []audit.Record) []audit.Record {
+	var out []audit.Record
+	for _, r := range recs {
+		if !(r.Who == jobs.Platform && r.Action == audit.Job) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// queuedJob starts a bulk activate of the app's timers that no worker works (the fixture's
+// ops start jobs without working them): what a cancel or a sweep finds.
+func (f *fixture) queuedJob(t *testing.T) jobs.Job {
+	t.Helper()
+	j, err := f.ops.Bulk(context.Background(), ops.Actor{Kind: ops.CLI, Name: "cli:setup"}, f.name, ops.OpBulkActivate, apply.BulkBody{All: true})
+	require.NoError(t, err)
+	require.Equal(t, jobs.Queued, j.State)
+	f.rec.take()
+	return j
 }
 
 var surfaces = []surface{
@@ -162,6 +191,12 @@ var surfaces = []surface{
 			{ops.OpTenantRemove, f.api("DELETE", "/api/tenants/"+f.tenant, "")},
 			{ops.OpDLQRedrive, f.api("POST", "/api/dlq/redrive?limit=1", "")},
 			{ops.OpLoginLink, f.api("POST", "/api/login-links", "")},
+			{ops.OpJobCancel, func(t *testing.T) ([]audit.Record, string) {
+				return f.api("POST", "/api/jobs/"+f.queuedJob(t).ID+"/cancel", "")(t)
+			}},
+			{ops.OpAppJobCancel, func(t *testing.T) ([]audit.Record, string) {
+				return f.api("POST", app+"/jobs/"+f.queuedJob(t).ID+"/cancel", "")(t)
+			}},
 			{ops.OpAppRelease, func(t *testing.T) ([]audit.Record, string) {
 				_, _, err := f.app.Admin.ClaimApp(context.Background(), f.name, "arn:aws:cloudformation:us-east-1:1:stack/gone/x", "Timers")
 				require.NoError(t, err)
@@ -230,10 +265,18 @@ var surfaces = []surface{
 		}}}
 	}},
 	{"platform", func(t *testing.T, f *fixture) []call {
-		return []call{{ops.OpPauseEnded, func(t *testing.T) ([]audit.Record, string) {
+		return []call{{ops.OpJobEnded, func(t *testing.T) ([]audit.Record, string) {
+			j := f.queuedJob(t)
+			j, err := f.app.Jobs.Work(context.Background(), j.ID, time.Minute)
+			require.NoError(t, err)
+			require.Equal(t, jobs.Done, j.State)
+			return f.rec.take(), jobs.Platform
+		}}, {ops.OpPauseEnded, func(t *testing.T) ([]audit.Record, string) {
 			until := time.Now().Add(time.Hour).UTC()
-			_, err := f.ops.Bulk(context.Background(), ops.Actor{Kind: ops.Operator, Name: "ann"}, f.name, ops.OpBulkDeactivate,
+			j, err := f.ops.Bulk(context.Background(), ops.Actor{Kind: ops.Operator, Name: "ann"}, f.name, ops.OpBulkDeactivate,
 				apply.BulkBody{Names: []string{f.timer}, Note: "until later", Until: &until})
+			require.NoError(t, err)
+			_, err = f.app.Jobs.Work(context.Background(), j.ID, time.Minute) // the fixture's ops do not work it
 			require.NoError(t, err)
 			f.rec.take()
 			later := *f.ops

@@ -10,6 +10,7 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -25,11 +26,6 @@ type Store interface {
 	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 }
 
-// pauser is a store that records pauses (dynamo.Store).
-type pauser interface {
-	Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.Instance, error)
-}
-
 // Service is every operator action. Each method takes the caller, validates, applies and
 // writes the operation's audit record (Table's Audit) once; a read is not recorded.
 type Service struct {
@@ -40,6 +36,9 @@ type Service struct {
 	// DLQ is the dead-letter queue (nil: none).
 	DLQ   *queue.DLQ
 	Clock timer.Clock
+	// Jobs starts and cancels the jobs of the actions that touch many instances (a bulk
+	// activate or deactivate; nil: those are unavailable).
+	Jobs *jobs.Service
 }
 
 // record writes operation op's record for a (ops.Record).

@@ -10,6 +10,8 @@ import (
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/jobkinds"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/role"
@@ -27,6 +29,9 @@ type Operator struct {
 	// function when the configuration names one (Config.AuditWriter), else straight to the
 	// table (AuditDirect).
 	Audit audit.Log
+	// Jobs starts, reads and cancels the jobs of the actions that touch many instances
+	// (internal/jobs); recovery's sweep goes on with them.
+	Jobs *jobs.Service
 }
 
 // New builds the operator's services on b.
@@ -36,6 +41,7 @@ func New(b *role.Base) *Operator {
 		Admin: &admin.Service{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Shards: c.DueShards,
 			Defaults: admin.Defaults{MaxRetries: c.DefaultMaxRetries, RetryDelay: c.DefaultRetryDelay,
 				ProcessorWait: timer.MaxSyncTimeout(c.ProcessorTimeout), Region: b.AWS.Region}}}
+	o.Jobs = jobkinds.NewService(b, o.Audit)
 	if c.DLQ != "" {
 		o.DLQ = queue.NewDLQ(sqs.NewFromConfig(b.AWS), c.DLQ, b.Queues)
 	}
@@ -49,7 +55,7 @@ func (o *Operator) AuditDirect() *dynamo.AuditLog { return auditwriter.Direct(o.
 // Ops is the operations layer on the role's services (internal/ops): every operator
 // action, validated, applied and audited once in o.Audit.
 func (o *Operator) Ops() *apply.Service {
-	return &apply.Service{Admin: o.Admin, Store: o.Store, Audit: o.Audit, DLQ: o.DLQ, Clock: o.Admin.Clock}
+	return &apply.Service{Admin: o.Admin, Store: o.Store, Audit: o.Audit, DLQ: o.DLQ, Clock: o.Admin.Clock, Jobs: o.Jobs}
 }
 
 // OperatorRole returns o: what the console is built on (console.NewService), from the

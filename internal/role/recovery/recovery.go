@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/events"
+	"github.com/sundialhq/sundial/internal/jobkinds"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/role"
 	"github.com/sundialhq/sundial/internal/role/auditwriter"
@@ -32,6 +35,8 @@ type Recovery struct {
 	// Events and Alerter are nil when the configuration names no bus.
 	Events  *events.Publisher
 	Alerter *alerts.Alerter
+	// Jobs works the jobs whose worker stopped or that no worker took yet (SweepJobs).
+	Jobs *jobs.Service
 }
 
 // New builds the role; eb overrides the EventBridge client (nil: built from b.AWS).
@@ -40,20 +45,49 @@ func New(b *role.Base, eb events.API) *Recovery {
 	r := &Recovery{Store: b.Store, Clock: b.Clock, Log: b.Log, Audit: auditwriter.Trail(b),
 		Recoverer: &engine.Recoverer{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics,
 			Shards: c.DueShards, LostAfter: c.LostAfter, Backfills: b.Store}}
+	r.Jobs = jobkinds.NewService(b, r.Audit)
 	r.Events, r.Alerter = notify.New(b, eb)
 	return r
 }
 
 // Handle is the recovery function's Lambda handler (EventBridge scheduled event). Each sweep
 // also resumes the pauses that ended (ResumePauses), puts the events the log writer could
-// not (DrainEvents) and raises noSuccessWithin alerts (SweepAlerts).
+// not (DrainEvents), raises noSuccessWithin alerts (SweepAlerts) and works the operators'
+// jobs within its budget (SweepJobs).
 func (r *Recovery) Handle(ctx context.Context, _ lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
 	st, err := r.Recoverer.Run(ctx)
 	n, rerr := r.ResumePauses(ctx)
 	st.Resumed = n
 	r.DrainEvents(ctx)
 	r.SweepAlerts(ctx)
-	return st, errors.Join(err, rerr)
+	jerr := r.SweepJobs(ctx)
+	return st, errors.Join(err, rerr, jerr)
+}
+
+// JobSweepBudget bounds how long one recovery sweep works jobs; the function's deadline,
+// less JobSweepMargin, bounds it too.
+const (
+	JobSweepBudget = 40 * time.Second
+	JobSweepMargin = 10 * time.Second
+)
+
+// SweepJobs works the jobs whose worker stopped or that no worker took yet (jobs.Service.Sweep).
+func (r *Recovery) SweepJobs(ctx context.Context) error {
+	if r.Jobs == nil {
+		return nil
+	}
+	budget := JobSweepBudget
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)-JobSweepMargin)
+	}
+	if budget <= 0 {
+		return nil
+	}
+	st, err := r.Jobs.Sweep(ctx, budget)
+	if st.Worked > 0 || st.Audited > 0 || err != nil {
+		r.Log.Info("jobs swept", "worked", st.Worked, "audited", st.Audited, "error", err)
+	}
+	return err
 }
 
 // ResumePauses activates, as the platform, the timers whose pause ended (an operator's

@@ -1,0 +1,136 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/jobs"
+)
+
+// A bulk pause is a job: the CLI starts it and answers, the platform's recovery sweep goes
+// on with it; the platform killed (kill -9) mid-job and started again finishes it once the
+// dead worker's lease lapsed; every instance carries the one pause the job was accepted
+// with, and the job is one audit record.
+func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs sundial up, kills it mid-job, starts it again (over a minute)")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	repo, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	const n = 1500
+	var m strings.Builder
+	m.WriteString("timers:\n")
+	for i := range n {
+		fmt.Fprintf(&m, "  - {name: T%04d, schedule: \"every 12h\", timeout: 5s, action: {http: {url: \"http://127.0.0.1:9/unused\"}}}\n", i)
+	}
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(m.String()), 0o644))
+
+	start := func() *exec.Cmd {
+		up := exec.Command(bin, "up", "--manifest", manifestPath, "--tick", "1s", "--template", filepath.Join(repo, "template.yaml"),
+			"--console", "", "--sam-env", "")
+		up.Dir = dir
+		up.Env = append(os.Environ(), "AWS_ENDPOINT_URL=")
+		stdout, err := up.StdoutPipe()
+		require.NoError(t, err)
+		up.Stderr = os.Stderr
+		require.NoError(t, up.Start())
+		t.Cleanup(func() {
+			if up.ProcessState == nil {
+				_ = up.Process.Signal(syscall.SIGINT)
+				_ = up.Wait()
+			}
+		})
+		lines := &lockedLines{}
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines.add(sc.Text())
+			}
+		}()
+		require.Eventually(t, func() bool { return strings.Contains(lines.String(), "Ctrl-C stops") }, 4*time.Minute, 200*time.Millisecond,
+			"sundial up started; its output:\n%s", lines.String())
+		return up
+	}
+	getJob := func(id string) jobs.Job {
+		out, errOut, code := cli(t, dir, "jobs", id, "--json")
+		require.Equal(t, 0, code, errOut)
+		var j jobs.Job
+		require.NoError(t, json.Unmarshal([]byte(out), &j), out)
+		return j
+	}
+
+	up := start()
+	out, errOut, code := cli(t, dir, "deactivate", "--all", "--note", "freeze")
+	require.Equal(t, 0, code, errOut)
+	id := strings.Fields(strings.TrimPrefix(out, "job "))[0]
+	require.NoError(t, jobs.ValidID(id), "the CLI names the job it started: %s", out)
+	j := getJob(id)
+	require.False(t, j.State.Over(), "1,500 timers take longer than the 3 s the request works: %+v", j)
+
+	// Kill the platform while its recovery sweep holds the job.
+	require.Eventually(t, func() bool {
+		j = getJob(id)
+		return j.State == jobs.Running && j.Owner != "" || j.State.Over() // the CLI released it: an owner now is the platform's sweep
+	}, time.Minute, 50*time.Millisecond)
+	require.NoError(t, up.Process.Signal(syscall.SIGKILL))
+	_ = up.Wait()
+	owner := j.Owner
+
+	// Started again, the platform takes the job up once the dead worker's lease lapsed.
+	up = start()
+	j = getJob(id)
+	require.Equal(t, jobs.Running, j.State, "killed mid-job (the sweep was faster than the test): %+v", j)
+	require.Less(t, j.Done, n)
+	require.Equal(t, owner, j.Owner, "still the dead worker's, until its lease lapses")
+	t.Logf("killed at %s, held by %s", j.Progress(), j.Owner)
+	// The platform's own sweep finishes it (the CLI only reads it here).
+	require.Eventually(t, func() bool { j = getJob(id); return j.State.Over() }, 5*time.Minute, time.Second)
+	out, errOut, code = cli(t, dir, "jobs", id, "--wait")
+	require.Equal(t, 0, code, "%s\n%s", out, errOut)
+	require.Contains(t, out, "1500 timers of default deactivated")
+	require.Equal(t, jobs.Done, j.State)
+	require.Equal(t, n, j.Done)
+	require.Equal(t, n, j.Total)
+	require.Zero(t, j.Failed)
+
+	out, errOut, code = cli(t, dir, "timers", "list", "--json")
+	require.Equal(t, 0, code, errOut)
+	var rows []struct {
+		Active bool `json:"active"`
+		Pause  *struct {
+			By string    `json:"by"`
+			At time.Time `json:"at"`
+		} `json:"pause"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, n)
+	for _, r := range rows {
+		require.False(t, r.Active)
+		require.NotNil(t, r.Pause)
+		require.True(t, r.Pause.At.Equal(rows[0].Pause.At), "one pause: the one the job was accepted with")
+	}
+	out, errOut, code = cli(t, dir, "audit", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, 1, strings.Count(out, `"action": "job"`), "one record for the job: %s", out)
+	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
+	require.True(t, ok)
+	requireIAMClean(t, dir, st.Endpoint) // recovery's sweep worked the job within its policy
+	interrupt(t, up)
+}
