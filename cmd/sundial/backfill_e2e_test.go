@@ -149,7 +149,8 @@ func TestBackfillEndToEnd(t *testing.T) {
 	for _, at := range want {
 		require.Equal(t, 1, logged[at], "the log has instant %s once", at)
 	}
-	// Issue 38: marked in `sundial logs`, and left out of Health's lateness (the backfill's
+	// A backfill run is late by design, so it is marked in `sundial logs` and left out of
+	// Health's lateness (the backfill's
 	// instants are 20 s to a minute back; the regular runs start within a second or so).
 	require.Contains(t, run("logs", "--timer", "Bf", "--limit", "500"), "(backfill)")
 	var health struct {

@@ -421,8 +421,8 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("OnlyTheKeysItKnowsAreServed", func(t *testing.T) {
-		// Issue 28: signatures were not verified, and an unknown key was the operator's,
-		// allowed everything (a made-up key ran DeleteTable).
+		// Only the keys the platform issued are served: an unverified signature or an unknown key
+		// treated as the operator's would let a made-up key run DeleteTable.
 		info, err := os.Stat(filepath.Join(dir, local.DefaultStateFile))
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the state file holds the administrator's secret")

@@ -16,7 +16,8 @@ import (
 	"github.com/sundialhq/sundial/internal/audit"
 )
 
-// TestCLIActsAsTheOperatorOfItsCredentials (issue 33, the CLI's identity): on a local
+// TestCLIActsAsTheOperatorOfItsCredentials (what the CLI may do is what its credentials'
+// operator may do): on a local
 // `sundial up --operators FILE`, the CLI with AWS credentials in its environment and no --api
 // goes through the console's API signed with them. An operator's key acts as that operator
 // (the audit names them; their policy refuses another app's timer and an environment-wide

@@ -228,7 +228,7 @@ func TestUpOperators(t *testing.T) {
 	require.NotContains(t, out, "map[")
 	requireIAMClean(t, dir, endpoint)
 
-	// Issue 39: every writer above (the API's role, the CLI, the platform's recovery)
+	// Tampering must be detectable whoever wrote: every writer above (the API's role, the CLI, the platform's recovery)
 	// appended to one hash chain, which verifies; a record deleted and one altered behind
 	// the platform's back (plain DynamoDB calls with the administrator's key) are named.
 	out, errOut, code = cli(t, dir, "audit", "verify", "--endpoint", endpoint)

@@ -50,7 +50,7 @@ func upReady(t *testing.T, stdout io.Reader) string {
 	return endpoint
 }
 
-// Issue 38 item 1: one platform owns a state directory. A second `sundial up` on the same
+// One platform owns a state directory, or two would fight over its timers and files. A second `sundial up` on the same
 // state (before: it re-published the manifest over the first's timers and removed its
 // local.json when it stopped) is refused, naming the owner's PID and how to start a separate
 // one; the first keeps firing with its local.json intact; a second up with --state DIR runs
