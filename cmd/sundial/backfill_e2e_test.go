@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,8 +27,6 @@ func TestBackfillEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
@@ -40,21 +35,8 @@ func TestBackfillEndToEnd(t *testing.T) {
 `, srvURL)), 0o644))
 	env := []string{"SUNDIAL_LOST_AFTER=4s"} // resume soon after the restart
 	start := func() (string, func()) {
-		up, stdout := startUp(t, bin, dir, manifestPath, env)
-		sc := bufio.NewScanner(stdout)
-		var endpoint string
-		for sc.Scan() {
-			l := sc.Text()
-			if ep, ok := strings.CutPrefix(l, "endpoint   "); ok {
-				endpoint = strings.Fields(ep)[0]
-			}
-			if strings.HasPrefix(l, "try") {
-				break
-			}
-		}
-		require.NotEmpty(t, endpoint, "sundial up did not get ready")
-		go func() { _, _ = io.Copy(io.Discard, stdout) }()
-		return endpoint, func() { interrupt(t, up) }
+		p := startPlatform(t, dir, manifestPath, env)
+		return p.Endpoint, func() { interrupt(t, p.Cmd) }
 	}
 	endpoint, stop := start()
 	run := func(args ...string) string {
