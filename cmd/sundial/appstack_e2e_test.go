@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,8 +30,6 @@ func TestAppStackEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator, and builds the app's function")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	repo, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	billingDir := filepath.Join(repo, "examples", "billing")
@@ -42,27 +39,14 @@ func TestAppStackEndToEnd(t *testing.T) {
 	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
   - {name: Cleanup, schedule: "every 2s", timeout: 5s, action: {http: {url: "%s/ok"}}}
 `, srvURL)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--app-stack", billingDir, "--console", "")
-	sc := bufio.NewScanner(stdout)
-	var endpoint string
+	p := startPlatform(t, dir, manifestPath, nil, "--app-stack", billingDir, "--console", "")
+	endpoint := p.Endpoint
 	var appLines []string
-	for sc.Scan() {
-		l := sc.Text()
-		if ep, ok := strings.CutPrefix(l, "endpoint   "); ok {
-			endpoint = strings.Fields(ep)[0]
-		}
+	for _, l := range p.Lines {
 		if strings.HasPrefix(l, "app stack") || (len(appLines) > 0 && strings.HasPrefix(l, "           ")) {
 			appLines = append(appLines, l)
 		}
-		if strings.HasPrefix(l, "try") {
-			break
-		}
 	}
-	require.NotEmpty(t, endpoint, "sundial up did not get ready")
-	go func() {
-		for sc.Scan() {
-		}
-	}()
 	report := strings.Join(appLines, "\n")
 	require.Contains(t, report, "app stack  billing ("+billingDir+"): tables billing-RunsTable; functions sundial-action-billing-invoices on the Lambda Invoke API")
 	require.Contains(t, report, "Timers (Custom::SundialTimers): app billing: created 3, updated 0")

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,8 +21,6 @@ func TestCalendarsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
@@ -34,23 +30,7 @@ func TestCalendarsEndToEnd(t *testing.T) {
 timers:
   - {name: Biz, schedule: "every 2s", calendar: closed, timeout: 5s, action: {http: {url: "%s/ok"}}}
 `, today.Format("2006-01-02"), srvURL)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil)
-	sc := bufio.NewScanner(stdout)
-	var endpoint string
-	for sc.Scan() {
-		l := sc.Text()
-		if ep, ok := strings.CutPrefix(l, "endpoint   "); ok {
-			endpoint = strings.Fields(ep)[0]
-		}
-		if strings.HasPrefix(l, "try") {
-			break
-		}
-	}
-	require.NotEmpty(t, endpoint, "sundial up did not get ready")
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	endpoint := startPlatform(t, dir, manifestPath, nil).Endpoint
 	run := func(args ...string) string {
 		t.Helper()
 		out, stderr, code := cli(t, dir, append(args, "--endpoint", endpoint)...)

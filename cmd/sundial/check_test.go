@@ -74,7 +74,7 @@ func TestCheckNotifyRegion(t *testing.T) {
 	require.Equal(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut), errOut.String())
 }
 
-// Issue 38: check printed "1 timers". Counts take the noun's number.
+// Counts take the noun's number ("1 timer", not "1 timers").
 func TestCheckCountsInWords(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

@@ -72,8 +72,7 @@ func TestConsoleForADeployedStack(t *testing.T) {
       - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
       - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*"}]}
 `)
-	_, upOut := startUp(t, bin, dir, billing, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", ops)
-	up := readLines(t, bufio.NewScanner(upOut), "try")
+	up := startPlatform(t, dir, billing, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", ops).Banner
 	_, errOut, code := cli(t, dir, "sync", shipping)
 	require.Equal(t, 0, code, errOut)
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,8 +25,6 @@ func TestConsoleCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
@@ -36,25 +33,8 @@ func TestConsoleCommands(t *testing.T) {
   - {name: Tick, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "%[1]s/ok"}}}
   - {name: Daily, schedule: "02:00 Mon", timezone: Europe/Lisbon, action: {http: {url: "%[1]s/ok"}}}
 `, actions.URL)), 0o644))
-	up, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0")
-
-	printed := map[string]string{}
-	sc := bufio.NewScanner(stdout)
-	deadline := time.Now().Add(90 * time.Second)
-	for sc.Scan() && time.Now().Before(deadline) {
-		word, rest, _ := strings.Cut(sc.Text(), " ")
-		if f := strings.Fields(rest); len(f) > 0 {
-			printed[word] = f[0]
-		}
-		if word == "try" {
-			break
-		}
-	}
-	require.Contains(t, printed, "try", "sundial up did not get ready: %v", printed)
-	go func() { // keep draining the per-execution lines
-		for sc.Scan() {
-		}
-	}()
+	p := startPlatform(t, dir, manifestPath, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0")
+	up, printed := p.Cmd, p.Banner
 	endpoint, base, login, token := printed["emulator"], strings.TrimSuffix(printed["console"], "/"), printed["login"], printed["token"]
 	run := func(args ...string) (string, string, int) {
 		return cli(t, dir, append(args, "--endpoint", endpoint)...)

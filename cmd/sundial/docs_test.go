@@ -75,8 +75,8 @@ func TestDocsLogEntryKeys(t *testing.T) {
 	require.Equal(t, written, documented, "docs/console.md's list of a log entry's keys")
 }
 
-// Issue 38: the README's backfill example (a day of Digest's "every 1m", 1,440 instants) was
-// refused by the bound. Its range, for examples/timers.yaml's timer, is within the bound.
+// The README's backfill example (a day of Digest's "every 1m", 1,440 instants) must run as
+// written; an example over the bound would be refused. Its range, for examples/timers.yaml's timer, is within the bound.
 func TestReadmeBackfillExampleIsWithinTheBound(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
@@ -103,8 +103,8 @@ func TestReadmeBackfillExampleIsWithinTheBound(t *testing.T) {
 	require.LessOrEqual(t, len(at), 60, "a tour's example finishes in a minute or two")
 }
 
-// Issue 38: examples/billing/README.md's `up --manifest examples/timers.yaml --app-stack …`
-// left out --actions, so the default app's timers called actions nobody served. Every
+// A documented command must work as written: an `up --manifest examples/timers.yaml --app-stack …`
+// without --actions leaves the default app's timers calling actions nobody serves. Every
 // `./bin/sundial up …` command the docs write out parses (each flag is up's), and one whose
 // manifest calls ${SUNDIAL_ACTIONS} serves them with --actions.
 func TestDocUpCommandsParseAndServeTheirActions(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -145,8 +144,6 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator for about a minute")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	rec, srvURL := serveRecorder(t)
 
 	dir := t.TempDir()
@@ -185,35 +182,9 @@ func TestEndToEnd(t *testing.T) {
     priority: 4
     action: {http: {url: "%[1]s/hang"}}
 `, srvURL)), 0o644))
-	up, stdout := startUp(t, bin, dir, manifestPath, []string{"SUNDIAL_FAILED_BACKOFF=1s"})
-
-	lines := make(chan string, 1000)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var endpoint string
-	deadline := time.After(90 * time.Second)
-	for ready := false; !ready; {
-		select {
-		case l, ok := <-lines:
-			require.True(t, ok, "sundial up exited before it was ready")
-			if ep, found := strings.CutPrefix(l, "endpoint   "); found {
-				endpoint = strings.Fields(ep)[0]
-			}
-			ready = strings.HasPrefix(l, "try") && endpoint != ""
-		case <-deadline:
-			t.Fatal("sundial up not ready after 90s")
-		}
-	}
+	p := startPlatform(t, dir, manifestPath, []string{"SUNDIAL_FAILED_BACKOFF=1s"})
+	up, endpoint := p.Cmd, p.Endpoint
 	started := time.Now()
-	go func() { // keep draining the per-execution lines
-		for range lines {
-		}
-	}()
 
 	// Bad input while it runs: a malformed body and a firing for a timer that does not exist.
 	ctx := context.Background()
@@ -421,8 +392,8 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("OnlyTheKeysItKnowsAreServed", func(t *testing.T) {
-		// Issue 28: signatures were not verified, and an unknown key was the operator's,
-		// allowed everything (a made-up key ran DeleteTable).
+		// Only the keys the platform issued are served: an unverified signature or an unknown key
+		// treated as the operator's would let a made-up key run DeleteTable.
 		info, err := os.Stat(filepath.Join(dir, local.DefaultStateFile))
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the state file holds the administrator's secret")

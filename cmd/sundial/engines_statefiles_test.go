@@ -11,7 +11,7 @@ import (
 	"github.com/sundialhq/sundial/infra/localaws"
 )
 
-// Issue 39: `engines serve`'s state file holds the engines' secret, and .sundial holds the
+// Other users on the machine must not read secrets: `engines serve`'s state file holds the engines' secret, and .sundial holds the
 // administrator's key, the log and the database: the user's only, whatever an older version
 // left behind.
 func TestStateFilesAreTheUsersOnly(t *testing.T) {

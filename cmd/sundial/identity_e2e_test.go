@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,7 +15,8 @@ import (
 	"github.com/sundialhq/sundial/internal/audit"
 )
 
-// TestCLIActsAsTheOperatorOfItsCredentials (issue 33, the CLI's identity): on a local
+// TestCLIActsAsTheOperatorOfItsCredentials (what the CLI may do is what its credentials'
+// operator may do): on a local
 // `sundial up --operators FILE`, the CLI with AWS credentials in its environment and no --api
 // goes through the console's API signed with them. An operator's key acts as that operator
 // (the audit names them; their policy refuses another app's timer and an environment-wide
@@ -27,8 +27,6 @@ func TestCLIActsAsTheOperatorOfItsCredentials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
@@ -47,8 +45,7 @@ func TestCLIActsAsTheOperatorOfItsCredentials(t *testing.T) {
       - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
       - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*"}]}
 `)
-	_, upOut := startUp(t, bin, dir, nightly, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", ops)
-	printed := readLines(t, bufio.NewScanner(upOut), "try")
+	printed := startPlatform(t, dir, nightly, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", ops).Banner
 	require.Contains(t, printed, "operators")
 	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
 	require.True(t, ok)

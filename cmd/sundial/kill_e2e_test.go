@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestUpKilledLeavesNothing (issue 39): after kill -9 of `sundial up --processes`, its
+// TestUpKilledLeavesNothing: a killed platform must not leave processes or files behind. After kill -9 of `sundial up --processes`, its
 // function processes (bootstraps) lingered about a minute and its build directory
 // (/tmp/sundial-bootstraps-*) stayed. Now every child dies with it (Linux's parent-death
 // signal), and the next `up` removes the directory of the one that was killed.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,8 +24,6 @@ func TestLifecycleEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
@@ -43,26 +40,14 @@ timers:
 		return y
 	}
 	require.NoError(t, os.WriteFile(manifestPath, []byte(doc(true)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil)
-	sc := bufio.NewScanner(stdout)
-	var endpoint, manifestLine string
-	for sc.Scan() {
-		l := sc.Text()
-		if ep, ok := strings.CutPrefix(l, "endpoint   "); ok {
-			endpoint = strings.Fields(ep)[0]
-		}
+	p := startPlatform(t, dir, manifestPath, nil)
+	endpoint := p.Endpoint
+	var manifestLine string
+	for _, l := range p.Lines {
 		if m, ok := strings.CutPrefix(l, "manifest   "); ok {
 			manifestLine = m
 		}
-		if strings.HasPrefix(l, "try") {
-			break
-		}
 	}
-	require.NotEmpty(t, endpoint, "sundial up did not get ready")
-	go func() {
-		for sc.Scan() {
-		}
-	}()
 	require.Contains(t, manifestLine, "created 7", "Init, Report@acme, Report@globex, Sweep-0..2, Legacy")
 	require.Contains(t, manifestLine, "When Published woken 1")
 	run := func(args ...string) string {

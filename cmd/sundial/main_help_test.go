@@ -70,8 +70,8 @@ func TestHelpUsageLines(t *testing.T) {
 	}
 }
 
-// Issue 38: sundial --help's timers edit line lacked --misfire-after. Every flag of timers edit
-// but the ones every command takes is on it.
+// A flag missing from --help is a flag nobody finds (timers edit's line once lacked
+// --misfire-after): every flag of timers edit but the ones every command takes is on it.
 func TestHelpTimersEditListsEveryFlag(t *testing.T) {
 	t.Parallel()
 	var general, edit bytes.Buffer

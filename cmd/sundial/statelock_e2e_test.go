@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,40 +15,7 @@ import (
 	"github.com/sundialhq/sundial/infra/local"
 )
 
-// upReady reads `sundial up`'s output until its banner's try line, returning the endpoint it
-// printed; the rest of its output is drained.
-func upReady(t *testing.T, stdout io.Reader) string {
-	t.Helper()
-	lines := make(chan string, 1000)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var endpoint string
-	deadline := time.After(90 * time.Second)
-	for ready := false; !ready; {
-		select {
-		case l, ok := <-lines:
-			require.True(t, ok, "sundial up exited before it was ready")
-			if ep, found := strings.CutPrefix(l, "endpoint   "); found {
-				endpoint = strings.Fields(ep)[0]
-			}
-			ready = strings.HasPrefix(l, "try") && endpoint != ""
-		case <-deadline:
-			t.Fatal("sundial up not ready after 90s")
-		}
-	}
-	go func() {
-		for range lines {
-		}
-	}()
-	return endpoint
-}
-
-// Issue 38 item 1: one platform owns a state directory. A second `sundial up` on the same
+// One platform owns a state directory, or two would fight over its timers and files. A second `sundial up` on the same
 // state (before: it re-published the manifest over the first's timers and removed its
 // local.json when it stopped) is refused, naming the owner's PID and how to start a separate
 // one; the first keeps firing with its local.json intact; a second up with --state DIR runs
@@ -71,7 +36,7 @@ func TestSecondUpOnTheSameStateIsRefused(t *testing.T) {
     action: {http: {url: "%s/ok"}}
 `, srvURL)), 0o644))
 	first, out := startUp(t, bin, dir, manifestPath, nil, "--console", "")
-	endpoint := upReady(t, out)
+	endpoint := upReady(t, out).Endpoint
 	statePath := filepath.Join(dir, local.DefaultStateFile)
 	before, err := os.ReadFile(statePath)
 	require.NoError(t, err)
@@ -107,7 +72,7 @@ func TestSecondUpOnTheSameStateIsRefused(t *testing.T) {
 	// A separate platform on its own state runs beside it; commands reach it with --state.
 	other := filepath.Join(dir, ".sundial-2")
 	third, out3 := startUp(t, bin, dir, manifestPath, nil, "--console", "", "--state", other, "--log", filepath.Join(other, "up.log"))
-	endpoint3 := upReady(t, out3)
+	endpoint3 := upReady(t, out3).Endpoint
 	require.NotEqual(t, endpoint, endpoint3)
 	for _, p := range []string{"local.json", "dynamodb", "lock", "up.log"} {
 		_, err := os.Stat(filepath.Join(other, p))

@@ -9,7 +9,8 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Issue 38: `run-now Digets` answered only "timer not found". The app's closest timer is named.
+// A typo should lead to the right name, not only "timer not found" (`run-now Digets`): the
+// app's closest timer is named.
 func TestTimerNotFoundSuggests(t *testing.T) {
 	t.Parallel()
 	ins := []timer.Instance{{Key: timer.Key{Timer: "Digest"}}, {Key: timer.Key{Timer: "Heartbeat"}},

@@ -17,8 +17,8 @@ import (
 	"github.com/sundialhq/sundial/internal/testenv"
 )
 
-// The publish `up --manifest` does is audited as `sundial sync`'s is (issue 39, item 6: it
-// left no record): a sync record of the manifest's app, by the CLI's user, with what it did.
+// The publish `up --manifest` does is audited as `sundial sync`'s is (every change to
+// the timers must leave a record): a sync record of the manifest's app, by the CLI's user, with what it did.
 func TestUpManifestPublishIsAudited(t *testing.T) {
 	testenv.Integration(t)
 	repo, err := filepath.Abs("../..")

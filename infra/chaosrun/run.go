@@ -121,7 +121,7 @@ type Report struct {
 	ClaimsLost         int // duplicate or stale messages whose claim lost (acknowledged)
 	Requeued           int // firings recovery re-sent because nobody claimed them
 	// RecoveriesRefused: recoveries of a lease a heartbeat had extended since recovery read it
-	// (the race of issue 22; without the write's condition each would take a live lease).
+	// (a race with a stale replica read; without the write's condition each would take a live lease).
 	RecoveriesRefused int
 	NotRecorded       int // results a processor could not write (recovered later)
 	FailedBatches     int // processor invocations that failed (killed): batch redelivered

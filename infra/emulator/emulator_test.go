@@ -35,7 +35,8 @@ func TestEngines(t *testing.T) {
 
 	var logs syncBuffer
 	secret := NewSecret()
-	// A database directory an older version left open to everyone (issue 39), with a file.
+	// A database directory an older version left open to everyone, with a file: it must be
+	// made the user's only.
 	dbDir := filepath.Join(t.TempDir(), "db")
 	require.NoError(t, os.MkdirAll(dbDir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dbDir, "old.txt"), []byte("x"), 0o644))
@@ -63,7 +64,7 @@ func TestEngines(t *testing.T) {
 		require.NoError(t, err)
 	})
 
-	// Issue 39: DynamoDB Local and fauxqs accept any credentials, so anyone on the machine
+	// DynamoDB Local and fauxqs accept any credentials, so anyone on the machine
 	// could write the tables (delete an audit record) straight on their loopback ports. They
 	// answer only requests that carry the run's secret, which the local endpoint adds.
 	t.Run("DirectRequestsWithoutTheSecretAreRefused", func(t *testing.T) {
@@ -115,8 +116,8 @@ func TestEngines(t *testing.T) {
 		require.ErrorContains(t, err, "no engine secret")
 	})
 
-	// Issue 28: DynamoDB Local listened on every interface (*:PORT), reachable from other
-	// machines with no check at all. Both engines answer only on loopback.
+	// On every interface (*:PORT), DynamoDB Local would be reachable from other machines with
+	// no check at all. Both engines answer only on loopback.
 	t.Run("EnginesListenOnLoopbackOnly", func(t *testing.T) {
 		addrs, err := net.InterfaceAddrs()
 		require.NoError(t, err)
@@ -152,7 +153,7 @@ func TestEngines(t *testing.T) {
 		require.Equal(t, e, again)
 	})
 
-	// Issue 39: a killed engine is started again on its port (what forwards to it stays
+	// A dead engine stops every timer: a killed engine is started again on its port (what forwards to it stays
 	// right), and only once it has died.
 	t.Run("RestartAfterAKillServesOnTheSamePort", func(t *testing.T) {
 		require.Error(t, q.Restart(ctx), "a running engine is not started twice")

@@ -17,7 +17,8 @@ import (
 	"github.com/sundialhq/sundial/infra/iam"
 )
 
-// How request bodies are read (issue 39, item 1). A body cannot be authenticated before it
+// How request bodies are read, so that slow or oversized unauthenticated bodies cannot
+// starve the platform. A body cannot be authenticated before it
 // has all arrived (its SHA-256 is part of the signature), and an access key ID is no secret,
 // so what an unauthenticated body may hold must not depend on what it announces:
 //

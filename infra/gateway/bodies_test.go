@@ -105,9 +105,9 @@ func getLatencies(f *fixture, c aws.Credentials, d, interval, limit time.Duratio
 	return lat, errs
 }
 
-// Issue 39, item 1: six connections with the administrator's key ID (not a secret), a wrong
-// signature and Content-Length 16000000, then one byte a second, froze every timer for 58 s:
-// the endpoint reserved the announced length against its 64 MiB budget before it could check
+// Unauthenticated bodies must not starve the platform: six connections with the
+// administrator's key ID (not a secret), a wrong signature and Content-Length 16000000, then
+// one byte a second, froze every timer for 58 s when the endpoint reserved the announced length against its 64 MiB budget before it could check
 // the signature, and held it until the read deadline. A body now holds only what it has sent,
 // and one that arrives slower than the minimum rate is cut; authenticated requests through
 // the same endpoint are served promptly all along.
@@ -147,7 +147,8 @@ func TestTrickledBodiesDoNotStarveOthers(t *testing.T) {
 	require.Zero(t, held, "nothing is held once the trickles are cut")
 }
 
-// Issue 39, item 1: a body sent fast and then stalled holds what it sent; while others wait
+// A stalled body must not hold the budget others wait for: a body sent fast and then stalled
+// holds what it sent; while others wait
 // for the budget, a body that stopped sending gives it back (it is cut) within about a
 // second, not at the end of its rate window or the minute's deadline.
 func TestStalledBodiesGiveWayToOthers(t *testing.T) { // not parallel, as the one above

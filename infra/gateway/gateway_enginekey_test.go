@@ -18,7 +18,7 @@ import (
 	"github.com/sundialhq/sundial/infra/iam"
 )
 
-// Issue 39: the engines answer only requests that carry the run's secret; the endpoint adds
+// The engines accept any credentials, so they answer only requests that carry the run's secret; the endpoint adds
 // it to every request it forwards to them, replacing whatever value a caller sent.
 func TestForwardedRequestsCarryTheEngineSecret(t *testing.T) {
 	t.Parallel()

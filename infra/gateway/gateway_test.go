@@ -128,9 +128,9 @@ func do(t *testing.T, req *http.Request) (int, http.Header, string) {
 	return resp.StatusCode, resp.Header, string(b)
 }
 
-// Issue 28, item 1: signatures were not verified, so any process knowing a role's key ID —
-// or making one up, which was the operator, allowed everything — was that identity (a
-// made-up key ran CreateTable and DeleteTable).
+// A key ID is no secret: without verifying signatures, any process knowing a role's key ID —
+// or making one up, taken for the operator and allowed everything — would be that identity (a
+// made-up key could run CreateTable and DeleteTable).
 func TestSignaturesVerified(t *testing.T) {
 	t.Parallel()
 	f := start(t, 0)
@@ -187,11 +187,11 @@ func TestSignaturesVerified(t *testing.T) {
 	require.Len(t, f.engine.requests(), 5, "none of them reached the engine")
 }
 
-// Issue 28, item 1: the check read JSON as encoding/json does (keys ignoring case, the last
-// duplicate wins) while the engines read exact keys, and a Lambda path with a dot segment
-// was authorized for its first function and forwarded cleaned: a role allowed only the log
-// table, queue P1 and sundial-action-* got to the timers table, the DLQ and another
-// function. Signed correctly, each is refused and reaches no engine.
+// The check must read a request as the engine does: reading JSON as encoding/json does (keys
+// ignoring case, the last duplicate wins) while the engines read exact keys, or authorizing a
+// Lambda path with a dot segment for its first function and forwarding it cleaned, would let
+// a role allowed only the log table, queue P1 and sundial-action-* reach the timers table,
+// the DLQ and another function. Signed correctly, each is refused and reaches no engine.
 func TestRequestsReadAsTheEngineReadsThem(t *testing.T) {
 	t.Parallel()
 	f := start(t, 0)
@@ -220,8 +220,8 @@ func TestRequestsReadAsTheEngineReadsThem(t *testing.T) {
 	require.Empty(t, f.engine.requests(), "nothing reached an engine")
 }
 
-// Issue 28, item 3: a web page could drive the endpoint: a Lambda invoke is a CORS simple
-// request (POST, text/plain), and the endpoint had no Host allowlist (DNS rebinding).
+// A web page must not drive the endpoint: a Lambda invoke is a CORS simple request (POST,
+// text/plain), and without a Host allowlist DNS rebinding reaches it.
 func TestWebPagesAndOtherHostsRefused(t *testing.T) {
 	t.Parallel()
 	f := start(t, 0)
@@ -254,9 +254,9 @@ func TestWebPagesAndOtherHostsRefused(t *testing.T) {
 	}
 }
 
-// Issue 28, item 8: the endpoint read up to 16 MB of every request before any check, with no
-// bound on requests at once (40 parallel requests took `up` from 35 MB to 1.4 GB), and
-// answered an oversized body in plain text.
+// Memory must stay bounded: reading up to 16 MB of every request before any check, with no
+// bound on requests at once, took `up` from 35 MB to 1.4 GB with 40 parallel requests; an
+// oversized body is answered as the service answers it (the SDK reads it), not in plain text.
 func TestBodiesBounded(t *testing.T) {
 	t.Parallel()
 	f := start(t, 3<<20)
@@ -320,7 +320,7 @@ func TestBodiesBounded(t *testing.T) {
 	require.Greater(t, peak, int64(1<<20), "the requests were held")
 }
 
-// Issue 28, item 9: /_sundial/iam (roles, grants, denials) answered anyone.
+// /_sundial/iam (roles, grants, denials) maps what each role may do: only the administrator reads it.
 func TestIAMReportNeedsTheAdministrator(t *testing.T) {
 	t.Parallel()
 	f := start(t, 0)
@@ -344,8 +344,8 @@ func TestIAMReportNeedsTheAdministrator(t *testing.T) {
 	require.Contains(t, text, "LogWriterRole")
 }
 
-// Issue 39, item 5: the endpoint verified a signature for whatever region its credential
-// named (`xx-nowhere-9` passed) and let a garbage X-Amz-Security-Token through. AWS refuses
+// The endpoint answers as AWS does, or what passes locally fails deployed: a signature for
+// another region (even `xx-nowhere-9`) or a garbage X-Amz-Security-Token is refused. AWS refuses
 // a credential scoped to another region (InvalidSignatureException; SQS's Query code
 // SignatureDoesNotMatch) and a token it did not issue (UnrecognizedClientException;
 // InvalidClientTokenId): the platform issues none.

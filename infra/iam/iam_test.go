@@ -114,7 +114,7 @@ func TestCalls(t *testing.T) {
 		{"TransactionItemByItem", Request{Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(
 			`{"TransactItems":[{"Update":{"TableName":"T"}},{"Put":{"TableName":"L"}},{"ConditionCheck":{"TableName":"T"}},{"Delete":{"TableName":"T"}}]}`)},
 			[]Call{{Action: "dynamodb:UpdateItem", Resource: tbl("T")}, {Action: "dynamodb:PutItem", Resource: tbl("L")}, {Action: "dynamodb:ConditionCheckItem", Resource: tbl("T")}, {Action: "dynamodb:DeleteItem", Resource: tbl("T")}}},
-		// Issue 39: the audit chain's append is a transaction; its items are authorized with
+		// The audit chain's append is a transaction; its items are authorized with
 		// their own dynamodb:LeadingKeys, as PutItem alone is.
 		{"TransactionItemsKeepTheirLeadingKeys", Request{Service: DynamoDB, Operation: "TransactWriteItems", Body: []byte(
 			`{"TransactItems":[{"Put":{"TableName":"L","Item":{"pk":{"S":"AUDIT#2026-11-25"},"sk":{"S":"a"}}}},{"Update":{"TableName":"L","Key":{"pk":{"S":"AUDIT#HEAD"},"sk":{"S":"HEAD"}}}}]}`)},
@@ -233,8 +233,8 @@ func TestStreamGrants(t *testing.T) {
 
 // The check reads a request as the engine does. encoding/json matched keys ignoring case and
 // kept the last of duplicates, so these bodies were authorized for one table or queue while
-// DynamoDB Local and fauxqs read another (issue 28: the log table's role got to the timers
-// table, a P1-only sender reached the DLQ); a Lambda path with a dot segment was authorized
+// DynamoDB Local and fauxqs read another (the log table's role could reach the timers
+// table, a P1-only sender the DLQ); a Lambda path with a dot segment was authorized
 // for its first function and forwarded, cleaned, to the second.
 func TestCallsReadAsTheEngine(t *testing.T) {
 	t.Parallel()

@@ -14,7 +14,7 @@ import (
 )
 
 // A rolled-back app stack update does not run the app's When Published timer: the publish
-// function refuses the new manifest (priority: 9, as in issue 27 with examples/billing), the
+// function refuses the new manifest (priority: 9, out of range), the
 // rollback's Update republishes the previous properties, and WarmUp is not woken (before, the
 // rollback's republish woke it). A later valid update is a publish and wakes it.
 func TestAppStackRollbackIsNotAPublish(t *testing.T) {

@@ -62,7 +62,7 @@ func trickle(ctx context.Context, endpoint, keyID string, opened *int, mu *sync.
 	}
 }
 
-// Issue 39, item 1, end to end: six connections with the administrator's key ID (which travels
+// Unauthenticated bodies must not starve the timers, end to end: six connections with the administrator's key ID (which travels
 // in clear), a wrong signature and Content-Length 16000000, then one byte a second — each
 // reopened as soon as the endpoint ends it — froze every timer (nothing ran for 58 s). A timer
 // due every second keeps firing on time beside them.

@@ -110,8 +110,8 @@ func (h *lineHandler) line(r slog.Record) string {
 	*h.width = max(*h.width, utf8.RuneCountInString(name))
 	switch r.Message {
 	case "execution":
-		// A time on another day than the line's carries its date (a next run tomorrow read as
-		// today's, issue 38); a backfill run's lateness is none (it is late by design).
+		// A time on another day than the line's carries its date (or a next run tomorrow reads as
+		// today's); a backfill run's lateness is none (it is late by design).
 		late := fmt.Sprintf("late %+dms", a["lateness_ms"].Int64())
 		if b := a["backfill"]; b.Kind() == slog.KindBool && b.Bool() {
 			late = "backfill"

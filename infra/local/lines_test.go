@@ -44,7 +44,7 @@ func TestExecutionLinesKeepTheirColumns(t *testing.T) {
 }
 
 // A 128-character name (app and tenant besides) widened every line of up's output to ~400
-// columns (issue 39, item 6): the timer column stops at maxNameWidth; a longer name keeps its
+// columns, unreadable: the timer column stops at maxNameWidth; a longer name keeps its
 // head and tail around a hash of the whole, so two names that differ only in the middle
 // still differ, and the lines keep their columns.
 func TestExecutionLinesShortenLongNames(t *testing.T) {
@@ -83,8 +83,8 @@ func TestExecutionLinesShortenLongNames(t *testing.T) {
 	require.Equal(t, strings.Repeat("n", maxNameWidth), shortName(strings.Repeat("n", maxNameWidth)), "a name that fits is whole")
 }
 
-// Issue 38: a next run tomorrow printed as "next 03:30:00.000", read as today's; a backfill
-// run printed "late +36h…". A time on another day than the line's carries its date; a
+// Lines must not mislead: a next run tomorrow printed as "next 03:30:00.000" reads as
+// today's, and a backfill run is late by design, not "late +36h…". A time on another day than the line's carries its date; a
 // backfill run says backfill instead of a lateness.
 func TestExecutionLinesDateOtherDaysAndMarkBackfill(t *testing.T) {
 	t.Parallel()

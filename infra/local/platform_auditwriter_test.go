@@ -23,7 +23,7 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Issue 39: one writer adds audit records. Through the local endpoint's IAM check, the API
+// The trail is trustworthy only if one writer adds to it. Through the local endpoint's IAM check, the API
 // function's role is refused a direct put of an audit record or the chain's head (alone or
 // as the append's transaction) and the audit writer's role is allowed; an operator action
 // through the API's service lands in the chain through the writer (invoked through the

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The state file holds the administrator's secret (issue 28): it is the user's only, and its
+// The state file holds the administrator's secret: it is the user's only, and its
 // credentials are offered only for the endpoint they belong to (not to AWS or LocalStack).
 func TestStateKeepsTheAdministratorsKey(t *testing.T) {
 	t.Parallel()

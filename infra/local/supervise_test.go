@@ -24,7 +24,7 @@ import (
 	"github.com/sundialhq/sundial/internal/testenv"
 )
 
-// TestEngineKilledIsRestarted (issue 39): an engine killed with SIGKILL under a running
+// TestEngineKilledIsRestarted: a dead engine stops every timer. An engine killed with SIGKILL under a running
 // platform used to stay dead — nothing fired, nothing was said, and Health still read
 // "fetcher healthy", "0 ready". Now the platform says so, Health is unhealthy while the engine
 // is down, the engine is restarted on its port with its data (DynamoDB Local's file; fauxqs's

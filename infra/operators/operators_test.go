@@ -38,7 +38,7 @@ func write(t *testing.T, body string) string {
 	return p
 }
 
-// The file of the shape loads; the policies decide execute-api:Invoke on the
+// An operators file of the documented shape loads; the policies decide execute-api:Invoke on the
 // route's ARN; tokens name their operator.
 func TestLoadAndDecide(t *testing.T) {
 	t.Parallel()

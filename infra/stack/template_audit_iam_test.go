@@ -83,7 +83,8 @@ func putItem(table, key string) string {
 	return string(b)
 }
 
-// Issue 39: the audit writer's role is the only one that may add audit records. The API
+// The trail is trustworthy only if one writer adds to it: the audit writer's role is the only
+// one that may add audit records. The API
 // function's role may read the trail and invoke the writer, and may neither put an audit
 // record or the chain's head (alone or in a transaction), nor change or delete one.
 func TestAPIRoleCannotAddAuditRecords(t *testing.T) {

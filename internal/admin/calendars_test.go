@@ -178,7 +178,7 @@ timers:
 // A calendar edit or a publish that would leave the calendar's timers no firing within the
 // firing horizon is refused alike, naming the timers, and changes nothing: every weekday
 // excluded, every date (a range 0001-01-01..9999-12-31 was accepted and unscheduled its
-// timers), or every firing of one timer's schedule (issue 39, item 6).
+// timers), or every firing of one timer's schedule: a timer must not go silent unnoticed.
 func TestCalendarThatSilencesItsTimersIsRefused(t *testing.T) {
 	eachStore(t, func(t *testing.T, f fixture) {
 		s, clock := f.svc, f.clock
@@ -235,8 +235,8 @@ timers:
 	})
 }
 
-// A calendar asked of the wrong app says which app has it (issue 38: `calendars show X`
-// without --app said "timer not found"), or the closest of the app's own.
+// A calendar asked of the wrong app says which app has it (rather than a bare "not found"
+// for `calendars show X` without --app), or the closest of the app's own.
 func TestCalendarNotFoundSaysWhere(t *testing.T) {
 	eachStore(t, func(t *testing.T, f fixture) {
 		s := f.svc

@@ -219,8 +219,8 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 	}
 	// Sent at once, as Run Now's: left to the fetch (when its watermark is behind the wake, as
-	// right after a platform starts or when a tick failed) they waited up to a tick (issue 38:
-	// billing:WarmUp ran 70 s after the publish said woken).
+	// right after a platform starts or when a tick failed) they would wait up to a tick
+	// (billing:WarmUp ran 70 s after the publish said woken).
 	return rep, engine.SendNow(ctx, s.Queue, s.Clock, woken, message.ReasonDeploy)
 }
 

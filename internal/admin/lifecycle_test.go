@@ -357,7 +357,7 @@ func TestSyncFieldByField(t *testing.T) {
 
 // A tenant an operator adds through Service Center's API is recorded with source api (it was
 // recorded as the CLI's), replaces a manifest's registration and, like the CLI's, outlives
-// the manifests' lists (issue 39, item 6).
+// the manifests' lists (a tenant added by an operator stays until one removes it).
 func TestTenantAddedThroughTheAPI(t *testing.T) {
 	eachStore(t, func(t *testing.T, f fixture) {
 		s := f.svc
@@ -401,8 +401,8 @@ func TestTenantAddedThroughTheAPI(t *testing.T) {
 }
 
 // Woken When Published timers are sent their firings at once whatever the fetch's watermark
-// (issue 38: with the watermark behind the wake, as before a platform's first tick or after a
-// failed one, billing:WarmUp waited for the next tick, 70 s after the publish said woken).
+// (with the watermark behind the wake, as before a platform's first tick or after a
+// failed one, billing:WarmUp would wait for the next tick, 70 s after the publish said woken).
 func TestPublishSendsWokenFiringsAtOnce(t *testing.T) {
 	for _, c := range []struct {
 		name      string

@@ -18,7 +18,7 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// TestSecurity tries what the issue lists: no token, a wrong token, a forged form post,
+// TestSecurity tries what an attacker of the console would: no token, a wrong token, a forged form post,
 // hostile values, oversized bodies; and the login link, sessions and IAM mode.
 func TestSecurity(t *testing.T) {
 	t.Parallel()

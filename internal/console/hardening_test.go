@@ -74,7 +74,7 @@ func (c *manualClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// TestHardening tries the attacks of the security review (issue 15) against the console.
+// TestHardening tries known attacks on web consoles against the console.
 func TestHardening(t *testing.T) {
 	t.Parallel()
 	f := setup(t)

@@ -71,8 +71,8 @@ func buildHealth(in healthInputs) Health {
 	h := Health{Now: in.now, Queues: in.queues, Running: []Running{}, Order: []HealthRow{}, Problems: []string{}}
 	h.Processors.Nodes = []NodeStatus{}
 	if h.Queues == nil || in.queuesErr != nil {
-		// Depths that could not be read are unknown, not zero (issue 39: a dead engine
-		// showed as "0 ready").
+		// Depths that could not be read are unknown, not zero (or a dead engine would
+		// show as "0 ready").
 		h.Queues = []queue.Depth{}
 	}
 	h.Fetcher = fetcherHealth(in.now, in.tick, in.fetch)

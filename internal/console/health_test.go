@@ -72,7 +72,7 @@ func TestBuildHealth(t *testing.T) {
 		require.Equal(t, Counts{Timers: 7, Active: 6, Inactive: 1}, h.Counts)
 	})
 
-	// Issue 38: a timer due in 3 h was listed first, ahead of timers due in 10 s.
+	// What is due soonest matters most: a timer due in 3 h is not listed ahead of timers due in 10 s.
 	t.Run("SoonestDueFirst", func(t *testing.T) {
 		t.Parallel()
 		for _, c := range []struct {
@@ -172,7 +172,7 @@ func TestBuildHealth(t *testing.T) {
 		}
 	})
 
-	// Issue 39: with the queues' engine dead, Health showed "0 ready" and no problem. Depths
+	// A dead queues' engine must not read as "0 ready" and no problem. Depths
 	// that could not be read are unknown: none is shown, and Health is unhealthy.
 	t.Run("QueueErrorIsShownNotFatal", func(t *testing.T) {
 		t.Parallel()

@@ -9,7 +9,7 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Issue 38: deactivate said "running since" a time to come: a firing is claimed up to a couple
+// "Running since" must not name a time to come: a firing is claimed up to a couple
 // of seconds ahead of its instant (the processor holds it until then), and its IsRunningSince
 // is that instant.
 func TestOperationMessage(t *testing.T) {

@@ -30,7 +30,7 @@ func invokeOn(name string, resources ...any) operators.Operator {
 // appOption is a choice of the App filter (a select; "all apps" has the empty value).
 var appOption = regexp.MustCompile(`<option class="app" value="([^"]*)"`)
 
-// Pages show only what the caller's policy lets it read (issue 39, item 4): an operator of
+// Pages show only what the caller's policy lets it read (names of other apps are information too): an operator of
 // one app, an operator granted only an app that has no timers, and one with no grant on this
 // API see no other app's name in the App filters, no other app's calendars (not even in the
 // form re-rendered after an invalid edit), no other app's timers, log or audit records, and

@@ -62,7 +62,7 @@ timers:
 	})
 
 	// The next runs a timer page lists include the pending retry "Next run" shows, marked
-	// (issue 38: they listed the schedule's alone).
+	// (the schedule's alone would disagree with "Next run").
 	t.Run("NextRunsIncludeThePendingRetry", func(t *testing.T) {
 		key := timer.Key{Timer: "PerTenant", Tenant: "acme"}
 		failed, retryAt := clock.Now().Add(-time.Minute), clock.Now().Add(10*time.Second)

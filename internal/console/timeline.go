@@ -59,7 +59,7 @@ func layoutTimeline(execs []timer.Execution, loc *time.Location) *Timeline {
 	for _, e := range execs {
 		start := e.StartedAt
 		// A backfill run's instant is hours or days back by design: it is not drawn, and does
-		// not stretch the scale (issue 38: a two-day red diagonal).
+		// not stretch the scale (a two-day red diagonal).
 		if !e.ShouldHaveRunAt.IsZero() && e.ShouldHaveRunAt.Before(start) && !e.Backfill {
 			start = e.ShouldHaveRunAt
 		}

@@ -31,8 +31,8 @@ func TestLayoutTimeline(t *testing.T) {
 		require.Equal(t, "18:00:00.250", tl.Ticks[1].Label)
 	})
 
-	// Issue 38: backfill runs of instants two days back stretched the timeline over two days
-	// into a red diagonal. They are drawn as bars where they ran, marked backfill, with no
+	// Backfill runs are late by design: drawn from their instants two days back, they would
+	// stretch the timeline over two days into a red diagonal. They are drawn as bars where they ran, marked backfill, with no
 	// lateness mark, and the scale is the one the timer's own runs give.
 	t.Run("BackfillRunsLeaveTheScaleAsItWas", func(t *testing.T) {
 		t.Parallel()

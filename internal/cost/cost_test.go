@@ -19,7 +19,7 @@ func calls(kv ...any) metrics.Snapshot {
 	return s
 }
 
-// steady is ten firings processed as one batch in the layout of issue 14: a claim and a finish
+// steady is ten firings processed as one batch in the current layout: a claim and a finish
 // (UpdateItem) each, one BatchWriteItem of their log entries by the log writer, one watermark
 // read, one receive, one follow-up send, one delete; a processor invocation of 200 ms and a
 // log writer invocation of 50 ms.

@@ -60,7 +60,7 @@ func DefaultItems() ItemSizes { return ItemSizes{Timer: TimerItemBytes, Log: Log
 
 // Usage is AWS usage: per firing (PerFiring, Naive) or over a period (Steady, Idle).
 type Usage struct {
-	// Requests are the billable API requests (DynamoDB and SQS), the issue's "requests per
+	// Requests are the billable API requests (DynamoDB and SQS), the report's "requests per
 	// firing"; Lambda invocations are counted apart in LambdaRequests.
 	Requests       float64 `json:"requests"`
 	DynamoRequests float64 `json:"dynamodbRequests"`

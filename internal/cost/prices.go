@@ -37,7 +37,7 @@ type Prices struct {
 	// EventBridge custom events put (PutEvents), per 64 KB chunk of an entry.
 	EventBridgeEvent float64
 
-	// EventBridge Scheduler, per scheduled invocation (the comparison the issue asks for).
+	// EventBridge Scheduler, per scheduled invocation (what Sundial's cost is compared with).
 	SchedulerInvocation float64
 }
 

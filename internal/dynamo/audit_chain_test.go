@@ -20,8 +20,8 @@ import (
 	"github.com/sundialhq/sundial/internal/testenv"
 )
 
-// Issue 39, item 2: a DeleteItem sent straight to DynamoDB Local removed a run-now record and
-// nothing noticed. Records are chained: two operators writing at once are both recorded and
+// A trail anyone with the engines' access can edit unnoticed proves nothing (a DeleteItem
+// sent straight to DynamoDB Local can remove a run-now record). Records are chained: two operators writing at once are both recorded and
 // the chain stays whole; a record deleted or altered in the engine itself (with the engines'
 // secret, behind the endpoint) is named by Verify.
 func TestAuditChain(t *testing.T) {

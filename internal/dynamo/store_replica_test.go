@@ -27,7 +27,7 @@ func replicaStore(t *testing.T, rc gateway.ReplicaConfig) (*dynamo.Store, *gatew
 	return dynamo.New(dynamodb.NewFromConfig(cfg), out.TimersTable, out.LogTable, logRetention), rp, out.DueShards
 }
 
-// TestFetchSeesAFinishJustBeforeTheTick is issue 22's item 3: an execution ends a moment
+// TestFetchSeesAFinishJustBeforeTheTick guards against stale reads losing a firing: an execution ends a moment
 // before a fetch tick and keys its next run inside the window that tick covers (an `every
 // 2m` timer, a 90 s retry). On AWS the tick may read the due index before the new key
 // reached it, and read the item from a replica that still has it running; either way the
@@ -98,7 +98,7 @@ func TestFetchSeesAFinishJustBeforeTheTick(t *testing.T) {
 	}
 }
 
-// TestRecoveryKeepsALeaseAHeartbeatExtended is issue 22's item 4: an async action's
+// TestRecoveryKeepsALeaseAHeartbeatExtended guards against stale reads causing an overlap: an async action's
 // heartbeat extends its lease 200 ms before it expires, and recovery, sweeping just after the
 // old expiry, reads the instance from a replica that has not seen the heartbeat. It must not
 // end the execution: the action runs on, and ending it would let a second one start. Not

@@ -162,7 +162,8 @@ func TestTemplateUsesEmittedMetrics(t *testing.T) {
 		checkSundialMetric(t, r)
 	}
 
-	// The alarms the issue asks for, with the behaviour it asks for.
+	// The alarms operators rely on (a stalled fetch, failing timers, dead letters, a log behind),
+	// each with the behaviour that makes it fire when it should.
 	fetch := alarms["FetchStalledAlarm"]
 	require.NotNil(t, fetch)
 	require.Equal(t, emf.FetchTicks, node(fetch, "MetricName").Value)

@@ -43,7 +43,7 @@ func metricsOr(m Metrics) Metrics {
 // recordFiring reports an ended execution of an instance with the given priority.
 func recordFiring(m Metrics, priority int, e timer.Execution) {
 	// A backfill run starts long after its instant by design: its "lateness" is no lateness,
-	// and would set off the Lateness alarm and fill its percentiles (issue 38). It counts as a
+	// and would set off the Lateness alarm and fill its percentiles. It counts as a
 	// firing, without lateness and duration samples.
 	ran := e.Outcome != timer.OutcomeRecovered && e.Outcome != timer.OutcomeMissed && !e.Backfill
 	metricsOr(m).Firing(string(e.Outcome), priority, ran, e.StartedAt.Sub(e.ShouldHaveRunAt), e.Duration)

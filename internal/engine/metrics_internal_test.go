@@ -18,7 +18,7 @@ func (f *firingRecorder) Firing(_ string, _ int, ran bool, _, _ time.Duration) {
 	f.ran = append(f.ran, ran)
 }
 
-// Issue 38: a backfill run's start − instant (hours, days) is no lateness: it counts as a
+// A backfill run is late by design: its start − instant (hours, days) is no lateness: it counts as a
 // firing without a lateness sample, so it neither fills the Lateness percentiles nor sets off
 // the Lateness alarm.
 func TestBackfillRunsReportNoLateness(t *testing.T) {

@@ -110,7 +110,7 @@ func TestCalendarErrorsNameTheEntryAndField(t *testing.T) {
 // A calendar that leaves its timers no firing within the firing horizon is refused, naming
 // them, whether it excludes every weekday, every date (a range 0001-01-01..9999-12-31: it was
 // accepted and silently unscheduled its timers), or every firing of one timer's schedule;
-// a calendar that leaves a firing within the horizon is not (issue 39, item 6).
+// a calendar that leaves a firing within the horizon is not.
 func TestCalendarThatSilencesItsTimersIsRefused(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)

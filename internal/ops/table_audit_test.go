@@ -298,7 +298,7 @@ type fixedClock time.Time
 
 func (c fixedClock) Now() time.Time { return time.Time(c) }
 
-// Issue 33: every operation of the table that changes something writes exactly one audit
+// Every change must be attributable: every operation of the table that changes something writes exactly one audit
 // record naming its caller, through each surface that offers it; and every such operation
 // is offered by some surface here.
 func TestEveryOperationAuditedOnce(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Issue 33: POST /api/tenants through the API function's handler, under its own role, on the local platform whose
+// Only the deployed role's permissions count: POST /api/tenants through the API function's handler, under its own role, on the local platform whose
 // endpoint checks every call against that role: the tenant is registered, its instances of
 // the multi-tenant timers are created (conditional UpdateItems: the role may not PutItem a
 // timer item), and the add is audited once, through the audit writer. Before, the role's

@@ -71,7 +71,7 @@ func TestInstants(t *testing.T) {
 		require.Len(t, got, 10, "exactly the bound is allowed")
 		_, err = Instants(s, from, from.Add(10*time.Minute), 10)
 		require.ErrorIs(t, err, errkind.Invalid)
-		// Issue 38: not "invalid schedule" (the schedule is valid): the limit hit, and the
+		// Not "invalid schedule" (the schedule is valid, and the user must learn why it was refused): the limit hit, and the
 		// parts that fit.
 		require.NotErrorIs(t, err, ErrInvalid)
 		var tooMany *TooManyInstantsError
