@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -263,12 +264,21 @@ func TestUpOperators(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, fi.Mode().Perm(), path)
 	}
-	dbFiles, err := os.ReadDir(filepath.Join(dir, ".sundial", "dynamodb"))
-	require.NoError(t, err)
-	require.NotEmpty(t, dbFiles)
-	for _, f := range dbFiles {
-		fi, err := f.Info()
+	// Every engine's database (the partitioned DynamoDB keeps engine i > 0 in partition-<i>/):
+	// its directories 0700, its files 0600.
+	files := 0
+	require.NoError(t, filepath.WalkDir(filepath.Join(dir, ".sundial", "dynamodb"), func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)
-		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f.Name())
-	}
+		fi, err := d.Info()
+		require.NoError(t, err)
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		} else {
+			files++
+		}
+		require.Equal(t, want, fi.Mode().Perm(), p)
+		return nil
+	}))
+	require.NotZero(t, files)
 }
