@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,7 +120,18 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 			At time.Time `json:"at"`
 		} `json:"pause"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	// --json is one object per line (the listing is paged and streamed).
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		rows = append(rows, struct {
+			Active bool `json:"active"`
+			Pause  *struct {
+				By string    `json:"by"`
+				At time.Time `json:"at"`
+			} `json:"pause"`
+		}{})
+		require.NoError(t, dec.Decode(&rows[len(rows)-1]))
+	}
 	require.Len(t, rows, n)
 	for _, r := range rows {
 		require.False(t, r.Active)
@@ -128,7 +140,7 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 	}
 	out, errOut, code = cli(t, dir, "audit", "--json")
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, 1, strings.Count(out, `"action": "job"`), "one record for the job: %s", out)
+	require.Len(t, regexp.MustCompile(`"action":\s*"job"`).FindAllString(out, -1), 1, "one record for the job: %s", out)
 	st, ok := local.ReadState(filepath.Join(dir, local.DefaultStateFile))
 	require.True(t, ok)
 	requireIAMClean(t, dir, st.Endpoint) // recovery's sweep worked the job within its policy
