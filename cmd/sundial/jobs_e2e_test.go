@@ -113,24 +113,20 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 
 	out, errOut, code = cli(t, dir, "timers", "list", "--json")
 	require.Equal(t, 0, code, errOut)
-	var rows []struct {
+	type row struct {
 		Active bool `json:"active"`
 		Pause  *struct {
 			By string    `json:"by"`
 			At time.Time `json:"at"`
 		} `json:"pause"`
 	}
+	var rows []row
 	// --json is one object per line (the listing is paged and streamed).
 	dec := json.NewDecoder(strings.NewReader(out))
 	for dec.More() {
-		rows = append(rows, struct {
-			Active bool `json:"active"`
-			Pause  *struct {
-				By string    `json:"by"`
-				At time.Time `json:"at"`
-			} `json:"pause"`
-		}{})
-		require.NoError(t, dec.Decode(&rows[len(rows)-1]))
+		var r row
+		require.NoError(t, dec.Decode(&r))
+		rows = append(rows, r)
 	}
 	require.Len(t, rows, n)
 	for _, r := range rows {
