@@ -264,4 +264,15 @@ func TestStartBackfillCutThenCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, st.Total)
 	require.Len(t, f.queue.Drain(), 1)
+
+	// A cancel cut after the record, before the part: the next start cancels the stale part
+	// (its backfill is over) and starts.
+	b, err := real.GetBackfill(ctx, app, "H")
+	require.NoError(t, err)
+	require.NoError(t, real.SetBackfillState(ctx, b, timer.BackfillCancelled, "op", f.clock.Now()))
+	st, err = f.svc.StartBackfill(ctx, req)
+	require.NoError(t, err)
+	require.NotEqual(t, b.ID, st.ID)
+	require.Equal(t, timer.BackfillRunning, st.State)
+	require.Len(t, f.queue.Drain(), 1)
 }
