@@ -290,8 +290,8 @@ func (s *Service) BackfillStatus(ctx context.Context, app, name string) (Backfil
 	return st, nil
 }
 
-// CancelBackfill stops the timer's running backfill: no instant starts after it (a run under
-// way ends as usual). by is recorded.
+// CancelBackfill stops the timer's running backfill, or ends a start still starting (or cut
+// short): no instant starts after it (a run under way ends as usual). by is recorded.
 func (s *Service) CancelBackfill(ctx context.Context, app, name, by string) (BackfillStatus, error) {
 	bs, err := s.backfills()
 	if err != nil {
