@@ -11,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -143,6 +144,11 @@ func waitBackfill(ctx context.Context, be console.Backend, st admin.BackfillStat
 	switch {
 	case st.State == timer.BackfillCancelled:
 		return fmt.Errorf("backfill %s was cancelled by %s after %d of %d instants", st.ID, st.CancelledBy, st.Done, st.Total)
+	case st.State == timer.BackfillFailed:
+		return fmt.Errorf("backfill %s's start failed or was cut short: none of it ran; start it again (`sundial backfill %s ...`)", st.ID, st.Key("").Name())
+	case st.State == timer.BackfillStarting:
+		return fmt.Errorf("backfill %s is still starting, or its start was cut short (none of it runs then: recovery marks it failed %s after its start, or `sundial backfill cancel %s` ends it now)",
+			st.ID, engine.BackfillStartBound, st.Key("").Name())
 	case st.Failed > 0:
 		return fmt.Errorf("backfill %s done: %d of %d instants failed after their retries (`sundial logs %s` shows them)", st.ID, st.Failed, st.Total, st.Key("").Name())
 	}

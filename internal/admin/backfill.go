@@ -23,6 +23,7 @@ type BackfillStore interface {
 	SetBackfillState(ctx context.Context, b timer.Backfill, state, by string, now time.Time) error
 	SetBackfillCursor(ctx context.Context, key timer.Key, c timer.BackfillCursor) error
 	CancelBackfillCursor(ctx context.Context, key timer.Key, id string) error
+	StartBackfillPart(ctx context.Context, key timer.Key, id string, now time.Time) error
 }
 
 // MaxBackfillParallel bounds --parallel (instances backfilled at once).
@@ -64,7 +65,7 @@ type BackfillPart struct {
 	Running bool       `json:"running,omitempty"` // one of its instants runs now
 }
 
-// Over reports whether nothing is left to run (done, or cancelled).
+// Over reports whether nothing is left to run (done, cancelled, or a failed start).
 func (b BackfillStatus) Over() bool { return b.State != timer.BackfillRunning || b.Current == nil }
 
 func (s *Service) backfills() (BackfillStore, error) {
@@ -119,7 +120,7 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		return BackfillStatus{}, fmt.Errorf("%w: app %s has no timer %q (`sundial timers list --app %s` shows them)", timer.ErrNotFound, timer.AppName(app), r.Timer, timer.AppName(app))
 	}
 	b := timer.Backfill{ID: "bf-" + rand.Text()[:10], App: app, Timer: r.Timer, From: r.From.UTC(), To: r.To.UTC(),
-		Parallel: r.Parallel, By: r.By, At: now, State: timer.BackfillRunning}
+		Parallel: r.Parallel, By: r.By, At: now, State: timer.BackfillStarting}
 	plans := map[string][]time.Time{}
 	for _, in := range ins {
 		switch {
@@ -141,70 +142,111 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		return BackfillStatus{}, fmt.Errorf("%w: %s's schedule (%s, calendar and validity window applied) has no instant in [%s, %s]",
 			errkind.Invalid, name, ins[0].Schedule, r.From.UTC().Format(time.RFC3339), r.To.UTC().Format(time.RFC3339))
 	}
-	running := func(err error) error {
-		cur, gerr := bs.GetBackfill(ctx, app, r.Timer)
-		if gerr != nil || cur.State != timer.BackfillRunning {
-			return err
-		}
-		return fmt.Errorf("%w: backfill %s of %s, started by %s at %s, is running: wait for it or cancel it (`sundial backfill cancel %s`)",
-			errkind.Conflict, cur.ID, name, cur.By, cur.At.UTC().Format(time.RFC3339), name)
-	}
-	if err := running(nil); err != nil {
+	prev, err := bs.GetBackfill(ctx, app, r.Timer)
+	if err != nil && !errors.Is(err, timer.ErrNotFound) {
 		return BackfillStatus{}, err
 	}
-	// The parts first, then the record: recovery, which drives the running records, never
-	// sees this one without its parts (it would find them over, and mark it done).
-	var msgs []engine.Outgoing
-	var written []timer.Key
-	rollback := func() {
-		for _, key := range written {
-			_ = bs.CancelBackfillCursor(ctx, key, b.ID) // nothing of it runs
+	busy := func(cur timer.Backfill) error {
+		switch cur.State {
+		case timer.BackfillRunning:
+			return fmt.Errorf("%w: backfill %s of %s, started by %s at %s, is running: wait for it or cancel it (`sundial backfill cancel %s`)",
+				errkind.Conflict, cur.ID, name, cur.By, cur.At.UTC().Format(time.RFC3339), name)
+		case timer.BackfillStarting:
+			return fmt.Errorf("%w: backfill %s of %s, started by %s at %s, is starting (or its start was cut short: none of it runs, and recovery marks it failed %s after its start); cancel it (`sundial backfill cancel %s`) to start another now",
+				errkind.Conflict, cur.ID, name, cur.By, cur.At.UTC().Format(time.RFC3339), engine.BackfillStartBound, name)
 		}
+		return nil
 	}
-	started := 0
+	if err := busy(prev); err != nil {
+		return BackfillStatus{}, err
+	}
+	// The record first, starting; then the parts, each waiting (no firing of it is sent, and
+	// a claim refuses a waiting part); then the record running; then the first parts started.
+	// Only a running backfill's parts are ever started (here, or by recovery), so a start cut
+	// before it marks the record running leaves nothing that will run: recovery marks a record
+	// still starting after engine.BackfillStartBound failed and cancels its parts.
+	if err := bs.PutBackfill(ctx, b); err != nil {
+		if errors.Is(err, timer.ErrExists) {
+			if cur, gerr := bs.GetBackfill(ctx, app, r.Timer); gerr == nil && busy(cur) != nil {
+				err = busy(cur)
+			}
+		}
+		return BackfillStatus{}, fmt.Errorf("backfill of %s not started: %w", name, err)
+	}
+	var written []timer.Key
+	fail := func(err error) (BackfillStatus, error) {
+		// Nothing of it runs: the record fails (unless recovery or a cancel ended it), and
+		// its parts are cancelled; what this leaves undone, recovery does.
+		_ = bs.SetBackfillState(ctx, b, timer.BackfillFailed, "", s.Clock.Now())
+		for _, key := range written {
+			_ = bs.CancelBackfillCursor(ctx, key, b.ID)
+		}
+		return BackfillStatus{}, fmt.Errorf("backfill %s of %s not started (none of it runs): %w", b.ID, name, err)
+	}
 	for _, tenant := range b.Tenants {
 		at := plans[tenant]
 		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at)}
 		if len(at) > 0 {
-			c.Next, c.Attempt = at[0], 1
-			if started < b.Parallel {
-				c.Due, c.SentAt = now, now
-				started++
-			} else {
-				c.Waiting = true
-			}
+			c.Next, c.Attempt, c.Waiting = at[0], 1, true
 		}
 		key := b.Key(tenant)
-		if err := bs.SetBackfillCursor(ctx, key, c); err != nil {
-			rollback()
-			if errors.Is(err, timer.ErrChanged) {
-				err = running(err)
-			}
-			return BackfillStatus{}, fmt.Errorf("backfill of %s not started: %w", key, err)
+		err := bs.SetBackfillCursor(ctx, key, c)
+		if errors.Is(err, timer.ErrChanged) && clearStale(ctx, s.Store, bs, key, prev) {
+			err = bs.SetBackfillCursor(ctx, key, c)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", key, err))
 		}
 		written = append(written, key)
-		if !c.Over() && !c.Waiting {
-			in := timer.Instance{Key: key, Backfill: &c}
-			for _, x := range ins {
-				if x.Tenant == tenant {
-					in.Settings, in.Active = x.Settings, true
-				}
+	}
+	if err := bs.SetBackfillState(ctx, b, timer.BackfillRunning, "", now); err != nil {
+		return fail(err)
+	}
+	b.State = timer.BackfillRunning
+	var msgs []engine.Outgoing
+	var errs []error
+	for _, tenant := range b.Tenants {
+		if len(msgs)+len(errs) >= b.Parallel {
+			break
+		}
+		if len(plans[tenant]) == 0 {
+			continue
+		}
+		key := b.Key(tenant)
+		if err := bs.StartBackfillPart(ctx, key, b.ID, now); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			continue
+		}
+		at := plans[tenant]
+		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at), Next: at[0], Attempt: 1, Due: now, SentAt: now}
+		in := timer.Instance{Key: key, Backfill: &c, Active: true}
+		for _, x := range ins {
+			if x.Tenant == tenant {
+				in.Settings = x.Settings
 			}
-			msgs = append(msgs, engine.Outgoing{Firing: message.ForBackfill(in), Priority: timer.EffectivePriority(in, now)})
 		}
+		msgs = append(msgs, engine.Outgoing{Firing: message.ForBackfill(in), Priority: timer.EffectivePriority(in, now)})
 	}
-	if err := bs.PutBackfill(ctx, b); err != nil {
-		rollback()
-		if errors.Is(err, timer.ErrExists) {
-			err = running(err)
-		}
-		return BackfillStatus{}, err
-	}
-	if err := s.Queue.Send(ctx, msgs); err != nil {
-		// The state is written: recovery sends what was not sent, after its LostAfter.
+	if err := errors.Join(append(errs, s.Queue.Send(ctx, msgs))...); err != nil {
+		// It is running: recovery starts the parts not started and sends what was not sent.
 		return BackfillStatus{}, fmt.Errorf("backfill %s started, but its first firings were not sent (recovery will): %w", b.ID, err)
 	}
 	return s.BackfillStatus(ctx, app, r.Timer)
+}
+
+// clearStale cancels key's part of the timer's previous backfill prev when that one is over
+// (failed, or cancelled) though the part is not: a failed start, or a cancel, cut before it
+// cancelled every part. Such a part never runs again (only a running backfill's parts are
+// started or sent); cancelling it lets a new part be written. It reports whether it did.
+func clearStale(ctx context.Context, st Store, bs BackfillStore, key timer.Key, prev timer.Backfill) bool {
+	if prev.State != timer.BackfillFailed && prev.State != timer.BackfillCancelled {
+		return false
+	}
+	in, err := st.Get(ctx, key)
+	if err != nil || in.Backfill == nil || in.Backfill.ID != prev.ID {
+		return false
+	}
+	return bs.CancelBackfillCursor(ctx, key, prev.ID) == nil
 }
 
 // BackfillStatus is the timer's latest backfill with its progress (timer.ErrNotFound: none).
@@ -248,8 +290,8 @@ func (s *Service) BackfillStatus(ctx context.Context, app, name string) (Backfil
 	return st, nil
 }
 
-// CancelBackfill stops the timer's running backfill: no instant starts after it (a run under
-// way ends as usual). by is recorded.
+// CancelBackfill stops the timer's running backfill, or ends a start still starting (or cut
+// short): no instant starts after it (a run under way ends as usual). by is recorded.
 func (s *Service) CancelBackfill(ctx context.Context, app, name, by string) (BackfillStatus, error) {
 	bs, err := s.backfills()
 	if err != nil {
@@ -259,7 +301,7 @@ func (s *Service) CancelBackfill(ctx context.Context, app, name, by string) (Bac
 	if err != nil {
 		return BackfillStatus{}, err
 	}
-	if b.State != timer.BackfillRunning {
+	if b.State != timer.BackfillRunning && b.State != timer.BackfillStarting {
 		return BackfillStatus{}, fmt.Errorf("%w: backfill %s of %s is %s already", errkind.Conflict, b.ID, b.Key("").Name(), b.State)
 	}
 	if err := bs.SetBackfillState(ctx, b, timer.BackfillCancelled, by, s.Clock.Now()); err != nil {

@@ -2,7 +2,9 @@ package admin_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -11,8 +13,10 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/dynamo"
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -77,8 +81,9 @@ timers:
 	in1, err := store.Get(ctx, k1)
 	require.NoError(t, err)
 	require.True(t, in1.Backfill.Cancelled, "the part written before the refusal is cancelled")
-	_, err = store.GetBackfill(ctx, app, "MT")
-	require.ErrorIs(t, err, timer.ErrNotFound, "no backfill was recorded")
+	rec, err := store.GetBackfill(ctx, app, "MT")
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillFailed, rec.State, "its record says the start failed")
 
 	// Once the stray part is over, it starts: both tenants, one at a time (parallel 1).
 	require.NoError(t, store.CancelBackfillCursor(ctx, k2, "bf-stray"))
@@ -91,38 +96,183 @@ timers:
 	require.Len(t, f.queue.Drain(), 1, "the first tenant's first instant is sent")
 }
 
-// partsFirst is the DynamoDB store, checking that a backfill's record is written only once
-// every part of it is: recovery drives the running records, and would end one whose parts it
-// cannot find.
-type partsFirst struct {
+// cutStart is the DynamoDB store with a start's invocation cut after it wrote `after` parts:
+// that write, and every write after it (the rollback, too), fails, as if the function had
+// ended there.
+type cutStart struct {
 	*dynamo.Store
-	t       *testing.T
-	checked int
+	after int
+	parts int
 }
 
-func (p *partsFirst) PutBackfill(ctx context.Context, b timer.Backfill) error {
-	for _, tenant := range b.Tenants {
-		in, err := p.Get(ctx, b.Key(tenant))
-		require.NoError(p.t, err)
-		require.NotNil(p.t, in.Backfill, "%s has its part when the record is written", in.Key)
-		require.Equal(p.t, b.ID, in.Backfill.ID)
-		p.checked++
+var errCut = errors.New("injected: the invocation was cut")
+
+func (c *cutStart) dead() bool { return c.after >= 0 && c.parts >= c.after }
+
+func (c *cutStart) PutBackfill(ctx context.Context, b timer.Backfill) error {
+	if c.dead() {
+		return errCut
 	}
-	return p.Store.PutBackfill(ctx, b)
+	c.parts = 0
+	return c.Store.PutBackfill(ctx, b)
 }
 
-func TestStartBackfillWritesThePartsFirst(t *testing.T) {
+func (c *cutStart) SetBackfillCursor(ctx context.Context, key timer.Key, bc timer.BackfillCursor) error {
+	if c.dead() {
+		return errCut
+	}
+	c.parts++
+	return c.Store.SetBackfillCursor(ctx, key, bc)
+}
+
+func (c *cutStart) SetBackfillState(ctx context.Context, b timer.Backfill, state, by string, now time.Time) error {
+	if c.dead() {
+		return errCut
+	}
+	return c.Store.SetBackfillState(ctx, b, state, by, now)
+}
+
+func (c *cutStart) CancelBackfillCursor(ctx context.Context, key timer.Key, id string) error {
+	if c.dead() {
+		return errCut
+	}
+	return c.Store.CancelBackfillCursor(ctx, key, id)
+}
+
+// A backfill start cut between its writes (after the record and the first tenant's part)
+// leaves nothing that will run: the operator is told it failed, recovery sends none of it
+// and a firing of it is refused at claim, a retry is refused naming the cut start (or
+// `backfill cancel` ends it), and after engine.BackfillStartBound recovery marks it failed and
+// cancels its part; then a new start of the timer works.
+func TestStartBackfillCutBetweenItsWrites(t *testing.T) {
 	testenv.Integration(t)
 	ctx := context.Background()
 	cfg, outs := testenv.Stack(t)
-	store := &partsFirst{Store: dynamo.New(dynamodb.NewFromConfig(cfg), outs.TimersTable, outs.LogTable, time.Hour), t: t}
+	real := dynamo.New(dynamodb.NewFromConfig(cfg), outs.TimersTable, outs.LogTable, time.Hour)
+	store := &cutStart{Store: real, after: 1}
+	f := newFixture(store, outs.DueShards)
+	f.clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	app, t1, t2, t3 := uniq(t, "app"), uniq(t, "a"), uniq(t, "b"), uniq(t, "c")
+	_, err := f.svc.Sync(ctx, manifestOf(t, fmt.Sprintf("app: %s\ntenants: [%s, %s, %s]\ntimers:\n  - {name: MT, schedule: \"every 1h\", multiTenant: true, %s}\n",
+		app, t1, t2, t3, act)))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := f.svc.Sync(context.Background(), manifestOf(t, "app: "+app+"\ntimers: []\n"))
+		require.NoError(t, err)
+	})
+	req := admin.BackfillRequest{App: app, Timer: "MT", From: f.clock.Now().Add(-3 * time.Hour), To: f.clock.Now().Add(-time.Hour), Parallel: 2, By: "op"}
+	rec := &engine.Recoverer{Store: real, Queue: f.queue, Clock: f.clock, Log: slog.New(slog.DiscardHandler), Shards: outs.DueShards,
+		LostAfter: time.Minute, Backfills: real}
+	mine := func(outs []engine.Outgoing) (n int) {
+		for _, o := range outs {
+			if o.Firing.Reason == message.ReasonBackfill && timer.NormApp(o.Firing.App) == timer.NormApp(app) {
+				n++
+			}
+		}
+		return n
+	}
+
+	_, err = f.svc.StartBackfill(ctx, req)
+	require.ErrorIs(t, err, errCut)
+	require.ErrorContains(t, err, "not started")
+	require.Zero(t, mine(f.queue.Drain()), "no firing was sent")
+	first := timer.Key{App: timer.NormApp(app), Timer: "MT", Tenant: min(t1, t2, t3)}
+	in, err := real.Get(ctx, first)
+	require.NoError(t, err)
+	require.NotNil(t, in.Backfill, "the first part was written before the cut")
+	cutID := in.Backfill.ID
+
+	// Nothing of it runs: recovery starts none of its parts (however long after), and a
+	// firing of its written part is refused at claim.
+	store.after = -1 // the operator's next invocation is whole
+	for range 2 {
+		f.clock.Advance(5 * time.Minute)
+		_, err = rec.Run(ctx)
+		require.NoError(t, err)
+		require.Zero(t, mine(f.queue.Drain()), "recovery sends no firing of a start that was cut")
+	}
+	_, err = real.Claim(ctx, first, timer.Claim{ScheduledAt: in.Backfill.Next, Attempt: 1, ExecutionID: "x", By: "test", Now: f.clock.Now(), Backfill: cutID})
+	require.ErrorIs(t, err, timer.ErrClaimLost, "a part of a start that never became running is not claimed")
+	cut, err := real.GetBackfill(ctx, app, "MT")
+	require.NoError(t, err, "the record was written before the part")
+	require.Equal(t, cutID, cut.ID)
+	require.Equal(t, timer.BackfillStarting, cut.State)
+
+	// The operator's retry is refused, naming the cut start and what to do.
+	_, err = f.svc.StartBackfill(ctx, req)
+	require.ErrorIs(t, err, errkind.Conflict)
+	require.ErrorContains(t, err, cutID+" of ")
+	require.ErrorContains(t, err, "is starting")
+
+	// Past the bound, recovery marks it failed and cancels its part.
+	f.clock.Set(cut.At.Add(engine.BackfillStartBound))
+	_, err = rec.Run(ctx)
+	require.NoError(t, err)
+	require.Zero(t, mine(f.queue.Drain()))
+	b, err := real.GetBackfill(ctx, app, "MT")
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillFailed, b.State)
+	in, err = real.Get(ctx, first)
+	require.NoError(t, err)
+	require.True(t, in.Backfill.Cancelled)
+
+	// A new start works: record, three parts, two started at once (parallel 2).
+	st, err := f.svc.StartBackfill(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillRunning, st.State)
+	require.Equal(t, 9, st.Total)
+	require.Len(t, st.Parts, 3)
+	require.Equal(t, 2, mine(f.queue.Drain()))
+	_, err = f.svc.CancelBackfill(ctx, app, "MT", "op")
+	require.NoError(t, err)
+}
+
+// A start cut before it marks its record running can be cancelled by the operator at once
+// (no wait for recovery's bound); its parts are cancelled and the timer can be backfilled
+// again. A cut at the record's own write leaves nothing at all.
+func TestStartBackfillCutThenCancelled(t *testing.T) {
+	testenv.Integration(t)
+	ctx := context.Background()
+	cfg, outs := testenv.Stack(t)
+	real := dynamo.New(dynamodb.NewFromConfig(cfg), outs.TimersTable, outs.LogTable, time.Hour)
+	store := &cutStart{Store: real, after: 0}
 	f := newFixture(store, outs.DueShards)
 	f.clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	app := uniq(t, "app")
 	_, err := f.svc.Sync(ctx, manifestOf(t, fmt.Sprintf("app: %s\ntimers:\n  - {name: H, schedule: \"every 1h\", %s}\n", app, act)))
 	require.NoError(t, err)
-	st, err := f.svc.StartBackfill(ctx, admin.BackfillRequest{App: app, Timer: "H", From: f.clock.Now().Add(-3 * time.Hour), To: f.clock.Now()})
+	req := admin.BackfillRequest{App: app, Timer: "H", From: f.clock.Now().Add(-3 * time.Hour), To: f.clock.Now(), By: "op"}
+
+	_, err = f.svc.StartBackfill(ctx, req)
+	require.ErrorIs(t, err, errCut)
+	_, err = real.GetBackfill(ctx, app, "H")
+	require.ErrorIs(t, err, timer.ErrNotFound, "cut at its record: nothing was written")
+
+	// Cut after its only part (before it became running).
+	store.after, store.parts = 1, 0
+	_, err = f.svc.StartBackfill(ctx, req)
+	require.ErrorIs(t, err, errCut)
+	store.after = -1
+	st, err := f.svc.CancelBackfill(ctx, app, "H", "op")
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillCancelled, st.State)
+	in, err := real.Get(ctx, timer.Key{App: timer.NormApp(app), Timer: "H"})
+	require.NoError(t, err)
+	require.True(t, in.Backfill.Cancelled)
+
+	st, err = f.svc.StartBackfill(ctx, req)
 	require.NoError(t, err)
 	require.Equal(t, 4, st.Total)
-	require.Equal(t, 1, store.checked)
+	require.Len(t, f.queue.Drain(), 1)
+
+	// A cancel cut after the record, before the part: the next start cancels the stale part
+	// (its backfill is over) and starts.
+	b, err := real.GetBackfill(ctx, app, "H")
+	require.NoError(t, err)
+	require.NoError(t, real.SetBackfillState(ctx, b, timer.BackfillCancelled, "op", f.clock.Now()))
+	st, err = f.svc.StartBackfill(ctx, req)
+	require.NoError(t, err)
+	require.NotEqual(t, b.ID, st.ID)
+	require.Equal(t, timer.BackfillRunning, st.State)
+	require.Len(t, f.queue.Drain(), 1)
 }

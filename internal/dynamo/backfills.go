@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,9 +57,11 @@ func backfillKey(app, name string) map[string]types.AttributeValue {
 	}
 }
 
-// PutBackfill implements admin.BackfillStore: it records a new backfill of its timer, replacing
-// the timer's previous one unless that one is still running (timer.ErrExists).
+// PutBackfill implements admin.BackfillStore: it records a new backfill of its timer in its
+// state (timer.BackfillStarting for a start; "" is timer.BackfillRunning), replacing the
+// timer's previous one unless that one is still starting or running (timer.ErrExists).
 func (s *Store) PutBackfill(ctx context.Context, b timer.Backfill) error {
+	state := cmp.Or(b.State, timer.BackfillRunning)
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindBackfill)).
 		Set(n("id"), expression.Value(b.ID)).Set(n("app"), expression.Value(timer.AppName(b.App))).
@@ -66,12 +69,13 @@ func (s *Store) PutBackfill(ctx context.Context, b timer.Backfill) error {
 		Set(n("from"), expression.Value(ms(b.From))).Set(n("to"), expression.Value(ms(b.To))).
 		Set(n("parallel"), expression.Value(b.Parallel)).Set(n("total"), expression.Value(b.Total)).
 		Set(n("by"), expression.Value(b.By)).Set(n("at"), expression.Value(ms(b.At))).
-		Set(n("state"), expression.Value(timer.BackfillRunning)).
+		Set(n("state"), expression.Value(state)).
 		Remove(n("cancelledBy")).Remove(n("endedAt"))
-	cond := n("pk").AttributeNotExists().Or(n("state").NotEqual(expression.Value(timer.BackfillRunning)))
+	cond := n("pk").AttributeNotExists().Or(expression.And(n("state").NotEqual(expression.Value(timer.BackfillRunning)),
+		n("state").NotEqual(expression.Value(timer.BackfillStarting))))
 	_, err := s.update(ctx, s.timers, backfillKey(b.App, b.Timer), upd, &cond, types.ReturnValueNone)
 	if isConditionFailed(err) {
-		return fmt.Errorf("%w: a backfill of %s is running", timer.ErrExists, b.Key("").Name())
+		return fmt.Errorf("%w: a backfill of %s is starting or running", timer.ErrExists, b.Key("").Name())
 	}
 	if err != nil {
 		return fmt.Errorf("save backfill of %s: %w", b.Key("").Name(), err)
@@ -95,7 +99,7 @@ func (s *Store) GetBackfill(ctx context.Context, app, name string) (timer.Backfi
 	return r.backfill(), nil
 }
 
-// RunningBackfills implements engine.Backfills.
+// RunningBackfills implements engine.Backfills: the running and the starting ones.
 func (s *Store) RunningBackfills(ctx context.Context) ([]timer.Backfill, error) {
 	recs, err := queryPartition[backfillRecord](ctx, s, backfillPK, "backfills")
 	if err != nil {
@@ -103,25 +107,31 @@ func (s *Store) RunningBackfills(ctx context.Context) ([]timer.Backfill, error) 
 	}
 	var out []timer.Backfill
 	for _, r := range recs {
-		if r.State == timer.BackfillRunning {
+		if r.State == timer.BackfillRunning || r.State == timer.BackfillStarting {
 			out = append(out, r.backfill())
 		}
 	}
 	return out, nil
 }
 
-// SetBackfillState implements admin.BackfillStore: a running backfill b becomes done or
-// cancelled (by); timer.ErrChanged if it is not running any more or was replaced.
+// SetBackfillState implements admin.BackfillStore and engine.Backfills: backfill b, in
+// state b.State ("" is timer.BackfillRunning), goes to state (by, when set, recorded as
+// who cancelled it; now as its end unless state is running); timer.ErrChanged if it is not
+// in b.State any more or was replaced.
 func (s *Store) SetBackfillState(ctx context.Context, b timer.Backfill, state, by string, now time.Time) error {
+	from := cmp.Or(b.State, timer.BackfillRunning)
 	n := expression.Name
-	upd := expression.Set(n("state"), expression.Value(state)).Set(n("endedAt"), expression.Value(ms(now)))
+	upd := expression.Set(n("state"), expression.Value(state))
+	if state != timer.BackfillRunning {
+		upd = upd.Set(n("endedAt"), expression.Value(ms(now)))
+	}
 	if by != "" {
 		upd = upd.Set(n("cancelledBy"), expression.Value(by))
 	}
-	cond := n("id").Equal(expression.Value(b.ID)).And(n("state").Equal(expression.Value(timer.BackfillRunning)))
+	cond := n("id").Equal(expression.Value(b.ID)).And(n("state").Equal(expression.Value(from)))
 	_, err := s.update(ctx, s.timers, backfillKey(b.App, b.Timer), upd, &cond, types.ReturnValueNone)
 	if isConditionFailed(err) {
-		return fmt.Errorf("%w: backfill %s of %s is not running", timer.ErrChanged, b.ID, b.Key("").Name())
+		return fmt.Errorf("%w: backfill %s of %s is not %s", timer.ErrChanged, b.ID, b.Key("").Name(), from)
 	}
 	return err
 }

@@ -81,3 +81,54 @@ func TestBackfillGuards(t *testing.T) {
 		})
 	}
 }
+
+// TestBackfillRecordStates: a start's record is written starting; while it is starting or
+// running no other backfill of the timer is recorded; a state change is conditional on the
+// state read (a start marks its record running only if nothing failed or cancelled it
+// meanwhile); RunningBackfills lists the starting and running ones; a failed one is replaced.
+func TestBackfillRecordStates(t *testing.T) {
+	testenv.Integration(t)
+	ctx := context.Background()
+	s, _ := newStore(t)
+	at := now()
+	b := timer.Backfill{ID: "bf-a", App: "billing", Timer: testenv.Unique(t), Tenants: []string{""}, Parallel: 1, Total: 1, By: "op", At: at,
+		State: timer.BackfillStarting}
+	require.NoError(t, s.PutBackfill(ctx, b))
+	got, err := s.GetBackfill(ctx, b.App, b.Timer)
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillStarting, got.State)
+	other := b
+	other.ID = "bf-b"
+	require.ErrorIs(t, s.PutBackfill(ctx, other), timer.ErrExists, "a starting backfill is not replaced")
+	listed := func() []string {
+		all, err := s.RunningBackfills(ctx)
+		require.NoError(t, err)
+		var ids []string
+		for _, x := range all {
+			if x.Timer == b.Timer {
+				ids = append(ids, x.ID+":"+x.State)
+			}
+		}
+		return ids
+	}
+	require.Equal(t, []string{"bf-a:starting"}, listed())
+
+	// Recovery fails it; the start's late "running" is refused.
+	require.NoError(t, s.SetBackfillState(ctx, got, timer.BackfillFailed, "", at))
+	require.ErrorIs(t, s.SetBackfillState(ctx, got, timer.BackfillRunning, "", at), timer.ErrChanged)
+	got, err = s.GetBackfill(ctx, b.App, b.Timer)
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillFailed, got.State)
+	require.Equal(t, at.UnixMilli(), got.EndedAt.UnixMilli())
+	require.Empty(t, listed())
+
+	// A failed one is replaced; the new one goes starting → running, and is then not replaced.
+	require.NoError(t, s.PutBackfill(ctx, other))
+	require.NoError(t, s.SetBackfillState(ctx, other, timer.BackfillRunning, "", at))
+	got, err = s.GetBackfill(ctx, b.App, b.Timer)
+	require.NoError(t, err)
+	require.Equal(t, timer.BackfillRunning, got.State)
+	require.True(t, got.EndedAt.IsZero(), "running has no end")
+	require.Equal(t, []string{"bf-b:running"}, listed())
+	require.ErrorIs(t, s.PutBackfill(ctx, b), timer.ErrExists)
+}

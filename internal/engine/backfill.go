@@ -16,7 +16,8 @@ import (
 // restart), a backfill run whose lease expired — and starts the parts queued behind the
 // backfill's parallelism.
 type Backfills interface {
-	// RunningBackfills lists the backfills in state timer.BackfillRunning.
+	// RunningBackfills lists the backfills in state timer.BackfillRunning or
+	// timer.BackfillStarting (a start under way, or one cut between its writes).
 	RunningBackfills(ctx context.Context) ([]timer.Backfill, error)
 	// MarkBackfillSent records that the firing of key's cursor c (its id, instant and
 	// attempt) is sent at now; timer.ErrChanged if the cursor moved or the instance is running.
@@ -26,7 +27,19 @@ type Backfills interface {
 	StartBackfillPart(ctx context.Context, key timer.Key, id string, now time.Time) error
 	// EndBackfill records that every part of a running backfill is over (state done).
 	EndBackfill(ctx context.Context, b timer.Backfill, now time.Time) error
+	// SetBackfillState moves backfill b from its state b.State to state; timer.ErrChanged if
+	// it is not in b.State any more.
+	SetBackfillState(ctx context.Context, b timer.Backfill, state, by string, now time.Time) error
+	// CancelBackfillCursor stops key's part of backfill id (no-op if the part is another's).
+	CancelBackfillCursor(ctx context.Context, key timer.Key, id string) error
 }
+
+// BackfillStartBound is how long a backfill may stay timer.BackfillStarting: a start writes
+// its record, then its parts (waiting: none runs), then marks the record running. One still
+// starting after this was cut (the API function's invocation ends within 29 s, any Lambda's
+// longest within 15 minutes); recovery marks it failed and cancels its parts, so that the
+// timer can be backfilled again. Its parts never ran.
+const BackfillStartBound = 15 * time.Minute
 
 // backfillNext is the firing that continues an instance's backfill after a run ended (nil:
 // none to send now): after a backfill run, its next instant or retry; after a regular run,
@@ -63,6 +76,12 @@ func (r *Recoverer) driveBackfills(ctx context.Context) (sent int, err error) {
 	}
 	var errs []error
 	for _, b := range bfs {
+		if b.State == timer.BackfillStarting {
+			if err := r.abandonStart(ctx, b); err != nil {
+				errs = append(errs, fmt.Errorf("recovery: backfill %s of %s: %w", b.ID, b.Key("").Name(), err))
+			}
+			continue
+		}
 		n, err := r.driveBackfill(ctx, b)
 		sent += n
 		if err != nil {
@@ -70,6 +89,33 @@ func (r *Recoverer) driveBackfills(ctx context.Context) (sent int, err error) {
 		}
 	}
 	return sent, errors.Join(errs...)
+}
+
+// abandonStart ends a start that stayed starting longer than BackfillStartBound: its record
+// becomes failed (conditionally: a start that marked it running meanwhile keeps it), then its
+// parts, which never ran (they were written waiting), are cancelled. A sweep cut between the
+// two leaves waiting parts of a failed backfill: they never run either, and the timer's next
+// backfill start cancels them where it finds them (admin.StartBackfill).
+func (r *Recoverer) abandonStart(ctx context.Context, b timer.Backfill) error {
+	now := r.Clock.Now()
+	if now.Sub(b.At) < BackfillStartBound {
+		return nil // its start may still be writing
+	}
+	if err := r.Backfills.SetBackfillState(ctx, b, timer.BackfillFailed, "", now); err != nil {
+		if errors.Is(err, timer.ErrChanged) {
+			return nil // it became running, or was cancelled, meanwhile
+		}
+		return err
+	}
+	var errs []error
+	for _, tenant := range b.Tenants {
+		if err := r.Backfills.CancelBackfillCursor(ctx, b.Key(tenant), b.ID); err != nil && !errors.Is(err, timer.ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	r.Log.Warn("backfill start cut short: marked failed, its parts cancelled (none ran)", "app", timer.AppName(b.App), "timer", b.Timer,
+		"backfill", b.ID, "started_at", b.At, "by", b.By)
+	return errors.Join(errs...)
 }
 
 func (r *Recoverer) driveBackfill(ctx context.Context, b timer.Backfill) (int, error) {

@@ -133,7 +133,7 @@ type fakeBackfills struct {
 func (b *fakeBackfills) RunningBackfills(context.Context) ([]timer.Backfill, error) {
 	var out []timer.Backfill
 	for _, x := range b.bfs {
-		if x.State == timer.BackfillRunning {
+		if x.State == timer.BackfillRunning || x.State == timer.BackfillStarting {
 			out = append(out, x)
 		}
 	}
@@ -163,6 +163,28 @@ func (b *fakeBackfills) StartBackfillPart(ctx context.Context, key timer.Key, id
 	}
 	in.Backfill.Waiting, in.Backfill.Due, in.Backfill.SentAt = false, now, now
 	b.f.Store.Put(in)
+	return nil
+}
+
+func (b *fakeBackfills) SetBackfillState(_ context.Context, x timer.Backfill, state, _ string, _ time.Time) error {
+	for i := range b.bfs {
+		if b.bfs[i].ID == x.ID && b.bfs[i].State == x.State {
+			b.bfs[i].State = state
+			return nil
+		}
+	}
+	return timer.ErrChanged
+}
+
+func (b *fakeBackfills) CancelBackfillCursor(ctx context.Context, key timer.Key, id string) error {
+	in, err := b.f.Store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if in.Backfill != nil && in.Backfill.ID == id {
+		in.Backfill.Cancelled = true
+		b.f.Store.Put(in)
+	}
 	return nil
 }
 
@@ -256,4 +278,45 @@ func (s dueIndexOnly) QueryPast(ctx context.Context, shard int, now time.Time) (
 		}
 	}
 	return out, err
+}
+
+// A backfill whose start was cut between its writes (record starting, parts written waiting)
+// never runs: recovery neither starts nor re-sends its parts, however long it waits; after
+// BackfillStartBound it marks the record failed and cancels the parts. A start that became
+// running meanwhile is left to run.
+func TestRecoveryAbandonsACutBackfillStart(t *testing.T) {
+	ctx := context.Background()
+	rec, f := setupRecoverer(t)
+	bfs := &fakeBackfills{f: f}
+	rec.Backfills = bfs
+	first := t0.Add(-time.Hour)
+	var keys []timer.Key
+	for _, tenant := range []string{"a", "b"} {
+		in := backfilling("MT", time.Time{}, first, first, 1)
+		in.Tenant = tenant
+		in.Backfill.Waiting = true
+		f.put(in)
+		keys = append(keys, in.Key)
+	}
+	bfs.bfs = []timer.Backfill{
+		{ID: "bf-1", Timer: "MT", Tenants: []string{"a", "b"}, Parallel: 2, State: timer.BackfillStarting, At: f.Clock.Now()},
+		{ID: "bf-2", Timer: "Other", Tenants: []string{"x"}, Parallel: 1, State: timer.BackfillStarting, At: f.Clock.Now()},
+	}
+
+	f.Clock.Advance(engine.BackfillStartBound - time.Second)
+	_, err := rec.Run(ctx)
+	require.NoError(t, err)
+	require.Empty(t, onlyBackfills(f.Queue.Drain()), "a starting backfill's parts are never started")
+	require.Equal(t, timer.BackfillStarting, bfs.bfs[0].State, "within the bound its start may still be writing")
+
+	bfs.bfs[1].State = timer.BackfillRunning // its start finished meanwhile: not abandoned
+	f.Clock.Advance(time.Second)
+	_, err = rec.Run(ctx)
+	require.NoError(t, err)
+	require.Empty(t, onlyBackfills(f.Queue.Drain()))
+	require.Equal(t, timer.BackfillFailed, bfs.bfs[0].State)
+	require.Equal(t, timer.BackfillDone, bfs.bfs[1].State, "driven as a running one (its instance is gone: done), not failed")
+	for _, k := range keys {
+		require.True(t, f.get(t, k).Backfill.Cancelled, "%s's part is cancelled", k)
+	}
 }

@@ -52,8 +52,11 @@ type Backfill struct {
 	Total    int       `json:"total"`    // instants over all its instances
 	By       string    `json:"by"`
 	At       time.Time `json:"at"`
-	// State is BackfillRunning until every part is over, then BackfillDone, or
-	// BackfillCancelled when an operator cancelled it.
+	// State is BackfillStarting while its start writes the parts (none of them runs: they
+	// are written waiting, and only a running backfill's waiting parts are started), then
+	// BackfillRunning until every part is over, then BackfillDone, or BackfillCancelled when
+	// an operator cancelled it. BackfillFailed: its start failed or was cut (the start itself,
+	// or recovery after engine.BackfillStartBound, cancelled its parts).
 	State       string    `json:"state"`
 	CancelledBy string    `json:"cancelledBy,omitempty"`
 	EndedAt     time.Time `json:"endedAt,omitzero"`
@@ -61,9 +64,11 @@ type Backfill struct {
 
 // Backfill states.
 const (
+	BackfillStarting  = "starting"
 	BackfillRunning   = "running"
 	BackfillDone      = "done"
 	BackfillCancelled = "cancelled"
+	BackfillFailed    = "failed"
 )
 
 // Key is the instance key of one of its tenants.
