@@ -69,6 +69,9 @@ func NewService(ops Operators, sqs queue.AttributesAPI, capacity [4]int) *Servic
 // each timer's last scheduled-versus-actual time.
 const recentForHealth = 200
 
+// healthPageSize is the instances Environment Health reads a page (the most a store serves).
+const healthPageSize = timer.MaxPageSize
+
 // Health reads Environment Health. A queue-depth failure is reported in the result, not as
 // an error, so the rest of the page still shows.
 func (s *Service) Health(ctx context.Context) (Health, error) { return s.HealthOf(ctx, "") }
@@ -83,11 +86,7 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 		return Health{}, err
 	}
 	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
-	// One app's instances only (its index); every app's, the whole table a page at a time.
 	var err error
-	if in.instances, err = admin.AllInstances(ctx, s.Store, timer.InstanceQuery{App: app}); err != nil {
-		return Health{}, err
-	}
 	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
 		return Health{}, err
 	}
@@ -97,7 +96,22 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	if s.Queues != nil && app == "" {
 		in.queues, in.queuesErr = s.Queues.Depths(ctx)
 	}
-	h := buildHealth(in)
+	// One app's instances only (its index); every app's, the whole table. Either a page at a
+	// time: what Health holds is a page and its bounded lists, not the instances.
+	b := newHealthBuilder(in)
+	q := timer.InstanceQuery{App: app, Limit: healthPageSize}
+	for {
+		page, err := s.Store.Instances(ctx, q)
+		if err != nil {
+			return Health{}, err
+		}
+		b.add(page.Items)
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	h := b.finish()
 	h.App = app
 	if app != "" {
 		h.Apps = nil // the app's own counts are Counts
