@@ -63,6 +63,16 @@ func (s *generatedStore) Instances(_ context.Context, q timer.InstanceQuery) (ti
 	return page, nil
 }
 
+// AlertsEach walks an open alert for every tenth instance, made as it goes.
+func (s *generatedStore) AlertsEach(_ context.Context, _ string, fn func(timer.Alert) error) error {
+	for i := 0; i < s.n; i += 10 {
+		if err := fn(timer.Alert{Key: s.instance(i).Key, Rule: "consecutiveFailures"}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *generatedStore) FetchState(context.Context) (timer.FetchState, error) {
 	return timer.FetchState{LastTick: s.now, Watermark: s.now}, nil
 }
@@ -105,6 +115,8 @@ func TestHealthReadsAPageAtATime(t *testing.T) {
 	require.NotNil(t, h.Estimate)
 	require.Empty(t, h.Estimate.Error)
 	require.Equal(t, h.Counts.Active, h.Estimate.Instances, "every active instance priced")
+	require.Len(t, h.Alerts, HealthShown, "the first alerts only")
+	require.Equal(t, n/10, h.AlertsTotal, "every open alert counted")
 	require.InDelta(t, want.Estimate.OnDemandUSD, h.Estimate.OnDemandUSD, 1e-9)
 	require.InDelta(t, want.Estimate.FiringsPerDay, h.Estimate.FiringsPerDay, 1e-6)
 }

@@ -123,10 +123,33 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	}
 	h.LastHour = lastHour(in.now, hour, figuresMaxEntries)
 	h.Figures = figures(in.now, hour, truncated)
-	if h.Alerts, err = s.alerts(ctx, app); err != nil {
+	if h.Alerts, h.AlertsTotal, err = s.healthAlerts(ctx, app); err != nil {
 		return Health{}, err
 	}
 	return h, nil
+}
+
+// alertWalker is a store that walks the alerts a page at a time (dynamo.Store).
+type alertWalker interface {
+	AlertsEach(ctx context.Context, app string, fn func(timer.Alert) error) error
+}
+
+// healthAlerts are the first HealthShown open alerts of app ("": every app's) and how many
+// are open: read a page at a time when the store can, so that Health holds HealthShown.
+func (s *Service) healthAlerts(ctx context.Context, app string) ([]timer.Alert, int, error) {
+	w, ok := s.Store.(alertWalker)
+	if !ok {
+		list, err := s.alerts(ctx, app)
+		return list[:min(len(list), HealthShown)], len(list), err
+	}
+	out, n := []timer.Alert{}, 0
+	err := w.AlertsEach(ctx, app, func(a timer.Alert) error {
+		if n++; len(out) < HealthShown {
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, n, err
 }
 
 // alertLister is the part of a store that keeps alerts (dynamo.Store).
