@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/console"
 )
 
 // cliActor is who the CLI's direct actions are recorded for: "cli:" and the local user.
@@ -41,8 +42,8 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 	timerName := fs.String("timer", "", "only this timer's records (`NAME`: Timer or Timer@tenant)")
 	who := fs.String("who", "", "only this person's records (`WHO`, as recorded)")
 	since := fs.String("since", "", "from this time on (`RFC3339`; default 31 days back)")
-	limit := fs.Int("limit", audit.DefaultLimit, "at most `N` records")
-	asJSON := fs.Bool("json", false, "print JSON")
+	limit := fs.Int("limit", audit.DefaultLimit, "at most `N` records in all (read a page at a time)")
+	asJSON := fs.Bool("json", false, "print JSON (an array, written a page at a time)")
 	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -59,8 +60,9 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 		q.Since = at
 	}
 	if *limit < 1 {
-		return usageErr("audit: --limit must be in 1..%d", audit.MaxLimit)
+		return usageErr("audit: --limit must be at least 1")
 	}
+	q.Limit = min(*limit, audit.MaxLimit)
 	if err := q.Validate(); err != nil {
 		return err
 	}
@@ -68,21 +70,44 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var recs []audit.Record
-	if remote != nil {
-		recs, err = remote.AuditTrail(ctx, q)
-	} else {
-		a, aerr := t.app(ctx)
-		if aerr != nil {
-			return aerr
+	// --limit bounds the records in all; they are read a page at a time (at most
+	// audit.MaxLimit each), following the cursor, and --json prints one record a line.
+	want := *limit
+	read := func(q audit.Query) (audit.Page, error) {
+		if remote != nil {
+			return remote.AuditTrail(ctx, q)
 		}
-		recs, err = a.Store.AuditLog(a.Config.AuditRetention).List(ctx, q)
+		a, err := t.app(ctx)
+		if err != nil {
+			return audit.Page{}, err
+		}
+		return console.AuditPage(ctx, a.Store.AuditLog(a.Config.AuditRetention), q)
 	}
-	if err != nil {
-		return err
+	var recs []audit.Record
+	arr := &jsonArray{w: stdout}
+	for n := 0; n < want; {
+		q.Limit = min(want-n, audit.MaxLimit)
+		page, err := read(q)
+		if err != nil {
+			return err
+		}
+		n += len(page.Items)
+		if *asJSON {
+			for _, r := range page.Items {
+				if err := arr.add(r); err != nil {
+					return err
+				}
+			}
+		} else {
+			recs = append(recs, page.Items...)
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
 	}
 	if *asJSON {
-		return writeJSON(stdout, recs)
+		return arr.close()
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	printf(tw, "AT\tWHO\tACTION\tAPP\tTIMER\tCHANGE\tREASON\n")
@@ -94,6 +119,37 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 		printf(tw, "no operator actions recorded\n")
 	}
 	return tw.Flush()
+}
+
+// jsonArray writes a JSON array element by element, as writeJSON writes the whole array
+// (indented by two spaces), so that a listing read a page at a time is printed without
+// holding every page.
+type jsonArray struct {
+	w io.Writer
+	n int
+}
+
+func (a *jsonArray) add(v any) error {
+	b, err := json.MarshalIndent(v, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	sep := ",\n  "
+	if a.n == 0 {
+		sep = "[\n  "
+	}
+	a.n++
+	_, err = io.WriteString(a.w, sep+string(b))
+	return err
+}
+
+func (a *jsonArray) close() error {
+	end := "\n]\n"
+	if a.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(a.w, end)
+	return err
 }
 
 // changeText is a record's change in words: "field: old → new" per field that differs

@@ -13,7 +13,9 @@ package audit
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
@@ -81,6 +83,34 @@ type Query struct {
 	App, Timer, Who string
 	Since           time.Time // zero: DefaultDays back
 	Limit           int       // 0: DefaultLimit
+	// Cursor is the previous page's Next ("": the newest): the records older than that
+	// page's last. It is opaque (CursorOf).
+	Cursor string
+}
+
+// Page is a page of records, newest first, and the cursor of the next ("" after the last).
+type Page struct {
+	Items []Record `json:"items"`
+	Next  string   `json:"next"`
+}
+
+// CursorOf is the cursor of the records older than r (Query.Cursor).
+func CursorOf(r Record) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(r.At.UTC().Format(time.RFC3339Nano) + " " + r.ID))
+}
+
+// ParseCursor is the time and ID of the last record of the page a cursor follows.
+func ParseCursor(c string) (time.Time, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	at, id, ok := strings.Cut(string(b), " ")
+	var t time.Time
+	if err == nil && ok && id != "" {
+		t, err = time.Parse(time.RFC3339Nano, at)
+	}
+	if err != nil || !ok || id == "" {
+		return time.Time{}, "", fmt.Errorf("%w: cursor %q is not an audit cursor: pass the next of the previous page", errkind.Invalid, c)
+	}
+	return t.UTC(), id, nil
 }
 
 // DefaultDays is how far back a query without Since looks; DefaultLimit and MaxLimit bound
@@ -98,6 +128,11 @@ func (q Query) Validate() error {
 	}
 	if len(q.Timer) > 300 || len(q.Who) > 2048 {
 		return fmt.Errorf("%w: the timer and who filters are too long", errkind.Invalid)
+	}
+	if q.Cursor != "" {
+		if _, _, err := ParseCursor(q.Cursor); err != nil {
+			return err
+		}
 	}
 	return timer.ValidateApp(q.App)
 }

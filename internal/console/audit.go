@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -28,18 +29,35 @@ func (s *Server) apiAudit(r *http.Request) (any, error) {
 	return s.svc.AuditTrail(r.Context(), q)
 }
 
-// AuditTrail lists the audit records q selects, newest first.
-func (s *Service) AuditTrail(ctx context.Context, q audit.Query) ([]audit.Record, error) {
+// AuditTrail lists a page of the audit records q selects, newest first; Next follows a full
+// page (the page after may be empty).
+func (s *Service) AuditTrail(ctx context.Context, q audit.Query) (audit.Page, error) {
 	if s.Audit == nil {
-		return nil, fmt.Errorf("%w: this console keeps no audit trail", errkind.NotFound)
+		return audit.Page{}, fmt.Errorf("%w: this console keeps no audit trail", errkind.NotFound)
 	}
-	return s.Audit.List(ctx, q)
+	return AuditPage(ctx, s.Audit, q)
+}
+
+// AuditPage is a page of l's records q selects, and the cursor after it when it is full.
+func AuditPage(ctx context.Context, l audit.Lister, q audit.Query) (audit.Page, error) {
+	recs, err := l.List(ctx, q)
+	if err != nil {
+		return audit.Page{}, err
+	}
+	p := audit.Page{Items: recs}
+	if p.Items == nil {
+		p.Items = []audit.Record{}
+	}
+	if n := len(recs); n > 0 && n == cmp.Or(q.Limit, audit.DefaultLimit) {
+		p.Next = audit.CursorOf(recs[n-1])
+	}
+	return p, nil
 }
 
 // auditQuery reads the filters of GET /api/audit and the Audit page.
 func auditQuery(r *http.Request) (audit.Query, error) {
 	v := r.URL.Query()
-	q := audit.Query{App: v.Get("app"), Timer: v.Get("timer"), Who: v.Get("who")}
+	q := audit.Query{App: v.Get("app"), Timer: v.Get("timer"), Who: v.Get("who"), Cursor: v.Get("cursor")}
 	if p := r.PathValue("app"); p != "" {
 		q.App = p
 	}
@@ -63,6 +81,8 @@ func auditQuery(r *http.Request) (audit.Query, error) {
 type auditData struct {
 	Query   audit.Query
 	Records []audit.Record
+	// NextURL is the next page's link ("" on the last).
+	NextURL string
 }
 
 // auditPage is the Audit page: operators' actions, newest first, by app, timer and person.
@@ -71,10 +91,16 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.be.AuditTrail(r.Context(), q)
+	page, err := s.be.AuditTrail(r.Context(), q)
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit", Nav: "audit", Data: auditData{Query: q, Records: recs}, Apps: s.apps(r, "audit")})
+	d := auditData{Query: q, Records: page.Items}
+	if page.Next != "" {
+		next := r.URL.Query()
+		next.Set("cursor", page.Next)
+		d.NextURL = r.URL.Path + "?" + next.Encode()
+	}
+	s.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit", Nav: "audit", Data: d, Apps: s.apps(r, "audit")})
 	return nil
 }

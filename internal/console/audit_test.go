@@ -39,7 +39,7 @@ func TestAuditTrail(t *testing.T) {
 
 	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/audit", f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
-	recs := decode[[]audit.Record](t, body)
+	recs := decode[audit.Page](t, body).Items
 	var got []string
 	for _, r := range recs {
 		require.Equal(t, app, r.App)
@@ -55,9 +55,32 @@ func TestAuditTrail(t *testing.T) {
 	require.EqualValues(t, 2, edit.After["priority"])
 	require.Equal(t, "every 1h", recs[0].After["schedule"], "the reset's after is the manifest's value")
 
+	// A page at a time (limit 4, then the cursor): the same records in the same order.
+	var paged []string
+	cursor, pages := "", 0
+	for {
+		status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/audit?limit=4&cursor="+url.QueryEscape(cursor), f.token, "")
+		require.Equal(t, http.StatusOK, status, body)
+		p := decode[audit.Page](t, body)
+		require.LessOrEqual(t, len(p.Items), 4)
+		pages++
+		for _, r := range p.Items {
+			paged = append(paged, r.Action+" by "+r.Who)
+		}
+		if p.Next == "" {
+			break
+		}
+		cursor = p.Next
+	}
+	require.Equal(t, got, paged, "every record once, newest first, across pages")
+	require.Equal(t, 2, pages)
+	status, body, _ = f.do(t, "GET", "/api/audit?cursor=nope", f.token, "")
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "is not an audit cursor")
+
 	status, body, _ = f.do(t, "GET", "/api/audit?app="+app+"&who=console", f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
-	require.Len(t, decode[[]audit.Record](t, body), 2)
+	require.Len(t, decode[audit.Page](t, body).Items, 2)
 	status, body, _ = f.do(t, "GET", "/api/audit?since=yesterday", f.token, "")
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, "since must be an RFC 3339 time")
@@ -66,4 +89,8 @@ func TestAuditTrail(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, page)
 	require.Contains(t, page, `<tr data-action="reset">`)
 	require.Contains(t, page, "schedule=every 5m")
+	status, page, _ = b.send(t, "GET", "/audit?limit=4&app="+app, nil, "")
+	require.Equal(t, http.StatusOK, status, page)
+	require.Contains(t, page, `id="older"`, "a full page links to the next")
+	require.Contains(t, page, "cursor=")
 }

@@ -25,7 +25,7 @@ type Backend interface {
 	Logs(ctx context.Context, f LogFilter) (LogPage, error)
 	Entry(ctx context.Context, key timer.Key, ref string) (LogEntry, error)
 	Apps(ctx context.Context) ([]string, error)
-	AuditTrail(ctx context.Context, q audit.Query) ([]audit.Record, error)
+	AuditTrail(ctx context.Context, q audit.Query) (audit.Page, error)
 	// Edit saves an edit (by e.By).
 	Edit(ctx context.Context, key timer.Key, e admin.Edit) error
 	// Operate runs Run Now, activate or deactivate for who, and says what it did.

@@ -62,7 +62,7 @@ func TestBackfillPage(t *testing.T) {
 	status, body, _ = f.do(t, "GET", "/api/audit?timer="+key.Timer, f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	var actions []string
-	for _, r := range decode[[]audit.Record](t, body) {
+	for _, r := range decode[audit.Page](t, body).Items {
 		actions = append(actions, r.Action)
 		if r.Action == audit.Backfill {
 			require.Equal(t, float64(4), r.After["instants"])

@@ -50,7 +50,7 @@ func TestEnvironmentOperations(t *testing.T) {
 	status, body, _ = f.do(t, "GET", "/api/audit?who=api&limit=1000", f.token, "")
 	require.Equal(t, http.StatusOK, status)
 	seen := map[string]bool{}
-	for _, r := range decode[[]audit.Record](t, body) {
+	for _, r := range decode[audit.Page](t, body).Items {
 		if r.App == app || r.After["tenant"] == tenant {
 			seen[r.Action] = true
 		}

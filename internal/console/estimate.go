@@ -1,10 +1,12 @@
 package console
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/cost"
 	"github.com/sundialhq/sundial/internal/plan"
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -35,9 +37,52 @@ type Estimate struct {
 	MeasuredPerDay float64 `json:"measuredPerDay"`
 }
 
-// estimate prices the stored instances with the plan's model; recent is the log's latest
+// estimator gathers the stored instances a page at a time for the estimate: the active ones
+// merged into one plan.Instance per schedule (its settings, and its key when it spreads),
+// priority, retries and item size in DynamoDB's units, standing for as many as it counts
+// (plan.Instance.Count), so that it holds what distinct schedules there are, not the instances.
+type estimator struct {
+	merged map[string]int // a merge key → its index in instances
+	list   []plan.Instance
+}
+
+func newEstimator() *estimator { return &estimator{merged: map[string]int{}} }
+
+// add counts an instance; an inactive one is not priced.
+func (e *estimator) add(in timer.Instance) {
+	if !in.Active {
+		return
+	}
+	pi := plan.FromStored([]timer.Instance{in})[0]
+	k := fmt.Sprintf("%s|%d|%d|%v|%v", scheduleKeyOf(pi, in), pi.Priority, pi.MaxRetries, cost.WriteKB(pi.ItemBytes), cost.ReadKB(pi.ItemBytes))
+	if i, ok := e.merged[k]; ok {
+		e.list[i].Count = e.list[i].Count + 1
+		return
+	}
+	pi.Count = 1
+	e.merged[k] = len(e.list)
+	e.list = append(e.list, pi)
+}
+
+// scheduleKeyOf is what makes instances fire together (plan's grouping): the settings', and
+// the instance's key for a schedule that spreads its start (H is resolved per instance).
+func scheduleKeyOf(pi plan.Instance, in timer.Instance) string {
+	k := in.Settings.ScheduleKey()
+	if schedule.MaySpread(pi.Schedule) {
+		k += " " + in.Key.String()
+	}
+	return k
+}
+
+// estimate prices the instances added with the plan's model; recent is the log's latest
 // entries (newest first), limit how many the read could return.
-func estimate(now time.Time, stack cost.Stack, instances []timer.Instance, recent []timer.Execution, limit int) *Estimate {
+func (e *estimator) estimate(now time.Time, stack cost.Stack, recent []timer.Execution, limit int) *Estimate {
+	return estimatePlanned(now, stack, e.list, recent, limit)
+}
+
+// estimatePlanned prices the instances with the plan's model; recent is the log's latest
+// entries (newest first), limit how many the read could return.
+func estimatePlanned(now time.Time, stack cost.Stack, instances []plan.Instance, recent []timer.Execution, limit int) *Estimate {
 	e := &Estimate{}
 	since := now.Add(-24 * time.Hour)
 	for _, x := range recent {
@@ -52,7 +97,7 @@ func estimate(now time.Time, stack cost.Stack, instances []timer.Instance, recen
 			e.MeasuredPerDay = float64(n) / span.Hours() * 24
 		}
 	}
-	p, err := plan.Compute(plan.Input{Instances: plan.FromStored(instances), Stack: stack, From: now, Days: 1, Summary: true})
+	p, err := plan.Compute(plan.Input{Instances: instances, Stack: stack, From: now, Days: 1, Summary: true})
 	if err != nil {
 		e.Error = err.Error()
 		return e

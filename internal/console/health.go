@@ -66,8 +66,102 @@ func orderForHealth(ins []timer.Instance, now time.Time) {
 	})
 }
 
-// buildHealth computes Environment Health; it does no I/O.
+// buildHealth computes Environment Health from in.instances all at once; it does no I/O.
 func buildHealth(in healthInputs) Health {
+	b := newHealthBuilder(in)
+	b.add(in.instances)
+	return b.finish()
+}
+
+// healthBuilder computes Environment Health from the instances a page at a time, so that what
+// it holds is bounded by a page and Health's lists, not by the table: counts per app and state,
+// the first HealthShown scheduled and running entries (re-sorted and cut as pages come), the
+// processors' nodes, and the cost estimate's instances merged by schedule (estimator).
+type healthBuilder struct {
+	in        healthInputs
+	last      map[timer.Key]timer.Execution
+	counts    Counts
+	byApp     map[string]*Counts
+	nodes     map[string]int
+	busy      [4]int
+	scheduled []timer.Instance // at most HealthShown after each page (keep)
+	running   []Running
+	orderN    int
+	runningN  int
+	est       *estimator // nil: no estimate
+}
+
+func newHealthBuilder(in healthInputs) *healthBuilder {
+	b := &healthBuilder{in: in, last: map[timer.Key]timer.Execution{}, byApp: map[string]*Counts{}, nodes: map[string]int{}}
+	for _, e := range in.recent {
+		if _, seen := b.last[e.Key]; !seen {
+			b.last[e.Key] = e
+		}
+	}
+	if in.stack.FetchTick > 0 {
+		b.est = newEstimator()
+	}
+	return b
+}
+
+// add counts a page of instances; it keeps none of them beyond Health's lists.
+func (b *healthBuilder) add(page []timer.Instance) {
+	for _, t := range page {
+		app := b.byApp[t.AppName()]
+		if app == nil {
+			app = &Counts{}
+			b.byApp[t.AppName()] = app
+		}
+		for _, c := range []*Counts{&b.counts, app} {
+			c.Timers++
+			if t.Active {
+				c.Active++
+			} else {
+				c.Inactive++
+			}
+			if t.LastOutcome != "" && t.LastOutcome.Failed() {
+				c.Failing++
+			}
+			if t.Running() {
+				c.Running++
+			}
+		}
+		if b.est != nil {
+			b.est.add(t)
+		}
+		if t.Running() {
+			b.runningN++
+			b.running = append(b.running, Running{
+				Key: t.Key.String(), Since: t.IsRunningSince, By: t.IsRunningBy,
+				ScheduledAt: t.RunScheduledAt, Attempt: max(t.RunAttempt, 1),
+				LeaseExpiresAt: t.LeaseExpiresAt, Overdue: !t.LeaseExpiresAt.IsZero() && b.in.now.After(t.LeaseExpiresAt),
+			})
+			if p := t.Priority; p >= 1 && p <= 4 {
+				b.busy[p-1]++
+			}
+			b.nodes[t.IsRunningBy]++
+			continue
+		}
+		if t.Active && !t.NextRun.IsZero() {
+			b.orderN++
+			b.scheduled = append(b.scheduled, t)
+		}
+	}
+	b.keep()
+}
+
+// keep cuts the lists to their first HealthShown. The sorts are stable and what was kept came
+// before the page's, so the first HealthShown are those a sort of every instance would give.
+func (b *healthBuilder) keep() {
+	orderForHealth(b.scheduled, b.in.now)
+	b.scheduled = slices.Clip(b.scheduled[:min(len(b.scheduled), HealthShown)])
+	slices.SortStableFunc(b.running, func(a, c Running) int { return a.Since.Compare(c.Since) })
+	b.running = slices.Clip(b.running[:min(len(b.running), HealthShown)])
+}
+
+// finish is the Health of the instances added.
+func (b *healthBuilder) finish() Health {
+	in := b.in
 	h := Health{Now: in.now, Queues: in.queues, Running: []Running{}, Order: []HealthRow{}, Problems: []string{}}
 	h.Processors.Nodes = []NodeStatus{}
 	if h.Queues == nil || in.queuesErr != nil {
@@ -88,63 +182,17 @@ func buildHealth(in healthInputs) Health {
 	}
 	h.Healthy = len(h.Problems) == 0
 	h.LastHour = lastHour(in.now, in.recent, recentForHealth)
-	if in.stack.FetchTick > 0 {
-		h.Estimate = estimate(in.now, in.stack, in.instances, in.recent, recentForHealth)
+	if b.est != nil {
+		h.Estimate = b.est.estimate(in.now, in.stack, in.recent, recentForHealth)
 	}
 	h.Processors.Capacity = in.capacity
-
-	last := map[timer.Key]timer.Execution{}
-	for _, e := range in.recent {
-		if _, seen := last[e.Key]; !seen {
-			last[e.Key] = e
-		}
+	h.Processors.Busy = b.busy
+	h.Counts = b.counts
+	for _, a := range slices.Sorted(maps.Keys(b.byApp)) {
+		h.Apps = append(h.Apps, AppCounts{App: a, Counts: *b.byApp[a]})
 	}
-	nodes := map[string]int{}
-	var scheduled []timer.Instance
-	byApp := map[string]*Counts{}
-	for _, t := range in.instances {
-		app := byApp[t.AppName()]
-		if app == nil {
-			app = &Counts{}
-			byApp[t.AppName()] = app
-		}
-		for _, c := range []*Counts{&h.Counts, app} {
-			c.Timers++
-			if t.Active {
-				c.Active++
-			} else {
-				c.Inactive++
-			}
-			if t.LastOutcome != "" && t.LastOutcome.Failed() {
-				c.Failing++
-			}
-			if t.Running() {
-				c.Running++
-			}
-		}
-		if t.Running() {
-			h.Running = append(h.Running, Running{
-				Key: t.Key.String(), Since: t.IsRunningSince, By: t.IsRunningBy,
-				ScheduledAt: t.RunScheduledAt, Attempt: max(t.RunAttempt, 1),
-				LeaseExpiresAt: t.LeaseExpiresAt, Overdue: !t.LeaseExpiresAt.IsZero() && in.now.After(t.LeaseExpiresAt),
-			})
-			if p := t.Priority; p >= 1 && p <= 4 {
-				h.Processors.Busy[p-1]++
-			}
-			nodes[t.IsRunningBy]++
-			continue
-		}
-		if t.Active && !t.NextRun.IsZero() {
-			scheduled = append(scheduled, t)
-		}
-	}
-	orderForHealth(scheduled, in.now)
-	h.OrderTotal = len(scheduled)
-	scheduled = scheduled[:min(len(scheduled), HealthShown)]
-	for _, a := range slices.Sorted(maps.Keys(byApp)) {
-		h.Apps = append(h.Apps, AppCounts{App: a, Counts: *byApp[a]})
-	}
-	for i, t := range scheduled {
+	h.OrderTotal = b.orderN
+	for i, t := range b.scheduled {
 		row := HealthRow{
 			Position: i + 1, Key: t.Key.String(), Priority: t.Priority, NextRun: ptr(t.NextRun),
 			Due: !t.NextRun.After(in.now), LastDurationMs: t.LastDuration.Milliseconds(),
@@ -154,16 +202,15 @@ func buildHealth(in healthInputs) Health {
 		} else {
 			row.InMs = t.NextRun.Sub(in.now).Milliseconds()
 		}
-		if e, ok := last[t.Key]; ok {
+		if e, ok := b.last[t.Key]; ok {
 			le := entryOf(e)
 			row.Last = &le
 		}
 		h.Order = append(h.Order, row)
 	}
-	slices.SortFunc(h.Running, func(a, b Running) int { return a.Since.Compare(b.Since) })
-	h.RunningTotal = len(h.Running)
-	h.Running = h.Running[:min(len(h.Running), HealthShown)]
-	for by, n := range nodes {
+	h.Running = append(h.Running, b.running...)
+	h.RunningTotal = b.runningN
+	for by, n := range b.nodes {
 		h.Processors.Nodes = append(h.Processors.Nodes, NodeStatus{By: by, Running: n})
 	}
 	slices.SortFunc(h.Processors.Nodes, func(a, b NodeStatus) int { return cmp.Compare(a.By, b.By) })

@@ -99,8 +99,10 @@ type Health struct {
 	// Estimate is the stack's cost per month and the last 24 hours' executions (absent
 	// when the stack's parameters are unknown).
 	Estimate *Estimate `json:"estimate,omitempty"`
-	// Alerts are the open alerts of the timers it shows (timer.AlertRules).
-	Alerts []timer.Alert `json:"alerts"`
+	// Alerts are the first HealthShown open alerts of the timers it shows (timer.AlertRules),
+	// of AlertsTotal.
+	Alerts      []timer.Alert `json:"alerts"`
+	AlertsTotal int           `json:"alertsTotal"`
 	// Figures are the last hour per minute: firings, failures, lateness.
 	Figures Figures `json:"figures"`
 }

@@ -281,8 +281,8 @@ func (rm *Remote) Apps(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// AuditTrail reads GET /api/audit (or the app's).
-func (rm *Remote) AuditTrail(ctx context.Context, aq audit.Query) ([]audit.Record, error) {
+// AuditTrail reads a page of GET /api/audit (or the app's).
+func (rm *Remote) AuditTrail(ctx context.Context, aq audit.Query) (audit.Page, error) {
 	q := url.Values{}
 	set(q, "timer", aq.Timer)
 	set(q, "who", aq.Who)
@@ -296,8 +296,9 @@ func (rm *Remote) AuditTrail(ctx context.Context, aq audit.Query) ([]audit.Recor
 	if aq.App != "" {
 		p = appPath(aq.App) + "/audit"
 	}
-	var recs []audit.Record
-	return recs, rm.get(ctx, p, q, &recs)
+	set(q, "cursor", aq.Cursor)
+	var page audit.Page
+	return page, rm.get(ctx, p, q, &page)
 }
 
 // Edit sends PATCH /api/apps/{app}/timers/{name}; the API records the caller.

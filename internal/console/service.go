@@ -87,6 +87,9 @@ func inlineJobs(js *jobs.Service) *jobs.Service {
 // each timer's last scheduled-versus-actual time.
 const recentForHealth = 200
 
+// healthPageSize is the instances Environment Health reads a page (the most a store serves).
+const healthPageSize = timer.MaxPageSize
+
 // Health reads Environment Health. A queue-depth failure is reported in the result, not as
 // an error, so the rest of the page still shows.
 func (s *Service) Health(ctx context.Context) (Health, error) { return s.HealthOf(ctx, "") }
@@ -101,11 +104,7 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 		return Health{}, err
 	}
 	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
-	// One app's instances only (its index); every app's, the whole table a page at a time.
 	var err error
-	if in.instances, err = admin.AllInstances(ctx, s.Store, timer.InstanceQuery{App: app}); err != nil {
-		return Health{}, err
-	}
 	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
 		return Health{}, err
 	}
@@ -115,7 +114,22 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	if s.Queues != nil && app == "" {
 		in.queues, in.queuesErr = s.Queues.Depths(ctx)
 	}
-	h := buildHealth(in)
+	// One app's instances only (its index); every app's, the whole table. Either a page at a
+	// time: what Health holds is a page and its bounded lists, not the instances.
+	b := newHealthBuilder(in)
+	q := timer.InstanceQuery{App: app, Limit: healthPageSize}
+	for {
+		page, err := s.Store.Instances(ctx, q)
+		if err != nil {
+			return Health{}, err
+		}
+		b.add(page.Items)
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	h := b.finish()
 	h.App = app
 	if app != "" {
 		h.Apps = nil // the app's own counts are Counts
@@ -127,10 +141,33 @@ func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
 	}
 	h.LastHour = lastHour(in.now, hour, figuresMaxEntries)
 	h.Figures = figures(in.now, hour, truncated)
-	if h.Alerts, err = s.alerts(ctx, app); err != nil {
+	if h.Alerts, h.AlertsTotal, err = s.healthAlerts(ctx, app); err != nil {
 		return Health{}, err
 	}
 	return h, nil
+}
+
+// alertWalker is a store that walks the alerts a page at a time (dynamo.Store).
+type alertWalker interface {
+	AlertsEach(ctx context.Context, app string, fn func(timer.Alert) error) error
+}
+
+// healthAlerts are the first HealthShown open alerts of app ("": every app's) and how many
+// are open: read a page at a time when the store can, so that Health holds HealthShown.
+func (s *Service) healthAlerts(ctx context.Context, app string) ([]timer.Alert, int, error) {
+	w, ok := s.Store.(alertWalker)
+	if !ok {
+		list, err := s.alerts(ctx, app)
+		return list[:min(len(list), HealthShown)], len(list), err
+	}
+	out, n := []timer.Alert{}, 0
+	err := w.AlertsEach(ctx, app, func(a timer.Alert) error {
+		if n++; len(out) < HealthShown {
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, n, err
 }
 
 // alertLister is the part of a store that keeps alerts (dynamo.Store).

@@ -178,29 +178,41 @@ func (s *Store) AlertsOf(ctx context.Context, ks []timer.Key) ([]timer.Alert, er
 
 // Alerts lists the open alerts, of app only unless app is "".
 func (s *Store) Alerts(ctx context.Context, app string) ([]timer.Alert, error) {
+	var out []timer.Alert
+	err := s.AlertsEach(ctx, app, func(a timer.Alert) error {
+		out = append(out, a)
+		return nil
+	})
+	return out, err
+}
+
+// AlertsEach calls fn with each open alert (of app only unless app is ""), a page of the
+// alerts partition at a time, so that a caller that keeps few holds a page, not every alert.
+func (s *Store) AlertsEach(ctx context.Context, app string, fn func(timer.Alert) error) error {
 	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(alertsPK))).Build()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []timer.Alert
 	p := dynamodb.NewQueryPaginator(s.api, &dynamodb.QueryInput{TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list alerts: %w", err)
+			return fmt.Errorf("list alerts: %w", err)
 		}
 		for _, item := range page.Items {
 			var it alertItem
 			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-				return nil, err
+				return err
 			}
 			if a := it.alert(); app == "" || a.AppName() == timer.AppName(app) {
-				out = append(out, a)
+				if err := fn(a); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Watch sets the noSuccessWithin deadline of an instance: to `deadline` when reset (a

@@ -252,8 +252,23 @@ func (l *AuditLog) List(ctx context.Context, q audit.Query) ([]audit.Record, err
 		since = oldest
 	}
 	out := []audit.Record{}
-	for day := now.Truncate(24 * time.Hour); !day.Before(since.UTC().Truncate(24 * time.Hour)); day = day.AddDate(0, 0, -1) {
+	from, before := now.Truncate(24*time.Hour), ""
+	if q.Cursor != "" {
+		// The records older than the previous page's last: from its day, below its key.
+		at, id, err := audit.ParseCursor(q.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		from, before = at.Truncate(24*time.Hour), at.Format(logSortLayout)+"#"+id
+		if before < since.UTC().Format(logSortLayout) {
+			return out, nil // the previous page reached since
+		}
+	}
+	for day := from; !day.Before(since.UTC().Truncate(24 * time.Hour)); day = day.AddDate(0, 0, -1) {
 		kc := expression.Key("pk").Equal(expression.Value(auditPK(day))).And(expression.Key("sk").GreaterThanEqual(expression.Value(since.UTC().Format(logSortLayout))))
+		if before != "" && day.Equal(from) {
+			kc = expression.Key("pk").Equal(expression.Value(auditPK(day))).And(expression.Key("sk").Between(expression.Value(since.UTC().Format(logSortLayout)), expression.Value(before)))
+		}
 		expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 		if err != nil {
 			return nil, err
@@ -276,6 +291,9 @@ func (l *AuditLog) List(ctx context.Context, q audit.Query) ([]audit.Record, err
 				var r audit.Record
 				if err := json.Unmarshal([]byte(it.Record), &r); err != nil {
 					return nil, fmt.Errorf("decode audit record %s: %w", it.SK, err)
+				}
+				if it.SK == before {
+					continue // the previous page's last (Between is inclusive)
 				}
 				if q.Match(r) {
 					out = append(out, r)
