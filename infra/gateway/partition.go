@@ -111,7 +111,7 @@ func (g *Gateway) routeDynamoDB(w http.ResponseWriter, r *http.Request, op strin
 		table := str(req["TableName"])
 		s, err := g.partSchema(ctx, r, table)
 		if err != nil {
-			one(0) // the engine answers an unknown table
+			g.noSchema(w, r, err, body)
 			return
 		}
 		key := req["Key"]
@@ -131,6 +131,10 @@ func (g *Gateway) routeDynamoDB(w http.ResponseWriter, r *http.Request, op strin
 		g.partBatch(w, r, req, "", "UnprocessedItems")
 	case "TransactWriteItems", "TransactGetItems":
 		i, err := g.transactOwner(ctx, r, req)
+		if se := (*schemaError)(nil); errors.As(err, &se) {
+			g.noSchema(w, r, err, body)
+			return
+		}
 		if err != nil {
 			writeJSONError(w, http.StatusBadRequest, "com.amazon.coral.validate#ValidationException", err.Error())
 			return
@@ -214,9 +218,9 @@ func (g *Gateway) partSchema(_ context.Context, r *http.Request, table string) (
 		return s, nil
 	}
 	b, _ := json.Marshal(map[string]string{"TableName": table})
-	status, _, out := g.engineCall(r, p.engines[0], "DescribeTable", b)
+	status, hdr, out := g.engineCall(r, p.engines[0], "DescribeTable", b)
 	if status != http.StatusOK {
-		return nil, fmt.Errorf("DescribeTable %s: %s", table, out)
+		return nil, &schemaError{table: table, status: status, hdr: hdr, body: out}
 	}
 	type keyElem struct{ AttributeName, KeyType string }
 	var d struct {
@@ -230,7 +234,7 @@ func (g *Gateway) partSchema(_ context.Context, r *http.Request, table string) (
 		}
 	}
 	if err := json.Unmarshal(out, &d); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("DescribeTable %s: %w", table, err)
 	}
 	keys := func(ks []keyElem) (k [2]string) {
 		for _, e := range ks {
@@ -251,6 +255,36 @@ func (g *Gateway) partSchema(_ context.Context, r *http.Request, table string) (
 	p.schemas[table] = s
 	p.mu.Unlock()
 	return s, nil
+}
+
+// schemaError is the first engine's answer to a DescribeTable that failed.
+type schemaError struct {
+	table  string
+	status int
+	hdr    http.Header
+	body   []byte
+}
+
+func (e *schemaError) Error() string {
+	return fmt.Sprintf("DescribeTable %s: %d %s", e.table, e.status, e.body)
+}
+
+// noSchema answers a request whose table's key schema could not be read. A table the engine
+// refuses (a 4xx: unknown, a bad name) is the engine's to answer, and the first engine
+// answers the request as one engine would. Any other failure (an engine unreachable or
+// failing, as under load) is answered as a server error the SDKs retry: the request is never
+// sent to an engine that may not own its items, where a write would be lost to later reads.
+func (g *Gateway) noSchema(w http.ResponseWriter, r *http.Request, err error, body []byte) {
+	var se *schemaError
+	switch {
+	case errors.As(err, &se) && se.status >= 400 && se.status < 500:
+		g.forward(w, r, iam.DynamoDB, g.parts.engines[0], body)
+	case errors.As(err, &se):
+		writeAnswer(w, se.status, se.hdr, se.body)
+	default:
+		writeJSONError(w, http.StatusInternalServerError, "com.amazonaws.dynamodb.v20120810#InternalServerError",
+			"the local endpoint could not read the table's key schema: "+err.Error())
+	}
 }
 
 // partAll sends a control-plane change to every engine; the answer is the first engine's, or
@@ -305,7 +339,7 @@ func (g *Gateway) transactOwner(ctx context.Context, r *http.Request, req map[st
 		for _, act := range it {
 			s, err := g.partSchema(ctx, r, act.TableName)
 			if err != nil {
-				return 0, nil // the engine answers an unknown table
+				return 0, err // noSchema answers it
 			}
 			k := act.Key
 			if k == nil {
@@ -367,7 +401,7 @@ func (g *Gateway) partQuery(w http.ResponseWriter, r *http.Request, req map[stri
 	p := g.parts
 	s, err := g.partSchema(r.Context(), r, str(req["TableName"]))
 	if err != nil {
-		g.forward(w, r, iam.DynamoDB, p.engines[0], body)
+		g.noSchema(w, r, err, body)
 		return
 	}
 	index := str(req["IndexName"])
@@ -734,7 +768,7 @@ func (g *Gateway) partScan(w http.ResponseWriter, r *http.Request, req map[strin
 	s, err := g.partSchema(r.Context(), r, str(req["TableName"]))
 	if err != nil {
 		b, _ := json.Marshal(req)
-		g.forward(w, r, iam.DynamoDB, p.engines[0], b)
+		g.noSchema(w, r, err, b)
 		return
 	}
 	limit := -1
@@ -837,7 +871,7 @@ func (g *Gateway) partBatch(w http.ResponseWriter, r *http.Request, req map[stri
 		s, err := g.partSchema(ctx, r, table)
 		if err != nil {
 			b, _ := json.Marshal(req)
-			g.forward(w, r, iam.DynamoDB, p.engines[0], b) // the engine answers the unknown table
+			g.noSchema(w, r, err, b)
 			return
 		}
 		if keysField != "" { // BatchGetItem: {Keys: [...], ProjectionExpression, ...}
