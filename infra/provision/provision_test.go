@@ -70,7 +70,7 @@ func TestProvision(t *testing.T) {
 		for _, g := range d.Table.GlobalSecondaryIndexes {
 			idx = append(idx, aws.ToString(g.IndexName))
 		}
-		require.ElementsMatch(t, []string{"due"}, idx)
+		require.ElementsMatch(t, []string{"due", "byApp"}, idx)
 		require.Equal(t, ddbtypes.StreamViewTypeNewAndOldImages, d.Table.StreamSpecification.StreamViewType, "the stream the template gives the table")
 		require.Equal(t, "arn:aws:dynamodb:us-east-1:000000000000:table/prov-TimersTable/stream/"+aws.ToString(d.Table.LatestStreamLabel),
 			st.Resources["TimersTable"].Attrs["StreamArn"], "GetAtt StreamArn names the stream in the stack's region, not DynamoDB Local's")
@@ -215,11 +215,16 @@ func TestProvisionRefusesATableWithoutItsStream(t *testing.T) {
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("old-TimersTable"), BillingMode: ddbtypes.BillingModePayPerRequest,
 		AttributeDefinitions: []ddbtypes.AttributeDefinition{
 			{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}, {AttributeName: aws.String("sk"), AttributeType: ddbtypes.ScalarAttributeTypeS},
-			{AttributeName: aws.String("dueShard"), AttributeType: ddbtypes.ScalarAttributeTypeS}, {AttributeName: aws.String("dueAt"), AttributeType: ddbtypes.ScalarAttributeTypeN}},
+			{AttributeName: aws.String("dueShard"), AttributeType: ddbtypes.ScalarAttributeTypeS}, {AttributeName: aws.String("dueAt"), AttributeType: ddbtypes.ScalarAttributeTypeN},
+			{AttributeName: aws.String("byApp"), AttributeType: ddbtypes.ScalarAttributeTypeS}, {AttributeName: aws.String("byAppKey"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
 		KeySchema: []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}, {AttributeName: aws.String("sk"), KeyType: ddbtypes.KeyTypeRange}},
+		// The template's indexes: only the stream differs.
 		GlobalSecondaryIndexes: []ddbtypes.GlobalSecondaryIndex{{IndexName: aws.String("due"),
 			KeySchema:  []ddbtypes.KeySchemaElement{{AttributeName: aws.String("dueShard"), KeyType: ddbtypes.KeyTypeHash}, {AttributeName: aws.String("dueAt"), KeyType: ddbtypes.KeyTypeRange}},
-			Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeKeysOnly}}},
+			Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeKeysOnly}},
+			{IndexName: aws.String("byApp"),
+				KeySchema:  []ddbtypes.KeySchemaElement{{AttributeName: aws.String("byApp"), KeyType: ddbtypes.KeyTypeHash}, {AttributeName: aws.String("byAppKey"), KeyType: ddbtypes.KeyTypeRange}},
+				Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeKeysOnly}}},
 	})
 	require.NoError(t, err)
 	_, err = Provision(ctx, tpl, Options{StackName: "old", Region: "us-east-1", DynamoDB: db, SQS: q})
