@@ -69,6 +69,8 @@ func (f fixture) create(t *testing.T, name, sched string, edit func(*timer.Insta
 		edit(&in)
 	}
 	require.NoError(t, f.app.Store.Create(context.Background(), in))
+	// A publish registers its app (the listings of every app walk the registry).
+	require.NoError(t, f.app.Store.RegisterApps(context.Background(), []string{in.Key.App}))
 	return key
 }
 
