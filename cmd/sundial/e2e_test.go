@@ -379,9 +379,7 @@ func TestEndToEnd(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		require.Eventually(t, func() bool { return len(rec.get("Fast")) > n }, 10*time.Second, 100*time.Millisecond, "run-now ran it")
 		list, _, _ := cli(t, dir, "timers", "list", "--json", "--endpoint", endpoint)
-		var timers []view.Timer
-		require.NoError(t, json.Unmarshal([]byte(list), &timers))
-		for _, tm := range timers {
+		for _, tm := range jsonLines[view.Timer](t, list) { // one object per line
 			if tm.Name == "Fast" {
 				require.True(t, tm.Active, "run-now activated the timer")
 			}

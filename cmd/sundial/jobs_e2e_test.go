@@ -120,14 +120,7 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 			At time.Time `json:"at"`
 		} `json:"pause"`
 	}
-	var rows []row
-	// --json is one object per line (the listing is paged and streamed).
-	dec := json.NewDecoder(strings.NewReader(out))
-	for dec.More() {
-		var r row
-		require.NoError(t, dec.Decode(&r))
-		rows = append(rows, r)
-	}
+	rows := jsonLines[row](t, out) // --json is one object per line (the listing is paged)
 	require.Len(t, rows, n)
 	for _, r := range rows {
 		require.False(t, r.Active)
