@@ -74,7 +74,7 @@ func TestDeploy(t *testing.T) {
 		require.Equal(t, ddbtypes.BillingModePayPerRequest, tbl.BillingModeSummary.BillingMode)
 		require.Equal(t, keys{"pk", "sk"}, keysOf(tbl.KeySchema))
 		gsis := indexes(tbl.GlobalSecondaryIndexes)
-		require.Equal(t, map[string]keys{"due": {"dueShard", "dueAt"}}, gsis)
+		require.Equal(t, map[string]keys{"due": {"dueShard", "dueAt"}, "byApp": {"byApp", "byAppKey"}}, gsis)
 		for _, g := range tbl.GlobalSecondaryIndexes {
 			require.Equal(t, ddbtypes.ProjectionTypeKeysOnly, g.Projection.ProjectionType, *g.IndexName)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -23,6 +24,14 @@ func decode[T any](t *testing.T, body string) T {
 	var v T
 	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
 	return v
+}
+
+// auditItems decodes a page of the audit API ({"items": […], "next": …}).
+func auditItems(t *testing.T, body string) []audit.Record {
+	t.Helper()
+	return decode[struct {
+		Items []audit.Record `json:"items"`
+	}](t, body).Items
 }
 
 func TestAPI(t *testing.T) {

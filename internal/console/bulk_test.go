@@ -89,7 +89,7 @@ func TestBulkPause(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	var got []string
 	jobsOf := map[string][]string{} // a job's id: its records' actions
-	for _, r := range decode[[]audit.Record](t, resp) {
+	for _, r := range auditItems(t, resp) {
 		by := ""
 		if s, ok := r.After["startedBy"]; ok {
 			by = fmt.Sprintf(" (started by %v)", s)

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
-	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -140,7 +139,7 @@ timers:
 	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/audit", f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	var got []string
-	recs := decode[[]audit.Record](t, body)
+	recs := auditItems(t, body)
 	for _, r := range recs {
 		got = append(got, r.Action+" by "+r.Who)
 	}
