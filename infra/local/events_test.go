@@ -105,6 +105,12 @@ func TestEventsSurvivePutEventsFaults(t *testing.T) {
 	require.NoError(t, err, "log:\n%s", logs.String())
 	t.Cleanup(func() { _ = p.Stop() })
 	ctx := context.Background()
+	// The fault windows count from the platform's start, not from before Up: starting the
+	// engines (several DynamoDB Local engines, partitioned) takes a while on a loaded machine.
+	mu.Lock()
+	start = time.Now()
+	wholeUntil, faultsUntil = start.Add(6*time.Second), start.Add(12*time.Second)
+	mu.Unlock()
 
 	time.Sleep(time.Until(faultsUntil) + 2*time.Second)
 	_, err = p.App.Admin.SetActive(ctx, timer.Key{Timer: "Failing"}, false)
