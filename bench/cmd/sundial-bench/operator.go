@@ -14,12 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/dynamo"
@@ -359,56 +354,21 @@ func (e *env) startFunction(ctx context.Context, d deployed, id, bin, outDir str
 }
 
 // seedOperator writes the app's instances (operatorTimers multi-tenant timers B00.. for tenants
-// t00000.., each on the business calendar "holidays") with BatchWriteItem straight to DynamoDB
-// Local, and registers the app.
+// t00000.., each on the business calendar "holidays") through the local endpoint
+// (seedInstances), and registers the app.
 func (e *env) seedOperator(ctx context.Context, d deployed, tenants int) (time.Duration, error) {
-	start := time.Now()
-	endpoint, _ := e.local.Engines()
-	cfg := e.aws.Copy()
-	cfg.BaseEndpoint = aws.String(endpoint)
-	cfg.Credentials = credentials.StaticCredentialsProvider{Value: e.local.Admin()}
-	cfg.APIOptions = nil
-	emulator.WithSecret(&cfg, e.local.EngineSecret())
-	ddb := dynamodb.NewFromConfig(cfg)
-	store := dynamo.New(ddb, d.cfg.TimersTable, d.cfg.LogTable, time.Hour)
+	store := dynamo.New(e.seedDynamoDB(), d.cfg.TimersTable, d.cfg.LogTable, time.Hour)
 	if err := store.RegisterApps(ctx, []string{"bench"}); err != nil {
 		return 0, err
 	}
 	next := time.Now().UTC().Add(time.Hour).Truncate(time.Hour)
-	n := operatorTimers * tenants
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for lo := 0; lo < n; lo += 25 {
-		hi := min(n, lo+25)
-		g.Go(func() error {
-			var reqs []types.WriteRequest
-			for i := lo; i < hi; i++ {
-				key := timer.Key{App: "bench", Timer: fmt.Sprintf("B%02d", i%operatorTimers), Tenant: fmt.Sprintf("t%05d", i/operatorTimers)}
-				in := timer.Instance{Key: key, Active: true, ActiveBy: timer.ActiveByManifest, NextRun: next, Shard: dynamo.ShardOf(key, d.cfg.DueShards),
-					Settings: timer.Settings{Schedule: "every 1h", Timezone: "UTC", Priority: timer.DefaultPriority, Timeout: time.Minute,
-						Calendar: &timer.Calendar{Name: "holidays", CalendarRules: schedule.CalendarRules{Dates: []string{next.AddDate(0, 0, 30).Format(time.DateOnly)}}},
-						Action:   action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}}}
-				item, err := dynamo.InstanceItem(in)
-				if err != nil {
-					return err
-				}
-				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
-			}
-			for len(reqs) > 0 {
-				out, err := ddb.BatchWriteItem(gctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{d.cfg.TimersTable: reqs}})
-				if err != nil {
-					return fmt.Errorf("seed: %w", err)
-				}
-				reqs = out.UnprocessedItems[d.cfg.TimersTable]
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return 0, err
-	}
-	e.log.Info("seeded", "stack", d.name, "instances", n, "took", time.Since(start).Round(time.Millisecond))
-	return time.Since(start), nil
+	return e.seedInstances(ctx, d, operatorTimers*tenants, func(i int) timer.Instance {
+		key := timer.Key{App: "bench", Timer: fmt.Sprintf("B%02d", i%operatorTimers), Tenant: fmt.Sprintf("t%05d", i/operatorTimers)}
+		return timer.Instance{Key: key, Active: true, ActiveBy: timer.ActiveByManifest, NextRun: next, Shard: dynamo.ShardOf(key, d.cfg.DueShards),
+			Settings: timer.Settings{Schedule: "every 1h", Timezone: "UTC", Priority: timer.DefaultPriority, Timeout: time.Minute,
+				Calendar: &timer.Calendar{Name: "holidays", CalendarRules: schedule.CalendarRules{Dates: []string{next.AddDate(0, 0, 30).Format(time.DateOnly)}}},
+				Action:   action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}}}
+	})
 }
 
 // operatorSummary is the phase's line in the summary.

@@ -324,17 +324,32 @@ func (e *env) runScale(ctx context.Context, d deployed, r *scaleRun, outDir, bin
 	return nil
 }
 
-// seed writes n instances (every 1 h, due at due(i)) with BatchWriteItem with the
-// administrator's key, bypassing the engine (uncounted): the phase measures the function, not
-// the loading. It goes through the local endpoint, which places each item on its DynamoDB
-// partition's engine, where the function's calls look for it.
+// seed writes n instances (every 1 h, due at due(i)); see seedInstances.
 func (e *env) seed(ctx context.Context, d deployed, n int, due func(i int) time.Time) (time.Duration, error) {
-	start := time.Now()
+	return e.seedInstances(ctx, d, n, func(i int) timer.Instance {
+		key := timer.Key{Timer: fmt.Sprintf("S%06d", i)}
+		return timer.Instance{Key: key, Active: true, NextRun: due(i), Shard: dynamo.ShardOf(key, d.cfg.DueShards),
+			Settings: timer.Settings{Schedule: "every 1h", Priority: timer.DefaultPriority, Timeout: time.Minute,
+				Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}}}
+	})
+}
+
+// seedDynamoDB is a DynamoDB client with the administrator's key at the local endpoint, not
+// counted: seeding is not the measured function's work. The endpoint places each item on its
+// DynamoDB partition's engine, where the functions' calls look for it.
+func (e *env) seedDynamoDB() *dynamodb.Client {
 	cfg := e.aws.Copy()
 	cfg.BaseEndpoint = aws.String(e.local.Endpoint)
 	cfg.Credentials = credentials.StaticCredentialsProvider{Value: e.local.Admin()}
-	cfg.APIOptions = nil // not counted: seeding is not the measured function's work
-	ddb := dynamodb.NewFromConfig(cfg)
+	cfg.APIOptions = nil
+	return dynamodb.NewFromConfig(cfg)
+}
+
+// seedInstances writes instance(0..n-1) with BatchWriteItem through the local endpoint
+// (seedDynamoDB), bypassing the engine: the phase measures the function, not the loading.
+func (e *env) seedInstances(ctx context.Context, d deployed, n int, instance func(i int) timer.Instance) (time.Duration, error) {
+	start := time.Now()
+	ddb := e.seedDynamoDB()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for lo := 0; lo < n; lo += 25 {
@@ -342,11 +357,7 @@ func (e *env) seed(ctx context.Context, d deployed, n int, due func(i int) time.
 		g.Go(func() error {
 			var reqs []types.WriteRequest
 			for i := lo; i < hi; i++ {
-				key := timer.Key{Timer: fmt.Sprintf("S%06d", i)}
-				in := timer.Instance{Key: key, Active: true, NextRun: due(i), Shard: dynamo.ShardOf(key, d.cfg.DueShards),
-					Settings: timer.Settings{Schedule: "every 1h", Priority: timer.DefaultPriority, Timeout: time.Minute,
-						Action: action.Spec{HTTP: &action.HTTPSpec{URL: "http://127.0.0.1:9/bench"}}}}
-				item, err := dynamo.InstanceItem(in)
+				item, err := dynamo.InstanceItem(instance(i))
 				if err != nil {
 					return err
 				}
