@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/sundialhq/sundial/infra/localaws"
+	"github.com/sundialhq/sundial/infra/provision"
 	"github.com/sundialhq/sundial/internal/config"
 )
 
@@ -60,8 +61,21 @@ func (p *Platform) functionFromStack(o Options, local map[string]string, name, i
 	if fn == nil {
 		return nil, fmt.Errorf("the template has no function %s", id)
 	}
+	f, err := newFunction(name, fn, withLocalSettings(fn.Env, o, local), o)
+	if err != nil {
+		return nil, err
+	}
+	f.arn = fn.Arn
+	if f.aws, err = p.Local.Config(o.Stack, id); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// newFunction is the function name as the translation gives it (fn), with the environment env.
+func newFunction(name string, fn *provision.Function, env map[string]string, o Options) (*function, error) {
 	f := &function{name: name, timeout: fn.Timeout, memoryMB: fn.MemoryMB, reserved: fn.ReservedConcurrency, sources: fn.EventSources,
-		streams: fn.StreamSources, env: withLocalSettings(fn.Env, o, local), arn: fn.Arn, recursiveLoop: fn.RecursiveLoop}
+		streams: fn.StreamSources, env: env, recursiveLoop: fn.RecursiveLoop}
 	for _, s := range fn.Schedules {
 		if s.Enabled && s.Every > 0 {
 			f.every = s.Every
@@ -72,10 +86,7 @@ func (p *Platform) functionFromStack(o Options, local map[string]string, name, i
 	}
 	var err error
 	if f.cfg, err = config.FromEnv(func(k string) string { return f.env[k] }); err != nil {
-		return nil, fmt.Errorf("%s's environment: %w", id, err)
-	}
-	if f.aws, err = p.Local.Config(o.Stack, id); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s's environment: %w", fn.LogicalID, err)
 	}
 	return f, nil
 }

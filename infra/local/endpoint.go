@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -12,8 +12,8 @@ import (
 	"github.com/sundialhq/sundial"
 	"github.com/sundialhq/sundial/infra/emulator"
 	"github.com/sundialhq/sundial/infra/provision"
+	"github.com/sundialhq/sundial/infra/sam"
 	"github.com/sundialhq/sundial/infra/stack"
-	"github.com/sundialhq/sundial/internal/config"
 )
 
 // upAtEndpoint uses a stack at a given endpoint (LocalStack), deploying it with
@@ -45,59 +45,100 @@ func (p *Platform) upAtEndpoint(ctx context.Context, o Options) error {
 	return nil
 }
 
-// functionsFromOutputs configures the functions from the outputs and parameters of the
-// stack at the endpoint given; what they do not carry (timeouts, memory, batch sizes, the
-// log writer's mapping) is set as below.
+// functionsFromOutputs configures the functions of the stack at the endpoint given as the
+// embedded platform configures its own (functionFromStack): timeouts, memory, schedules and
+// event sources from the template's SAM translation, evaluated with the deployed stack's
+// parameters without creating anything; the environment from the stack's outputs; and the
+// queues, table and stream the event sources read from the deployed stack's resources.
 func (p *Platform) functionsFromOutputs(ctx context.Context, o Options, local map[string]string) error {
-	outs := p.Outputs
-	var err error
-	p.funcs = map[string]*function{}
-	procTimeout := 900 * time.Second // the template's ProcessorTimeoutSeconds, as deployed
-	if n := paramInt(outs.Parameters, "ProcessorTimeoutSeconds"); n > 0 {
-		procTimeout = time.Duration(n) * time.Second
-	}
-	for name, timeout := range map[string]time.Duration{FnFetch: time.Minute, FnRecovery: time.Minute, FnProcessor: procTimeout} {
-		f := &function{name: name, timeout: timeout, memoryMB: 128, aws: p.AWS, env: withLocalSettings(outs.Env(nil), o, local)}
-		if f.cfg, err = config.FromEnv(func(k string) string { return f.env[k] }); err != nil {
-			return err
-		}
-		if name != FnProcessor {
-			f.every = f.cfg.Tick
-		}
-		p.funcs[name] = f
-	}
-	// Lambda's recursion limit on the processor's event sources, as the template sets it.
-	if p.funcs[FnProcessor].recursiveLoop, err = recursiveLoop(ctx, o, logicalIDs[FnProcessor]); err != nil {
+	body, err := o.templateBody()
+	if err != nil {
 		return err
 	}
-	for i, url := range outs.Queues {
-		p.funcs[FnProcessor].sources = append(p.funcs[FnProcessor].sources,
-			provision.EventSource{QueueURL: url, BatchSize: 10, ReportBatchItemFailures: true, Enabled: true,
-				MaximumConcurrency: paramInt(outs.Parameters, fmt.Sprintf("P%dConcurrency", i+1))})
+	t, err := sam.Translate(ctx, body)
+	if err != nil {
+		return err
 	}
-	return p.logWriterFromOutputs(ctx, o)
+	described, err := provision.Provision(ctx, t, provision.Options{StackName: o.Stack, Region: o.Region, Params: p.Outputs.Parameters, Describe: true})
+	if err != nil {
+		return fmt.Errorf("the template with stack %s's parameters: %w", o.Stack, err)
+	}
+	physical, err := stack.PhysicalIDs(ctx, p.AWS, o.Stack)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(p.AWS)
+	streamOf := func(ctx context.Context, table string) (string, error) {
+		d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			return "", fmt.Errorf("table %s at %s: %w", table, o.Endpoint, err)
+		}
+		return aws.ToString(d.Table.LatestStreamArn), nil
+	}
+	env := withLocalSettings(p.Outputs.Env(nil), o, local)
+	p.funcs = map[string]*function{}
+	for name, id := range logicalIDs {
+		fn := described.Functions[id]
+		if fn == nil {
+			return fmt.Errorf("the template has no function %s", id)
+		}
+		if fn, err = deployedSources(ctx, described, fn, physical, streamOf); err != nil {
+			return fmt.Errorf("stack %s at %s: %w", o.Stack, o.Endpoint, err)
+		}
+		f, err := newFunction(name, fn, env, o)
+		if err != nil {
+			return err
+		}
+		f.aws = p.AWS
+		p.funcs[name] = f
+	}
+	return p.checkFunctions()
 }
 
-// logWriterFromOutputs configures the log writer on the timers table's stream, when it has one.
-func (p *Platform) logWriterFromOutputs(ctx context.Context, o Options) error {
-	outs := p.Outputs
-	// The log writer reads the timers table's stream as its event source mapping does (no
-	// filter here: it skips the records that end no execution itself).
-	d, err := dynamodb.NewFromConfig(p.AWS).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(outs.TimersTable)})
-	if err != nil {
-		return fmt.Errorf("timers table %s at %s: %w", outs.TimersTable, o.Endpoint, err)
-	}
-	if arn := aws.ToString(d.Table.LatestStreamArn); arn != "" {
-		ss := provision.StreamSource{StreamArn: arn, Table: outs.TimersTable, StartingPosition: "TRIM_HORIZON", BatchSize: 100,
-			BatchingWindow: time.Second, BisectBatchOnFunctionError: true, MaximumRetryAttempts: -1, ReportBatchItemFailures: true, Enabled: true}
-		if q := outs.Values["LogWriterFailureQueueUrl"]; q != "" {
-			// The template's limits, only with its destination (a stack deployed from an
-			// older template has none: its records are retried until they succeed).
-			ss.MaximumRetryAttempts, ss.MaximumRecordAge, ss.OnFailure = 5, time.Hour, q
+// deployedSources is fn with its event sources reading the deployed stack's resources
+// (physical: physical IDs by logical ID) in place of the described stack's: the queues' URLs,
+// the tables' names and their streams' ARNs (streamOf).
+func deployedSources(ctx context.Context, described *provision.Stack, fn *provision.Function, physical map[string]string,
+	streamOf func(context.Context, string) (string, error)) (*provision.Function, error) {
+	deployed := func(kind, ref string) (string, error) {
+		for id, r := range described.Resources {
+			if r.Type == kind && r.Ref == ref {
+				if v := physical[id]; v != "" {
+					return v, nil
+				}
+				return "", fmt.Errorf("the deployed stack has no %s %s, which the template has: deploy the template again", kind, id)
+			}
 		}
-		f := &function{name: FnLogWriter, timeout: time.Minute, memoryMB: 128, aws: p.AWS, cfg: p.funcs[FnFetch].cfg, env: p.funcs[FnFetch].env,
-			streams: []provision.StreamSource{ss}}
-		p.funcs[FnLogWriter] = f
+		return "", fmt.Errorf("%s %s is not a resource of the template", kind, ref)
 	}
-	return nil
+	out := *fn
+	out.EventSources = slices.Clone(fn.EventSources)
+	for i, es := range out.EventSources {
+		url, err := deployed("AWS::SQS::Queue", es.QueueURL)
+		if err != nil {
+			return nil, err
+		}
+		out.EventSources[i].QueueURL, out.EventSources[i].QueueArn = url, ""
+	}
+	out.StreamSources = slices.Clone(fn.StreamSources)
+	for i, ss := range out.StreamSources {
+		table, err := deployed("AWS::DynamoDB::Table", ss.Table)
+		if err != nil {
+			return nil, err
+		}
+		arn, err := streamOf(ctx, table)
+		if err != nil {
+			return nil, err
+		}
+		if arn == "" {
+			return nil, fmt.Errorf("table %s has no stream, although the template gives it one: deploy the template again", table)
+		}
+		out.StreamSources[i].Table, out.StreamSources[i].StreamArn = table, arn
+		if ss.OnFailure != "" {
+			if out.StreamSources[i].OnFailure, err = deployed("AWS::SQS::Queue", ss.OnFailure); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &out, nil
 }

@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -134,12 +133,6 @@ func (p *Platform) newApps(_ context.Context, o Options) error {
 	}
 	p.operator.Store(p.App)
 	return nil
-}
-
-func paramInt(params map[string]string, name string) int {
-	var n int
-	_, _ = fmt.Sscan(params[name], &n)
-	return n
 }
 
 // roleApp wires the services with the role of one of the stack's functions (the operator's

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sundialhq/sundial/infra/eventfilter"
 	"github.com/sundialhq/sundial/infra/iam"
+	"github.com/sundialhq/sundial/infra/sam"
 )
 
 type creator struct {
@@ -160,6 +161,12 @@ func (c *creator) table(ctx context.Context, res *Resource) error {
 		return err
 	}
 	in.TableName = aws.String(name)
+	if c.o.Describe {
+		if in.StreamSpecification != nil {
+			res.Attrs["StreamArn"] = s.arn("dynamodb", "table/"+name+"/stream/described")
+		}
+		return nil
+	}
 	exists, err := c.existing(ctx, name)
 	if err != nil {
 		return err
@@ -394,6 +401,12 @@ func (c *creator) queue(ctx context.Context, res *Resource) error {
 	attrs, err := queueAttrs(res)
 	if err != nil {
 		return err
+	}
+	if c.o.Describe {
+		res.Ref = "https://sqs." + s.Region + ".amazonaws.com/" + sam.Account + "/" + name
+		res.Attrs["Arn"] = s.arn("sqs", name)
+		res.Attrs["QueueName"], res.Attrs["QueueUrl"] = name, res.Ref
+		return nil
 	}
 	out, err := c.o.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
 	if err != nil {

@@ -39,6 +39,12 @@ type Options struct {
 	Imports  map[string]string
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
+	// Describe evaluates the template without creating anything: tables and queues get
+	// names, ARNs and (for a queue) a URL made from its name, so that the functions, their
+	// event sources and the outputs resolve as for a created stack. It configures the local
+	// platform's functions for a stack deployed elsewhere (LocalStack's CloudFormation), whose
+	// real queue URLs and stream ARNs the caller maps in by logical ID.
+	Describe bool
 }
 
 // Stack is a template provisioned locally.

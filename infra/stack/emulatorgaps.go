@@ -40,16 +40,9 @@ func fillEmulatorGaps(ctx context.Context, cfg aws.Config, cfn *cloudformation.C
 	if err := yaml.Unmarshal(template, &tpl); err != nil {
 		return fmt.Errorf("read table settings from the template: %w", err)
 	}
-	physical := map[string]string{}
-	pages := cloudformation.NewListStackResourcesPaginator(cfn, &cloudformation.ListStackResourcesInput{StackName: aws.String(stackName)})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("list resources of stack %q: %w", stackName, err)
-		}
-		for _, r := range out.StackResourceSummaries {
-			physical[aws.ToString(r.LogicalResourceId)] = aws.ToString(r.PhysicalResourceId)
-		}
+	physical, err := physicalIDs(ctx, cfn, stackName)
+	if err != nil {
+		return err
 	}
 
 	db := dynamodb.NewFromConfig(cfg)
@@ -114,4 +107,25 @@ func ensurePITR(ctx context.Context, db *dynamodb.Client, table string) error {
 		return fmt.Errorf("enable point-in-time recovery on %s: %w", table, err)
 	}
 	return nil
+}
+
+// PhysicalIDs is each resource's physical ID (a table's name, a queue's URL) in the stack
+// deployed as name, by logical ID.
+func PhysicalIDs(ctx context.Context, cfg aws.Config, name string) (map[string]string, error) {
+	return physicalIDs(ctx, cloudformation.NewFromConfig(cfg), name)
+}
+
+func physicalIDs(ctx context.Context, cfn *cloudformation.Client, name string) (map[string]string, error) {
+	physical := map[string]string{}
+	pages := cloudformation.NewListStackResourcesPaginator(cfn, &cloudformation.ListStackResourcesInput{StackName: aws.String(name)})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list resources of stack %q: %w", name, err)
+		}
+		for _, r := range out.StackResourceSummaries {
+			physical[aws.ToString(r.LogicalResourceId)] = aws.ToString(r.PhysicalResourceId)
+		}
+	}
+	return physical, nil
 }
