@@ -88,8 +88,10 @@ run-orders: deps
 
 ## test: unit, integration and end-to-end tests. The integration tests share one pair of engines
 ## (sundial engines serve), each test binary creating its own stack on them; the tests that run
-## whole platforms start their own.
+## whole platforms start their own. Their DynamoDB Local JVMs compile with the quick JIT only
+## (C1): a test's engine lives seconds to minutes, and the C2 compiler was half its CPU.
 TEST_ENGINES := .sundial/test-engines.json
+test: export SUNDIAL_DYNAMODB_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
 test: deps
 	$(GO) vet ./...
 	$(GO) build -o bin/sundial ./cmd/sundial
