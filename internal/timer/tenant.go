@@ -22,10 +22,10 @@ func (t Tenant) Legacy() bool { return t.Source == TenantListed && len(t.ListedB
 // ListedByApp reports whether app's manifest lists the tenant (app as the program spells
 // it: "" the default app).
 func (t Tenant) ListedByApp(app string) bool {
-	app = AppName(app) // as ListedBy writes it
 	if t.Legacy() {
-		return app == DefaultApp
+		return app == ""
 	}
+	app = AppName(app) // as ListedBy writes it
 	for _, a := range t.ListedBy {
 		if a == app {
 			return true
