@@ -7,6 +7,8 @@ import (
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // appRow is one app of `sundial apps list`.
@@ -83,7 +85,7 @@ func cmdApps(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		held, err := be.ReleaseApp(ctx, name, cliActor())
+		held, err := be.ReleaseApp(ctx, timer.NormApp(name), cliActor())
 		if err != nil {
 			return err
 		}

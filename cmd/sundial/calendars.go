@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // cmdCalendars lists, shows and edits business calendars at runtime: an edit replaces the
@@ -66,7 +67,7 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c, err := be.Calendar(ctx, *appName, name)
+		c, err := be.Calendar(ctx, timer.NormApp(*appName), name)
 		if err != nil {
 			return err
 		}
@@ -75,7 +76,7 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 			if !changed {
 				return usageErr("calendars edit: nothing to change; give --dates, --yearly, --ranges or --weekdays")
 			}
-			if c, err = be.EditCalendar(ctx, *appName, name, r, cliActor()); err != nil {
+			if c, err = be.EditCalendar(ctx, timer.NormApp(*appName), name, r, cliActor()); err != nil {
 				return err
 			}
 		}

@@ -292,7 +292,7 @@ func withSuggestion(ctx context.Context, a *app.App, key timer.Key, err error) e
 	if !errors.Is(err, timer.ErrNotFound) || a == nil {
 		return err
 	}
-	ins, lerr := admin.AllInstances(ctx, a.Store, timer.InstanceQuery{App: key.AppName()}) // the app's only
+	ins, lerr := admin.AllInstances(ctx, a.Store, timer.AppQuery(key.App)) // the app's only
 	if lerr != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func suggestTimer(key timer.Key, ins []timer.Instance, err error) error {
 	}
 	var names []string
 	for _, in := range ins {
-		if in.AppName() == key.AppName() && !slices.Contains(names, in.Timer) {
+		if in.App == key.App && !slices.Contains(names, in.Timer) {
 			names = append(names, in.Timer)
 		}
 	}

@@ -15,7 +15,7 @@ func validStackApp(app string) error {
 	if err := timer.ValidateApp(app); err != nil {
 		return err
 	}
-	if timer.NormApp(app) == "" {
+	if app == "" {
 		return fmt.Errorf("%w: app %q is the app of Sundial's own stack; an app's stack names its own app", errkind.Invalid, timer.DefaultApp)
 	}
 	return nil

@@ -88,7 +88,7 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		return BackfillStatus{}, err
 	}
 	now := s.Clock.Now()
-	app := timer.NormApp(r.App)
+	app := r.App
 	if err := (timer.Key{App: app, Timer: r.Timer, Tenant: r.Tenant}).Validate(); err != nil {
 		return BackfillStatus{}, err
 	}
@@ -102,13 +102,13 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		return BackfillStatus{}, fmt.Errorf("%w: --to %s is in the future: a backfill runs past instants again (the timer runs its future itself); use a --to before %s",
 			errkind.Invalid, r.To.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
-	all, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(app), Timer: r.Timer})
+	all, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.OneApp(app), Timer: r.Timer})
 	if err != nil {
 		return BackfillStatus{}, err
 	}
 	var ins []timer.Instance
 	for _, in := range all {
-		if in.Key.Norm().App == app && in.Timer == r.Timer && (r.Tenant == "" || in.Tenant == r.Tenant) {
+		if in.Key.App == app && in.Timer == r.Timer && (r.Tenant == "" || in.Tenant == r.Tenant) {
 			ins = append(ins, in)
 		}
 	}
@@ -255,7 +255,7 @@ func (s *Service) BackfillStatus(ctx context.Context, app, name string) (Backfil
 	if err != nil {
 		return BackfillStatus{}, err
 	}
-	b, err := bs.GetBackfill(ctx, timer.NormApp(app), name)
+	b, err := bs.GetBackfill(ctx, app, name)
 	if err != nil {
 		return BackfillStatus{}, err
 	}
@@ -297,7 +297,7 @@ func (s *Service) CancelBackfill(ctx context.Context, app, name, by string) (Bac
 	if err != nil {
 		return BackfillStatus{}, err
 	}
-	b, err := bs.GetBackfill(ctx, timer.NormApp(app), name)
+	b, err := bs.GetBackfill(ctx, app, name)
 	if err != nil {
 		return BackfillStatus{}, err
 	}

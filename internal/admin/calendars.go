@@ -20,7 +20,7 @@ import (
 // CalendarInfo is one app's calendar as operators see it: its rules in force (an operator's
 // edit, else the manifest's as its timers carry them) and the instances that use it.
 type CalendarInfo struct {
-	App  string `json:"app"`
+	App  string `json:"app"` // as written outside the program (timer.DefaultApp for the default app)
 	Name string `json:"name"`
 	schedule.CalendarRules
 	Timers   []string   `json:"timers"`
@@ -28,9 +28,11 @@ type CalendarInfo struct {
 	EditedBy string     `json:"editedBy,omitempty"`
 }
 
-// Calendars lists the calendars of app ("": every app's): those its timers use, and those an
-// operator edited.
-func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, error) {
+// Calendars lists the calendars of the apps sel selects (timer.SelectsApp: "" every app's):
+// those its timers use, and those an operator edited.
+func (s *Service) Calendars(ctx context.Context, sel string) ([]CalendarInfo, error) {
+	all := sel == ""
+	app, _ := timer.SelectedApp(sel)
 	ins, err := s.calendarUsers(ctx, app)
 	if err != nil {
 		return nil, err
@@ -39,11 +41,9 @@ func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, er
 	if err != nil {
 		return nil, err
 	}
-	all := app == ""
-	app = timer.NormApp(app)
 	byKey := map[[2]string]*CalendarInfo{}
 	get := func(a, name string) *CalendarInfo {
-		k := [2]string{timer.NormApp(a), name}
+		k := [2]string{a, name}
 		if byKey[k] == nil {
 			byKey[k] = &CalendarInfo{App: timer.AppName(a), Name: name, Timers: []string{}}
 		}
@@ -68,7 +68,7 @@ func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, er
 		c.Timers = append(c.Timers, in.Key.String())
 	}
 	for _, e := range edits {
-		if !all && timer.NormApp(e.App) != app {
+		if !all && e.App != app {
 			continue
 		}
 		c := get(e.App, e.Name)
@@ -83,10 +83,10 @@ func (s *Service) Calendars(ctx context.Context, app string) ([]CalendarInfo, er
 	return out, nil
 }
 
-// Calendar is one calendar of app (errkind.NotFound, naming the apps that have it, if no timer of the app uses it and no
+// Calendar is one calendar of app ("": the default app) (errkind.NotFound, naming the apps that have it, if no timer of the app uses it and no
 // operator edited it).
 func (s *Service) Calendar(ctx context.Context, app, name string) (CalendarInfo, error) {
-	cals, err := s.Calendars(ctx, timer.AppName(app))
+	cals, err := s.Calendars(ctx, timer.OneApp(app))
 	if err != nil {
 		return CalendarInfo{}, err
 	}
@@ -101,9 +101,10 @@ func (s *Service) Calendar(ctx context.Context, app, name string) (CalendarInfo,
 // calendarNotFound says that app has no calendar name, and where it is: the apps that have
 // one of that name (the caller meant another app), or the app's calendar closest to it.
 func (s *Service) calendarNotFound(ctx context.Context, app, name string, own []CalendarInfo) error {
-	where := "app " + timer.AppName(app)
-	if timer.NormApp(app) == "" {
-		where = "the default app (" + timer.DefaultApp + ")"
+	label := timer.AppName(app) // as CalendarInfo.App writes it
+	where := "app " + label
+	if app == "" {
+		where = "the default app (" + label + ")"
 	}
 	msg := fmt.Sprintf("calendar %q not found in %s", name, where)
 	all, err := s.Calendars(ctx, "")
@@ -112,7 +113,7 @@ func (s *Service) calendarNotFound(ctx context.Context, app, name string, own []
 	}
 	var apps []string
 	for _, c := range all {
-		if c.Name == name && timer.NormApp(c.App) != timer.NormApp(app) {
+		if c.Name == name && c.App != label {
 			apps = append(apps, c.App)
 		}
 	}
@@ -151,7 +152,7 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 	if err := s.refuseSilencing(ctx, app, name, cal, rules, now); err != nil {
 		return CalendarInfo{}, err
 	}
-	if err := s.Store.PutCalendarEdit(ctx, timer.CalendarEdit{App: timer.NormApp(app), Name: name, CalendarRules: rules, At: now, By: by}); err != nil {
+	if err := s.Store.PutCalendarEdit(ctx, timer.CalendarEdit{App: app, Name: name, CalendarRules: rules, At: now, By: by}); err != nil {
 		return CalendarInfo{}, err
 	}
 	ins, err := s.calendarUsers(ctx, app)
@@ -232,7 +233,7 @@ func (s *Service) calendarOverlay(ctx context.Context) (func(app string, st *tim
 	}
 	byKey := map[[2]string]schedule.CalendarRules{}
 	for _, e := range edits {
-		byKey[[2]string{timer.NormApp(e.App), e.Name}] = e.CalendarRules
+		byKey[[2]string{e.App, e.Name}] = e.CalendarRules
 	}
 	return func(app string, st *timer.Settings) {
 		if st.Calendar == nil {
@@ -241,7 +242,7 @@ func (s *Service) calendarOverlay(ctx context.Context) (func(app string, st *tim
 		if st.Calendar.Shared {
 			app = "" // the default app's calendar: its edit applies
 		}
-		if rules, ok := byKey[[2]string{timer.NormApp(app), st.Calendar.Name}]; ok {
+		if rules, ok := byKey[[2]string{app, st.Calendar.Name}]; ok {
 			st.Calendar = &timer.Calendar{Name: st.Calendar.Name, Shared: st.Calendar.Shared, CalendarRules: rules}
 		}
 	}, nil
@@ -264,7 +265,7 @@ func (s *Service) shareCalendars(ctx context.Context, m manifest.Manifest, exist
 	}
 	var changed []timer.Instance
 	for _, in := range existing {
-		if in.Calendar == nil || !in.Calendar.Shared || in.Key.Norm().App == "" {
+		if in.Calendar == nil || !in.Calendar.Shared || in.Key.App == "" {
 			continue
 		}
 		rules, ok := byName[in.Calendar.Name]
@@ -290,8 +291,8 @@ func (s *Service) shareCalendars(ctx context.Context, m manifest.Manifest, exist
 // index: what the app holds); for the default app, whose calendars every app's timers may
 // name, and for "" (every app's calendars), every app's.
 func (s *Service) calendarUsers(ctx context.Context, app string) ([]timer.Instance, error) {
-	if timer.NormApp(app) == "" {
+	if app == "" {
 		return s.Store.List(ctx)
 	}
-	return AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(app)})
+	return AllInstances(ctx, s.Store, timer.AppQuery(app))
 }

@@ -60,7 +60,7 @@ func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, er
 // a publish retried with the same id does not wake them again. An empty deploy wakes nothing.
 func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy string) (SyncReport, error) {
 	var rep SyncReport
-	if timer.NormApp(m.App) != "" {
+	if m.App != "" {
 		// Another app's timers may name the default app's calendars (environment-wide).
 		shared, err := s.Store.SharedCalendars(ctx)
 		if err != nil {
@@ -81,7 +81,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		return rep, err
 	}
 	// The app's instances only (the byApp index): a sync costs what its app holds.
-	existing, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(m.App)})
+	existing, err := AllInstances(ctx, s.Store, timer.AppQuery(m.App))
 	if err != nil {
 		return rep, err
 	}
@@ -89,11 +89,11 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	if err != nil {
 		return rep, err
 	}
-	app := timer.NormApp(m.App)
+	app := m.App
 	current := map[timer.Key]timer.Instance{}
 	for _, in := range existing {
-		if in.Key.Norm().App == app {
-			current[in.Key.Norm()] = in
+		if in.Key.App == app {
+			current[in.Key] = in
 		}
 	}
 	overlay, err := s.calendarOverlay(ctx)
@@ -157,7 +157,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	}
 	// A removed tenant is gone for every app: the other apps' instances of it go too.
 	for _, in := range everyApp {
-		if in.Key.Norm().App == app || !removedTenants[in.Tenant] || !in.Active {
+		if in.Key.App == app || !removedTenants[in.Tenant] || !in.Active {
 			continue
 		}
 		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByTenantRemoved); err != nil {
@@ -428,7 +428,7 @@ func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *Syn
 	if err != nil {
 		return nil, err
 	}
-	app := m.AppName()
+	app := m.App
 	legacy := map[string]bool{}
 	for _, t := range registered {
 		legacy[t.Name] = t.Legacy()
@@ -436,10 +436,10 @@ func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *Syn
 	listed := map[string]bool{}
 	for _, name := range m.Tenants {
 		listed[name] = true
-		if legacy[name] && app != timer.DefaultApp {
+		if legacy[name] && app != "" {
 			// Registered by the default app's manifest before apps were recorded: record it
 			// first, so that this app's listing does not hide the default app's.
-			if _, err := s.Store.ListTenant(ctx, name, timer.DefaultApp, s.Clock.Now()); err != nil {
+			if _, err := s.Store.ListTenant(ctx, name, "", s.Clock.Now()); err != nil {
 				return nil, err
 			}
 		}
@@ -482,7 +482,7 @@ func (s *Service) syncDefinitions(ctx context.Context, app string, defs map[stri
 	}
 	var gone []string
 	for entry := range stored {
-		if a, _ := timer.ParseName(entry); a != timer.NormApp(app) {
+		if a, _ := timer.ParseName(entry); a != app {
 			continue
 		}
 		if _, ok := defs[entry]; !ok {
@@ -685,13 +685,12 @@ func (s *Service) DeactivateApp(ctx context.Context, app string) (SyncReport, er
 	if err := timer.ValidateApp(app); err != nil {
 		return rep, err
 	}
-	app = timer.NormApp(app)
-	all, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.AppName(app)})
+	all, err := AllInstances(ctx, s.Store, timer.AppQuery(app))
 	if err != nil {
 		return rep, err
 	}
 	for _, in := range all {
-		if in.Key.Norm().App != app || !in.Active {
+		if in.Key.App != app || !in.Active {
 			continue
 		}
 		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByRemoved); err != nil {
@@ -723,7 +722,7 @@ func (s *Service) DeactivateApp(ctx context.Context, app string) (SyncReport, er
 	}
 	// A tenant no manifest lists any more is gone for every app.
 	for _, in := range all {
-		if !in.Active || !slices.Contains(rep.TenantsRemoved, in.Tenant) || in.Key.Norm().App == app {
+		if !in.Active || !slices.Contains(rep.TenantsRemoved, in.Tenant) || in.Key.App == app {
 			continue
 		}
 		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByTenantRemoved); err != nil {
@@ -738,7 +737,7 @@ func (s *Service) DeactivateApp(ctx context.Context, app string) (SyncReport, er
 // (the record of an existing deployment reads unchanged), "app:deploy" for another, so that a
 // deploy published for one app does not count as published for another.
 func DeployRecord(app, deploy string) string {
-	if timer.NormApp(app) == "" {
+	if app == "" {
 		return deploy
 	}
 	return app + ":" + deploy

@@ -276,7 +276,7 @@ func TestAppsWhenPublished(t *testing.T) {
 			sent = append(sent, o.Firing.Key().String())
 		}
 		require.Equal(t, []string{b + ":Init"}, sent)
-		require.Equal(t, "deploy-1", admin.DeployRecord("default", "deploy-1"), "the default app's record is the legacy one")
+		require.Equal(t, "deploy-1", admin.DeployRecord("", "deploy-1"), "the default app's record is the legacy one")
 	})
 }
 
@@ -363,7 +363,6 @@ func TestAppOwners(t *testing.T) {
 		require.ErrorIs(t, err, errkind.NotFound)
 
 		for _, tc := range []struct{ app, owner, want string }{
-			{"default", owner, "Sundial's own stack"},
 			{"", owner, "Sundial's own stack"},
 			{"bad app", owner, "must match"},
 			{app, "", "stack's id is required"},

@@ -98,7 +98,7 @@ type Batch struct {
 	notes    []note
 }
 
-func openKey(k timer.Key, rule string) string { return k.Norm().String() + "|" + rule }
+func openKey(k timer.Key, rule string) string { return k.String() + "|" + rule }
 
 func (a *Alerter) openAlerts(ctx context.Context) (map[string]bool, error) {
 	list, err := a.Store.Alerts(ctx, "")
@@ -175,7 +175,7 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 	}
 	for _, x := range ends {
 		r, e := x.Instance.Alerts, x.Execution
-		k, end := e.Key.Norm(), e.StartedAt.Add(e.Duration).UTC()
+		k, end := e.Key, e.StartedAt.Add(e.Duration).UTC()
 		if e.StartedAt.IsZero() {
 			end = a.Now().UTC()
 		}

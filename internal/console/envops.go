@@ -77,7 +77,7 @@ func (s *Server) apiRemoveTenant(r *http.Request) (any, error) {
 }
 
 func (s *Server) apiRelease(r *http.Request) (any, error) {
-	return s.svc.ReleaseApp(r.Context(), r.PathValue("app"), by(r))
+	return s.svc.ReleaseApp(r.Context(), timer.NormApp(r.PathValue("app")), by(r))
 }
 
 func dlqLimit(r *http.Request) (int, error) {
@@ -153,7 +153,7 @@ func (rm *Remote) ChangeTenant(ctx context.Context, name string, add bool, _ str
 // ReleaseApp sends POST /api/apps/{app}/release; the API records the caller.
 func (rm *Remote) ReleaseApp(ctx context.Context, app, _ string) (timer.AppOwner, error) {
 	var held timer.AppOwner
-	out, _, err := rm.do(ctx, http.MethodPost, appPath(app)+"/release", url.Values{}, nil)
+	out, _, err := rm.do(ctx, http.MethodPost, appPath(timer.AppName(app))+"/release", url.Values{}, nil)
 	if err != nil {
 		return held, err
 	}

@@ -43,7 +43,7 @@ func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 			return LogPage{}, err
 		}
 		if f.App != "" {
-			if strings.Contains(f.Timer, ":") && key.AppName() != f.App {
+			if strings.Contains(f.Timer, ":") && !timer.SelectsApp(f.App, key.App) {
 				return LogPage{}, fmt.Errorf("%w: timer %s and app %s disagree", errkind.Invalid, f.Timer, f.App)
 			}
 			key.App = timer.NormApp(f.App)

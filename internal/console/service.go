@@ -346,13 +346,13 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	for _, e := range execs {
 		d.Recent = append(d.Recent, entryOf(e))
 	}
-	all, err := s.alerts(ctx, key.AppName())
+	all, err := s.alerts(ctx, timer.OneApp(key.App))
 	if err != nil {
 		return TimerDetail{}, nil, err
 	}
 	d.Alerts = []timer.Alert{}
 	for _, al := range all {
-		if al.Key.Norm() == key.Norm() {
+		if al.Key == key {
 			d.Alerts = append(d.Alerts, al)
 		}
 	}

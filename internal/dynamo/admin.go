@@ -82,7 +82,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		upd = setCalendar(upd, st)
 		// An instance written before the byApp index existed joins it at its next settings
 		// write (a publish writes every instance's); the values never change.
-		upd = upd.Set(n(attrByApp), expression.Value(key.AppName())).Set(n(attrByAppKey), expression.Value(byAppKey(key)))
+		upd = upd.Set(n(attrByApp), expression.Value(appAttr(key.App))).Set(n(attrByAppKey), expression.Value(byAppKey(key)))
 		if a := alertRulesToItem(st.Alerts); a != nil {
 			upd = upd.Set(n("alerts"), expression.Value(a))
 		} else {

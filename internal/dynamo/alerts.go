@@ -50,7 +50,7 @@ const (
 	watchPK  = "A#watch"
 )
 
-func alertSK(k timer.Key, rule string) string { return k.Norm().String() + "|" + rule }
+func alertSK(k timer.Key, rule string) string { return k.String() + "|" + rule }
 
 type alertItem struct {
 	PK        string `dynamodbav:"pk"`
@@ -67,7 +67,7 @@ type alertItem struct {
 }
 
 func (it alertItem) alert() timer.Alert {
-	return timer.Alert{Key: timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant}, Rule: it.Rule,
+	return timer.Alert{Key: keyOf(it.App, it.Timer, it.Tenant), Rule: it.Rule,
 		Since: fromMs(it.Since), ExecutionID: it.ExecID, Detail: it.Detail}
 }
 
@@ -76,7 +76,7 @@ func (it alertItem) alert() timer.Alert {
 // announced (a redelivery after a crash) — the caller then puts the Alert Raised event and
 // calls AnnounceAlert. False when it is already open.
 func (s *Store) RaiseAlert(ctx context.Context, a timer.Alert, by string) (bool, error) {
-	item, err := attributevalue.MarshalMap(alertItem{PK: alertsPK, SK: alertSK(a.Key, a.Rule), App: a.AppName(), Timer: a.Timer,
+	item, err := attributevalue.MarshalMap(alertItem{PK: alertsPK, SK: alertSK(a.Key, a.Rule), App: appAttr(a.App), Timer: a.Timer,
 		Tenant: a.Tenant, Rule: a.Rule, Since: ms(a.Since), ExecID: a.ExecutionID, Detail: a.Detail, RaisedBy: by})
 	if err != nil {
 		return false, err
@@ -205,7 +205,7 @@ func (s *Store) AlertsEach(ctx context.Context, app string, fn func(timer.Alert)
 			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 				return err
 			}
-			if a := it.alert(); app == "" || a.AppName() == timer.AppName(app) {
+			if a := it.alert(); timer.SelectsApp(app, a.App) {
 				if err := fn(a); err != nil {
 					return err
 				}
@@ -223,8 +223,7 @@ func (s *Store) Watch(ctx context.Context, k timer.Key, deadline time.Time, rese
 	if !reset {
 		val = expression.IfNotExists(n("deadline"), expression.Value(ms(deadline)))
 	}
-	k = k.Norm()
-	upd := expression.Set(n("deadline"), val).Set(n("app"), expression.Value(k.AppName())).Set(n("timer"), expression.Value(k.Timer)).
+	upd := expression.Set(n("deadline"), val).Set(n("app"), expression.Value(appAttr(k.App))).Set(n("timer"), expression.Value(k.Timer)).
 		Set(n("tenant"), expression.Value(k.Tenant))
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
@@ -264,7 +263,7 @@ func (s *Store) Overdue(ctx context.Context, now time.Time) (map[timer.Key]time.
 			if err := attributevalue.UnmarshalMap(item, &w); err != nil {
 				return nil, err
 			}
-			out[timer.Key{App: timer.NormApp(w.App), Timer: w.Timer, Tenant: w.Tenant}] = fromMs(w.Deadline)
+			out[keyOf(w.App, w.Timer, w.Tenant)] = fromMs(w.Deadline)
 		}
 	}
 	return out, nil
@@ -283,7 +282,7 @@ func InstanceFromImage(img map[string]types.AttributeValue) (timer.Instance, err
 // its next run watches it again.
 func (s *Store) Unwatch(ctx context.Context, k timer.Key) error {
 	_, err := s.api.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.timers,
-		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: watchPK}, "sk": &types.AttributeValueMemberS{Value: k.Norm().String()}}})
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: watchPK}, "sk": &types.AttributeValueMemberS{Value: k.String()}}})
 	if err != nil {
 		return fmt.Errorf("unwatch %s: %w", k, err)
 	}

@@ -46,14 +46,14 @@ type backfillRecord struct {
 }
 
 func (r backfillRecord) backfill() timer.Backfill {
-	return timer.Backfill{ID: r.ID, App: timer.NormApp(r.App), Timer: r.Timer, Tenants: r.Tenants, From: fromMs(r.From), To: fromMs(r.To),
+	return timer.Backfill{ID: r.ID, App: appOf(r.App), Timer: r.Timer, Tenants: r.Tenants, From: fromMs(r.From), To: fromMs(r.To),
 		Parallel: r.Parallel, Total: r.Total, By: r.By, At: fromMs(r.At), State: r.State, CancelledBy: r.CancelledBy, EndedAt: fromMs(r.EndedAt)}
 }
 
 func backfillKey(app, name string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: backfillPK},
-		"sk": &types.AttributeValueMemberS{Value: timer.AppName(app) + "#" + name},
+		"sk": &types.AttributeValueMemberS{Value: appAttr(app) + "#" + name},
 	}
 }
 
@@ -64,7 +64,7 @@ func (s *Store) PutBackfill(ctx context.Context, b timer.Backfill) error {
 	state := cmp.Or(b.State, timer.BackfillRunning)
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindBackfill)).
-		Set(n("id"), expression.Value(b.ID)).Set(n("app"), expression.Value(timer.AppName(b.App))).
+		Set(n("id"), expression.Value(b.ID)).Set(n("app"), expression.Value(appAttr(b.App))).
 		Set(n("timer"), expression.Value(b.Timer)).Set(n("tenants"), expression.Value(b.Tenants)).
 		Set(n("from"), expression.Value(ms(b.From))).Set(n("to"), expression.Value(ms(b.To))).
 		Set(n("parallel"), expression.Value(b.Parallel)).Set(n("total"), expression.Value(b.Total)).
@@ -90,7 +90,7 @@ func (s *Store) GetBackfill(ctx context.Context, app, name string) (timer.Backfi
 		return timer.Backfill{}, fmt.Errorf("get backfill of %s: %w", timer.Key{App: app, Timer: name}.Name(), err)
 	}
 	if len(out.Item) == 0 {
-		return timer.Backfill{}, fmt.Errorf("%w: %s has no backfill", timer.ErrNotFound, timer.Key{App: timer.NormApp(app), Timer: name}.Name())
+		return timer.Backfill{}, fmt.Errorf("%w: %s has no backfill", timer.ErrNotFound, timer.Key{App: app, Timer: name}.Name())
 	}
 	var r backfillRecord
 	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {

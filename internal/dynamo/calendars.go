@@ -35,7 +35,7 @@ func (s *Store) CalendarEdits(ctx context.Context) ([]timer.CalendarEdit, error)
 	}
 	out := make([]timer.CalendarEdit, 0, len(items))
 	for _, it := range items {
-		out = append(out, timer.CalendarEdit{App: timer.NormApp(it.App), Name: it.Name, CalendarRules: it.CalendarRules,
+		out = append(out, timer.CalendarEdit{App: appOf(it.App), Name: it.Name, CalendarRules: it.CalendarRules,
 			At: fromMs(it.EditedAt), By: it.EditedBy})
 	}
 	return out, nil
@@ -44,7 +44,7 @@ func (s *Store) CalendarEdits(ctx context.Context) ([]timer.CalendarEdit, error)
 // PutCalendarEdit implements admin.CalendarStore: one UpdateItem (the API function's policy
 // allows UpdateItem on the timers table, not PutItem).
 func (s *Store) PutCalendarEdit(ctx context.Context, e timer.CalendarEdit) error {
-	app := timer.AppName(e.App)
+	app := appAttr(e.App)
 	n := expression.Name
 	upd := expression.Set(n("kind"), expression.Value(kindCalendar)).Set(n("app"), expression.Value(app)).
 		Set(n("name"), expression.Value(e.Name)).Set(n("editedAt"), expression.Value(ms(e.At))).

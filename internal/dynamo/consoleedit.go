@@ -167,7 +167,7 @@ func (s *Store) Edits(ctx context.Context) (map[timer.Key]timer.EditRecord, erro
 	out := map[timer.Key]timer.EditRecord{}
 	for _, it := range items {
 		if rec, ok := it.record(); ok {
-			out[timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant}] = rec
+			out[keyOf(it.App, it.Timer, it.Tenant)] = rec
 		}
 	}
 	return out, nil

@@ -8,6 +8,21 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
+// The tables write an app as outside the program (timer.DefaultApp for the default app) in
+// every app attribute and app-named key part, and read an item written before apps existed
+// (no app attribute) as the default app's; only these three functions translate.
+
+// appAttr is app as an item stores it.
+func appAttr(app string) string { return timer.AppName(app) }
+
+// appOf is the app an item's app attribute names, as the program spells it.
+func appOf(attr string) string { return timer.NormApp(attr) }
+
+// keyOf is the key an item's app, timer and tenant attributes name.
+func keyOf(app, name, tenant string) timer.Key {
+	return timer.Key{App: appOf(app), Timer: name, Tenant: tenant}
+}
+
 // Attribute and index names shared with template.yaml.
 const (
 	// indexDue is keyed dueShard (S) + dueAt (N) and projects the keys only. An instance is
@@ -171,8 +186,8 @@ func fromMs(v int64) time.Time {
 
 func toItem(in timer.Instance) instanceItem {
 	it := instanceItem{
-		PK: pk(in.Key), SK: sk(in.Tenant), Kind: "instance", ByApp: in.AppName(), ByAppKey: byAppKey(in.Key),
-		App: in.AppName(), Timer: in.Timer, Tenant: in.Tenant,
+		PK: pk(in.Key), SK: sk(in.Tenant), Kind: "instance", ByApp: appAttr(in.App), ByAppKey: byAppKey(in.Key),
+		App: appAttr(in.App), Timer: in.Timer, Tenant: in.Tenant,
 		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
@@ -217,7 +232,7 @@ func (it instanceItem) instance() timer.Instance {
 
 func (it instanceItem) instanceOnly() timer.Instance {
 	return timer.Instance{
-		Key: timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant},
+		Key: keyOf(it.App, it.Timer, it.Tenant),
 		Settings: timer.Settings{
 			Schedule: it.Schedule, Timezone: it.Timezone, DST: it.DST, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
@@ -280,21 +295,21 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 	started := e.StartedAt.UTC()
 	it := logItem{
 		PK: e.Key.String(), SK: logSortKey(e),
-		App: e.AppName(), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
+		App: appAttr(e.App), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
 		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
 	}
 	if e.Outcome.Failed() {
-		it.ErrDay = errShardPK(e.AppName(), started.Format(time.DateOnly), e.ExecutionID)
+		it.ErrDay = errShardPK(appAttr(e.App), started.Format(time.DateOnly), e.ExecutionID)
 	}
 	return it
 }
 
 func (it logItem) execution() timer.Execution {
 	return timer.Execution{
-		Key: timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant}, ExecutionID: it.ExecutionID,
+		Key: keyOf(it.App, it.Timer, it.Tenant), ExecutionID: it.ExecutionID,
 		ScheduledAt: fromMs(it.ScheduledAt), ShouldHaveRunAt: fromMs(it.ShouldHaveRunAt), StartedAt: fromMs(it.StartedAt),
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,

@@ -56,7 +56,7 @@ func (s *Store) ListTenant(ctx context.Context, name, app string, now time.Time)
 	upd := expression.Set(n("kind"), expression.Value(kindTenant)).Set(n("name"), expression.Value(name)).
 		Set(n("addedAt"), n("addedAt").IfNotExists(expression.Value(ms(now)))).
 		Set(n("source"), n("source").IfNotExists(expression.Value(timer.TenantListed))).
-		Add(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{timer.AppName(app)}}))
+		Add(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{appAttr(app)}}))
 	out, err := s.update(ctx, s.timers, tenantKey(name), upd, nil, types.ReturnValueAllOld)
 	if err != nil {
 		return false, fmt.Errorf("register tenant %s: %w", name, err)
@@ -69,7 +69,7 @@ func (s *Store) ListTenant(ctx context.Context, name, app string, now time.Time)
 // a delete conditional on exactly that, so that an app listing it meanwhile keeps it.
 func (s *Store) UnlistTenant(ctx context.Context, name, app string) (removed bool, err error) {
 	n := expression.Name
-	upd := expression.Delete(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{timer.AppName(app)}}))
+	upd := expression.Delete(n("listedBy"), expression.Value(&types.AttributeValueMemberSS{Value: []string{appAttr(app)}}))
 	exists := n("pk").AttributeExists()
 	if _, err := s.update(ctx, s.timers, tenantKey(name), upd, &exists, types.ReturnValueNone); err != nil {
 		if isConditionFailed(err) {
@@ -176,7 +176,7 @@ func (s *Store) PutDefinitions(ctx context.Context, defs map[string]string, now 
 		return err
 	}
 	for _, entry := range slices.Sorted(maps.Keys(defs)) {
-		item, err := attributevalue.MarshalMap(definitionItem{PK: "T#" + entry, SK: definitionSK, Kind: kindDef, Entry: entry, App: timer.AppName(appOfEntry(entry)), Spec: defs[entry], UpdatedAt: ms(now)})
+		item, err := attributevalue.MarshalMap(definitionItem{PK: "T#" + entry, SK: definitionSK, Kind: kindDef, Entry: entry, App: appAttr(appOfEntry(entry)), Spec: defs[entry], UpdatedAt: ms(now)})
 		if err != nil {
 			return fmt.Errorf("encode definition %s: %w", entry, err)
 		}

@@ -115,7 +115,7 @@ func logPages(es []timer.Execution, retention time.Duration) []pageItem {
 			continue
 		}
 		seen[r] = true
-		g := group{app: e.AppName(), minute: e.StartedAt.UTC().Truncate(pageSpan)}
+		g := group{app: appAttr(e.App), minute: e.StartedAt.UTC().Truncate(pageSpan)}
 		groups[g] = append(groups[g], r)
 	}
 	var out []pageItem
@@ -350,7 +350,7 @@ func (s *Store) allTimersLog(ctx context.Context, app, tenant string, errorsOnly
 	if days <= 0 {
 		days = 31
 	}
-	apps := []string{timer.AppName(app)}
+	apps := []string{app} // a selector: the app as stored
 	if app == "" {
 		var err error
 		if apps, err = s.LogApps(ctx); err != nil {
@@ -426,7 +426,7 @@ var appsKey = map[string]types.AttributeValue{
 func (s *Store) RegisterApps(ctx context.Context, apps []string) error {
 	var add []string
 	for _, a := range apps {
-		if a = timer.NormApp(a); a != "" && !slices.Contains(add, a) {
+		if a != "" && !slices.Contains(add, a) {
 			add = append(add, a)
 		}
 	}
@@ -461,7 +461,7 @@ func (s *Store) LogApps(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("decode the apps: %w", err)
 	}
 	slices.Sort(it.Apps)
-	return append([]string{timer.DefaultApp}, slices.DeleteFunc(it.Apps, func(a string) bool { return a == timer.DefaultApp })...), nil
+	return append([]string{appAttr("")}, slices.DeleteFunc(it.Apps, func(a string) bool { return a == appAttr("") })...), nil
 }
 
 // getEntries reads the log items the references name, in their order (BatchGetItem, 100 a

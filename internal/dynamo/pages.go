@@ -41,12 +41,13 @@ func (s *Store) Instances(ctx context.Context, q timer.InstanceQuery) (timer.Ins
 		return timer.InstancePage{}, err
 	}
 	limit, _ := timer.PageSize(q.Limit)
+	app, _ := timer.SelectedApp(q.App)
 	scope := "s"
 	switch {
 	case q.Timer != "":
-		scope = "t:" + timer.Key{App: q.App, Timer: q.Timer}.Name()
+		scope = "t:" + timer.Key{App: app, Timer: q.Timer}.Name()
 	case q.App != "":
-		scope = "a:" + timer.AppName(q.App)
+		scope = "a:" + q.App
 	}
 	start, err := decodeCursor(q.Cursor, scope)
 	if err != nil {
@@ -55,7 +56,7 @@ func (s *Store) Instances(ctx context.Context, q timer.InstanceQuery) (timer.Ins
 	var apps []string // every app's listing: the apps still to read, the current one first
 	if q.Timer == "" {
 		if q.App != "" {
-			apps = []string{timer.AppName(q.App)}
+			apps = []string{q.App}
 		} else if apps, err = s.LogApps(ctx); err != nil {
 			return timer.InstancePage{}, err
 		}
@@ -75,7 +76,7 @@ func (s *Store) Instances(ctx context.Context, q timer.InstanceQuery) (timer.Ins
 		var items []instanceItem
 		var last map[string]types.AttributeValue
 		if q.Timer != "" {
-			items, last, err = s.timerPage(ctx, timer.Key{App: q.App, Timer: q.Timer}, start, int32(limit-len(page.Items)))
+			items, last, err = s.timerPage(ctx, timer.Key{App: app, Timer: q.Timer}, start, int32(limit-len(page.Items)))
 		} else {
 			items, last, err = s.appPage(ctx, apps[0], start, int32(limit-len(page.Items)))
 		}

@@ -53,9 +53,8 @@ func (s *Store) Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.
 		return in, err
 	}
 	if !p.Until.IsZero() {
-		k := key.Norm()
 		item, err := attributevalue.MarshalMap(resumeItem{PK: ResumePK, SK: p.Until.UTC().Format(logSortLayout) + "#" + key.String(), Kind: "resume",
-			App: key.AppName(), Timer: k.Timer, Tenant: k.Tenant, At: ms(p.Until)})
+			App: appAttr(key.App), Timer: key.Timer, Tenant: key.Tenant, At: ms(p.Until)})
 		if err != nil {
 			return in, err
 		}
@@ -86,7 +85,7 @@ func (s *Store) ResumeDue(ctx context.Context, now time.Time, resumed func(timer
 	}
 	count := 0
 	for _, it := range items {
-		key := timer.Key{App: timer.NormApp(it.App), Timer: it.Timer, Tenant: it.Tenant}
+		key := keyOf(it.App, it.Timer, it.Tenant)
 		before, err := s.Get(ctx, key)
 		ok := err == nil && !before.Active && before.Pause != nil && ms(before.Pause.Until) == it.At
 		if ok {

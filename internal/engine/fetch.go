@@ -164,7 +164,7 @@ func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent m
 		}
 		now := f.Clock.Now()
 		for _, in := range found {
-			if !sent[firing{in.Key.Norm(), in.NextRun.UnixMilli()}] { // Norm: as Firing.Key() has it
+			if !sent[firing{in.Key, in.NextRun.UnixMilli()}] {
 				all = append(all, ranked{outgoing(in, message.ReasonSchedule, now), in.LastDuration})
 			}
 		}

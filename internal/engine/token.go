@@ -28,14 +28,14 @@ var ErrBadToken = errkind.New(errkind.Invalid, "invalid execution token")
 // NewToken is the token for a claimed instance.
 func NewToken(running timer.Instance) Token {
 	return Token{
-		App: timer.NormApp(running.App), Timer: running.Timer, Tenant: running.Tenant, ExecutionID: running.ExecutionID, Version: running.Version,
+		App: running.App, Timer: running.Timer, Tenant: running.Tenant, ExecutionID: running.ExecutionID, Version: running.Version,
 		Deadline: running.IsRunningSince.Add(running.Lease()), Window: running.HeartbeatWindow().Milliseconds(),
 	}
 }
 
 // Key is the instance the token is for.
 func (t Token) Key() timer.Key {
-	return timer.Key{App: timer.NormApp(t.App), Timer: t.Timer, Tenant: t.Tenant}
+	return timer.Key{App: t.App, Timer: t.Timer, Tenant: t.Tenant}
 }
 
 // Fence is the execution's fence.
@@ -62,6 +62,7 @@ func ParseToken(s string) (Token, error) {
 	if err := json.Unmarshal(b, &t); err != nil {
 		return Token{}, fmt.Errorf("%w: %v", ErrBadToken, err)
 	}
+	t.App = timer.NormApp(t.App) // a token's app as it came in
 	if err := t.Key().Validate(); err != nil {
 		return Token{}, fmt.Errorf("%w: %v", ErrBadToken, err)
 	}

@@ -19,4 +19,10 @@ func TestTokenApp(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, key, tok.Key())
 	}
+	// A token naming the default app "default" is the default app's instance.
+	tok := engine.NewToken(timer.Instance{Key: timer.Key{Timer: "Cleanup"}, Settings: timer.Settings{Timeout: time.Minute}, ExecutionID: "e-1", Version: 3, IsRunningSince: now})
+	tok.App = timer.DefaultApp
+	parsed, err := engine.ParseToken(tok.String())
+	require.NoError(t, err)
+	require.Equal(t, timer.Key{Timer: "Cleanup"}, parsed.Key())
 }

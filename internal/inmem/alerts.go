@@ -26,7 +26,7 @@ type openAlert struct {
 	announced bool
 }
 
-func alertID(k timer.Key, rule string) string { return k.Norm().String() + "|" + rule }
+func alertID(k timer.Key, rule string) string { return k.String() + "|" + rule }
 
 func (s *Store) alertMaps() *alertState {
 	if s.al.open == nil {
@@ -41,7 +41,7 @@ func (s *Store) Alerts(_ context.Context, app string) ([]timer.Alert, error) {
 	defer s.mu.Unlock()
 	var out []timer.Alert
 	for _, id := range slices.Sorted(maps.Keys(s.alertMaps().open)) {
-		if a := s.al.open[id].alert; app == "" || a.AppName() == timer.AppName(app) {
+		if a := s.al.open[id].alert; timer.SelectsApp(app, a.App) {
 			out = append(out, a)
 		}
 	}
@@ -76,7 +76,6 @@ func (s *Store) RaiseAlert(_ context.Context, a timer.Alert, by string) (bool, e
 	if o, ok := st.open[id]; ok && (o.by != by || o.announced) {
 		return false, nil
 	}
-	a.Key = a.Key.Norm()
 	st.open[id] = openAlert{alert: a, by: by}
 	return true, nil
 }
@@ -113,8 +112,8 @@ func (s *Store) Watch(_ context.Context, k timer.Key, deadline time.Time, reset 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.alertMaps()
-	if _, ok := st.watch[k.Norm()]; reset || !ok {
-		st.watch[k.Norm()] = deadline
+	if _, ok := st.watch[k]; reset || !ok {
+		st.watch[k] = deadline
 	}
 	return nil
 }
@@ -123,7 +122,7 @@ func (s *Store) Watch(_ context.Context, k timer.Key, deadline time.Time, reset 
 func (s *Store) Unwatch(_ context.Context, k timer.Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.alertMaps().watch, k.Norm())
+	delete(s.alertMaps().watch, k)
 	return nil
 }
 

@@ -476,7 +476,6 @@ func (s *Store) CalendarEdits(context.Context) ([]timer.CalendarEdit, error) {
 func (s *Store) PutCalendarEdit(_ context.Context, e timer.CalendarEdit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e.App = timer.NormApp(e.App)
 	s.op.calendars[[2]string{e.App, e.Name}] = e
 	return nil
 }

@@ -18,12 +18,13 @@ func (s *Store) Instances(_ context.Context, q timer.InstanceQuery) (timer.Insta
 		return timer.InstancePage{}, err
 	}
 	limit, _ := timer.PageSize(q.Limit)
+	app, _ := timer.SelectedApp(q.App)
 	scope := "s"
 	switch {
 	case q.Timer != "":
-		scope = "t:" + timer.Key{App: q.App, Timer: q.Timer}.Name()
+		scope = "t:" + timer.Key{App: app, Timer: q.Timer}.Name()
 	case q.App != "":
-		scope = "a:" + timer.AppName(q.App)
+		scope = "a:" + q.App
 	}
 	var after *timer.Key
 	if q.Cursor != "" {
@@ -34,7 +35,7 @@ func (s *Store) Instances(_ context.Context, q timer.InstanceQuery) (timer.Insta
 		after = &k
 	}
 	all := s.query(func(in timer.Instance) bool {
-		return (q.App == "" || in.AppName() == timer.AppName(q.App)) && (q.Timer == "" || in.Timer == q.Timer) &&
+		return timer.SelectsApp(q.App, in.App) && (q.Timer == "" || in.Timer == q.Timer) &&
 			(after == nil || timer.CompareKeys(in.Key, *after) > 0)
 	})
 	slices.SortFunc(all, func(a, b timer.Instance) int { return timer.CompareKeys(a.Key, b.Key) })

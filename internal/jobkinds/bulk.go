@@ -182,7 +182,7 @@ func (k BulkKind) selected(ctx context.Context, p BulkParams) ([]timer.Instance,
 			return nil, err
 		}
 		for _, in := range page.Items {
-			if in.AppName() == p.App && p.Selection.Match(in) {
+			if timer.SelectsApp(p.App, in.App) && p.Selection.Match(in) {
 				out = append(out, in)
 			}
 		}

@@ -156,9 +156,6 @@ func (s *Service) List(ctx context.Context, q Query) ([]Job, error) {
 	if err := timer.ValidateApp(q.App); err != nil {
 		return nil, err
 	}
-	if q.App != "" {
-		q.App = timer.AppName(q.App)
-	}
 	return s.Store.ListJobs(ctx, q)
 }
 

@@ -228,7 +228,7 @@ func (m Manifest) SharedPending() []string {
 	return out
 }
 
-func (m Manifest) isDefaultApp() bool { return timer.NormApp(m.App) == "" }
+func (m Manifest) isDefaultApp() bool { return m.App == "" }
 
 // sharedDeferred: another app's manifest checked without the default app's calendars.
 func (m Manifest) sharedDeferred() bool { return !m.isDefaultApp() && !m.sharedKnown }

@@ -21,8 +21,9 @@ import (
 // Manifest is the parsed file.
 type Manifest struct {
 	// App names the application that owns the timers (an OutSystems module): a publish of
-	// this manifest creates, updates and deactivates only this app's timers. Optional: ""
-	// is timer.DefaultApp. The name rule is the timer names' ([A-Za-z0-9_-]{1,128}).
+	// this manifest creates, updates and deactivates only this app's timers. Optional: none,
+	// or timer.DefaultApp, is the default app, which Parse returns as "" (the program's
+	// spelling). The name rule is the timer names' ([A-Za-z0-9_-]{1,128}).
 	App string `yaml:"app"`
 	// Tenants are environment-wide (every app's multi-tenant timers run for each); a tenant
 	// listed here is registered on sync (source "manifest:<app>"), and removed again, its
@@ -41,7 +42,13 @@ type Manifest struct {
 	sharedKnown bool
 	// asOf is the instant a calendar must leave its timers a firing from (AsOf); zero: now.
 	asOf time.Time
+	// written is App as the file wrote it (WrittenApp).
+	written string
 }
+
+// WrittenApp is the app as the file names it, before Parse made timer.DefaultApp "": "" when
+// it names none.
+func (m Manifest) WrittenApp() string { return m.written }
 
 // Timer is one entry; pointer fields are optional and take the defaults.
 type Timer struct {
@@ -188,6 +195,7 @@ func Parse(r io.Reader) (Manifest, error) {
 		}
 		return Manifest{}, fmt.Errorf("%w: %v", errkind.Invalid, yamlProblems(data, err))
 	}
+	m.written, m.App = m.App, timer.NormApp(m.App)
 	m.expandActions(ActionsAddr())
 	if err := m.Validate(); err != nil {
 		return m, err
@@ -361,12 +369,13 @@ func (t Timer) InstanceNames() []string {
 	return out
 }
 
-// AppName is the manifest's app, timer.DefaultApp when it names none.
+// AppName is the manifest's app as written outside the program (timer.DefaultApp for the
+// default app).
 func (m Manifest) AppName() string { return timer.AppName(m.App) }
 
 // Key is the key of the manifest app's timer name (no tenant), in its canonical form.
 func (m Manifest) Key(name string) timer.Key {
-	return timer.Key{App: timer.NormApp(m.App), Timer: name}
+	return timer.Key{App: m.App, Timer: name}
 }
 
 // Expand is Timer.Expand for this manifest's app: the instances' keys carry the app.
@@ -392,9 +401,8 @@ func (t Timer) Expand(tenants []string, d Defaults) []Desired {
 	return t.ExpandFor("", tenants, d)
 }
 
-// ExpandFor is Expand for the timer of app ("" or timer.DefaultApp: the default app).
+// ExpandFor is Expand for the timer of app ("": the default app).
 func (t Timer) ExpandFor(app string, tenants []string, d Defaults) []Desired {
-	app = timer.NormApp(app)
 	scope := []string{""}
 	if t.MultiTenant {
 		scope = tenants

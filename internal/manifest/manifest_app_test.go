@@ -32,6 +32,9 @@ func TestManifestApp(t *testing.T) {
 	m, err = Parse(strings.NewReader("app: default\n" + good))
 	require.NoError(t, err)
 	require.Equal(t, timer.Key{Timer: "Tick"}, m.Expand(m.Timers[0], nil, Defaults{})[0].Key)
+	require.Equal(t, "", m.App, "the program's spelling")
+	require.Equal(t, timer.DefaultApp, m.WrittenApp(), "as the file wrote it")
+	require.Equal(t, timer.DefaultApp, m.AppName())
 
 	for _, bad := range []string{"bill ing", "billing:x", "a/b", strings.Repeat("a", 129)} {
 		_, err := Parse(strings.NewReader("app: \"" + bad + "\"\n" + good))

@@ -55,13 +55,13 @@ type Firing struct {
 
 // Key is the timer instance the firing is for.
 func (f Firing) Key() timer.Key {
-	return timer.Key{App: timer.NormApp(f.App), Timer: f.Timer, Tenant: f.Tenant}
+	return timer.Key{App: f.App, Timer: f.Timer, Tenant: f.Tenant}
 }
 
 // ForInstance builds the firing for an instance's pending next run.
 func ForInstance(in timer.Instance, reason Reason) Firing {
 	scheduledAt, attempt := in.Pending()
-	return Firing{V: Version, App: timer.NormApp(in.App), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt.UTC(), DueAt: in.NextRun.UTC(), Attempt: attempt, Reason: reason}
+	return Firing{V: Version, App: in.App, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt.UTC(), DueAt: in.NextRun.UTC(), Attempt: attempt, Reason: reason}
 }
 
 // ErrMalformed wraps every decoding error.
@@ -90,6 +90,7 @@ func Decode(body string) (Firing, error) {
 	if err := strictjson.Decode([]byte(body), &f); err != nil {
 		return Firing{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	f.App = timer.NormApp(f.App) // a message's app as it came in
 	if err := f.Validate(); err != nil {
 		return Firing{}, err
 	}
@@ -122,6 +123,6 @@ func (f Firing) Validate() error {
 // due when the attempt may start.
 func ForBackfill(in timer.Instance) Firing {
 	b := in.Backfill
-	return Firing{V: Version, App: timer.NormApp(in.App), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: b.Next.UTC(),
+	return Firing{V: Version, App: in.App, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: b.Next.UTC(),
 		DueAt: b.Due.UTC(), Attempt: b.Attempt, Reason: ReasonBackfill, Backfill: b.ID}
 }

@@ -31,6 +31,15 @@ func TestFiringApp(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, timer.Key{Timer: "Cleanup", Tenant: "acme"}, f.Key())
 
+	// A message naming the default app "default" reads as the same key (the one spelling
+	// inside the program is "").
+	f, err = Decode(strings.Replace(legacy, `"timer"`, `"app":"default","timer"`, 1))
+	require.NoError(t, err)
+	require.Equal(t, timer.Key{Timer: "Cleanup", Tenant: "acme"}, f.Key())
+	require.Equal(t, "", f.App)
+	// A firing built inside the program with the outside spelling is refused.
+	require.ErrorIs(t, Firing{V: Version, App: timer.DefaultApp, Timer: "Cleanup"}.Validate(), ErrMalformed)
+
 	_, err = Decode(strings.Replace(legacy, `"timer"`, `"app":"bad app","timer"`, 1))
 	require.ErrorIs(t, err, ErrMalformed)
 }

@@ -39,7 +39,7 @@ type CrowdedTimer struct {
 
 // key is the instance's timer key, for H (a plan instance of the default app has App "").
 func (in Instance) key() timer.Key {
-	return timer.Key{App: timer.NormApp(in.App), Timer: in.Timer, Tenant: in.Tenant}
+	return timer.Key{App: in.App, Timer: in.Timer, Tenant: in.Tenant}
 }
 
 // scheduleKey groups instances whose schedules fire together: the settings', and the
@@ -84,7 +84,7 @@ func (p *Plan) crowdWarnings(in Input) {
 			byKey[k] = g
 			groups = append(groups, g)
 		}
-		name := timer.Key{App: timer.NormApp(inst.App), Timer: inst.Timer}.Name()
+		name := timer.Key{App: inst.App, Timer: inst.Timer}.Name()
 		if i := slices.IndexFunc(g.shares, func(s share) bool { return s.timer == name }); i >= 0 {
 			g.shares[i].n += inst.weight()
 		} else {

@@ -123,7 +123,7 @@ func FromManifest(m manifest.Manifest, tenants []string, d manifest.Defaults) ([
 	}
 	for _, t := range m.Timers {
 		for _, in := range m.Resolve(t).Expand(tenants, d) {
-			out = append(out, Instance{App: timer.NormApp(m.App), Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
+			out = append(out, Instance{App: m.App, Timer: in.Key.Timer, Tenant: in.Key.Tenant, Schedule: in.Settings.Schedule,
 				Timezone: in.Settings.Timezone, DST: in.Settings.DST, Priority: in.Settings.Priority,
 				MaxRetries: in.Settings.MaxRetries, Active: in.Active, ItemBytes: ItemBytes(in.Key.Timer, in.Key.Tenant, in.Settings),
 				Calendar: in.Settings.Calendar, OnExcluded: in.Settings.OnExcluded, Window: in.Settings.Window})
@@ -173,7 +173,7 @@ func perEntry(m manifest.Manifest, tenants []string, d manifest.Defaults) []Inst
 		if t.MultiTenant {
 			ten = tenant
 		}
-		out = append(out, Instance{App: timer.NormApp(m.App), Timer: t.Name, Schedule: st.Schedule, Timezone: st.Timezone, DST: st.DST,
+		out = append(out, Instance{App: m.App, Timer: t.Name, Schedule: st.Schedule, Timezone: st.Timezone, DST: st.DST,
 			Priority: st.Priority, MaxRetries: st.MaxRetries, Active: t.IsActive(), Count: n,
 			ItemBytes: ItemBytes(names[len(names)-1], ten, st),
 			Calendar:  st.Calendar, OnExcluded: st.OnExcluded, Window: st.Window})

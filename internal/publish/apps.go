@@ -232,8 +232,8 @@ func (h *Handler) appManifest(ctx context.Context, app string, props map[string]
 	default:
 		return m, fmt.Errorf("%w: %s (the timers inline) or %s (a timers.yaml in S3) is required", errkind.Invalid, PropManifest, PropManifestS3)
 	}
-	if m.App != "" && m.App != app {
-		return m, fmt.Errorf("%w: the manifest names app %q, but the resource's %s is %q", errkind.Invalid, m.App, PropApp, app)
+	if w := m.WrittenApp(); w != "" && w != app {
+		return m, fmt.Errorf("%w: the manifest names app %q, but the resource's %s is %q", errkind.Invalid, w, PropApp, app)
 	}
 	m.App = app
 	return m, nil

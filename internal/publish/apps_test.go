@@ -117,6 +117,8 @@ func TestAppRejected(t *testing.T) {
 		}, []string{`timers[0] "Invoices": shedule: unknown field`}},
 		{"another app", func(p map[string]any) { p["Manifest"].(map[string]any)["app"] = "orders" },
 			[]string{`the manifest names app "orders", but the resource's App is "billing"`}},
+		{"manifest names the default app", func(p map[string]any) { p["Manifest"].(map[string]any)["app"] = "default" },
+			[]string{`the manifest names app "default", but the resource's App is "billing"`}},
 		{"no app", func(p map[string]any) { delete(p, "App") }, []string{"App: required"}},
 		{"bad app", func(p map[string]any) { p["App"] = "bill ing" }, []string{`App: "bill ing" must match`}},
 		{"default app", func(p map[string]any) { p["App"] = "default"; delete(p["Manifest"].(map[string]any), "app") },

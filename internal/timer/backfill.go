@@ -73,7 +73,7 @@ const (
 
 // Key is the instance key of one of its tenants.
 func (b Backfill) Key(tenant string) Key {
-	return Key{App: NormApp(b.App), Timer: b.Timer, Tenant: tenant}
+	return Key{App: b.App, Timer: b.Timer, Tenant: tenant}
 }
 
 // BackfillInstants lists the instants of timer k's schedule (its calendar and validity

@@ -28,9 +28,9 @@ func (in Instance) UsesCalendar(app, name string) bool {
 		return false
 	}
 	if c.Shared {
-		return NormApp(app) == ""
+		return app == ""
 	}
-	return in.Key.Norm().App == NormApp(app)
+	return in.Key.App == app
 }
 
 // CalendarApp is the app whose calendar the instance uses ("" for the default app's).
@@ -38,7 +38,7 @@ func (in Instance) CalendarApp() string {
 	if in.Calendar != nil && in.Calendar.Shared {
 		return ""
 	}
-	return in.Key.Norm().App
+	return in.Key.App
 }
 
 // Window bounds a timer's firings: nothing fires before Start, nothing after End (zero

@@ -59,5 +59,5 @@ type LogPageQuery struct {
 
 // MatchesApp reports whether e is of app as LogQuery.App selects ("" matches every app).
 func (e Execution) MatchesApp(app string) bool {
-	return app == "" || e.AppName() == AppName(app)
+	return SelectsApp(app, e.App)
 }

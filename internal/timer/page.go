@@ -29,7 +29,9 @@ func PageSize(limit int) (int, error) {
 // app or timer holds (an index or a partition); only App "" reads the whole table, for the
 // administrator's views of every app.
 type InstanceQuery struct {
-	// App is the app ("default" for the default app); "" is every app.
+	// App selects the app, as a selector does (SelectsApp): "" every app, else one app as
+	// written outside the program (DefaultApp for the default app), as the CLI's --app and the
+	// API's paths give it and the byApp index holds it. AppQuery builds it from an app.
 	App string
 	// Timer, with App, is one timer's instances (every tenant).
 	Timer string
@@ -39,6 +41,21 @@ type InstanceQuery struct {
 	// for the same App and Timer.
 	Cursor string
 }
+
+// OneApp is the selector of app alone (app as the program spells it: "" the default app).
+func OneApp(app string) string { return AppName(app) }
+
+// AppQuery is the query of app's instances (app as the program spells it: "" the default app).
+func AppQuery(app string) InstanceQuery { return InstanceQuery{App: OneApp(app)} }
+
+// SelectsApp reports whether the app selector sel (InstanceQuery.App, LogQuery.App,
+// LogPageQuery.App: "" every app, else one app as written outside the program) selects app
+// (as the program spells it: "" the default app).
+func SelectsApp(sel, app string) bool { return sel == "" || sel == AppName(app) }
+
+// SelectedApp is the app the selector sel selects, as the program spells it ("" the default
+// app); ok is false for every app ("").
+func SelectedApp(sel string) (app string, ok bool) { return NormApp(sel), sel != "" }
 
 // Validate rejects a query no store could answer, with the reason.
 func (q InstanceQuery) Validate() error {

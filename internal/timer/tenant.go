@@ -10,7 +10,8 @@ type Tenant struct {
 	// ListedBy are the apps whose manifests list the tenant (tenants are environment-wide;
 	// a tenant the manifests registered is removed when none lists it any more). A tenant the
 	// manifest registered before apps existed has none: ListedByApp counts it as the
-	// default app's.
+	// default app's. The apps are written as outside the program (DefaultApp for the
+	// default app): the list is stored as a string set, which holds no empty string.
 	ListedBy []string `json:"listedBy,omitempty"`
 }
 
@@ -18,12 +19,13 @@ type Tenant struct {
 // manifest, the default app's, is not recorded).
 func (t Tenant) Legacy() bool { return t.Source == TenantListed && len(t.ListedBy) == 0 }
 
-// ListedByApp reports whether app's manifest lists the tenant.
+// ListedByApp reports whether app's manifest lists the tenant (app as the program spells
+// it: "" the default app).
 func (t Tenant) ListedByApp(app string) bool {
-	app = AppName(app)
 	if t.Legacy() {
-		return app == DefaultApp
+		return app == ""
 	}
+	app = AppName(app) // as ListedBy writes it
 	for _, a := range t.ListedBy {
 		if a == app {
 			return true

@@ -58,24 +58,28 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 // ValidName reports whether s is a valid timer or tenant name.
 func ValidName(s string) bool { return namePattern.MatchString(s) }
 
-// DefaultApp is the app of a timer whose manifest names none, and of every stored timer
-// written before apps existed (an item without an app attribute).
+// DefaultApp is the default app's name outside the program: the app of a timer whose
+// manifest names none and of every stored timer written before apps existed (an item
+// without an app attribute), as manifests, the CLI, the API's paths, stored app attributes,
+// logs and events spell it. Inside the program the default app is "" (a Key's zero App),
+// and only the boundaries translate: NormApp where a name comes in, AppName where it goes
+// out.
 const DefaultApp = "default"
 
 // Key names one runtime instance: an app's timer, for one tenant ("" for a shared timer).
-// App "" is the default app (DefaultApp); keys built by this package and the stores use ""
-// for it (Norm), so that a key stays comparable with ==, and as a map key, whichever way it
-// was written.
+// App "" is the default app: every key inside the program spells it so, so that a key is
+// comparable with ==, and as a map key, without normalising.
 type Key struct {
 	App    string `json:"app"`
 	Timer  string `json:"timer"`
 	Tenant string `json:"tenant"`
 }
 
-// AppName is the key's app, DefaultApp for "".
+// AppName is the key's app as written outside the program (DefaultApp for "").
 func (k Key) AppName() string { return AppName(k.App) }
 
-// AppName is app, or DefaultApp for "".
+// AppName is app as written outside the program: DefaultApp for the default app ("").
+// Only encoders call it (display, stored attributes, logs, API paths).
 func AppName(app string) string {
 	if app == "" {
 		return DefaultApp
@@ -83,7 +87,9 @@ func AppName(app string) string {
 	return app
 }
 
-// NormApp is the stored form of an app name in a Key: "" for the default app.
+// NormApp is an app name that came in from outside (a manifest, the CLI, an API path, a
+// stored attribute, a message) as the program spells it: "" for the default app, whether
+// written DefaultApp or "". Only decoders call it.
 func NormApp(app string) string {
 	if app == DefaultApp {
 		return ""
@@ -91,19 +97,10 @@ func NormApp(app string) string {
 	return app
 }
 
-// Norm returns the key with the default app written "" (its canonical form).
-func (k Key) Norm() Key {
-	k.App = NormApp(k.App)
-	return k
-}
-
-// IsDefaultApp reports whether the key is of the default app.
-func (k Key) IsDefaultApp() bool { return k.App == "" || k.App == DefaultApp }
-
 // Name is the timer's qualified name: "Timer" for the default app (as before apps existed),
 // "app:Timer" for another.
 func (k Key) Name() string {
-	if k.IsDefaultApp() {
+	if k.App == "" {
 		return k.Timer
 	}
 	return k.App + ":" + k.Timer
@@ -159,6 +156,9 @@ func ValidateApp(app string) error {
 func (k Key) Validate() error {
 	if err := ValidateApp(k.App); err != nil {
 		return err
+	}
+	if k.App == DefaultApp {
+		return fmt.Errorf("%w: key %s: the default app is \"\" inside a key, %q only outside the program (timer.NormApp)", errkind.Invalid, k, DefaultApp)
 	}
 	if !ValidName(k.Timer) {
 		return fmt.Errorf("%w: timer name %q must match [A-Za-z0-9_-]{1,128}", errkind.Invalid, k.Timer)
@@ -382,6 +382,5 @@ func ShardOf(key Key, shards int) int {
 
 // CompareKeys orders keys by app (the default app first), then timer, then tenant.
 func CompareKeys(a, b Key) int {
-	a, b = a.Norm(), b.Norm()
 	return cmp.Or(strings.Compare(a.App, b.App), strings.Compare(a.Timer, b.Timer), strings.Compare(a.Tenant, b.Tenant))
 }

@@ -24,8 +24,8 @@ func TestKeyStringParseRoundTrip(t *testing.T) {
 		require.NoError(t, err, c.text)
 		require.Equal(t, c.key, got)
 	}
-	// The default app written out is the same key as the legacy form.
-	require.Equal(t, "Cleanup@acme", Key{App: DefaultApp, Timer: "Cleanup", Tenant: "acme"}.String())
+	// The default app written out parses to the legacy form's key; inside a key it is "" only.
+	require.ErrorContains(t, Key{App: DefaultApp, Timer: "Cleanup", Tenant: "acme"}.Validate(), `the default app is ""`)
 	got, err := ParseKey("default:Cleanup@acme")
 	require.NoError(t, err)
 	require.Equal(t, Key{Timer: "Cleanup", Tenant: "acme"}, got)
@@ -50,7 +50,7 @@ func FuzzParseKey(f *testing.F) {
 			return
 		}
 		require.NoError(t, k.Validate())
-		require.Equal(t, k, k.Norm(), "ParseKey returns the canonical form")
+		require.NotEqual(t, DefaultApp, k.App, "ParseKey returns the default app as \"\"")
 		again, err := ParseKey(k.String())
 		require.NoError(t, err)
 		require.Equal(t, k, again)
@@ -58,4 +58,49 @@ func FuzzParseKey(f *testing.F) {
 			require.Equal(t, s, k.String())
 		}
 	})
+}
+
+// TestAppBoundaries is the table of the functions that translate the default app's two
+// spellings: "" inside the program, DefaultApp outside it.
+func TestAppBoundaries(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ outside, inside string }{
+		{"default", ""}, {"", ""}, {"billing", "billing"}, {"Default", "Default"},
+	} {
+		require.Equal(t, c.inside, NormApp(c.outside), "NormApp(%q)", c.outside)
+	}
+	for _, c := range []struct{ inside, outside string }{{"", "default"}, {"billing", "billing"}} {
+		require.Equal(t, c.outside, AppName(c.inside), "AppName(%q)", c.inside)
+		require.Equal(t, c.outside, Key{App: c.inside}.AppName())
+		require.Equal(t, c.outside, OneApp(c.inside))
+		require.Equal(t, InstanceQuery{App: c.outside}, AppQuery(c.inside))
+	}
+	for _, c := range []struct{ in, app, name string }{
+		{"Tick", "", "Tick"}, {"default:Tick", "", "Tick"}, {"billing:Tick", "billing", "Tick"}, {":Tick", "", "Tick"},
+	} {
+		app, name := ParseName(c.in)
+		require.Equal(t, []string{c.app, c.name}, []string{app, name}, "ParseName(%q)", c.in)
+	}
+	// Selectors: "" every app, else one app as written outside.
+	for _, c := range []struct {
+		sel, app string
+		selects  bool
+	}{
+		{"", "", true}, {"", "billing", true},
+		{"default", "", true}, {"default", "billing", false},
+		{"billing", "billing", true}, {"billing", "", false},
+	} {
+		require.Equal(t, c.selects, SelectsApp(c.sel, c.app), "SelectsApp(%q, %q)", c.sel, c.app)
+	}
+	for _, c := range []struct {
+		sel, app string
+		one      bool
+	}{{"", "", false}, {"default", "", true}, {"billing", "billing", true}} {
+		app, one := SelectedApp(c.sel)
+		require.Equal(t, c.app, app, "SelectedApp(%q)", c.sel)
+		require.Equal(t, c.one, one, "SelectedApp(%q)", c.sel)
+	}
+	// The default app's names and display: every key of it is the one spelled "".
+	require.Equal(t, "Tick@acme", Key{Timer: "Tick", Tenant: "acme"}.String())
+	require.Equal(t, "billing:Tick", Key{App: "billing", Timer: "Tick"}.Name())
 }

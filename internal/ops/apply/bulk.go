@@ -112,7 +112,7 @@ func (s *Service) CancelJob(ctx context.Context, a ops.Actor, app, id string) (j
 	}
 	op := ops.OpJobCancel
 	if app != "" {
-		if j.App != timer.AppName(app) {
+		if j.App != app { // both as the API path writes it
 			return jobs.Job{}, errkind.New(errkind.NotFound, fmt.Sprintf("app %s has no job %s", app, id))
 		}
 		op = ops.OpAppJobCancel
