@@ -128,8 +128,7 @@ timers:
 			return false
 		}, 20*time.Second, 200*time.Millisecond, "the new tenant's instance runs")
 
-		var tenants []timer.Tenant
-		require.NoError(t, json.Unmarshal([]byte(run("tenants", "list", "--json")), &tenants))
+		tenants := jsonLines[timer.Tenant](t, run("tenants", "list", "--json"))
 		got := map[string]string{}
 		for _, tn := range tenants {
 			got[tn.Name] = tn.Source

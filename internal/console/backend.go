@@ -9,6 +9,7 @@ import (
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/ops/apply"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -45,6 +46,8 @@ type Backend interface {
 	// ChangeTenant adds (add) or removes a tenant, ReleaseApp frees an app from a stack gone
 	// without its Delete, Redrive sends up to limit dead-lettered firings back: for who.
 	ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error)
+	// TenantPage is a page of the registered tenants by name (limit 0: DefaultListPage).
+	TenantPage(ctx context.Context, limit int, cursor string) (page.Page[timer.Tenant], error)
 	ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error)
 	Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error)
 	// JobList, Job and CancelJob: the jobs (internal/jobs) and a cancel (by who); app ("":

@@ -56,14 +56,6 @@ type tenantBody struct {
 	Name string `json:"name"`
 }
 
-func (s *Server) apiTenants(r *http.Request) (any, error) {
-	ts, err := s.svc.Admin.Tenants(r.Context())
-	if ts == nil {
-		ts = []timer.Tenant{}
-	}
-	return ts, err
-}
-
 func (s *Server) apiAddTenant(r *http.Request) (any, error) {
 	var b tenantBody
 	if err := decodeStrict(r.Body, &b); err != nil {
@@ -126,12 +118,6 @@ func (s *Server) apiRedrive(r *http.Request) (any, error) {
 		res.Kept = []queue.Dead{}
 	}
 	return res, err
-}
-
-// Tenants reads GET /api/tenants.
-func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
-	var ts []timer.Tenant
-	return ts, rm.get(ctx, "/api/tenants", url.Values{}, &ts)
 }
 
 // ChangeTenant sends POST /api/tenants or DELETE /api/tenants/{name}; the API records the caller.

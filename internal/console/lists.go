@@ -1,0 +1,124 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/page"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// Page sizes of the environment's short lists (tenants, alerts, the DLQ).
+const (
+	DefaultListPage = 100
+	MaxListPage     = 1000
+)
+
+// tenantPager is a store that reads the tenants a page at a time (dynamo.Store: a Query of
+// the tenants' partition from the cursor's key, inmem.Store).
+type tenantPager interface {
+	TenantsAfter(ctx context.Context, after string, limit int) ([]timer.Tenant, bool, error)
+}
+
+const tenantScope = "tenants"
+
+// TenantPage is a page of up to limit registered tenants by name (0: DefaultListPage), from
+// the previous page's Next.
+func (s *Service) TenantPage(ctx context.Context, limit int, cursor string) (page.Page[timer.Tenant], error) {
+	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	if err != nil {
+		return page.Page[timer.Tenant]{}, err
+	}
+	after := ""
+	if cursor != "" {
+		if err := page.Decode(cursor, tenantScope, &after); err != nil {
+			return page.Page[timer.Tenant]{}, err
+		}
+	}
+	tp, ok := s.Admin.Store.(tenantPager)
+	if !ok {
+		return page.Page[timer.Tenant]{}, fmt.Errorf("%w: this store lists no tenants by page", errkind.Unavailable)
+	}
+	ts, more, err := tp.TenantsAfter(ctx, after, n)
+	if err != nil {
+		return page.Page[timer.Tenant]{}, err
+	}
+	b := page.NewBuilder[timer.Tenant](n)
+	for _, t := range ts {
+		if b.Full() {
+			more = true
+			break
+		}
+		if err := b.Add(t); err != nil {
+			return page.Page[timer.Tenant]{}, err
+		}
+		after = t.Name
+	}
+	if !more || b.Len() == 0 {
+		return b.Page(""), nil
+	}
+	return b.Page(page.Cursor(tenantScope, after)), nil
+}
+
+func (s *Server) apiTenants(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	n, err := page.ParseSize(q.Get("limit"), DefaultListPage, MaxListPage)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.TenantPage(r.Context(), n, q.Get("cursor"))
+}
+
+// TenantPage reads a page of GET /api/tenants.
+func (rm *Remote) TenantPage(ctx context.Context, limit int, cursor string) (page.Page[timer.Tenant], error) {
+	var p page.Page[timer.Tenant]
+	return p, rm.get(ctx, "/api/tenants", pageQuery(limit, cursor), &p)
+}
+
+// Tenants reads every page of GET /api/tenants.
+func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
+	return Every(ctx, rm.TenantPage)
+}
+
+// pageQuery is a page's query parameters.
+func pageQuery(limit int, cursor string) url.Values {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	set(q, "cursor", cursor)
+	return q
+}
+
+// Each reads a listing page after page (read(ctx, limit 0, cursor)), calling fn with each
+// page's items, until the last page or fn's error.
+func Each[T any](ctx context.Context, read func(ctx context.Context, limit int, cursor string) (page.Page[T], error), fn func([]T) error) error {
+	cursor := ""
+	for {
+		p, err := read(ctx, 0, cursor)
+		if err != nil {
+			return err
+		}
+		if err := fn(p.Items); err != nil {
+			return err
+		}
+		if p.Next == "" {
+			return nil
+		}
+		if p.Next == cursor {
+			return fmt.Errorf("%w: the listing answered the same cursor twice", errkind.Unavailable)
+		}
+		cursor = p.Next
+	}
+}
+
+// Every is every page's items, for the short lists the pages show whole.
+func Every[T any](ctx context.Context, read func(ctx context.Context, limit int, cursor string) (page.Page[T], error)) ([]T, error) {
+	out := []T{}
+	err := Each(ctx, read, func(items []T) error { out = append(out, items...); return nil })
+	return out, err
+}

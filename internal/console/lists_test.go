@@ -1,0 +1,91 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/page"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// pagesOf follows a listing of the API from path (with its query) to its last page, and
+// returns its pages; each is {items, next}.
+func pagesOf[T any](t *testing.T, f fixture, path string) [][]T {
+	t.Helper()
+	var out [][]T
+	next := ""
+	for range 10_000 {
+		u := path
+		if next != "" {
+			sep := "?"
+			if strings.Contains(u, "?") {
+				sep = "&"
+			}
+			u += sep + "cursor=" + url.QueryEscape(next)
+		}
+		status, body, _ := f.do(t, "GET", u, f.token, "")
+		require.Equal(t, http.StatusOK, status, body)
+		p := decode[page.Page[T]](t, body)
+		require.NotNil(t, p.Items, "items is a list, [] when empty: %s", body)
+		out = append(out, p.Items)
+		if p.Next == "" {
+			return out
+		}
+		require.NotEqual(t, next, p.Next, "the same cursor twice")
+		next = p.Next
+	}
+	t.Fatalf("%s: no last page", path)
+	return nil
+}
+
+// badPaging checks that a listing refuses a made-up cursor, another listing's cursor and a
+// page size out of bounds with a 400 that says which.
+func badPaging(t *testing.T, f fixture, path, otherCursor string) {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	for q, says := range map[string]string{
+		"cursor=not-a-cursor": "cursor", "cursor=" + url.QueryEscape(otherCursor): "cursor",
+		"limit=0": "limit", "limit=-1": "limit", "limit=100000": "limit", "limit=ten": "limit",
+	} {
+		status, body, _ := f.do(t, "GET", path+sep+q, f.token, "")
+		require.Equal(t, http.StatusBadRequest, status, "%s%s%s: %s", path, sep, q, body)
+		require.Contains(t, body, says, q)
+	}
+}
+
+// The tenants are read a page at a time by name: every tenant once, pages of the size asked,
+// and a bad cursor or size refused.
+func TestTenantPages(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	var mine []string
+	for i := range 5 {
+		name := f.prefix + "-t" + string(rune('a'+i))
+		_, err := f.svc.ChangeTenant(context.Background(), name, true, "test")
+		require.NoError(t, err)
+		mine = append(mine, name)
+	}
+	pages := pagesOf[timer.Tenant](t, f, "/api/tenants?limit=2")
+	var seen []string
+	for _, p := range pages {
+		require.LessOrEqual(t, len(p), 2)
+		for _, tn := range p {
+			seen = append(seen, tn.Name)
+		}
+	}
+	require.True(t, slices.IsSorted(seen), "by name: %v", seen)
+	require.Equal(t, len(seen), len(slices.Compact(slices.Clone(seen))), "every tenant once: %v", seen)
+	for _, n := range mine {
+		require.Contains(t, seen, n)
+	}
+	badPaging(t, f, "/api/tenants", page.Cursor("logs", "x"))
+}

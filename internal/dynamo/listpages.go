@@ -1,0 +1,50 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// TenantsAfter lists up to limit registered tenants by name, those after the name after
+// ("": from the first): one Query of the tenants' partition, Limit items from the key
+// after; more says the partition may hold more.
+func (s *Store) TenantsAfter(ctx context.Context, after string, limit int) ([]timer.Tenant, bool, error) {
+	kc := expression.Key("pk").Equal(expression.Value(tenantPK))
+	if after == "" {
+		kc = kc.And(expression.Key("sk").BeginsWith(tenantPrefix))
+	} else {
+		// "N#"+after < every later tenant's key, and the prefix's last character + 1 bounds it.
+		kc = kc.And(expression.Key("sk").Between(expression.Value(tenantPrefix+after+"\x00"), expression.Value(tenantPrefix[:1]+"$")))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, false, fmt.Errorf("build query: %w", err)
+	}
+	out, err := s.api.Query(ctx, &dynamodb.QueryInput{
+		TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list tenants: %w", err)
+	}
+	var items []tenantItem
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return nil, false, fmt.Errorf("decode tenants: %w", err)
+	}
+	ts := make([]timer.Tenant, 0, len(items))
+	for _, it := range items {
+		ls := slices.Clone(it.ListedBy)
+		slices.Sort(ls)
+		ts = append(ts, timer.Tenant{Name: it.Name, Source: it.Source, AddedAt: fromMs(it.AddedAt), ListedBy: ls})
+	}
+	return ts, len(out.LastEvaluatedKey) > 0, nil
+}
