@@ -52,7 +52,7 @@ type Backend interface {
 	Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error)
 	// JobList, Job and CancelJob: the jobs (internal/jobs) and a cancel (by who); app ("":
 	// any) must be the job's.
-	JobList(ctx context.Context, q jobs.Query) ([]jobs.Job, error)
+	JobList(ctx context.Context, q jobs.Query, cursor string) (page.Page[jobs.Job], error)
 	Job(ctx context.Context, app, id string) (jobs.Job, error)
 	CancelJob(ctx context.Context, app, id, who string) (jobs.Job, error)
 	Now() time.Time

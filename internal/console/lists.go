@@ -84,6 +84,13 @@ func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 	return Every(ctx, rm.TenantPage)
 }
 
+// nextURL is the request's page with cursor next (the same filters and size).
+func nextURL(r *http.Request, next string) string {
+	q := r.URL.Query()
+	q.Set("cursor", next)
+	return r.URL.Path + "?" + q.Encode()
+}
+
 // pageQuery is a page's query parameters.
 func pageQuery(limit int, cursor string) url.Values {
 	q := url.Values{}

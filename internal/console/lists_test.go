@@ -2,14 +2,17 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -88,4 +91,45 @@ func TestTenantPages(t *testing.T) {
 		require.Contains(t, seen, n)
 	}
 	badPaging(t, f, "/api/tenants", page.Cursor("logs", "x"))
+}
+
+// One app's jobs a page at a time, newest first: every job once, pages of the size asked,
+// the console's Jobs page links to the older ones; a bad cursor or size is refused.
+func TestJobPages(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	app := strings.ToLower(f.prefix) + "jobs"
+	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	var want []string
+	for i := range 5 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		j := jobs.Job{ID: "job-" + at.Format("20060102-150405") + "-" + app, Kind: "bulk", App: app, Params: json.RawMessage(`{}`),
+			Actor: "ana", State: jobs.Done, Created: at, Updated: at, Ended: at, Audited: true, Version: 1}
+		require.NoError(t, f.svc.Jobs.Store.CreateJob(context.Background(), j))
+		want = append([]string{j.ID}, want...)
+	}
+	var got []string
+	pages := pagesOf[jobs.Job](t, f, "/api/apps/"+app+"/jobs?limit=2")
+	for _, p := range pages {
+		require.LessOrEqual(t, len(p), 2)
+		for _, j := range p {
+			got = append(got, j.ID)
+		}
+	}
+	require.Equal(t, want, got, "newest first, each once")
+	require.Len(t, pages, 3)
+	badPaging(t, f, "/api/apps/"+app+"/jobs", page.Cursor("tenants", "x"))
+	// A cursor of another app's or state's listing is refused too.
+	status, body, _ := f.do(t, "GET", "/api/apps/"+app+"/jobs?limit=2", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	next := decode[page.Page[jobs.Job]](t, body).Next
+	status, body, _ = f.do(t, "GET", "/api/apps/"+app+"/jobs?state=failed&cursor="+url.QueryEscape(next), f.token, "")
+	require.Equal(t, http.StatusBadRequest, status, body)
+
+	bw := f.login(t)
+	status, html, _ := bw.send(t, "GET", "/jobs?app="+app+"&limit=2", nil, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, html, want[0])
+	require.NotContains(t, html, want[2], "the first page holds two")
+	require.Contains(t, html, `id="next"`, "a link to the older jobs")
 }

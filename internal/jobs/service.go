@@ -159,6 +159,11 @@ func (s *Service) List(ctx context.Context, q Query) ([]Job, error) {
 	if q.App != "" {
 		q.App = timer.AppName(q.App)
 	}
+	if q.Before != "" {
+		if err := ValidID(q.Before); err != nil {
+			return nil, err
+		}
+	}
 	return s.Store.ListJobs(ctx, q)
 }
 
