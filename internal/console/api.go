@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
@@ -294,14 +296,13 @@ func (s *Server) apiLogs(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := LogFilter{App: app, Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: q.Get("after")}
+	// cursor is the previous page's next; after is its older name (the same value).
+	f := LogFilter{App: app, Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: cmp.Or(q.Get("cursor"), q.Get("after"))}
 	if f.ErrorsOnly, err = boolParam(q.Get("errors"), "errors"); err != nil {
 		return nil, err
 	}
-	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 {
-			return nil, fmt.Errorf("%w: limit must be a number in 1..%d", errkind.Invalid, MaxLogLimit)
-		}
+	if f.Limit, err = page.ParseSize(q.Get("limit"), DefaultLogLimit, MaxLogLimit); err != nil {
+		return nil, err
 	}
 	return s.svc.Logs(r.Context(), f)
 }

@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -132,4 +134,35 @@ func TestJobPages(t *testing.T) {
 	require.Contains(t, html, want[0])
 	require.NotContains(t, html, want[2], "the first page holds two")
 	require.Contains(t, html, `id="next"`, "a link to the older jobs")
+}
+
+// A log page of large entries (8 KB of error each) stays under 1 MB at the largest limit:
+// it ends at the byte bound with a cursor, and the pages hold every entry once, newest first.
+func TestLogPagesUnder1MB(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.create(t, "big", "every 1h", nil)
+	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	const n = 160
+	big := strings.Repeat("e", 8<<10)
+	for i := range n {
+		f.logEntry(t, key, fmt.Sprintf("x%03d", i), t0.Add(time.Duration(i)*time.Second), timer.OutcomeError, big)
+	}
+	path := "/api/apps/" + timer.AppName(key.App) + "/logs?timer=" + key.Timer + "&limit=500"
+	status, body, _ := f.do(t, "GET", path, f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.LessOrEqual(t, len(body), page.Limit1MB, "a page of %d-byte entries", len(big))
+	first := decode[console.LogPage](t, body)
+	require.Less(t, len(first.Items), n, "cut by the byte bound")
+	require.NotEmpty(t, first.Next)
+	var ids []string
+	for _, p := range pagesOf[console.LogEntry](t, f, path) {
+		for _, e := range p {
+			ids = append(ids, e.ExecutionID)
+		}
+	}
+	require.Len(t, ids, n)
+	require.Equal(t, fmt.Sprintf("x%03d", n-1), ids[0], "newest first")
+	require.Equal(t, len(ids), len(slices.Compact(slices.Sorted(slices.Values(ids)))), "every entry once")
+	badPaging(t, f, path[:strings.Index(path, "&limit")], page.Cursor("tenants", "x"))
 }
