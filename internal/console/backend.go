@@ -48,6 +48,9 @@ type Backend interface {
 	ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error)
 	// TenantPage is a page of the registered tenants by name (limit 0: DefaultListPage).
 	TenantPage(ctx context.Context, limit int, cursor string) (page.Page[timer.Tenant], error)
+	// DLQPage is a page of the dead-lettered messages (a listing holds its pages' messages
+	// hidden until its cursor's deadline: Service.DLQPage).
+	DLQPage(ctx context.Context, limit int, cursor string) (page.Page[queue.Dead], error)
 	ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error)
 	Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error)
 	// JobList, Job and CancelJob: the jobs (internal/jobs) and a cancel (by who); app ("":

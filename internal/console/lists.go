@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/page"
+	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -82,6 +84,54 @@ func (rm *Remote) TenantPage(ctx context.Context, limit int, cursor string) (pag
 // Tenants reads every page of GET /api/tenants.
 func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 	return Every(ctx, rm.TenantPage)
+}
+
+const dlqScope = "dlq"
+
+// DLQPage is a page of up to limit dead-lettered messages (0: DefaultListPage), not
+// consumed. SQS has no cursor: a listing keeps the messages of its pages hidden until its
+// deadline (queue.ListHold from its first page), which the cursor holds, so that the next
+// page receives others; a cursor past its deadline is refused. A listing that ends on its
+// first page hides nothing after it. An *queue.IncompleteError comes with what was seen.
+func (s *Service) DLQPage(ctx context.Context, limit int, cursor string) (page.Page[queue.Dead], error) {
+	none := page.Page[queue.Dead]{Items: []queue.Dead{}}
+	if s.DLQ == nil {
+		return none, fmt.Errorf("%w: the stack has no dead-letter queue", errkind.NotFound)
+	}
+	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	if err != nil {
+		return none, err
+	}
+	var pos queue.ListPosition
+	if cursor != "" {
+		if err := page.Decode(cursor, dlqScope, &pos); err != nil {
+			return none, err
+		}
+		if pos.Until.IsZero() || pos.Seen < 1 {
+			return none, fmt.Errorf("%w: cursor %q holds no listing", errkind.Invalid, cursor)
+		}
+	}
+	msgs, next, more, err := s.DLQ.ListPage(ctx, n, pos, s.Clock.Now())
+	if errors.Is(err, queue.ErrListingExpired) {
+		return none, fmt.Errorf("%w: %v", errkind.Invalid, err)
+	}
+	b := page.NewBuilder[queue.Dead](n)
+	for i, m := range msgs {
+		if b.Full() {
+			// Cut at the byte bound: the rest are visible again for the next page.
+			s.DLQ.Release(ctx, msgs[i:])
+			next.Seen -= len(msgs) - i
+			more = true
+			break
+		}
+		if aerr := b.Add(m); aerr != nil {
+			return none, aerr
+		}
+	}
+	if !more {
+		return b.Page(""), err
+	}
+	return b.Page(page.Cursor(dlqScope, next)), err
 }
 
 // nextURL is the request's page with cursor next (the same filters and size).

@@ -16,6 +16,7 @@ import (
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/page"
+	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -165,4 +166,21 @@ func TestLogPagesUnder1MB(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("x%03d", n-1), ids[0], "newest first")
 	require.Equal(t, len(ids), len(slices.Compact(slices.Sorted(slices.Values(ids)))), "every entry once")
 	badPaging(t, f, path[:strings.Index(path, "&limit")], page.Cursor("tenants", "x"))
+}
+
+// The DLQ's listing through the API is a page; a cursor past its listing's deadline, made up
+// or another listing's, and a size out of bounds, are refused with a 400 that says why.
+func TestDLQPageAPI(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	status, body, _ := f.do(t, "GET", "/api/dlq?limit=5", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	p := decode[page.Page[queue.Dead]](t, body)
+	require.NotNil(t, p.Items)
+	require.LessOrEqual(t, len(p.Items), 5)
+	expired := page.Cursor("dlq", queue.ListPosition{Until: time.Now().Add(-time.Minute), Seen: 5})
+	status, body, _ = f.do(t, "GET", "/api/dlq?cursor="+url.QueryEscape(expired), f.token, "")
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "hold ran out")
+	badPaging(t, f, "/api/dlq", page.Cursor("tenants", "x"))
 }
