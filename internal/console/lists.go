@@ -86,6 +86,82 @@ func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
 	return Every(ctx, rm.TenantPage)
 }
 
+// alertPager is a store that reads the open alerts a page at a time (dynamo.Store: the
+// alerts partition from the cursor's key; inmem.Store).
+type alertPager interface {
+	AlertsAfter(ctx context.Context, app, after string, limit int) ([]timer.Alert, bool, error)
+}
+
+// alertKey is an alert's place in the listing: its instance, then rule.
+func alertKey(a timer.Alert) string { return a.Key.Norm().String() + "|" + a.Rule }
+
+// AlertPage is a page of up to limit open alerts of app ("": every app's) by instance and
+// rule (0: DefaultListPage), from the previous page's Next.
+func (s *Service) AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error) {
+	none := page.Page[timer.Alert]{Items: []timer.Alert{}}
+	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	if err != nil {
+		return none, err
+	}
+	if err := timer.ValidateApp(app); err != nil {
+		return none, err
+	}
+	scope, after := "alerts:"+timer.NormApp(app), ""
+	if app == "" {
+		scope = "alerts"
+	}
+	if cursor != "" {
+		if err := page.Decode(cursor, scope, &after); err != nil {
+			return none, err
+		}
+	}
+	ap, ok := s.Store.(alertPager)
+	if !ok {
+		return none, fmt.Errorf("%w: this store lists no alerts by page", errkind.Unavailable)
+	}
+	list, more, err := ap.AlertsAfter(ctx, app, after, n)
+	if err != nil {
+		return none, err
+	}
+	b := page.NewBuilder[timer.Alert](n)
+	for _, a := range list {
+		if b.Full() {
+			more = true
+			break
+		}
+		if err := b.Add(a); err != nil {
+			return none, err
+		}
+		after = alertKey(a)
+	}
+	if !more || b.Len() == 0 {
+		return b.Page(""), nil
+	}
+	return b.Page(page.Cursor(scope, after)), nil
+}
+
+func (s *Server) apiAlerts(r *http.Request) (any, error) {
+	app, err := appOf(r)
+	if err != nil {
+		return nil, err
+	}
+	n, err := page.ParseSize(r.URL.Query().Get("limit"), DefaultListPage, MaxListPage)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.AlertPage(r.Context(), app, n, r.URL.Query().Get("cursor"))
+}
+
+// AlertPage reads a page of GET /api/alerts (or the app's).
+func (rm *Remote) AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error) {
+	p := "/api/alerts"
+	if app != "" {
+		p = appPath(app) + "/alerts"
+	}
+	var out page.Page[timer.Alert]
+	return out, rm.get(ctx, p, pageQuery(limit, cursor), &out)
+}
+
 const dlqScope = "dlq"
 
 // DLQPage is a page of up to limit dead-lettered messages (0: DefaultListPage), not

@@ -184,3 +184,38 @@ func TestDLQPageAPI(t *testing.T) {
 	require.Contains(t, body, "hold ran out")
 	badPaging(t, f, "/api/dlq", page.Cursor("tenants", "x"))
 }
+
+// The open alerts a page at a time: one app's are its own only (read by its key prefix),
+// every alert once over the pages, in the order of their keys; bad paging refused.
+func TestAlertPages(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	app := strings.ToLower(f.prefix) + "al"
+	ctx := context.Background()
+	var want []string
+	for i := range 5 {
+		k := timer.Key{App: app, Timer: fmt.Sprintf("T%d", i)}
+		ok, err := f.app.Store.RaiseAlert(ctx, timer.Alert{Key: k, Rule: "consecutiveFailures", Since: time.Now().UTC().Truncate(time.Millisecond), Detail: "3 failures"}, "test")
+		require.NoError(t, err)
+		require.True(t, ok)
+		want = append(want, k.String())
+	}
+	other := timer.Key{App: app + "x", Timer: "T0"}
+	_, err := f.app.Store.RaiseAlert(ctx, timer.Alert{Key: other, Rule: "consecutiveFailures", Since: time.Now().UTC()}, "test")
+	require.NoError(t, err)
+	var got []string
+	pages := pagesOf[timer.Alert](t, f, "/api/apps/"+app+"/alerts?limit=2")
+	for _, p := range pages {
+		require.LessOrEqual(t, len(p), 2)
+		for _, a := range p {
+			got = append(got, a.Key.String())
+		}
+	}
+	require.Equal(t, want, got, "the app's alerts only, each once, by key")
+	var every []string
+	for _, a := range slices.Concat(pagesOf[timer.Alert](t, f, "/api/alerts?limit=3")...) {
+		every = append(every, a.Key.String())
+	}
+	require.Subset(t, every, append(want, other.String()))
+	badPaging(t, f, "/api/apps/"+app+"/alerts", page.Cursor("alerts", "x"))
+}
