@@ -187,8 +187,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is cancelled already")
 
-	var recs []audit.Record
-	require.NoError(t, json.Unmarshal([]byte(run("audit", "--json")), &recs))
+	recs := jsonLines[audit.Record](t, run("audit", "--json"))
 	actions := map[string]int{}
 	for _, r := range recs {
 		actions[r.Action]++
