@@ -44,6 +44,7 @@ func (s *Server) apiHandlers() map[string]func(r *http.Request) (any, error) {
 		ops.OpJobs: s.apiJobs, ops.OpAppJobs: s.apiJobs, ops.OpJob: s.apiJob, ops.OpAppJob: s.apiJob,
 		ops.OpJobCancel: s.apiCancelJob, ops.OpAppJobCancel: s.apiCancelJob,
 		ops.OpAlerts: s.apiAlerts, ops.OpAppAlerts: s.apiAlerts,
+		ops.OpBackfills: s.apiBackfills, ops.OpAppBackfills: s.apiBackfills,
 	}
 }
 

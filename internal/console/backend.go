@@ -48,6 +48,8 @@ type Backend interface {
 	ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error)
 	// TenantPage is a page of the registered tenants by name (limit 0: DefaultListPage).
 	TenantPage(ctx context.Context, limit int, cursor string) (page.Page[timer.Tenant], error)
+	// BackfillPage is a page of the timers' latest backfills of app ("": every app's).
+	BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error)
 	// AlertPage is a page of the open alerts of app ("": every app's).
 	AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error)
 	// DLQPage is a page of the dead-lettered messages (a listing holds its pages' messages

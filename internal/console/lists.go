@@ -162,6 +162,80 @@ func (rm *Remote) AlertPage(ctx context.Context, app string, limit int, cursor s
 	return out, rm.get(ctx, p, pageQuery(limit, cursor), &out)
 }
 
+// backfillPager is a store that reads the timers' latest backfills a page at a time
+// (dynamo.Store: the backfills' partition from the cursor's key).
+type backfillPager interface {
+	BackfillsAfter(ctx context.Context, app, after string, limit int) ([]timer.Backfill, bool, error)
+}
+
+// BackfillPage is a page of up to limit timers' latest backfills of app ("": every app's)
+// by app and timer (0: DefaultListPage), from the previous page's Next; each is the record
+// (range, state, who, when), its progress per instance being BackfillStatus's.
+func (s *Service) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
+	none := page.Page[timer.Backfill]{Items: []timer.Backfill{}}
+	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	if err != nil {
+		return none, err
+	}
+	if err := timer.ValidateApp(app); err != nil {
+		return none, err
+	}
+	scope, after := "backfills:"+timer.NormApp(app), ""
+	if app == "" {
+		scope = "backfills"
+	}
+	if cursor != "" {
+		if err := page.Decode(cursor, scope, &after); err != nil {
+			return none, err
+		}
+	}
+	bp, ok := s.Store.(backfillPager)
+	if !ok {
+		return none, fmt.Errorf("%w: this store keeps no backfills (they live in the stack's timers table)", errkind.Unavailable)
+	}
+	list, more, err := bp.BackfillsAfter(ctx, app, after, n)
+	if err != nil {
+		return none, err
+	}
+	b := page.NewBuilder[timer.Backfill](n)
+	for _, bf := range list {
+		if b.Full() {
+			more = true
+			break
+		}
+		if err := b.Add(bf); err != nil {
+			return none, err
+		}
+		after = timer.AppName(bf.App) + "#" + bf.Timer
+	}
+	if !more || b.Len() == 0 {
+		return b.Page(""), nil
+	}
+	return b.Page(page.Cursor(scope, after)), nil
+}
+
+func (s *Server) apiBackfills(r *http.Request) (any, error) {
+	app, err := appOf(r)
+	if err != nil {
+		return nil, err
+	}
+	n, err := page.ParseSize(r.URL.Query().Get("limit"), DefaultListPage, MaxListPage)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.BackfillPage(r.Context(), app, n, r.URL.Query().Get("cursor"))
+}
+
+// BackfillPage reads a page of GET /api/backfills (or the app's).
+func (rm *Remote) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
+	p := "/api/backfills"
+	if app != "" {
+		p = appPath(app) + "/backfills"
+	}
+	var out page.Page[timer.Backfill]
+	return out, rm.get(ctx, p, pageQuery(limit, cursor), &out)
+}
+
 const dlqScope = "dlq"
 
 // DLQPage is a page of up to limit dead-lettered messages (0: DefaultListPage), not

@@ -219,3 +219,32 @@ func TestAlertPages(t *testing.T) {
 	require.Subset(t, every, append(want, other.String()))
 	badPaging(t, f, "/api/apps/"+app+"/alerts", page.Cursor("alerts", "x"))
 }
+
+// The timers' latest backfills a page at a time: one app's only (its key prefix), by timer,
+// each once; bad paging refused.
+func TestBackfillPages(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	app := strings.ToLower(f.prefix) + "bf"
+	ctx := context.Background()
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	var want []string
+	for i := range 5 {
+		b := timer.Backfill{ID: fmt.Sprintf("bf-%d", i), App: app, Timer: fmt.Sprintf("T%d", i), Tenants: []string{""}, From: at.Add(-time.Hour), To: at,
+			Parallel: 1, Total: 2, By: "ana", At: at, State: timer.BackfillCancelled}
+		require.NoError(t, f.app.Store.PutBackfill(ctx, b))
+		want = append(want, b.Timer)
+	}
+	require.NoError(t, f.app.Store.PutBackfill(ctx, timer.Backfill{ID: "bf-x", App: app + "x", Timer: "T0", Tenants: []string{""}, From: at.Add(-time.Hour), To: at,
+		Parallel: 1, Total: 2, By: "ana", At: at, State: timer.BackfillCancelled}))
+	var got []string
+	for _, p := range pagesOf[timer.Backfill](t, f, "/api/apps/"+app+"/backfills?limit=2") {
+		require.LessOrEqual(t, len(p), 2)
+		for _, b := range p {
+			require.Equal(t, app, b.App)
+			got = append(got, b.Timer)
+		}
+	}
+	require.Equal(t, want, got)
+	badPaging(t, f, "/api/apps/"+app+"/backfills", page.Cursor("backfills", "x"))
+}

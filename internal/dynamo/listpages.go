@@ -97,3 +97,37 @@ func (s *Store) AlertsAfter(ctx context.Context, app, after string, limit int) (
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 }
+
+// BackfillsAfter lists up to limit timers' latest backfills of app ("": every app's) by app
+// and timer, those after the key after ("<app>#<timer>", "": from the first): a Query of the
+// backfills' partition from that key, one app's by its key prefix. more says there may be
+// more.
+func (s *Store) BackfillsAfter(ctx context.Context, app, after string, limit int) ([]timer.Backfill, bool, error) {
+	kc := expression.Key("pk").Equal(expression.Value(backfillPK))
+	if app != "" {
+		kc = kc.And(expression.Key("sk").BeginsWith(timer.AppName(app) + "#"))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, false, fmt.Errorf("build query: %w", err)
+	}
+	in := &dynamodb.QueryInput{TableName: &s.timers, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+		Limit: aws.Int32(int32(limit))}
+	if after != "" {
+		in.ExclusiveStartKey = map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: backfillPK}, "sk": &types.AttributeValueMemberS{Value: after}}
+	}
+	out, err := s.api.Query(ctx, in)
+	if err != nil {
+		return nil, false, fmt.Errorf("list backfills: %w", err)
+	}
+	var recs []backfillRecord
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &recs); err != nil {
+		return nil, false, fmt.Errorf("decode backfills: %w", err)
+	}
+	bs := make([]timer.Backfill, 0, len(recs))
+	for _, r := range recs {
+		bs = append(bs, r.backfill())
+	}
+	return bs, len(out.LastEvaluatedKey) > 0, nil
+}
