@@ -211,7 +211,7 @@ func (s *Server) apiTimers(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := Filter{App: app, Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Cursor: q.Get("cursor")}
+	f := Filter{App: app, Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), State: q.Get("state"), Cursor: q.Get("cursor")}
 	if f.Failing, err = boolParam(q.Get("failing"), "failing"); err != nil {
 		return nil, err
 	}

@@ -248,3 +248,38 @@ func TestBackfillPages(t *testing.T) {
 	require.Equal(t, want, got)
 	badPaging(t, f, "/api/apps/"+app+"/backfills", page.Cursor("backfills", "x"))
 }
+
+// The Timers list's state filter: running, inactive and scheduled timers of one app, each
+// state listing its own; an unknown state is a 400 naming the states. The console's Timers
+// page has the state and page size choosers.
+func TestTimersStateFilter(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	running := f.create(t, "Running", "every 1h", func(in *timer.Instance) {
+		in.IsRunningBy, in.IsRunningSince, in.ExecutionID = "node-1", time.Now().UTC().Truncate(time.Millisecond), "exec-1"
+	})
+	off := f.create(t, "Off", "every 1h", func(in *timer.Instance) { in.Active = false })
+	plain := f.create(t, "Plain", "every 1h", nil)
+	names := func(state string) []string {
+		var out []string
+		for _, r := range slices.Concat(pagesOf[console.TimerRow](t, f, "/api/timers?limit=1000&name="+url.QueryEscape(f.prefix)+"&state="+state)...) {
+			out = append(out, r.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	require.Equal(t, []string{running.Timer}, names("running"))
+	require.Equal(t, []string{off.Timer}, names("inactive"))
+	require.Equal(t, []string{plain.Timer}, names("scheduled"))
+	status, body, _ := f.do(t, "GET", "/api/timers?state=sleeping", f.token, "")
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, "state must be one of scheduled, running, inactive, paused, failing")
+
+	bw := f.login(t)
+	status, html, _ := bw.send(t, "GET", "/timers?state=running&name="+url.QueryEscape(f.prefix), nil, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, html, running.Timer)
+	require.NotContains(t, html, plain.Timer)
+	require.Contains(t, html, `<option value="running" selected>`)
+	require.Contains(t, html, `name="limit"`)
+}
