@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,8 +45,16 @@ type Dead struct {
 	Firing       *message.Firing `json:"firing,omitempty"`
 	DecodeError  string          `json:"decodeError,omitempty"`
 	Priority     int             `json:"priority"`
-	receipt      string
+	// BodyBytes is the body's whole size when a listing's page kept only its first
+	// ListBodyBytes (SQS takes messages up to 1 MiB; a page stays under 1 MB).
+	BodyBytes int `json:"bodyBytes,omitempty"`
+	receipt   string
 }
+
+// ListBodyBytes is how much of a message's body a paged listing keeps: our own firings are a
+// few hundred bytes; a larger body (sent by something else) is cut there, BodyBytes saying
+// its size, so that a page of them stays under 1 MB. A redrive sends the whole message.
+const ListBodyBytes = 64 << 10
 
 // hold is how long listed messages stay hidden while a listing pages through the queue.
 const hold = 30 * time.Second
@@ -111,6 +120,11 @@ func (d *DLQ) ListPage(ctx context.Context, max int, pos ListPosition, now time.
 	}
 	msgs, err = d.receive(ctx, max, left.Truncate(time.Second), pos.Seen)
 	msgs = dedupe(msgs) // SQS delivers at least once: a page lists a message once
+	for i := range msgs {
+		if m := &msgs[i]; len(m.Body) > ListBodyBytes {
+			m.BodyBytes, m.Body = len(m.Body), strings.ToValidUTF8(m.Body[:ListBodyBytes], "")
+		}
+	}
 	pos.Seen += len(msgs)
 	more = err == nil && len(msgs) == max
 	if !more && pos.Seen == len(msgs) {

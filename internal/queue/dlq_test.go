@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,4 +155,29 @@ func TestDLQPages(t *testing.T) {
 	// Past its deadline a listing's page is refused: its earlier pages' messages are back.
 	_, _, _, err = dlq.ListPage(ctx, 10, pos, pos.Until.Add(-time.Second))
 	require.ErrorIs(t, err, queue.ErrListingExpired)
+}
+
+// A page of large dead-lettered messages (SQS takes up to 1 MiB each) keeps ListBodyBytes of
+// each body, saying its size, so a page of ten stays well under 1 MB.
+func TestDLQPageCutsLargeBodies(t *testing.T) {
+	cfg, out := testenv.Stack(t)
+	ctx := context.Background()
+	api := sqs.NewFromConfig(cfg)
+	qs, err := queue.New(api, out.Queues)
+	require.NoError(t, err)
+	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(testenv.Unique(t))})
+	require.NoError(t, err)
+	dlq := queue.NewDLQ(api, aws.ToString(q.QueueUrl), qs)
+	big := strings.Repeat("x", 200<<10)
+	for range 3 {
+		_, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(big)})
+		require.NoError(t, err)
+	}
+	msgs, _, _, err := dlq.ListPage(ctx, 10, queue.ListPosition{}, time.Now())
+	require.NoError(t, err)
+	require.Len(t, msgs, 3)
+	for _, m := range msgs {
+		require.Len(t, m.Body, queue.ListBodyBytes)
+		require.Equal(t, len(big), m.BodyBytes)
+	}
 }
