@@ -19,6 +19,7 @@ func cmdAlerts(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	appName := appFlag(fs)
 	api := apiFlag(fs)
+	size := pageSizeFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func cmdAlerts(ctx context.Context, args []string, stdout io.Writer) error {
 	read := func(ctx context.Context, limit int, cursor string) (page.Page[timer.Alert], error) {
 		return be.AlertPage(ctx, *appName, limit, cursor)
 	}
-	return listPages(ctx, read, *asJSON, stdout, func(list []timer.Alert) error {
+	return listPages(ctx, read, *size, *asJSON, stdout, func(list []timer.Alert) error {
 		if len(list) == 0 {
 			printf(stdout, "no open alerts\n")
 			return nil

@@ -117,6 +117,7 @@ func cmdBackfillList(ctx context.Context, args []string, stdout io.Writer) error
 	api := apiFlag(fs)
 	appName := fs.String("app", "", "only this `APP`'s timers' backfills (default every app's)")
 	asJSON := fs.Bool("json", false, "print JSON, one backfill a line")
+	size := pageSizeFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func cmdBackfillList(ctx context.Context, args []string, stdout io.Writer) error
 	read := func(ctx context.Context, limit int, cursor string) (page.Page[timer.Backfill], error) {
 		return be.BackfillPage(ctx, *appName, limit, cursor)
 	}
-	return listPages(ctx, read, *asJSON, stdout, func(list []timer.Backfill) error {
+	return listPages(ctx, read, *size, *asJSON, stdout, func(list []timer.Backfill) error {
 		if len(list) == 0 {
 			printf(stdout, "no backfills\n")
 			return nil

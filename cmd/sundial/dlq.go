@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +24,7 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	limit := fs.Int("limit", 100, "at most N messages")
 	api := apiFlag(fs)
+	size := pageSizeFlag(fs)
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -45,8 +47,8 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	// pages hidden until its deadline: console.Service.DLQPage); --json writes each page
 	// as it comes. An incomplete listing prints what it saw, then fails saying what it did not.
 	left, incomplete := *limit, error(nil)
-	read := func(ctx context.Context, _ int, cursor string) (page.Page[queue.Dead], error) {
-		p, err := be.DLQPage(ctx, min(left, console.MaxListPage), cursor)
+	read := func(ctx context.Context, size int, cursor string) (page.Page[queue.Dead], error) {
+		p, err := be.DLQPage(ctx, min(left, cmp.Or(size, console.MaxListPage)), cursor)
 		if _, ok := errors.AsType[*queue.IncompleteError](err); ok {
 			incomplete, err, p.Next = err, nil, ""
 		}
@@ -56,7 +58,7 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return p, err
 	}
-	if err := listPages(ctx, read, *asJSON, stdout, func(msgs []queue.Dead) error { printDead(stdout, msgs); return nil }); err != nil {
+	if err := listPages(ctx, read, *size, *asJSON, stdout, func(msgs []queue.Dead) error { printDead(stdout, msgs); return nil }); err != nil {
 		return err
 	}
 	return incomplete

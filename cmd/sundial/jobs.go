@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -34,6 +35,7 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 	cancel := fs.Bool("cancel", false, "cancel the job ID")
 	wait := fs.Bool("wait", false, "follow the job ID until it ends")
 	asJSON := fs.Bool("json", false, "print JSON (with --wait: one line per change)")
+	size := pageSizeFlag(fs)
 	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -65,11 +67,11 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 		// The pages are followed up to --limit jobs; --json writes each as it comes.
 		q := jobs.Query{App: *appName, State: st}
 		left := *limit
-		read := func(ctx context.Context, _ int, cursor string) (page.Page[jobs.Job], error) {
+		read := func(ctx context.Context, size int, cursor string) (page.Page[jobs.Job], error) {
 			if left == 0 {
 				return page.Page[jobs.Job]{Items: []jobs.Job{}}, nil
 			}
-			q.Limit = min(left, jobs.DefaultLimit)
+			q.Limit = min(left, cmp.Or(size, jobs.DefaultLimit))
 			p, err := be.JobList(ctx, q, cursor)
 			left -= min(left, len(p.Items))
 			if left == 0 {
@@ -77,7 +79,7 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 			return p, err
 		}
-		return listPages(ctx, read, *asJSON, stdout, func(list []jobs.Job) error {
+		return listPages(ctx, read, *size, *asJSON, stdout, func(list []jobs.Job) error {
 			return printJobs(stdout, list)
 		})
 	}

@@ -63,7 +63,7 @@ Usage:
                               run every past instant of the timer's schedule in the range again,
                               oldest first, scheduledAt the original instant; waits showing progress
   sundial backfill status|cancel NAME [--app A] [--json]   the timer's latest backfill; stop it
-  sundial backfill list [--app A] [--json]   every timer's latest backfill (range, state, who)
+  sundial backfill list [--app A] [--page-size N] [--json]   every timer's latest backfill (range, state, who)
   sundial apps list [--json]  the apps, their timers, and the stack that owns each (one
                               stack's Custom::SundialTimers owns an app; another's is refused)
   sundial apps release NAME   free an app from its stack (gone without its resource's Delete):

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 
 	"github.com/sundialhq/sundial/internal/console"
@@ -12,9 +13,9 @@ import (
 // JSON object a line, each page written before the next is read, so the CLI holds one page
 // whatever the listing's size; else the rows go to table once every page is read (its
 // columns are aligned over every row).
-func listPages[T any](ctx context.Context, read func(ctx context.Context, limit int, cursor string) (page.Page[T], error), asJSON bool, w io.Writer, table func([]T) error) error {
+func listPages[T any](ctx context.Context, read func(ctx context.Context, limit int, cursor string) (page.Page[T], error), size int, asJSON bool, w io.Writer, table func([]T) error) error {
 	var rows []T
-	err := console.Each(ctx, read, func(items []T) error {
+	err := console.Each(ctx, size, read, func(items []T) error {
 		if asJSON {
 			return writeJSONLines(w, items)
 		}
@@ -25,4 +26,10 @@ func listPages[T any](ctx context.Context, read func(ctx context.Context, limit 
 		return err
 	}
 	return table(rows)
+}
+
+// pageSizeFlag is a list command's --page-size: the items it asks for a page (0: the
+// listing's default; the API bounds it and answers a bad one with a 400).
+func pageSizeFlag(fs *flag.FlagSet) *int {
+	return fs.Int("page-size", 0, "read `N` items a page (default: the listing's; every page is read either way)")
 }

@@ -24,9 +24,10 @@ import (
 )
 
 // Every list command through the local platform's API (signed, as a read-only operator):
-// each follows the pages and writes --json one object a line. One platform for all (an
-// e2e platform is expensive): 150 tenants (two pages of tenants), their instances, a
-// failing timer's alert, a backfill, a bulk pause's job, the audit of both, an empty DLQ.
+// each follows the pages (small ones, --page-size, where the command takes it) and writes
+// --json one object a line. One platform for all (an e2e platform is expensive): three
+// tenants and their instances, a failing timer's alert, a backfill, two bulk pauses' jobs,
+// the audit of them, an empty DLQ.
 func TestListCommandsFollowPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up")
@@ -41,7 +42,7 @@ func TestListCommandsFollowPages(t *testing.T) {
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
 	var tenants []string
-	for i := range 150 {
+	for i := range 3 {
 		tenants = append(tenants, fmt.Sprintf("t%03d", i))
 	}
 	manifestPath := filepath.Join(dir, "timers.yaml")
@@ -79,18 +80,20 @@ timers:
 	// The administrator's changes the listings show: a backfill and a bulk pause (a job).
 	now := time.Now().UTC().Truncate(time.Second)
 	as(t, adminEnv, "backfill", "Fast", "--from", now.Add(-20*time.Second).Format(time.RFC3339), "--to", now.Add(-10*time.Second).Format(time.RFC3339), "--detach")
-	as(t, adminEnv, "deactivate", "--app", "default", "--tenant", "t000", "--note", "freeze") // a job (done within the request)
+	for _, tn := range []string{"t000", "t001"} {
+		as(t, adminEnv, "deactivate", "--app", "default", "--tenant", tn, "--note", "freeze") // a job (done within the request)
+	}
 
 	t.Run("tenants", func(t *testing.T) {
 		var got []string
-		for _, tn := range jsonLines[timer.Tenant](t, list(t, "tenants", "list", "--json")) {
+		for _, tn := range jsonLines[timer.Tenant](t, list(t, "tenants", "list", "--json", "--page-size", "2")) {
 			got = append(got, tn.Name)
 		}
-		require.Equal(t, tenants, got, "two pages of 100, each tenant once, by name")
+		require.Equal(t, tenants, got, "two pages of two, each tenant once, by name")
 	})
 	t.Run("timers", func(t *testing.T) {
 		ts := jsonLines[view.Timer](t, list(t, "timers", "list", "--json"))
-		require.Len(t, ts, 152, "Fast, Failing and 150 instances of PerTenant")
+		require.Len(t, ts, 5, "Fast, Failing and 3 instances of PerTenant")
 	})
 	t.Run("logs", func(t *testing.T) {
 		var logs []view.Execution
@@ -105,21 +108,26 @@ timers:
 	t.Run("alerts", func(t *testing.T) {
 		var open []timer.Alert
 		require.Eventually(t, func() bool {
-			open = jsonLines[timer.Alert](t, list(t, "alerts", "--json", "--app", "default"))
+			open = jsonLines[timer.Alert](t, list(t, "alerts", "--json", "--app", "default", "--page-size", "1"))
 			return len(open) > 0
 		}, 30*time.Second, 500*time.Millisecond, "Failing's alert is raised")
 		require.Equal(t, "Failing", open[0].Timer)
 		require.Equal(t, "consecutiveFailures", open[0].Rule)
 	})
 	t.Run("backfill list", func(t *testing.T) {
-		bs := jsonLines[timer.Backfill](t, list(t, "backfill", "list", "--json"))
+		bs := jsonLines[timer.Backfill](t, list(t, "backfill", "list", "--json", "--page-size", "1"))
 		require.Len(t, bs, 1)
 		require.Equal(t, "Fast", bs[0].Timer)
 		require.Equal(t, "administrator", bs[0].By)
 	})
 	t.Run("jobs", func(t *testing.T) {
-		js := jsonLines[jobs.Job](t, list(t, "jobs", "--json"))
-		require.True(t, slices.ContainsFunc(js, func(j jobs.Job) bool { return j.Kind == "bulk" && j.App == "default" && j.Actor == "administrator" }), "%+v", js)
+		js := jsonLines[jobs.Job](t, list(t, "jobs", "--json", "--page-size", "1"))
+		require.Len(t, js, 2, "the two pauses' jobs, a page each: %+v", js)
+		require.Greater(t, js[0].ID, js[1].ID, "newest first")
+		for _, j := range js {
+			require.Equal(t, "bulk", j.Kind)
+			require.Equal(t, "administrator", j.Actor)
+		}
 	})
 	t.Run("audit", func(t *testing.T) {
 		actions := map[string]bool{}
@@ -129,7 +137,7 @@ timers:
 		require.True(t, actions[audit.Backfill] && actions[audit.BulkDeactivate], "%v", actions)
 	})
 	t.Run("dlq", func(t *testing.T) {
-		require.Empty(t, jsonLines[queue.Dead](t, list(t, "dlq", "list", "--json")), "nothing is dead-lettered")
+		require.Empty(t, jsonLines[queue.Dead](t, list(t, "dlq", "list", "--json", "--page-size", "5")), "nothing is dead-lettered")
 	})
 	requireIAMClean(t, dir, st.Endpoint)
 }

@@ -24,7 +24,7 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return listPages(ctx, be.TenantPage, *asJSON, stdout, func(ts []timer.Tenant) error {
+		return listPages(ctx, be.TenantPage, *t.pageSize, *asJSON, stdout, func(ts []timer.Tenant) error {
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			printf(tw, "TENANT\tSOURCE\tADDED\n")
 			for _, tn := range ts {
@@ -66,6 +66,9 @@ func subcommand(cmd string, args []string, expected string) (*flag.FlagSet, *tar
 	asJSON := fs.Bool("json", false, "print JSON")
 	if cmd == "tenants" || args[0] == "release" {
 		fs.StringVar(&t.api, "api", "", apiUsage)
+	}
+	if cmd == "tenants" && args[0] == "list" {
+		t.pageSize = pageSizeFlag(fs)
 	}
 	if err := parse(fs, args[1:]); err != nil {
 		return nil, nil, nil, err

@@ -301,12 +301,12 @@ func pageQuery(limit int, cursor string) url.Values {
 	return q
 }
 
-// Each reads a listing page after page (read(ctx, limit 0, cursor)), calling fn with each
-// page's items, until the last page or fn's error.
-func Each[T any](ctx context.Context, read func(ctx context.Context, limit int, cursor string) (page.Page[T], error), fn func([]T) error) error {
+// Each reads a listing page after page (read(ctx, size, cursor); size 0: the listing's
+// default), calling fn with each page's items, until the last page or fn's error.
+func Each[T any](ctx context.Context, size int, read func(ctx context.Context, limit int, cursor string) (page.Page[T], error), fn func([]T) error) error {
 	cursor := ""
 	for {
-		p, err := read(ctx, 0, cursor)
+		p, err := read(ctx, size, cursor)
 		if err != nil {
 			return err
 		}
@@ -326,6 +326,6 @@ func Each[T any](ctx context.Context, read func(ctx context.Context, limit int, 
 // Every is every page's items, for the short lists the pages show whole.
 func Every[T any](ctx context.Context, read func(ctx context.Context, limit int, cursor string) (page.Page[T], error)) ([]T, error) {
 	out := []T{}
-	err := Each(ctx, read, func(items []T) error { out = append(out, items...); return nil })
+	err := Each(ctx, 0, read, func(items []T) error { out = append(out, items...); return nil })
 	return out, err
 }
