@@ -151,8 +151,7 @@ timers:
 
 	out, stderr, code := cli(t, dir, "alerts", "--json", "--app", "billing", "--endpoint", endpoint)
 	require.Equal(t, 0, code, stderr)
-	var open []struct{ Timer, Rule string }
-	require.NoError(t, json.Unmarshal([]byte(out), &open))
+	open := jsonLines[struct{ Timer, Rule string }](t, out)
 	require.ElementsMatch(t, []struct{ Timer, Rule string }{{"Stopping", "noSuccessWithin"}, {"Slow", "durationOver"}}, open)
 	out, stderr, code = cli(t, dir, "alerts", "--app", "default", "--endpoint", endpoint)
 	require.Equal(t, 0, code, stderr)

@@ -66,9 +66,7 @@ func TestAppStackEndToEnd(t *testing.T) {
 		return out
 	}
 	logs := func(args ...string) []view.Execution {
-		var es []view.Execution
-		require.NoError(t, json.Unmarshal([]byte(run(append([]string{"logs", "--json", "--limit", "500"}, args...)...)), &es))
-		return es
+		return jsonLines[view.Execution](t, run(append([]string{"logs", "--json", "--limit", "500"}, args...)...))
 	}
 	succeeded := func(es []view.Execution, timer string) bool {
 		for _, e := range es {

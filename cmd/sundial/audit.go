@@ -43,7 +43,7 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 	who := fs.String("who", "", "only this person's records (`WHO`, as recorded)")
 	since := fs.String("since", "", "from this time on (`RFC3339`; default 31 days back)")
 	limit := fs.Int("limit", audit.DefaultLimit, "at most `N` records in all (read a page at a time)")
-	asJSON := fs.Bool("json", false, "print JSON (an array, written a page at a time)")
+	asJSON := fs.Bool("json", false, "print JSON (one record a line, written a page at a time)")
 	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -84,7 +84,6 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 		return console.AuditPage(ctx, a.Store.AuditLog(a.Config.AuditRetention), q)
 	}
 	var recs []audit.Record
-	arr := &jsonArray{w: stdout}
 	for n := 0; n < want; {
 		q.Limit = min(want-n, audit.MaxLimit)
 		page, err := read(q)
@@ -93,10 +92,8 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		n += len(page.Items)
 		if *asJSON {
-			for _, r := range page.Items {
-				if err := arr.add(r); err != nil {
-					return err
-				}
+			if err := writeJSONLines(stdout, page.Items); err != nil {
+				return err
 			}
 		} else {
 			recs = append(recs, page.Items...)
@@ -107,7 +104,7 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 		q.Cursor = page.Next
 	}
 	if *asJSON {
-		return arr.close()
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	printf(tw, "AT\tWHO\tACTION\tAPP\tTIMER\tCHANGE\tREASON\n")
@@ -119,37 +116,6 @@ func cmdAudit(ctx context.Context, args []string, stdout io.Writer) error {
 		printf(tw, "no operator actions recorded\n")
 	}
 	return tw.Flush()
-}
-
-// jsonArray writes a JSON array element by element, as writeJSON writes the whole array
-// (indented by two spaces), so that a listing read a page at a time is printed without
-// holding every page.
-type jsonArray struct {
-	w io.Writer
-	n int
-}
-
-func (a *jsonArray) add(v any) error {
-	b, err := json.MarshalIndent(v, "  ", "  ")
-	if err != nil {
-		return err
-	}
-	sep := ",\n  "
-	if a.n == 0 {
-		sep = "[\n  "
-	}
-	a.n++
-	_, err = io.WriteString(a.w, sep+string(b))
-	return err
-}
-
-func (a *jsonArray) close() error {
-	end := "\n]\n"
-	if a.n == 0 {
-		end = "[]\n"
-	}
-	_, err := io.WriteString(a.w, end)
-	return err
 }
 
 // changeText is a record's change in words: "field: old → new" per field that differs

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -22,6 +25,9 @@ const backfillPoll = time.Second
 // shows the timer's latest backfill (status NAME) or cancels it (cancel NAME). Without
 // --detach it waits, showing the progress: a bar on a terminal, a line per change otherwise.
 func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "list" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "from") }) {
+		return cmdBackfillList(ctx, args[1:], stdout)
+	}
 	sub := "start"
 	if len(args) > 1 && (args[0] == "status" || args[0] == "cancel") {
 		sub, args = args[0], args[1:]
@@ -100,6 +106,47 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	return waitBackfill(ctx, be, st, stdout, *asJSON)
+}
+
+// cmdBackfillList lists the timers' latest backfills (of --app, or every app's), following
+// the pages; --json writes one backfill a line as each page comes.
+func cmdBackfillList(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("backfill list", flag.ContinueOnError)
+	t := new(target)
+	t.flags(fs)
+	api := apiFlag(fs)
+	appName := fs.String("app", "", "only this `APP`'s timers' backfills (default every app's)")
+	asJSON := fs.Bool("json", false, "print JSON, one backfill a line")
+	size := pageSizeFlag(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("backfill list: unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkApp("backfill list", *appName); err != nil {
+		return err
+	}
+	be, err := t.backend(ctx, *api)
+	if err != nil {
+		return err
+	}
+	read := func(ctx context.Context, limit int, cursor string) (page.Page[timer.Backfill], error) {
+		return be.BackfillPage(ctx, *appName, limit, cursor)
+	}
+	return listPages(ctx, read, *size, *asJSON, stdout, func(list []timer.Backfill) error {
+		if len(list) == 0 {
+			printf(stdout, "no backfills\n")
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		printf(tw, "TIMER\tSTATE\tFROM\tTO\tINSTANTS\tBY\tAT\n")
+		for _, b := range list {
+			printf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", b.Key("").Name(), b.State, b.From.UTC().Format(time.RFC3339), b.To.UTC().Format(time.RFC3339),
+				b.Total, b.By, b.At.UTC().Format(time.RFC3339))
+		}
+		return tw.Flush()
+	})
 }
 
 // waitBackfill shows a backfill's progress until it is over.

@@ -116,8 +116,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 	logged := map[time.Time]int{}
 	// The log follows from the table's stream: wait for the last entries.
 	require.Eventually(t, func() bool {
-		var logs []view.Execution
-		require.NoError(t, json.Unmarshal([]byte(run("logs", "--timer", "Bf", "--json", "--limit", "500")), &logs))
+		logs := jsonLines[view.Execution](t, run("logs", "--timer", "Bf", "--json", "--limit", "500"))
 		logged = map[time.Time]int{}
 		for _, e := range logs {
 			if e.Backfill {
@@ -143,8 +142,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(run("health", "--json")), &health))
 	require.Greater(t, health.LastHour.Firings, n)
-	var all []view.Execution
-	require.NoError(t, json.Unmarshal([]byte(run("logs", "--json", "--limit", "1000")), &all))
+	all := jsonLines[view.Execution](t, run("logs", "--json", "--limit", "1000"))
 	var regularMax, backfillMin int64 = 0, 1 << 62
 	for _, e := range all {
 		late := e.StartedAt.Sub(*e.ShouldHaveRunAt).Milliseconds()
@@ -189,8 +187,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is cancelled already")
 
-	var recs []audit.Record
-	require.NoError(t, json.Unmarshal([]byte(run("audit", "--json")), &recs))
+	recs := jsonLines[audit.Record](t, run("audit", "--json"))
 	actions := map[string]int{}
 	for _, r := range recs {
 		actions[r.Action]++

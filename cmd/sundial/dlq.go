@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/queue"
 )
 
@@ -21,6 +24,7 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	limit := fs.Int("limit", 100, "at most N messages")
 	api := apiFlag(fs)
+	size := pageSizeFlag(fs)
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -35,42 +39,29 @@ func cmdDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 		res, err := be.Redrive(ctx, *limit, cliActor())
 		return printRedrive(stdout, res, err, *asJSON)
 	}
-	remote, err := t.viaAPI(ctx, *api)
+	be, err := t.backend(ctx, *api)
 	if err != nil {
 		return err
 	}
-	if remote != nil {
-		msgs, err := remote.DLQ(ctx, *limit)
-		if err != nil {
-			return err
+	// The pages are followed up to --limit messages (a listing holds the messages of its
+	// pages hidden until its deadline: console.Service.DLQPage); --json writes each page
+	// as it comes. An incomplete listing prints what it saw, then fails saying what it did not.
+	left, incomplete := *limit, error(nil)
+	read := func(ctx context.Context, size int, cursor string) (page.Page[queue.Dead], error) {
+		p, err := be.DLQPage(ctx, min(left, cmp.Or(size, console.MaxListPage)), cursor)
+		if _, ok := errors.AsType[*queue.IncompleteError](err); ok {
+			incomplete, err, p.Next = err, nil, ""
 		}
-		if *asJSON {
-			return writeJSON(stdout, nonNil(msgs))
+		left -= min(left, len(p.Items))
+		if left == 0 {
+			p.Next = ""
 		}
-		printDead(stdout, msgs)
-		return nil
+		return p, err
 	}
-	a, err := t.app(ctx)
-	if err != nil {
+	if err := listPages(ctx, read, *size, *asJSON, stdout, func(msgs []queue.Dead) error { printDead(stdout, msgs); return nil }); err != nil {
 		return err
 	}
-	if a.DLQ == nil {
-		return usageErr("dlq: the stack has no dead-letter queue output")
-	}
-	msgs, err := a.DLQ.List(ctx, *limit)
-	var incomplete *queue.IncompleteError
-	if err != nil && !errors.As(err, &incomplete) {
-		return err
-	}
-	// An incomplete listing prints what it saw, then fails saying what it did not.
-	if *asJSON {
-		if jerr := writeJSON(stdout, nonNil(msgs)); jerr != nil {
-			return jerr
-		}
-		return err
-	}
-	printDead(stdout, msgs)
-	return err
+	return incomplete
 }
 
 // printRedrive prints what a redrive did (and returns its error, after what it did).

@@ -506,9 +506,7 @@ func readLogs(t *testing.T, dir, endpoint, name string) []view.Execution {
 	t.Helper()
 	out, stderr, code := cli(t, dir, "logs", "--json", "--timer", name, "--limit", "1000", "--endpoint", endpoint)
 	require.Equal(t, 0, code, stderr)
-	var logs []view.Execution
-	require.NoError(t, json.Unmarshal([]byte(out), &logs))
-	return logs
+	return jsonLines[view.Execution](t, out)
 }
 
 // retriedThrice reports whether a firing in logs went through three attempts.

@@ -35,6 +35,7 @@ type target struct {
 	region   string
 	api      string // --api, for the commands that take it
 	state    string // --state: the state directory of the sundial up to talk to
+	pageSize *int   // --page-size, for the list commands that take it (tenants list)
 }
 
 func (t *target) flags(fs *flag.FlagSet) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -61,8 +60,7 @@ func TestCLIActsAsTheOperatorOfItsCredentials(t *testing.T) {
 	trail := func(t *testing.T, args ...string) []string {
 		out, errOut, code := cliEnv(t, dir, administrator, append([]string{"audit", "--json"}, args...)...)
 		require.Equal(t, 0, code, errOut)
-		var recs []audit.Record
-		require.NoError(t, json.Unmarshal([]byte(out), &recs), out)
+		recs := jsonLines[audit.Record](t, out)
 		var got []string
 		for _, r := range recs {
 			got = append(got, r.Action+" "+r.Timer+" by "+r.Who)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/jobs"
+	"github.com/sundialhq/sundial/internal/page"
 )
 
 // jobsUsage is the jobs command's line of the help.
@@ -33,6 +35,7 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 	cancel := fs.Bool("cancel", false, "cancel the job ID")
 	wait := fs.Bool("wait", false, "follow the job ID until it ends")
 	asJSON := fs.Bool("json", false, "print JSON (with --wait: one line per change)")
+	size := pageSizeFlag(fs)
 	api := apiFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -61,22 +64,24 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if id == "" {
-		list, err := be.JobList(ctx, jobs.Query{App: *appName, State: st, Limit: *limit})
-		if err != nil {
-			return err
+		// The pages are followed up to --limit jobs; --json writes each as it comes.
+		q := jobs.Query{App: *appName, State: st}
+		left := *limit
+		read := func(ctx context.Context, size int, cursor string) (page.Page[jobs.Job], error) {
+			if left == 0 {
+				return page.Page[jobs.Job]{Items: []jobs.Job{}}, nil
+			}
+			q.Limit = min(left, cmp.Or(size, jobs.DefaultLimit))
+			p, err := be.JobList(ctx, q, cursor)
+			left -= min(left, len(p.Items))
+			if left == 0 {
+				p.Next = ""
+			}
+			return p, err
 		}
-		if *asJSON {
-			return writeJSON(stdout, list)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		printf(tw, "ID\tKIND\tAPP\tBY\tSTATE\tPROGRESS\tSTARTED\n")
-		for _, j := range list {
-			printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Kind, dash(j.App), j.Actor, j.State, j.Progress(), j.Created.Format(time.RFC3339))
-		}
-		if len(list) == 0 {
-			printf(tw, "no jobs\n")
-		}
-		return tw.Flush()
+		return listPages(ctx, read, *size, *asJSON, stdout, func(list []jobs.Job) error {
+			return printJobs(stdout, list)
+		})
 	}
 	var j jobs.Job
 	if *cancel {
@@ -91,6 +96,19 @@ func cmdJobs(ctx context.Context, args []string, stdout io.Writer) error {
 		return printJob(stdout, j, *asJSON)
 	}
 	return waitJob(ctx, be, *appName, j, stdout, *asJSON)
+}
+
+// printJobs is jobs's table.
+func printJobs(stdout io.Writer, list []jobs.Job) error {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	printf(tw, "ID\tKIND\tAPP\tBY\tSTATE\tPROGRESS\tSTARTED\n")
+	for _, j := range list {
+		printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Kind, dash(j.App), j.Actor, j.State, j.Progress(), j.Created.Format(time.RFC3339))
+	}
+	if len(list) == 0 {
+		printf(tw, "no jobs\n")
+	}
+	return tw.Flush()
 }
 
 // waitJob prints the job each time its progress changes until it ends; through the tables

@@ -103,8 +103,8 @@ timers:
 		// Report@acme runs every 2 s; on a loaded machine its first entry may still be coming.
 		var logs []view.Execution
 		require.Eventually(t, func() bool {
-			logs = nil
-			return json.Unmarshal([]byte(run("logs", "--json", "--tenant", "acme", "--limit", "200")), &logs) == nil && len(logs) > 0
+			logs = jsonLines[view.Execution](t, run("logs", "--json", "--tenant", "acme", "--limit", "200"))
+			return len(logs) > 0
 		}, 20*time.Second, 500*time.Millisecond, "acme's executions are logged")
 		for _, e := range logs {
 			require.Equal(t, "acme", e.Tenant)
@@ -128,8 +128,7 @@ timers:
 			return false
 		}, 20*time.Second, 200*time.Millisecond, "the new tenant's instance runs")
 
-		var tenants []timer.Tenant
-		require.NoError(t, json.Unmarshal([]byte(run("tenants", "list", "--json")), &tenants))
+		tenants := jsonLines[timer.Tenant](t, run("tenants", "list", "--json"))
 		got := map[string]string{}
 		for _, tn := range tenants {
 			got[tn.Name] = tn.Source
@@ -204,22 +203,20 @@ timers:
 		}, 20*time.Second, 200*time.Millisecond, "the billing app's Report fires, and its action is told its app")
 		var logs []view.Execution
 		require.Eventually(t, func() bool {
-			logs = nil
-			return json.Unmarshal([]byte(run("logs", "--json", "--timer", "billing:Report", "--limit", "50")), &logs) == nil && len(logs) > 0
+			logs = jsonLines[view.Execution](t, run("logs", "--json", "--timer", "billing:Report", "--limit", "50"))
+			return len(logs) > 0
 		}, 20*time.Second, 500*time.Millisecond, "billing:Report's executions are logged under its app")
 		for _, e := range logs {
 			require.Equal(t, "billing", e.App)
 			require.Equal(t, "Report", e.Timer)
 			require.Equal(t, "", e.Tenant)
 		}
-		logs = nil
-		require.NoError(t, json.Unmarshal([]byte(run("logs", "--json", "--app", "billing", "--limit", "200")), &logs))
+		logs = jsonLines[view.Execution](t, run("logs", "--json", "--app", "billing", "--limit", "200"))
 		require.NotEmpty(t, logs)
 		for _, e := range logs {
 			require.Equal(t, "billing", e.App, "--app reads only that app's entries")
 		}
-		logs = nil
-		require.NoError(t, json.Unmarshal([]byte(run("logs", "--json", "--app", "default", "--limit", "200")), &logs))
+		logs = jsonLines[view.Execution](t, run("logs", "--json", "--app", "default", "--limit", "200"))
 		for _, e := range logs {
 			require.Equal(t, "default", e.App)
 		}

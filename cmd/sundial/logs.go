@@ -56,8 +56,16 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	var views []view.Execution
+	// --json: one entry a line, each page written as it comes.
+	emit := func(page []view.Execution) error {
+		if *asJSON {
+			return writeJSONLines(stdout, page)
+		}
+		views = append(views, page...)
+		return nil
+	}
 	if remote != nil {
-		if views, err = logsViaAPI(ctx, remote, q); err != nil {
+		if err = logsViaAPI(ctx, remote, q, emit); err != nil {
 			return err
 		}
 	} else {
@@ -69,13 +77,16 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		views = make([]view.Execution, 0, len(execs))
+		page := make([]view.Execution, 0, len(execs))
 		for _, e := range execs {
-			views = append(views, view.OfExecution(e))
+			page = append(page, view.OfExecution(e))
+		}
+		if err := emit(page); err != nil {
+			return err
 		}
 	}
 	if *asJSON {
-		return writeJSON(stdout, views)
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	printf(tw, "STARTED\tTIMER\tSCHEDULED\tATTEMPT\tOUTCOME\tDURATION\tBY\tNEXT RUN\tERROR OR OUTPUT\n")
@@ -146,8 +157,8 @@ func cmdLogsRedrive(ctx context.Context, args []string, stdout io.Writer) error 
 }
 
 // logsViaAPI reads the log through the Service Center API, a page at a time (at most
-// console.MaxLogLimit each).
-func logsViaAPI(ctx context.Context, remote *console.Remote, q timer.LogQuery) ([]view.Execution, error) {
+// console.MaxLogLimit each), up to q.Limit entries, giving emit each page.
+func logsViaAPI(ctx context.Context, remote *console.Remote, q timer.LogQuery, emit func([]view.Execution) error) error {
 	f := console.LogFilter{App: q.App, Tenant: q.Tenant, ErrorsOnly: q.ErrorsOnly}
 	if q.Key != nil {
 		f.App, f.Timer = q.Key.AppName(), q.Key.Timer
@@ -156,20 +167,24 @@ func logsViaAPI(ctx context.Context, remote *console.Remote, q timer.LogQuery) (
 		}
 		f.Tenant = ""
 	}
-	views := []view.Execution{}
-	for len(views) < q.Limit {
-		f.Limit = min(q.Limit-len(views), console.MaxLogLimit)
+	for n := 0; n < q.Limit; {
+		f.Limit = min(q.Limit-n, console.MaxLogLimit)
 		page, err := remote.Logs(ctx, f)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, e := range page.Entries {
+		views := make([]view.Execution, 0, len(page.Items))
+		for _, e := range page.Items {
 			views = append(views, e.Execution)
 		}
-		if page.Next == "" || len(page.Entries) == 0 {
+		if err := emit(views); err != nil {
+			return err
+		}
+		n += len(views)
+		if page.Next == "" || len(page.Items) == 0 {
 			break
 		}
 		f.After = page.Next
 	}
-	return views, nil
+	return nil
 }

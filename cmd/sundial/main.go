@@ -63,6 +63,7 @@ Usage:
                               run every past instant of the timer's schedule in the range again,
                               oldest first, scheduledAt the original instant; waits showing progress
   sundial backfill status|cancel NAME [--app A] [--json]   the timer's latest backfill; stop it
+  sundial backfill list [--app A] [--page-size N] [--json]   every timer's latest backfill (range, state, who)
   sundial apps list [--json]  the apps, their timers, and the stack that owns each (one
                               stack's Custom::SundialTimers owns an app; another's is refused)
   sundial apps release NAME   free an app from its stack (gone without its resource's Delete):
@@ -84,7 +85,7 @@ Usage:
 ` + jobsUsage + `  sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 Who you act as: the operator commands (run-now, activate, deactivate, timers list|show|edit,
-health, logs, audit, tenants, apps release, dlq, calendars, backfill) go through the Service
+health, alerts, logs, audit, tenants, apps release, dlq, calendars, backfill) go through the Service
 Center API signed with your AWS credentials, so that IAM decides and the audit trail names you:
 with --api URL; on a deployed stack, its ApiUrl; on a local "sundial up --operators FILE", its
 console's API whenever AWS credentials are in the environment (AWS_ACCESS_KEY_ID and
@@ -92,7 +93,7 @@ AWS_SECRET_ACCESS_KEY, or AWS_PROFILE): an operator's key acts as that operator 
 decide), a key FILE does not name or a wrong secret is refused. Otherwise they act on the tables:
 locally as the platform's administrator (audited as cli:USER; without --operators, whatever
 credentials the environment holds), on a stack deployed without the API with your credentials.
-sync, apps list, alerts, logs redrive, audit verify, invoke and app-stack delete have no API
+sync, apps list, logs redrive, audit verify, invoke and app-stack delete have no API
 route: locally they act as the administrator, and on a platform with --operators are refused
 while the environment holds AWS credentials other than the administrator's.
 Commands other than up take --endpoint (or AWS_ENDPOINT_URL; default: the endpoint of the

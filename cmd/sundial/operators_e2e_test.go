@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -99,8 +98,7 @@ func TestUpOperators(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	out, errOut, code := cli(t, dir, "audit", "--json", "--endpoint", endpoint)
 	require.Equal(t, 0, code, errOut)
-	var recs []audit.Record
-	require.NoError(t, json.Unmarshal([]byte(out), &recs))
+	recs := jsonLines[audit.Record](t, out)
 	var got []string
 	for _, r := range recs {
 		got = append(got, r.Action+" "+r.Timer+" by "+r.Who)
@@ -173,12 +171,12 @@ func TestUpOperators(t *testing.T) {
 	out, errOut, code = cliEnv(t, dir, adminEnv, "audit", "--who", "administrator", "--json", "--api", api)
 	require.Equal(t, 0, code, errOut)
 	for _, action := range []string{"tenant-add", "tenant-remove", "dlq-redrive"} {
-		require.Contains(t, out, `"action": "`+action+`"`)
+		require.Contains(t, out, `"action":"`+action+`"`)
 	}
 
 	out, errOut, code = cliEnv(t, dir, opEnv, "audit", "--app", "billing", "--json", "--api", api)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, `"who": "billing-ops"`, "the API records the operator")
+	require.Contains(t, out, `"who":"billing-ops"`, "the API records the operator")
 
 	// A bulk pause with a note until an instant: shown with the timer, ended by the
 	// platform itself, and audited as such.
@@ -197,7 +195,7 @@ func TestUpOperators(t *testing.T) {
 	// The sweep activates each timer, then records it: the record follows the activation.
 	require.Eventually(t, func() bool {
 		out, _, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)
-		return code == 0 && strings.Contains(out, `"action": "activate"`)
+		return code == 0 && strings.Contains(out, `"action":"activate"`)
 	}, 10*time.Second, 300*time.Millisecond, "the platform's activation is audited: %s", out)
 	require.Contains(t, out, "month-end freeze")
 

@@ -20,35 +20,18 @@ func cmdTenants(ctx context.Context, args []string, stdout io.Writer) error {
 		if fs.NArg() > 0 {
 			return usageErr("tenants list: unexpected argument %q", fs.Arg(0))
 		}
-		remote, err := t.viaAPI(ctx, t.api)
+		be, err := t.backend(ctx, t.api)
 		if err != nil {
 			return err
 		}
-		var ts []timer.Tenant
-		if remote != nil {
-			ts, err = remote.Tenants(ctx)
-		} else {
-			a, aerr := t.app(ctx)
-			if aerr != nil {
-				return aerr
+		return listPages(ctx, be.TenantPage, *t.pageSize, *asJSON, stdout, func(ts []timer.Tenant) error {
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			printf(tw, "TENANT\tSOURCE\tADDED\n")
+			for _, tn := range ts {
+				printf(tw, "%s\t%s\t%s\n", tn.Name, tn.Source, clock(&tn.AddedAt))
 			}
-			ts, err = a.Admin.Tenants(ctx)
-		}
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			if ts == nil {
-				return writeJSON(stdout, []any{})
-			}
-			return writeJSON(stdout, ts)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		printf(tw, "TENANT\tSOURCE\tADDED\n")
-		for _, tn := range ts {
-			printf(tw, "%s\t%s\t%s\n", tn.Name, tn.Source, clock(&tn.AddedAt))
-		}
-		return tw.Flush()
+			return tw.Flush()
+		})
 	case "add", "remove":
 		name, err := onePositional(fs, "tenant name")
 		if err != nil {
@@ -83,6 +66,9 @@ func subcommand(cmd string, args []string, expected string) (*flag.FlagSet, *tar
 	asJSON := fs.Bool("json", false, "print JSON")
 	if cmd == "tenants" || args[0] == "release" {
 		fs.StringVar(&t.api, "api", "", apiUsage)
+	}
+	if cmd == "tenants" && args[0] == "list" {
+		t.pageSize = pageSizeFlag(fs)
 	}
 	if err := parse(fs, args[1:]); err != nil {
 		return nil, nil, nil, err

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,8 +53,7 @@ timers:
 
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run(ctx, []string{"audit", "--json", "--app", "audited"}, &out, &errOut), errOut.String())
-	var recs []audit.Record
-	require.NoError(t, json.Unmarshal(out.Bytes(), &recs), out.String())
+	recs := jsonLines[audit.Record](t, out.String())
 	require.Len(t, recs, 1, "one record of the publish: %s", out.String())
 	r := recs[0]
 	require.Equal(t, audit.Sync, r.Action)

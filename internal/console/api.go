@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
@@ -41,6 +43,8 @@ func (s *Server) apiHandlers() map[string]func(r *http.Request) (any, error) {
 		ops.OpBackfillStatus: s.apiBackfill, ops.OpBackfillStart: s.apiBackfill, ops.OpBackfillCancel: s.apiBackfill,
 		ops.OpJobs: s.apiJobs, ops.OpAppJobs: s.apiJobs, ops.OpJob: s.apiJob, ops.OpAppJob: s.apiJob,
 		ops.OpJobCancel: s.apiCancelJob, ops.OpAppJobCancel: s.apiCancelJob,
+		ops.OpAlerts: s.apiAlerts, ops.OpAppAlerts: s.apiAlerts,
+		ops.OpBackfills: s.apiBackfills, ops.OpAppBackfills: s.apiBackfills,
 	}
 }
 
@@ -207,7 +211,7 @@ func (s *Server) apiTimers(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := Filter{App: app, Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Cursor: q.Get("cursor")}
+	f := Filter{App: app, Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), State: q.Get("state"), Cursor: q.Get("cursor")}
 	if f.Failing, err = boolParam(q.Get("failing"), "failing"); err != nil {
 		return nil, err
 	}
@@ -294,14 +298,13 @@ func (s *Server) apiLogs(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := LogFilter{App: app, Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: q.Get("after")}
+	// cursor is the previous page's next; after is its older name (the same value).
+	f := LogFilter{App: app, Timer: q.Get("timer"), Tenant: q.Get("tenant"), After: cmp.Or(q.Get("cursor"), q.Get("after"))}
 	if f.ErrorsOnly, err = boolParam(q.Get("errors"), "errors"); err != nil {
 		return nil, err
 	}
-	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 {
-			return nil, fmt.Errorf("%w: limit must be a number in 1..%d", errkind.Invalid, MaxLogLimit)
-		}
+	if f.Limit, err = page.ParseSize(q.Get("limit"), DefaultLogLimit, MaxLogLimit); err != nil {
+		return nil, err
 	}
 	return s.svc.Logs(r.Context(), f)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/ops/apply"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -45,11 +46,20 @@ type Backend interface {
 	// ChangeTenant adds (add) or removes a tenant, ReleaseApp frees an app from a stack gone
 	// without its Delete, Redrive sends up to limit dead-lettered firings back: for who.
 	ChangeTenant(ctx context.Context, name string, add bool, who string) (admin.SyncReport, error)
+	// TenantPage is a page of the registered tenants by name (limit 0: DefaultListPage).
+	TenantPage(ctx context.Context, limit int, cursor string) (page.Page[timer.Tenant], error)
+	// BackfillPage is a page of the timers' latest backfills of app ("": every app's).
+	BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error)
+	// AlertPage is a page of the open alerts of app ("": every app's).
+	AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error)
+	// DLQPage is a page of the dead-lettered messages (a listing holds its pages' messages
+	// hidden until its cursor's deadline: Service.DLQPage).
+	DLQPage(ctx context.Context, limit int, cursor string) (page.Page[queue.Dead], error)
 	ReleaseApp(ctx context.Context, app, who string) (timer.AppOwner, error)
 	Redrive(ctx context.Context, limit int, who string) (queue.RedriveResult, error)
 	// JobList, Job and CancelJob: the jobs (internal/jobs) and a cancel (by who); app ("":
 	// any) must be the job's.
-	JobList(ctx context.Context, q jobs.Query) ([]jobs.Job, error)
+	JobList(ctx context.Context, q jobs.Query, cursor string) (page.Page[jobs.Job], error)
 	Job(ctx context.Context, app, id string) (jobs.Job, error)
 	CancelJob(ctx context.Context, app, id, who string) (jobs.Job, error)
 	Now() time.Time

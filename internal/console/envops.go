@@ -13,6 +13,7 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -56,14 +57,6 @@ type tenantBody struct {
 	Name string `json:"name"`
 }
 
-func (s *Server) apiTenants(r *http.Request) (any, error) {
-	ts, err := s.svc.Admin.Tenants(r.Context())
-	if ts == nil {
-		ts = []timer.Tenant{}
-	}
-	return ts, err
-}
-
 func (s *Server) apiAddTenant(r *http.Request) (any, error) {
 	var b tenantBody
 	if err := decodeStrict(r.Body, &b); err != nil {
@@ -93,24 +86,19 @@ func dlqLimit(r *http.Request) (int, error) {
 }
 
 func (s *Server) apiDLQ(r *http.Request) (any, error) {
-	n, err := dlqLimit(r)
+	q := r.URL.Query()
+	n, err := page.ParseSize(q.Get("limit"), DefaultListPage, MaxListPage)
 	if err != nil {
 		return nil, err
 	}
-	if s.svc.DLQ == nil {
-		return nil, fmt.Errorf("%w: the stack has no dead-letter queue", errkind.NotFound)
-	}
-	msgs, err := s.svc.DLQ.List(r.Context(), n)
-	if msgs == nil {
-		msgs = []queue.Dead{}
-	}
+	p, err := s.svc.DLQPage(r.Context(), n, q.Get("cursor"))
 	if incomplete, ok := errors.AsType[*queue.IncompleteError](err); ok {
-		// The answer is an array: what was seen is listed, and the rest is said where an
-		// operator of the API looks (the function's log), as the CLI says it on its own path.
+		// What was seen is the page, and the rest is said where an operator of the API
+		// looks (the function's log), as the CLI says it on its own path.
 		s.log.Warn("dlq listing incomplete", "seen", incomplete.Seen, "unseen", incomplete.Unseen, "reason", incomplete.Error())
-		return msgs, nil
+		return p, nil
 	}
-	return msgs, err
+	return p, err
 }
 
 func (s *Server) apiRedrive(r *http.Request) (any, error) {
@@ -126,12 +114,6 @@ func (s *Server) apiRedrive(r *http.Request) (any, error) {
 		res.Kept = []queue.Dead{}
 	}
 	return res, err
-}
-
-// Tenants reads GET /api/tenants.
-func (rm *Remote) Tenants(ctx context.Context) ([]timer.Tenant, error) {
-	var ts []timer.Tenant
-	return ts, rm.get(ctx, "/api/tenants", url.Values{}, &ts)
 }
 
 // ChangeTenant sends POST /api/tenants or DELETE /api/tenants/{name}; the API records the caller.
@@ -161,9 +143,9 @@ func (rm *Remote) ReleaseApp(ctx context.Context, app, _ string) (timer.AppOwner
 }
 
 // DLQ reads GET /api/dlq.
-func (rm *Remote) DLQ(ctx context.Context, limit int) ([]queue.Dead, error) {
-	var msgs []queue.Dead
-	return msgs, rm.get(ctx, "/api/dlq", url.Values{"limit": {strconv.Itoa(limit)}}, &msgs)
+func (rm *Remote) DLQPage(ctx context.Context, limit int, cursor string) (page.Page[queue.Dead], error) {
+	var p page.Page[queue.Dead]
+	return p, rm.get(ctx, "/api/dlq", pageQuery(limit, cursor), &p)
 }
 
 // Redrive sends POST /api/dlq/redrive; the API records the caller.

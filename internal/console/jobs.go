@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/page"
 )
 
 // APIInline is how long a request that starts a job works it before answering 202: a small
@@ -25,13 +25,44 @@ func (s *Service) jobs() (*jobs.Service, error) {
 	return s.Jobs, nil
 }
 
-// JobList lists jobs, newest first.
-func (s *Service) JobList(ctx context.Context, q jobs.Query) ([]jobs.Job, error) {
+// JobList is a page of jobs, newest first, from cursor ("": the first page); q.Limit is its
+// size (0: jobs.DefaultLimit). The jobs are read from their own partition, older than the
+// cursor's job.
+func (s *Service) JobList(ctx context.Context, q jobs.Query, cursor string) (page.Page[jobs.Job], error) {
 	js, err := s.jobs()
 	if err != nil {
-		return nil, err
+		return page.Page[jobs.Job]{}, err
 	}
-	return js.List(ctx, q)
+	n, err := page.Size(q.Limit, jobs.DefaultLimit, jobs.MaxLimit)
+	if err != nil {
+		return page.Page[jobs.Job]{}, err
+	}
+	scope := "jobs:" + q.App + ":" + string(q.State)
+	if cursor != "" {
+		if err := page.Decode(cursor, scope, &q.Before); err != nil {
+			return page.Page[jobs.Job]{}, err
+		}
+	}
+	q.Limit = n
+	list, err := js.List(ctx, q)
+	if err != nil {
+		return page.Page[jobs.Job]{}, err
+	}
+	b := page.NewBuilder[jobs.Job](n)
+	for _, j := range list {
+		if b.Full() {
+			break
+		}
+		if err := b.Add(j); err != nil {
+			return page.Page[jobs.Job]{}, err
+		}
+	}
+	if b.Len() == 0 || (len(list) < n && b.Len() == len(list)) {
+		return b.Page(""), nil
+	}
+	p := b.Page("")
+	p.Next = page.Cursor(scope, p.Items[len(p.Items)-1].ID)
+	return p, nil
 }
 
 // Job reads a job; app ("": any) must be the job's.
@@ -67,10 +98,8 @@ func jobQuery(r *http.Request) (jobs.Query, error) {
 		return jobs.Query{}, err
 	}
 	jq := jobs.Query{App: app, State: st}
-	if v := q.Get("limit"); v != "" {
-		if jq.Limit, err = strconv.Atoi(v); err != nil || jq.Limit < 1 || jq.Limit > jobs.MaxLimit {
-			return jobs.Query{}, fmt.Errorf("%w: limit must be a number in 1..%d", errkind.Invalid, jobs.MaxLimit)
-		}
+	if jq.Limit, err = page.ParseSize(q.Get("limit"), jobs.DefaultLimit, jobs.MaxLimit); err != nil {
+		return jobs.Query{}, err
 	}
 	return jq, nil
 }
@@ -80,7 +109,7 @@ func (s *Server) apiJobs(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.JobList(r.Context(), q)
+	return s.svc.JobList(r.Context(), q, r.URL.Query().Get("cursor"))
 }
 
 func (s *Server) apiJob(r *http.Request) (any, error) {
@@ -99,6 +128,8 @@ func (s *Server) apiCancelJob(r *http.Request) (any, error) {
 type jobsData struct {
 	Query jobs.Query
 	Jobs  []jobs.Job
+	// NextURL is the older jobs' page ("" after the last).
+	NextURL string
 }
 
 // jobsPage is GET /jobs: the latest jobs, their progress and failures, a cancel button.
@@ -107,11 +138,15 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.be.JobList(r.Context(), q)
+	list, err := s.be.JobList(r.Context(), q, r.URL.Query().Get("cursor"))
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "jobs", pageData{Title: "Jobs", Nav: "jobs", Data: jobsData{Query: q, Jobs: list}, Apps: s.apps(r, "jobs")})
+	d := jobsData{Query: q, Jobs: list.Items}
+	if list.Next != "" {
+		d.NextURL = nextURL(r, list.Next)
+	}
+	s.render(w, r, http.StatusOK, "jobs", pageData{Title: "Jobs", Nav: "jobs", Data: d, Apps: s.apps(r, "jobs")})
 	return nil
 }
 
@@ -126,18 +161,15 @@ func (s *Server) jobCancelSubmit(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// JobList sends GET /api/jobs (or the app's).
-func (rm *Remote) JobList(ctx context.Context, jq jobs.Query) ([]jobs.Job, error) {
-	q := url.Values{}
+// JobList sends GET /api/jobs (or the app's): a page from cursor.
+func (rm *Remote) JobList(ctx context.Context, jq jobs.Query, cursor string) (page.Page[jobs.Job], error) {
+	q := pageQuery(jq.Limit, cursor)
 	set(q, "state", string(jq.State))
-	if jq.Limit > 0 {
-		q.Set("limit", strconv.Itoa(jq.Limit))
-	}
 	p := "/api/jobs"
 	if jq.App != "" {
 		p = appPath(jq.App) + "/jobs"
 	}
-	var out []jobs.Job
+	var out page.Page[jobs.Job]
 	return out, rm.get(ctx, p, q, &out)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/page"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -19,8 +20,11 @@ type LogFilter struct {
 	Limit      int
 }
 
-// MaxLogLimit bounds a log page.
-const MaxLogLimit = 500
+// DefaultLogLimit and MaxLogLimit are a log page's size.
+const (
+	DefaultLogLimit = 50
+	MaxLogLimit     = 500
+)
 
 // Logs reads a page of the log, newest first.
 func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
@@ -57,11 +61,18 @@ func (s *Service) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 	if err != nil {
 		return LogPage{}, err
 	}
-	page := LogPage{Entries: make([]LogEntry, 0, len(execs)), Next: next}
+	b := page.NewBuilder[LogEntry](len(execs))
 	for _, e := range execs {
-		page.Entries = append(page.Entries, entryOf(e))
+		if b.Full() {
+			// Cut at the byte bound: the next page starts after the last entry kept.
+			p := b.Page("")
+			return LogPage{Items: p.Items, Next: p.Items[len(p.Items)-1].Ref}, nil
+		}
+		if err := b.Add(entryOf(e)); err != nil {
+			return LogPage{}, err
+		}
 	}
-	return page, nil
+	return LogPage{Items: b.Page("").Items, Next: next}, nil
 }
 
 // Entry reads one log entry.

@@ -64,10 +64,12 @@ type LogEntry struct {
 	LateMs int64  `json:"lateMs"`
 }
 
-// LogPage is a page of the log, newest first; Next is the cursor of the following page.
+// LogPage is a page of the log, newest first; Next is the cursor of the following page
+// ("" after the last). A page ends at its limit or once its entries' JSON passes
+// page.MaxBytes (an entry keeps at most a few KB of error and output), under 1 MB.
 type LogPage struct {
-	Entries []LogEntry `json:"entries"`
-	Next    string     `json:"next"`
+	Items []LogEntry `json:"items"`
+	Next  string     `json:"next"`
 }
 
 // Health is Environment Health.

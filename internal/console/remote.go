@@ -237,7 +237,7 @@ func (rm *Remote) Logs(ctx context.Context, f LogFilter) (LogPage, error) {
 	q := url.Values{}
 	set(q, "timer", f.Timer)
 	set(q, "tenant", f.Tenant)
-	set(q, "after", f.After)
+	set(q, "cursor", f.After)
 	if f.ErrorsOnly {
 		q.Set("errors", "true")
 	}

@@ -80,6 +80,8 @@ var funcs = template.FuncMap{
 	"dur":           shortDuration,
 	"zoned":         zoned,
 	"jobStates":     func() []string { return []string{"queued", "running", "done", "failed", "cancelled"} },
+	"timerStates":   func() []string { return TimerStates },
+	"pageSizes":     func() []int { return []int{50, 100, 250, 500, 1000} },
 }
 
 func parsePages() (map[string]*template.Template, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -195,6 +196,9 @@ type Filter struct {
 	Tenant  string
 	Active  string // "", "yes" or "no"
 	Failing bool
+	// State is "" (any) or one of TimerStates: scheduled (active, not running), running,
+	// inactive, paused (an operator's pause with a note), failing (its last run failed).
+	State string
 	// Limit and Cursor are the page: up to Limit rows (0: timer.DefaultPageSize, at most
 	// timer.MaxPageSize) from the previous page's TimerPage.Next ("": the first).
 	Limit  int
@@ -211,6 +215,9 @@ type TimerPage struct {
 func (f Filter) Validate() error {
 	if f.Active != "" && f.Active != "yes" && f.Active != "no" {
 		return fmt.Errorf("%w: active must be yes or no, not %q", errkind.Invalid, f.Active)
+	}
+	if f.State != "" && !slices.Contains(TimerStates, f.State) {
+		return fmt.Errorf("%w: state must be one of %s, not %q", errkind.Invalid, strings.Join(TimerStates, ", "), f.State)
 	}
 	if len(f.Name) > 128 || len(f.Tenant) > 128 {
 		return fmt.Errorf("%w: name and tenant filters are at most 128 characters", errkind.Invalid)
@@ -251,7 +258,27 @@ func (f Filter) match(r TimerRow) bool {
 	return (f.App == "" || r.App == f.App) && (f.Name == "" || strings.Contains(strings.ToLower(r.Name), strings.ToLower(f.Name))) &&
 		(f.Tenant == "" || r.Tenant == f.Tenant) &&
 		(f.Active == "" || (f.Active == "yes") == r.Active) &&
-		(!f.Failing || r.Failing)
+		(!f.Failing || r.Failing) && (f.State == "" || stateOf(r, f.State))
+}
+
+// TimerStates are the Timers list's state filter's values.
+var TimerStates = []string{"scheduled", "running", "inactive", "paused", "failing"}
+
+// stateOf says whether r is in state (one of TimerStates).
+func stateOf(r TimerRow, state string) bool {
+	switch state {
+	case "scheduled":
+		return r.Active && r.IsRunningBy == ""
+	case "running":
+		return r.IsRunningBy != ""
+	case "inactive":
+		return !r.Active
+	case "paused":
+		return r.Pause != nil
+	case "failing":
+		return r.Failing
+	}
+	return false
 }
 
 // Timers reads a page of the timers that match f: one app's by name then tenant (reading

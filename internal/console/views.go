@@ -38,7 +38,7 @@ func timersPageURL(f Filter, cursor string, back []string) string {
 	if f.Limit > 0 {
 		limit = strconv.Itoa(f.Limit)
 	}
-	return urlWith("/timers", "app", f.App, "name", f.Name, "tenant", f.Tenant, "active", f.Active, "failing", failing,
+	return urlWith("/timers", "app", f.App, "name", f.Name, "tenant", f.Tenant, "active", f.Active, "state", f.State, "failing", failing,
 		"limit", limit, "cursor", cursor, "back", strings.Join(back, " "))
 }
 
@@ -48,7 +48,7 @@ func (s *Server) timersPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), Failing: failing, Cursor: q.Get("cursor")}
+	f := Filter{App: q.Get("app"), Name: q.Get("name"), Tenant: q.Get("tenant"), Active: q.Get("active"), State: q.Get("state"), Failing: failing, Cursor: q.Get("cursor")}
 	if f.Limit, err = limitParam(q.Get("limit")); err != nil {
 		return err
 	}

@@ -140,7 +140,11 @@ func (s *Store) GetJob(ctx context.Context, id string) (jobs.Job, error) {
 // matched.
 func (s *Store) ListJobs(ctx context.Context, q jobs.Query) ([]jobs.Job, error) {
 	n := expression.Name
-	b := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(jobPK)))
+	kc := expression.Key("pk").Equal(expression.Value(jobPK))
+	if q.Before != "" {
+		kc = kc.And(expression.Key("sk").LessThan(expression.Value(q.Before)))
+	}
+	b := expression.NewBuilder().WithKeyCondition(kc)
 	var filt *expression.ConditionBuilder
 	and := func(c expression.ConditionBuilder) {
 		if filt == nil {

@@ -138,3 +138,22 @@ func (s *Store) Overdue(_ context.Context, now time.Time) (map[timer.Key]time.Ti
 	}
 	return out, nil
 }
+
+// AlertsAfter lists up to limit open alerts of app ("": every app's) after the alert whose
+// key (timer.AlertID) is after, by that key; more says there may be more.
+func (s *Store) AlertsAfter(ctx context.Context, app, after string, limit int) ([]timer.Alert, bool, error) {
+	all, err := s.Alerts(ctx, app)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []timer.Alert
+	for _, a := range all {
+		if alertID(a.Key, a.Rule) > after {
+			if len(out) == limit {
+				return out, true, nil
+			}
+			out = append(out, a)
+		}
+	}
+	return out, false, nil
+}

@@ -72,16 +72,13 @@ func (s *Jobs) ListJobs(_ context.Context, q jobs.Query) ([]jobs.Job, error) {
 	defer s.mu.Unlock()
 	var out []jobs.Job
 	for _, j := range s.jobs {
-		if (q.App == "" || j.App == q.App) && (q.State == "" || j.State == q.State) {
+		if (q.App == "" || j.App == q.App) && (q.State == "" || j.State == q.State) && (q.Before == "" || j.ID < q.Before) {
 			out = append(out, cloneJob(j))
 		}
 	}
-	slices.SortFunc(out, func(a, b jobs.Job) int {
-		if c := b.Created.Compare(a.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
+	// By id, newest first, as DynamoDB's Query of the jobs' partition (an id starts with its
+	// creation time): Before pages by it.
+	slices.SortFunc(out, func(a, b jobs.Job) int { return strings.Compare(b.ID, a.ID) })
 	if q.Limit > 0 && len(out) > q.Limit {
 		out = out[:q.Limit]
 	}

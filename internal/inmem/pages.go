@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -80,4 +81,22 @@ func decodeCursor(s, scope string) (timer.Key, error) {
 		return timer.Key{}, bad
 	}
 	return c.Key, nil
+}
+
+// TenantsAfter lists up to limit registered tenants by name after the name after ("": from
+// the first); more says there may be more.
+func (s *Store) TenantsAfter(ctx context.Context, after string, limit int) ([]timer.Tenant, bool, error) {
+	all, err := s.Tenants(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	i, _ := slices.BinarySearchFunc(all, after, func(t timer.Tenant, name string) int { return cmp.Compare(t.Name, name) })
+	if i < len(all) && all[i].Name == after {
+		i++
+	}
+	all = all[i:]
+	if len(all) > limit {
+		return all[:limit], true, nil
+	}
+	return all, false, nil
 }

@@ -132,6 +132,9 @@ type Query struct {
 	App   string // "": every app's
 	State State  // "": any
 	Limit int    // 0: DefaultLimit
+	// Before, when set, lists only the jobs older than the job of that id (the last of the
+	// previous page).
+	Before string
 }
 
 // DefaultLimit and MaxLimit bound a listing.

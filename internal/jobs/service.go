@@ -156,6 +156,11 @@ func (s *Service) List(ctx context.Context, q Query) ([]Job, error) {
 	if err := timer.ValidateApp(q.App); err != nil {
 		return nil, err
 	}
+	if q.Before != "" {
+		if err := ValidID(q.Before); err != nil {
+			return nil, err
+		}
+	}
 	return s.Store.ListJobs(ctx, q)
 }
 

@@ -75,6 +75,10 @@ const (
 	OpJobCancel       = "job-cancel"
 	OpAppJobCancel    = "app-job-cancel"
 	OpJobEnded        = "job-ended"
+	OpAlerts          = "alerts"
+	OpAppAlerts       = "app-alerts"
+	OpBackfills       = "backfills"
+	OpAppBackfills    = "app-backfills"
 	invoke            = "execute-api:Invoke"
 	timersTableWrites = "dynamodb:UpdateItem on the timers table (and the audit trail's append)"
 )
@@ -95,6 +99,8 @@ var Table = []Operation{
 	{OpPreview, "GET", "/api/schedule/preview", invoke, ""},
 	{OpJobs, "GET", "/api/jobs", invoke, ""},
 	{OpJob, "GET", "/api/jobs/{id}", invoke, ""},
+	{OpAlerts, "GET", "/api/alerts", invoke, ""},
+	{OpBackfills, "GET", "/api/backfills", invoke, ""},
 	// One app's.
 	{OpAppHealth, "GET", "/api/apps/{app}/health", invoke, ""},
 	{OpAppTimers, "GET", "/api/apps/{app}/timers", invoke, ""},
@@ -107,6 +113,8 @@ var Table = []Operation{
 	{OpBackfillStatus, "GET", "/api/apps/{app}/timers/{name}/backfill", invoke, ""},
 	{OpAppJobs, "GET", "/api/apps/{app}/jobs", invoke, ""},
 	{OpAppJob, "GET", "/api/apps/{app}/jobs/{id}", invoke, ""},
+	{OpAppAlerts, "GET", "/api/apps/{app}/alerts", invoke, ""},
+	{OpAppBackfills, "GET", "/api/apps/{app}/backfills", invoke, ""},
 	// One app's changes.
 	{OpEdit, "PATCH", "/api/apps/{app}/timers/{name}", invoke, audit.Edit},
 	{OpRunNow, "POST", "/api/apps/{app}/timers/{name}/run-now", invoke, audit.RunNow},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,8 +45,16 @@ type Dead struct {
 	Firing       *message.Firing `json:"firing,omitempty"`
 	DecodeError  string          `json:"decodeError,omitempty"`
 	Priority     int             `json:"priority"`
-	receipt      string
+	// BodyBytes is the body's whole size when a listing's page kept only its first
+	// ListBodyBytes (SQS takes messages up to 1 MiB; a page stays under 1 MB).
+	BodyBytes int `json:"bodyBytes,omitempty"`
+	receipt   string
 }
+
+// ListBodyBytes is how much of a message's body a paged listing keeps: our own firings are a
+// few hundred bytes; a larger body (sent by something else) is cut there, BodyBytes saying
+// its size, so that a page of them stays under 1 MB. A redrive sends the whole message.
+const ListBodyBytes = 64 << 10
 
 // hold is how long listed messages stay hidden while a listing pages through the queue.
 const hold = 30 * time.Second
@@ -71,15 +80,74 @@ type IncompleteError struct {
 
 func (e *IncompleteError) Error() string {
 	return fmt.Sprintf("the dead-letter queue counts about %d more message(s) than the %d seen (%d visible at the last count; "+
-		"the rest held by another listing or redrive, for up to %s): run it again shortly", e.Unseen, e.Seen, e.Visible, hold)
+		"the rest held by another listing or redrive, for up to %s): run it again shortly", e.Unseen, e.Seen, e.Visible, ListHold)
 }
 
 // List returns up to max messages without consuming them (they are made visible again).
 func (d *DLQ) List(ctx context.Context, max int) ([]Dead, error) {
-	msgs, err := d.receive(ctx, max)
+	msgs, err := d.receive(ctx, max, hold, 0)
 	d.release(ctx, msgs)
 	return msgs, err
 }
+
+// ListHold is how long a paged listing keeps the messages of its pages hidden: SQS has no
+// cursor, so a page's messages stay in flight (ReceiveMessage's VisibilityTimeout) until the
+// listing's deadline, which is how the next page receives others. A page asked for after
+// the deadline is refused (the earlier pages' messages are visible again).
+const ListHold = 2 * time.Minute
+
+// ListPosition is where a paged listing is: its deadline and how many messages its pages
+// hold hidden.
+type ListPosition struct {
+	Until time.Time `json:"until"`
+	Seen  int       `json:"seen"`
+}
+
+// ErrListingExpired is a page asked for after its listing's deadline.
+var ErrListingExpired = errors.New("the listing's hold ran out: the messages of its earlier pages are visible again; list from the first page")
+
+// ListPage receives up to max messages the listing at pos has not seen (pos zero: a new
+// listing, held until now+ListHold) and keeps them hidden until the listing's deadline. more
+// says the queue may hold more (max received); next is the position after this page. A page
+// of a listing that saw the whole queue releases its messages at once.
+func (d *DLQ) ListPage(ctx context.Context, max int, pos ListPosition, now time.Time) (msgs []Dead, next ListPosition, more bool, err error) {
+	if pos.Until.IsZero() {
+		pos.Until = now.Add(ListHold)
+	}
+	left := pos.Until.Sub(now)
+	if left < 5*time.Second { // a receive takes a long poll; its holds must end with the listing's
+		return nil, pos, false, ErrListingExpired
+	}
+	msgs, err = d.receive(ctx, max, left.Truncate(time.Second), pos.Seen)
+	msgs = dedupe(msgs) // SQS delivers at least once: a page lists a message once
+	for i := range msgs {
+		if m := &msgs[i]; len(m.Body) > ListBodyBytes {
+			m.BodyBytes, m.Body = len(m.Body), strings.ToValidUTF8(m.Body[:ListBodyBytes], "")
+		}
+	}
+	pos.Seen += len(msgs)
+	more = err == nil && len(msgs) == max
+	if !more && pos.Seen == len(msgs) {
+		d.release(ctx, msgs) // a one-page listing hides nothing after it
+	}
+	return msgs, pos, more, err
+}
+
+// dedupe drops a message received twice (SQS's at-least-once delivery), keeping the first.
+func dedupe(msgs []Dead) []Dead {
+	seen := map[string]bool{}
+	out := msgs[:0]
+	for _, m := range msgs {
+		if !seen[m.MessageID] {
+			seen[m.MessageID] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Release makes messages visible again (a page cut short gives back those it leaves out).
+func (d *DLQ) Release(ctx context.Context, msgs []Dead) { d.release(ctx, msgs) }
 
 // RedriveResult says what a redrive did.
 type RedriveResult struct {
@@ -91,7 +159,7 @@ type RedriveResult struct {
 // queue, where the claim decides again whether it runs, and deletes it from the DLQ.
 func (d *DLQ) Redrive(ctx context.Context, max int) (RedriveResult, error) {
 	var res RedriveResult
-	msgs, err := d.receive(ctx, max)
+	msgs, err := d.receive(ctx, max, hold, 0)
 	var incomplete *IncompleteError
 	if err != nil && !errors.As(err, &incomplete) {
 		d.release(ctx, msgs)
@@ -122,15 +190,16 @@ func (d *DLQ) Redrive(ctx context.Context, max int) (RedriveResult, error) {
 	return res, errors.Join(errs...)
 }
 
-// receive takes up to max messages, each hidden for hold. It stops at an empty long poll
-// only when the queue's approximate counts agree that nothing else is there; if they still
-// disagree after recounts more polls, what it received comes with an *IncompleteError.
-func (d *DLQ) receive(ctx context.Context, max int) ([]Dead, error) {
+// receive takes up to max messages, each hidden for hide. It stops at an empty long poll
+// only when the queue's approximate counts agree that nothing else is there (besides the
+// held messages an earlier page of the listing holds); if they still disagree after
+// recounts more polls, what it received comes with an *IncompleteError.
+func (d *DLQ) receive(ctx context.Context, max int, hide time.Duration, held int) ([]Dead, error) {
 	var out []Dead
 	empties := 0
 	for len(out) < max {
 		r, err := d.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: &d.url, MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: int32(hold / time.Second),
+			QueueUrl: &d.url, MaxNumberOfMessages: int32(min(10, max-len(out))), VisibilityTimeout: int32(hide / time.Second),
 			WaitTimeSeconds:             wait,
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 			MessageAttributeNames:       []string{"All"},
@@ -151,11 +220,11 @@ func (d *DLQ) receive(ctx context.Context, max int) ([]Dead, error) {
 		}
 		total, visible := c.Visible+c.InFlight+c.Delayed, c.Visible
 		// Our own received messages are in flight: the queue agrees when it counts no more.
-		if total <= len(out) {
+		if total <= held+len(out) {
 			return out, nil
 		}
 		if empties++; empties > recounts {
-			return out, &IncompleteError{Seen: len(out), Unseen: total - len(out), Visible: visible}
+			return out, &IncompleteError{Seen: len(out), Unseen: total - held - len(out), Visible: visible}
 		}
 	}
 	return out, nil

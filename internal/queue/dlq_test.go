@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +102,82 @@ func TestDLQListsEveryMessage(t *testing.T) {
 	require.Equal(t, 22, incomplete.Seen)
 	require.Equal(t, 3, incomplete.Unseen)
 	require.Contains(t, err.Error(), "about 3 more message(s) than the 22 seen")
+}
+
+// A paged listing: each page receives messages the earlier ones did not (they stay hidden
+// until the listing's deadline), every message once over the pages, the last page says so;
+// a page asked for past the deadline is refused; a one-page listing hides nothing after it.
+func TestDLQPages(t *testing.T) {
+	cfg, out := testenv.Stack(t)
+	ctx := context.Background()
+	api := sqs.NewFromConfig(cfg)
+	qs, err := queue.New(api, out.Queues)
+	require.NoError(t, err)
+	name := testenv.Unique(t)
+	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	require.NoError(t, err)
+	dlq := queue.NewDLQ(api, aws.ToString(q.QueueUrl), qs)
+	for i := range 25 {
+		_, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(fmt.Sprintf("dead %d", i))})
+		require.NoError(t, err)
+	}
+
+	// One page of all: nothing stays hidden after it.
+	msgs, _, more, err := dlq.ListPage(ctx, 100, queue.ListPosition{}, time.Now())
+	require.NoError(t, err)
+	require.Len(t, msgs, 25)
+	require.False(t, more)
+	listed, err := dlq.List(ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, listed, 25, "a one-page listing released its messages")
+
+	// Pages of 10: 10, 10, 5, each message once.
+	seen := map[string]bool{}
+	pos, sizes := queue.ListPosition{}, []int{}
+	for {
+		msgs, next, more, err := dlq.ListPage(ctx, 10, pos, time.Now())
+		require.NoError(t, err)
+		sizes = append(sizes, len(msgs))
+		for _, m := range msgs {
+			require.False(t, seen[m.MessageID], "listed twice: %s", m.Body)
+			seen[m.MessageID] = true
+		}
+		require.False(t, next.Until.IsZero())
+		if !more {
+			break
+		}
+		require.Less(t, len(sizes), 5, "no end: %v", sizes)
+		pos = next
+	}
+	require.Equal(t, []int{10, 10, 5}, sizes)
+	require.Len(t, seen, 25)
+
+	// Past its deadline a listing's page is refused: its earlier pages' messages are back.
+	_, _, _, err = dlq.ListPage(ctx, 10, pos, pos.Until.Add(-time.Second))
+	require.ErrorIs(t, err, queue.ErrListingExpired)
+}
+
+// A page of large dead-lettered messages (SQS takes up to 1 MiB each) keeps ListBodyBytes of
+// each body, saying its size, so a page of ten stays well under 1 MB.
+func TestDLQPageCutsLargeBodies(t *testing.T) {
+	cfg, out := testenv.Stack(t)
+	ctx := context.Background()
+	api := sqs.NewFromConfig(cfg)
+	qs, err := queue.New(api, out.Queues)
+	require.NoError(t, err)
+	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(testenv.Unique(t))})
+	require.NoError(t, err)
+	dlq := queue.NewDLQ(api, aws.ToString(q.QueueUrl), qs)
+	big := strings.Repeat("x", 200<<10)
+	for range 3 {
+		_, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(big)})
+		require.NoError(t, err)
+	}
+	msgs, _, _, err := dlq.ListPage(ctx, 10, queue.ListPosition{}, time.Now())
+	require.NoError(t, err)
+	require.Len(t, msgs, 3)
+	for _, m := range msgs {
+		require.Len(t, m.Body, queue.ListBodyBytes)
+		require.Equal(t, len(big), m.BodyBytes)
+	}
 }

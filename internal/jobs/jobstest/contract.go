@@ -67,6 +67,9 @@ func Contract(t *testing.T, newStore func(t *testing.T) jobs.Store) {
 	require.Equal(t, []string{"job-20261127-100200-c", "job-20261127-100000-a"}, ids(s.ListJobs(ctx, jobs.Query{App: "billing", Limit: 10})))
 	require.Equal(t, []string{"job-20261127-100000-a"}, ids(s.ListJobs(ctx, jobs.Query{State: jobs.Running, Limit: 10})))
 	require.Equal(t, []string{"job-20261127-100200-c"}, ids(s.ListJobs(ctx, jobs.Query{Limit: 1})))
+	// The next page: the jobs older than the last one listed.
+	require.Equal(t, []string{"job-20261127-100100-b", "job-20261127-100000-a"}, ids(s.ListJobs(ctx, jobs.Query{Limit: 10, Before: "job-20261127-100200-c"})))
+	require.Equal(t, []string{"job-20261127-100000-a"}, ids(s.ListJobs(ctx, jobs.Query{App: "billing", Limit: 10, Before: "job-20261127-100100-b"})))
 
 	// Open jobs: all but the audited ones, created since the time given, oldest first.
 	done := c
