@@ -44,6 +44,10 @@ const (
 // operatorTimers is how many multi-tenant timers the app has; n/operatorTimers tenants each.
 const operatorTimers = 50
 
+// recoveryEvery is the recovery function's schedule (template.yaml: rate(1 minute)); a test
+// of the phase shortens it.
+var recoveryEvery = time.Minute
+
 type operatorStep struct {
 	Name     string  `json:"name"`
 	Requests int     `json:"requests"`
@@ -197,7 +201,7 @@ func (e *env) operatorScale(ctx context.Context, outDir string, bins map[string]
 	sweepStop := make(chan struct{})
 	var sweeper sync.WaitGroup
 	sweeper.Go(func() {
-		tick := time.NewTicker(time.Minute)
+		tick := time.NewTicker(recoveryEvery)
 		defer tick.Stop()
 		for {
 			select {
