@@ -307,7 +307,7 @@ func (k BulkKind) pauseDue(ctx context.Context, j jobs.Job, p BulkParams) error 
 	// Soonest due first, one at a time (the first error stops it); one deleted meanwhile
 	// needs no pause (the cursor will not find it either).
 	slices.SortFunc(due, func(a, b timer.Instance) int {
-		if c := a.NextRun.Compare(b.NextRun); c != 0 {
+		if c := dueOf(a).Compare(dueOf(b)); c != 0 {
 			return c
 		}
 		return timer.CompareKeys(a.Key, b.Key)
@@ -354,4 +354,12 @@ func (k BulkKind) write(ctx context.Context, j jobs.Job, p BulkParams, ins []tim
 	}
 	slices.SortFunc(fs, func(a, b jobs.Failure) int { return strings.Compare(a.Item, b.Item) })
 	return fs, nil
+}
+
+// dueOf orders instances by their next firing; one with none (running, or inactive) goes first.
+func dueOf(in timer.Instance) time.Time {
+	if in.NextRun.IsZero() {
+		return time.Time{} // running now, or inactive: first
+	}
+	return in.NextRun
 }
