@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/jobs"
@@ -82,6 +85,8 @@ type BulkParams struct {
 type BulkStore interface {
 	// Instances reads a page of one app's instances (the byApp index; dynamo.Store).
 	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
+	// QueryDue reads a due shard's instances due by upTo (the due index; engine.Store).
+	QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error)
 	Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.Instance, error)
 }
 
@@ -91,22 +96,30 @@ type Activator interface {
 	SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error)
 }
 
-// BulkChunk is how many instances a bulk job writes between two checkpoints.
-const BulkChunk = 100
+// BulkChunk is how many instances a bulk job writes between two checkpoints, and
+// BulkWriters how many of a chunk's writes are in flight at once.
+const (
+	BulkChunk   = 100
+	BulkWriters = 8
+)
 
-// BulkKind activates or deactivates an app's selected timers. Each chunk takes the
-// selected instances not yet in the job's end state, the soonest due first (a pause
-// reaches the next firings first), so a chunk done again finds its instances done and
-// skips them.
+// BulkKind activates or deactivates an app's selected timers. Each chunk is the next page
+// of the app's instances (the byApp index, from the job's cursor), so a job reads what the
+// app holds once, whatever its size; a chunk done again (its worker stopped before the
+// checkpoint) finds its instances in the job's end state and skips them. A deactivate
+// first pauses, at each chunk, the selected instances due within the horizon that it has
+// not reached yet (the due index), so that a pause reaches the next firings first.
 type BulkKind struct {
 	Store  BulkStore
 	Active Activator
 	Clock  timer.Clock
 	Chunk  int // 0: BulkChunk
+	// Shards is how many due shards the due index has (config.DueShards; 0: 1).
+	Shards int
 	// Horizon is how far ahead a firing may be queued already (the fetch's look-ahead and
 	// one tick): a deactivate pauses, before it is accepted, every selected instance due
 	// within it (Prepare), so that no queued firing of it runs; the later ones the fetch
-	// has not queued yet, and the job reaches them soonest first.
+	// has not queued yet, and each chunk pauses first those that came within it.
 	Horizon time.Duration
 }
 
@@ -162,32 +175,35 @@ func (k BulkKind) Plan(ctx context.Context, raw json.RawMessage, _ string) (stri
 	if _, err := NewBulkParams(p.App, p.Op, p.Selection, p.Note, p.Until, p.At); err != nil {
 		return "", err
 	}
-	sel, err := k.selected(ctx, p)
+	found, err := k.any(ctx, p)
 	if err != nil {
 		return "", err
 	}
-	if len(sel) == 0 {
+	if !found {
 		return "", fmt.Errorf("%w: no timer of app %s matches", errkind.NotFound, p.App)
 	}
 	return p.App, nil
 }
 
-func (k BulkKind) selected(ctx context.Context, p BulkParams) ([]timer.Instance, error) {
-	// The app's instances only, page by page: what the app holds, not the table.
-	var out []timer.Instance
+// any reports whether an instance of the app matches the selection: the app's instances
+// page by page (what the app holds, not the table) until the first that does.
+func (k BulkKind) any(ctx context.Context, p BulkParams) (bool, error) {
 	q := timer.InstanceQuery{App: p.App, Limit: timer.MaxPageSize}
+	if p.All {
+		q.Limit = 1
+	}
 	for {
 		page, err := k.Store.Instances(ctx, q)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		for _, in := range page.Items {
 			if timer.SelectsApp(p.App, in.App) && p.Selection.Match(in) {
-				out = append(out, in)
+				return true, nil
 			}
 		}
 		if page.Next == "" {
-			return out, nil
+			return false, nil
 		}
 		q.Cursor = page.Next
 	}
@@ -213,84 +229,131 @@ func (p BulkParams) done(in timer.Instance, actor string) bool {
 }
 
 // Prepare implements jobs.Preparer: a deactivate pauses the selected instances due
-// within the horizon (however many) before the job is accepted.
+// within the horizon (however many) before the job is accepted. They count in the job's
+// progress when its cursor passes them.
 func (k BulkKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	p, err := decodeBulk(j.Params)
 	if err != nil || p.Op != "deactivate" {
 		return jobs.Chunk{}, err
 	}
-	return k.step(ctx, j, p, k.Clock.Now().Add(k.Horizon))
+	if err := k.pauseDue(ctx, j, p); err != nil {
+		return jobs.Chunk{}, err
+	}
+	return jobs.Chunk{Cursor: j.Cursor}, nil
 }
 
-// Step implements jobs.Kind.
+// Step implements jobs.Kind: a deactivate pauses the selected instances now due within
+// the horizon, then the chunk writes the next page of the app's instances.
 func (k BulkKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	p, err := decodeBulk(j.Params)
 	if err != nil {
 		return jobs.Chunk{}, err
 	}
-	return k.step(ctx, j, p, time.Time{})
-}
-
-// step writes the next chunk: with dueBy, every instance left due by then (however many);
-// else the chunk's size of the instances left, soonest due first.
-func (k BulkKind) step(ctx context.Context, j jobs.Job, p BulkParams, dueBy time.Time) (jobs.Chunk, error) {
-	sel, err := k.selected(ctx, p)
-	if err != nil {
-		return jobs.Chunk{}, err
-	}
-	var todo []timer.Instance
-	for _, in := range sel {
-		if !p.done(in, j.Actor) {
-			todo = append(todo, in)
+	if p.Op == "deactivate" {
+		if err := k.pauseDue(ctx, j, p); err != nil {
+			return jobs.Chunk{}, err
 		}
 	}
-	slices.SortFunc(todo, func(a, b timer.Instance) int {
-		if c := dueOf(a).Compare(dueOf(b)); c != 0 {
-			return c
-		}
-		return timer.CompareKeys(a.Key, b.Key)
-	})
 	size := k.Chunk
 	if size <= 0 {
 		size = BulkChunk
 	}
-	if !dueBy.IsZero() {
-		size = 0
-		for size < len(todo) && !dueOf(todo[size]).After(dueBy) {
-			size++
+	page, err := k.Store.Instances(ctx, timer.InstanceQuery{App: p.App, Limit: size, Cursor: j.Cursor})
+	if err != nil {
+		return jobs.Chunk{}, err
+	}
+	var sel []timer.Instance
+	for _, in := range page.Items {
+		if timer.SelectsApp(p.App, in.App) && p.Selection.Match(in) {
+			sel = append(sel, in)
 		}
 	}
-	c := jobs.Chunk{Total: len(sel), Done: len(sel) - len(todo), Counted: true} // in the end state already, and left
-	for _, in := range todo[:min(size, len(todo))] {
-		if err := ctx.Err(); err != nil {
-			return c, err
-		}
-		if p.Op == "activate" {
-			_, err = k.Active.SetActive(ctx, in.Key, true)
-		} else {
-			_, err = k.Store.Pause(ctx, in.Key, p.pause(j.Actor))
-		}
-		switch {
-		case errors.Is(err, timer.ErrNotFound):
-			c.Failures = append(c.Failures, jobs.Failure{Item: in.Key.String(), Reason: "deleted meanwhile"})
-		case err != nil:
-			return jobs.Chunk{}, fmt.Errorf("%s %s: %w", p.Op, in.Key, err)
-		}
-		c.Done++
-		c.Cursor = in.Key.String()
+	// Every selected instance of the page counts once, written now or found in the end
+	// state (a chunk done again: the checkpoint before it was not moved).
+	c := jobs.Chunk{Cursor: page.Next, Done: len(sel), Last: page.Next == ""}
+	if c.Failures, err = k.write(ctx, j, p, sel, BulkWriters); err != nil {
+		return jobs.Chunk{}, err
 	}
-	if c.Done == len(sel) {
-		c.Last = true
+	if c.Last {
+		done := j.Done + c.Done
 		noun := "timers"
-		if c.Total == 1 {
+		if done == 1 {
 			noun = "timer"
 		}
-		c.Summary = fmt.Sprintf("%d %s of %s %sd", c.Total, noun, p.App, p.Op)
+		c.Summary = fmt.Sprintf("%d %s of %s %sd", done, noun, p.App, p.Op)
 		if p.Op == "deactivate" && p.Until != nil {
 			c.Summary += "; the platform activates them again at " + p.Until.UTC().Format(time.RFC3339)
 		}
 	}
 	return c, nil
+}
+
+// pauseDue pauses the selected instances of the app due within the horizon (every due
+// shard's, read from the due index) that are not paused by the job yet.
+func (k BulkKind) pauseDue(ctx context.Context, j jobs.Job, p BulkParams) error {
+	upTo := k.Clock.Now().Add(k.Horizon)
+	var due []timer.Instance
+	for shard := range max(1, k.Shards) {
+		ins, err := k.Store.QueryDue(ctx, shard, time.Time{}, upTo)
+		if err != nil {
+			return err
+		}
+		for _, in := range ins {
+			if timer.SelectsApp(p.App, in.App) && p.Selection.Match(in) {
+				due = append(due, in)
+			}
+		}
+	}
+	// Soonest due first, one at a time (the first error stops it); one deleted meanwhile
+	// needs no pause (the cursor will not find it either).
+	slices.SortFunc(due, func(a, b timer.Instance) int {
+		if c := dueOf(a).Compare(dueOf(b)); c != 0 {
+			return c
+		}
+		return timer.CompareKeys(a.Key, b.Key)
+	})
+	_, err := k.write(ctx, j, p, due, 1)
+	return err
+}
+
+// write brings the instances not yet in the job's end state to it, `parallel` at a time, in
+// their order; an instance deleted meanwhile is a failure, any other error the chunk's (no
+// write starts after it).
+func (k BulkKind) write(ctx context.Context, j jobs.Job, p BulkParams, ins []timer.Instance, parallel int) ([]jobs.Failure, error) {
+	var mu sync.Mutex
+	var fs []jobs.Failure
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for _, in := range ins {
+		if p.done(in, j.Actor) {
+			continue
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // a write failed (the group keeps its error) or ctx ended: none starts after it
+			}
+			var err error
+			if p.Op == "activate" {
+				_, err = k.Active.SetActive(gctx, in.Key, true)
+			} else {
+				_, err = k.Store.Pause(gctx, in.Key, p.pause(j.Actor))
+			}
+			switch {
+			case errors.Is(err, timer.ErrNotFound):
+				mu.Lock()
+				fs = append(fs, jobs.Failure{Item: in.Key.String(), Reason: "deleted meanwhile"})
+				mu.Unlock()
+			case err != nil:
+				return fmt.Errorf("%s %s: %w", p.Op, in.Key, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(fs, func(a, b jobs.Failure) int { return strings.Compare(a.Item, b.Item) })
+	return fs, nil
 }
 
 // dueOf orders instances by their next firing; one with none (running, or inactive) goes first.

@@ -40,7 +40,7 @@ func (a StoreActivator) SetActive(ctx context.Context, key timer.Key, active boo
 // them), with every kind Sundial runs; trail receives each job's end record.
 func NewService(b *role.Base, trail audit.Writer) *jobs.Service {
 	return &jobs.Service{Store: b.Store, Clock: b.Clock, Audit: trail, Node: b.Node, Kinds: map[string]jobs.Kind{
-		Bulk: BulkKind{Store: b.Store, Active: StoreActivator{Store: b.Store, Queue: b.Queues, Clock: b.Clock}, Clock: b.Clock,
+		Bulk: BulkKind{Store: b.Store, Active: StoreActivator{Store: b.Store, Queue: b.Queues, Clock: b.Clock}, Clock: b.Clock, Shards: b.Config.DueShards,
 			Horizon: role.Lookahead(b.Config) + b.Config.Tick},
 	}}
 }

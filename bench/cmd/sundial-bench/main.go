@@ -51,6 +51,7 @@ type options struct {
 	engineRounds             int
 	emulatorLog              bool
 	scale                    int
+	operatorScale            int // operator_scale: instances (0: scale)
 }
 
 func main() {
@@ -75,6 +76,7 @@ func main() {
 	flag.IntVar(&o.sweep.Max, "sweep-max", 1000, "the sweep's highest rate (firings/s)")
 	deadline := flag.Duration("deadline", 30*time.Minute, "give up (and stop the emulator) after this long")
 	flag.IntVar(&o.scale, "scale", 50_000, "scale phases: firings in the fetch window, overdue instances for recovery, timers published")
+	flag.IntVar(&o.operatorScale, "operator-scale", 0, "operator_scale: instances (50 multi-tenant timers × N/50 tenants); 0: -scale")
 	flag.StringVar(&o.only, "only", "", "run only this phase (precision, spread (one sweep step at -timers/5 a second), endpoint, "+strings.Join(scalePhases, ", ")+", "+phaseOperatorScale+" (-scale instances)), for trying changes out; no report")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the local endpoint, the functions run in process, the SDK) to the file")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
@@ -167,7 +169,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		return nil
 	}
 	if o.only == phaseOperatorScale {
-		bin, err := buildFunction(ctx, o.out, "api")
+		bins, err := operatorBootstraps(ctx, o.out)
 		if err != nil {
 			return err
 		}
@@ -176,7 +178,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 			return err
 		}
 		defer func() { err = errors.Join(err, e.stop()) }()
-		r, err := e.operatorScale(ctx, o.out, bin, o.scale)
+		r, err := e.operatorScale(ctx, o.out, bins, o.operatorInstances())
 		b, merr := json.MarshalIndent(r, "", "  ")
 		if merr != nil {
 			return errors.Join(err, merr)
@@ -391,11 +393,11 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 
 	// The operator's side at the same size: the API function over o.scale instances.
 	err = withEnv(phaseOperatorScale, func(e *env) error {
-		bin, err := buildFunction(ctx, o.out, "api")
+		bins, err := operatorBootstraps(ctx, o.out)
 		if err != nil {
 			return err
 		}
-		r, err := e.operatorScale(ctx, o.out, bin, o.scale)
+		r, err := e.operatorScale(ctx, o.out, bins, o.operatorInstances())
 		res.OperatorScale = &r
 		return err
 	})

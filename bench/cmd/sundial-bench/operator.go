@@ -29,7 +29,10 @@ import (
 // all and a backfill start across every tenant of one timer. Each request is the API Gateway
 // HTTP API event (payload 2.0) the gateway's AWS_IAM authorizer hands the function, naming the
 // caller. A long operation may answer 202 with a job ({"job":{"id","state"}}); it is then
-// polled (GET /api/jobs/{id}) until done, failed or cancelled.
+// polled (GET /api/jobs/{id}) until done, failed or cancelled, while the recovery function's
+// bootstrap is invoked once a minute as its schedule (rate(1 minute)) does: its sweep works
+// the jobs the API's request left (jobs.Service.Sweep). Each step's peak memory is the API
+// bootstrap's VmHWM, reset (/proc/PID/clear_refs 5) as the step starts.
 const phaseOperatorScale = "operator_scale"
 
 // Limits an answer must fit: API Gateway's integration timeout and Lambda's response size.
@@ -40,6 +43,10 @@ const (
 
 // operatorTimers is how many multi-tenant timers the app has; n/operatorTimers tenants each.
 const operatorTimers = 50
+
+// recoveryEvery is the recovery function's schedule (template.yaml: rate(1 minute)); a test
+// of the phase shortens it.
+var recoveryEvery = time.Minute
 
 type operatorStep struct {
 	Name     string  `json:"name"`
@@ -55,7 +62,11 @@ type operatorStep struct {
 	JobSeconds float64 `json:"job_seconds,omitempty"`
 	Status     int     `json:"status"`
 	Error      string  `json:"error,omitempty"`
-	Fits       bool    `json:"fits"`
+	// PeakRSSMB is the API bootstrap's peak RSS during the step.
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// WithinLimits: no error, every request within the API's 29 s, every answer within
+	// Lambda's 6 MB and the peak within the function's memory.
+	WithinLimits bool `json:"within_limits"`
 }
 
 type operatorRun struct {
@@ -68,21 +79,33 @@ type operatorRun struct {
 	PeakRSSMB   float64        `json:"peak_rss_mb"`
 	MemoryMB    int            `json:"memory_mb"`
 	TimeoutS    float64        `json:"timeout_s"`
-	Fits        bool           `json:"fits"`
-	Method      string         `json:"method"`
+	// Sweeps is how many times the recovery function ran (once a minute) and
+	// SweepPeakRSSMB its bootstrap's peak (its memory: SweepMemoryMB).
+	Sweeps         int     `json:"recovery_sweeps"`
+	SweepPeakRSSMB float64 `json:"recovery_peak_rss_mb"`
+	SweepMemoryMB  int     `json:"recovery_memory_mb"`
+	// PhaseSeconds is the whole phase, seeding and deploying included.
+	PhaseSeconds float64 `json:"phase_seconds"`
+	// WithinLimits: every step within its limits.
+	WithinLimits bool   `json:"within_limits"`
+	Method       string `json:"method"`
 }
 
 // operatorScale runs the phase over n instances (operatorTimers timers × n/operatorTimers
 // tenants of the app "bench").
-func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (operatorRun, error) {
+func (e *env) operatorScale(ctx context.Context, outDir string, bins map[string]string, n int) (r operatorRun, err error) {
+	phaseStart := time.Now()
+	defer func() { r.PhaseSeconds = time.Since(phaseStart).Seconds() }()
+	bin := bins["api"]
 	d, err := e.deploy(ctx, "bench-operator-scale", time.Minute, nil)
 	if err != nil {
 		return operatorRun{}, err
 	}
 	tenants := max(1, n/operatorTimers)
-	r := operatorRun{Function: "ApiFunction", Timers: operatorTimers, Tenants: tenants, Instances: operatorTimers * tenants,
+	r = operatorRun{Function: "ApiFunction", Timers: operatorTimers, Tenants: tenants, Instances: operatorTimers * tenants,
 		Method: "the API function's bootstrap run as the scale phases run theirs (" + scaleMethod + "); each request an API Gateway HTTP API " +
-			"payload-2.0 event with the AWS_IAM authorizer's caller; every page followed by its cursor; a 202 job polled until it ended"}
+			"payload-2.0 event with the AWS_IAM authorizer's caller; every page followed by its cursor; a 202 job polled every 0.5 s until it ended, " +
+			"the recovery function's bootstrap invoked once a minute (its schedule) working it; each step's peak = the API bootstrap's VmHWM, reset as the step starts"}
 	seed, err := e.seedOperator(ctx, d, tenants)
 	if err != nil {
 		return r, err
@@ -94,13 +117,9 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 		return r, fmt.Errorf("operator_scale: the template has no %s", r.Function)
 	}
 	r.TimeoutS, r.MemoryMB = fnDef.Timeout.Seconds(), fnDef.MemoryMB
-	// The audit writer the API function invokes (Lambda's Invoke API, behind the endpoint
-	// that checks lambda:InvokeFunction against the API's role).
-	writerBin, err := buildFunction(ctx, outDir, "auditwriter")
-	if err != nil {
-		return r, err
-	}
-	writer, err := e.startFunction(ctx, d, "AuditWriterFunction", writerBin, outDir, nil)
+	// The audit writer the API and recovery functions invoke (Lambda's Invoke API, behind
+	// the endpoint that checks lambda:InvokeFunction against the caller's role).
+	writer, err := e.startFunction(ctx, d, "AuditWriterFunction", bins["auditwriter"], outDir, nil)
 	if err != nil {
 		return r, err
 	}
@@ -125,10 +144,20 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 		return r, err
 	}
 	defer func() { _ = fn.Stop() }()
+	recDef := d.stack.Functions["RecoveryFunction"]
+	if recDef == nil {
+		return r, fmt.Errorf("operator_scale: the template has no RecoveryFunction")
+	}
+	r.SweepMemoryMB = recDef.MemoryMB
+	rec, err := e.startFunction(ctx, d, "RecoveryFunction", bins["recovery"], outDir, map[string]string{"SUNDIAL_LAMBDA_ENDPOINT": e.local.Endpoint})
+	if err != nil {
+		return r, err
+	}
+	defer func() { _ = rec.Stop() }()
 	logPath := filepath.Join(outDir, "scale", r.Function+".log")
 	stop := make(chan struct{})
 	var mu sync.Mutex
-	var peak float64
+	var peak, sweepPeak float64
 	sample := func() {
 		for _, in := range fn.Instances() {
 			if hwm, _, err := procMemory(in.PID); err == nil {
@@ -137,6 +166,23 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 				mu.Unlock()
 			}
 		}
+		for _, in := range rec.Instances() {
+			if hwm, _, err := procMemory(in.PID); err == nil {
+				mu.Lock()
+				sweepPeak = max(sweepPeak, hwm)
+				mu.Unlock()
+			}
+		}
+	}
+	// resetPeak starts a step's peak: the kernel's high-water mark of the API bootstrap
+	// set back to its current RSS.
+	resetPeak := func() {
+		for _, in := range fn.Instances() {
+			_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", in.PID), []byte("5"), 0)
+		}
+		mu.Lock()
+		peak = 0
+		mu.Unlock()
 	}
 	var sampler sync.WaitGroup
 	sampler.Go(func() {
@@ -151,6 +197,38 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 			}
 		}
 	})
+	// The recovery function's schedule: an invocation a minute, the first a minute from now.
+	sweepStop := make(chan struct{})
+	var sweeper sync.WaitGroup
+	sweeper.Go(func() {
+		tick := time.NewTicker(recoveryEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-sweepStop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			ev, err := json.Marshal(events.CloudWatchEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: time.Now().UTC(), Detail: json.RawMessage("{}")})
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			r.Sweeps++
+			id := fmt.Sprintf("sweep-%d", r.Sweeps)
+			mu.Unlock()
+			if _, err := rec.Invoke(ctx, id, ev); err != nil {
+				e.log.Warn("operator_scale: recovery sweep", "error", err)
+			}
+		}
+	})
+	defer func() {
+		close(sweepStop)
+		sweeper.Wait()
+		r.SweepPeakRSSMB = sweepPeak
+	}()
 
 	calls := 0
 	call := func(st *operatorStep, method, path string, query url.Values, body any) (events.APIGatewayV2HTTPResponse, error) {
@@ -191,7 +269,7 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 		}
 		return resp, nil
 	}
-	// pages lists every page of path (limit 1,000), counting its items.
+	// pages reads every page of path (limit 1,000, each next followed), counting its items.
 	pages := func(name, path string) operatorStep {
 		st := operatorStep{Name: name}
 		q := url.Values{"limit": {fmt.Sprint(timer.MaxPageSize)}}
@@ -201,12 +279,14 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 				st.Error = err.Error()
 				return st
 			}
+			// A page ({items, next}); Environment Health's summary may be one answer
+			// with its drill-down paged (its next), or none.
 			var page struct {
 				Items []json.RawMessage `json:"items"`
 				Next  string            `json:"next"`
 			}
 			if err := json.Unmarshal([]byte(resp.Body), &page); err != nil {
-				st.Error = fmt.Sprintf("GET %s answered no page: %v", path, err)
+				st.Error = fmt.Sprintf("GET %s answered no JSON object: %v", path, err)
 				return st
 			}
 			st.Pages++
@@ -249,16 +329,23 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 			time.Sleep(500 * time.Millisecond)
 			poll := operatorStep{}
 			resp, err := call(&poll, "GET", "/api/jobs/"+url.PathEscape(st.Job), url.Values{}, nil)
+			st.Requests, st.Seconds = st.Requests+poll.Requests, st.Seconds+poll.Seconds
 			st.MaxBytes, st.LongestS = max(st.MaxBytes, poll.MaxBytes), max(st.LongestS, poll.LongestS)
 			if err != nil {
 				st.Error = err.Error()
 				break
 			}
-			if err := json.Unmarshal([]byte(resp.Body), &accepted); err != nil {
-				st.Error = fmt.Sprintf("job answered %.300s", resp.Body)
+			// GET /api/jobs/{id} answers the job itself (jobs.Job), not the 202's {"job":…}:
+			// read into the 202's shape, its state never moved (the smoke run's wait).
+			var job struct {
+				ID    string `json:"id"`
+				State string `json:"state"`
+			}
+			if err := json.Unmarshal([]byte(resp.Body), &job); err != nil || job.ID != st.Job || job.State == "" {
+				st.Error = fmt.Sprintf("GET /api/jobs/%s answered no such job: %.300s", st.Job, resp.Body)
 				break
 			}
-			st.JobState = accepted.Job.State
+			st.JobState = job.State
 		}
 		st.JobSeconds = time.Since(started).Seconds()
 		if st.JobState == "failed" || st.JobState == "cancelled" {
@@ -271,20 +358,8 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 	steps := []func() operatorStep{
 		func() operatorStep { return pages("list the app's timers", "/api/apps/bench/timers") },
 		func() operatorStep { return pages("list every app's timers", "/api/timers") },
-		func() operatorStep {
-			st := operatorStep{Name: "every app's health"}
-			if _, err := call(&st, "GET", "/api/health", url.Values{}, nil); err != nil {
-				st.Error = err.Error()
-			}
-			return st
-		},
-		func() operatorStep {
-			st := operatorStep{Name: "the app's health"}
-			if _, err := call(&st, "GET", "/api/apps/bench/health", url.Values{}, nil); err != nil {
-				st.Error = err.Error()
-			}
-			return st
-		},
+		func() operatorStep { return pages("every app's health", "/api/health") },
+		func() operatorStep { return pages("the app's health", "/api/apps/bench/health") },
 		func() operatorStep {
 			return operate("bulk pause every timer", "POST", "/api/apps/bench/deactivate", map[string]any{"all": true, "note": "bench: operator_scale"})
 		},
@@ -300,20 +375,24 @@ func (e *env) operatorScale(ctx context.Context, outDir, bin string, n int) (ope
 				map[string]any{"from": hour.Add(-3 * time.Hour), "to": hour.Add(-time.Hour), "parallel": 10})
 		},
 	}
-	r.Fits = true
+	r.WithinLimits = true
 	for _, step := range steps {
+		resetPeak()
 		st := step()
-		st.Fits = st.Error == "" && st.LongestS <= apiTimeoutS && st.MaxBytes <= lambdaMaxBody
-		r.Fits = r.Fits && st.Fits
-		e.log.Info("operator_scale", "step", st.Name, "requests", st.Requests, "pages", st.Pages, "seconds", fmt.Sprintf("%.1f", st.Seconds),
-			"longest_s", fmt.Sprintf("%.1f", st.LongestS), "max_bytes", st.MaxBytes, "status", st.Status, "error", st.Error)
+		sample()
+		mu.Lock()
+		st.PeakRSSMB = peak
+		r.PeakRSSMB = max(r.PeakRSSMB, peak)
+		mu.Unlock()
+		st.WithinLimits = st.Error == "" && st.LongestS <= apiTimeoutS && st.MaxBytes <= lambdaMaxBody && st.PeakRSSMB <= float64(r.MemoryMB)
+		r.WithinLimits = r.WithinLimits && st.WithinLimits
+		e.log.Info("operator_scale", "step", st.Name, "requests", st.Requests, "pages", st.Pages, "items", st.Items, "seconds", fmt.Sprintf("%.1f", st.Seconds),
+			"longest_s", fmt.Sprintf("%.1f", st.LongestS), "max_bytes", st.MaxBytes, "peak_mb", fmt.Sprintf("%.0f", st.PeakRSSMB), "status", st.Status,
+			"job", st.Job, "job_state", st.JobState, "job_s", fmt.Sprintf("%.0f", st.JobSeconds), "error", st.Error)
 		r.Steps = append(r.Steps, st)
 	}
 	close(stop)
 	sampler.Wait()
-	sample()
-	r.PeakRSSMB = peak
-	r.Fits = r.Fits && r.PeakRSSMB <= float64(r.MemoryMB)
 	return r, nil
 }
 
@@ -361,7 +440,9 @@ func (e *env) seedOperator(ctx context.Context, d deployed, tenants int) (time.D
 	if err := store.RegisterApps(ctx, []string{"bench"}); err != nil {
 		return 0, err
 	}
-	next := time.Now().UTC().Add(time.Hour).Truncate(time.Hour)
+	// Due tomorrow: nothing comes due during the phase (no firing, no recovery re-send, no
+	// instance a deactivate must pause before it answers).
+	next := time.Now().UTC().Add(24 * time.Hour).Truncate(time.Hour)
 	return e.seedInstances(ctx, d, operatorTimers*tenants, func(i int) timer.Instance {
 		key := timer.Key{App: "bench", Timer: fmt.Sprintf("B%02d", i%operatorTimers), Tenant: fmt.Sprintf("t%05d", i/operatorTimers)}
 		return timer.Instance{Key: key, Active: true, ActiveBy: timer.ActiveByManifest, NextRun: next, Shard: dynamo.ShardOf(key, d.cfg.DueShards),
@@ -374,10 +455,36 @@ func (e *env) seedOperator(ctx context.Context, d deployed, tenants int) (time.D
 // operatorSummary is the phase's line in the summary.
 func (r *operatorRun) summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "operator_scale: %d instances, API function peak %.0f of %d MB, fits %v", r.Instances, r.PeakRSSMB, r.MemoryMB, r.Fits)
+	fmt.Fprintf(&b, "operator_scale: %d instances (seeded in %.0f s; phase %.0f s), API function peak %.0f of %d MB, within limits %v", r.Instances, r.SeedSeconds, r.PhaseSeconds, r.PeakRSSMB, r.MemoryMB, r.WithinLimits)
 	for _, s := range r.Steps {
-		fmt.Fprintf(&b, "\n  %s: %d requests, %d pages, %.1f s (longest %.1f s), max %d bytes%s", s.Name, s.Requests, s.Pages, s.Seconds, s.LongestS, s.MaxBytes,
-			map[bool]string{true: "", false: " — " + s.Error}[s.Error == ""])
+		job := ""
+		if s.Job != "" {
+			job = fmt.Sprintf(", job %s %.0f s", s.JobState, s.JobSeconds)
+		}
+		fmt.Fprintf(&b, "\n  %s: %d requests, %d pages, %.1f s (longest %.1f s), max %d bytes, peak %.0f MB%s, within limits %v%s", s.Name, s.Requests, s.Pages, s.Seconds, s.LongestS, s.MaxBytes,
+			s.PeakRSSMB, job, s.WithinLimits, map[bool]string{true: "", false: " — " + s.Error}[s.Error == ""])
 	}
 	return b.String()
+}
+
+// operatorInstances is the operator phase's size: -operator-scale, else -scale.
+func (o *options) operatorInstances() int {
+	if o.operatorScale > 0 {
+		return o.operatorScale
+	}
+	return o.scale
+}
+
+// operatorBootstraps builds the functions the operator phase runs: the API, the audit
+// writer it invokes, and recovery, whose sweep works the jobs.
+func operatorBootstraps(ctx context.Context, outDir string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, name := range []string{"api", "auditwriter", "recovery"} {
+		bin, err := buildFunction(ctx, outDir, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = bin
+	}
+	return out, nil
 }

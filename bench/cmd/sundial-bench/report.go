@@ -61,6 +61,10 @@ func (r *results) report(plots map[string]string) string {
 	for _, sc := range r.scales() {
 		w("| %s | fits %.0f s, %d MB | %s | %s |\n", sc.label, sc.run.TimeoutS, sc.run.MemoryMB, sc.run.summary(), met(sc.run.Fits))
 	}
+	if o := r.OperatorScale; o != nil {
+		w("| Service Center API over %s instances (operator_scale: every step) | each request ≤ %.0f s, answer ≤ 6 MB, %d MB | peak %.0f MB; %d steps, %d within the limits | %s |\n",
+			thousands(float64(o.Instances)), apiTimeoutS, o.MemoryMB, o.PeakRSSMB, len(o.Steps), o.withinCount(), met(o.WithinLimits && len(o.Steps) > 0))
+	}
 	w("\n`results.json` holds every number below; the charts are SVG files beside this report.\n\n")
 
 	r.reportPrecision(w, img)
@@ -70,6 +74,7 @@ func (r *results) report(plots map[string]string) string {
 	r.reportIdle(w, img)
 	r.reportMemory(w, img)
 	r.reportScale(w)
+	r.reportOperator(w)
 	if r.GoBench != "" {
 		w("## Go benchmarks of the hot pure paths\n\n`go test -run '^$' -bench . -benchmem` on `internal/schedule` (Next), `internal/timer` (Sort), `internal/message` (codec) and `internal/engine` (one firing in memory), same machine, same run:\n\n```\n%s\n```\n\n", strings.TrimSpace(r.GoBench))
 	}
@@ -547,4 +552,41 @@ func (r *results) reportScale(w func(string, ...any)) {
 	}
 	w("\nThe fetch reads the window one shard at a time and keeps only each firing's message; recovery re-sends lost firings in groups sent as they are marked and stops before its deadline, the next sweep taking the rest; a publish applies instances eight at a time and reads the definitions once for all new tenants (docs/scale.md). "+
 		"The publish's instances are %d multi-tenant timers for as many tenants as it takes: a manifest file is at most 1 MB, too small for 50,000 timers written out.\n\n", publishTimers)
+}
+
+// withinCount is how many steps were within the limits.
+func (r *operatorRun) withinCount() int {
+	n := 0
+	for _, s := range r.Steps {
+		if s.WithinLimits {
+			n++
+		}
+	}
+	return n
+}
+
+// reportOperator prints operator_scale: each step's time, pages, peak memory and verdict.
+func (r *results) reportOperator(w func(string, ...any)) {
+	o := r.OperatorScale
+	if o == nil {
+		return
+	}
+	w("## 8. Operator actions at scale (operator_scale)\n\n")
+	w("%s instances (%d multi-tenant timers × %s tenants of one app), seeded in %.0f s (BatchWriteItem through the local endpoint); the phase took %.0f s in all. Method: %s.\n\n",
+		thousands(float64(o.Instances)), o.Timers, thousands(float64(o.Tenants)), o.SeedSeconds, o.PhaseSeconds, o.Method)
+	w("Limits: each request ≤ %.0f s (API Gateway), each answer ≤ 6 MB (Lambda), the API function's peak RSS ≤ %d MB (its MemorySize).\n\n", apiTimeoutS, o.MemoryMB)
+	w("| Step | Requests | Pages | Items | Seconds (longest request) | Largest answer | Job | Peak RSS | Within limits |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range o.Steps {
+		job := "—"
+		if s.Job != "" {
+			job = fmt.Sprintf("%s after %.0f s", s.JobState, s.JobSeconds)
+		}
+		verdict := met(s.WithinLimits)
+		if s.Error != "" {
+			verdict += ": " + strings.ReplaceAll(s.Error, "|", "/")
+		}
+		w("| %s | %d | %d | %s | %.1f (%.1f) | %s bytes | %s | %.0f MB | %s |\n", s.Name, s.Requests, s.Pages, thousands(float64(s.Items)), s.Seconds, s.LongestS,
+			thousands(float64(s.MaxBytes)), job, s.PeakRSSMB, verdict)
+	}
+	w("\nThe jobs' work was done by the recovery function's sweeps (%d, one a minute; its bootstrap's peak %.0f of %d MB) after the API's request answered 202.\n\n", o.Sweeps, o.SweepPeakRSSMB, o.SweepMemoryMB)
 }

@@ -92,6 +92,12 @@ func TestReportRenders(t *testing.T) {
 	r.Throughput, r.SweepStoppedBy = &r.Sweep[0], "p99 1.19 s at 20/s passed 1 s" // as main sets them from the sweeper
 	r.FetchWindow = &scaleRun{Function: "FetchFunction", Firings: 50_000, Done: 50_000, Seconds: 23, LongestSeconds: 23, PeakRSSMB: 80, Invocations: 1, TimeoutS: 60, MemoryMB: 128, Fits: true}
 	r.RecoverySweep = &scaleRun{Function: "RecoveryFunction", Instances: 50_000, Done: 30_000, Seconds: 60, LongestSeconds: 60, PeakRSSMB: 50, Invocations: 1, TimeoutS: 60, MemoryMB: 128, Error: "timed out"}
+	r.OperatorScale = &operatorRun{Function: "ApiFunction", Instances: 50_000, Timers: 50, Tenants: 1000, SeedSeconds: 90, PhaseSeconds: 600, MemoryMB: 128, TimeoutS: 29,
+		PeakRSSMB: 60, Sweeps: 5, SweepPeakRSSMB: 40, SweepMemoryMB: 128, Steps: []operatorStep{
+			{Name: "list the app's timers", Requests: 50, Pages: 50, Items: 50_000, Seconds: 40, LongestS: 1.2, MaxBytes: 955_000, Status: 200, PeakRSSMB: 30, WithinLimits: true},
+			{Name: "bulk pause every timer", Requests: 300, Seconds: 20, LongestS: 3.4, MaxBytes: 1000, Job: "job-1", JobState: "done", JobSeconds: 180, Status: 202, PeakRSSMB: 60, WithinLimits: true},
+			{Name: "calendar edit reaching every timer", Requests: 1, Seconds: 29, LongestS: 29, Error: "PUT x: timed out | cut"},
+		}}
 	r.Ceiling.summarize()
 	r.finish(5 * time.Minute)
 	require.InDelta(t, 2.51, r.RequestsPerFiring, 1e-9, "271 calls less 20 empty polls, over 100 firings")
@@ -111,9 +117,13 @@ func TestReportRenders(t *testing.T) {
 	require.NotContains(t, string(report), "%!", "a format verb lacks its argument")
 	require.Contains(t, string(report), "## 7. Scale")
 	require.Contains(t, string(report), "only 30,000 done; timed out")
+	require.Contains(t, string(report), "## 8. Operator actions at scale (operator_scale)")
+	require.Contains(t, string(report), "| bulk pause every timer | 300 | 0 | 0 | 20.0 (3.4) | 1,000 bytes | done after 180 s | 60 MB | met |")
+	require.Contains(t, string(report), "**missed**: PUT x: timed out / cut |", "an error is the step's verdict, a table cell")
+	require.Contains(t, string(report), "peak 60 MB; 3 steps, 2 within the limits | **missed** |")
 	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	require.NoError(t, err)
-	for _, k := range []string{`"fetch_window"`, `"recovery_sweep"`, `"peak_rss_mb"`, `"sweep_limit_reached"`, `"ceiling_ratio"`} {
+	for _, k := range []string{`"fetch_window"`, `"recovery_sweep"`, `"peak_rss_mb"`, `"sweep_limit_reached"`, `"ceiling_ratio"`, `"operator_scale"`, `"within_limits"`} {
 		require.Contains(t, string(js), k)
 	}
 	for _, f := range []string{"results.json", "lateness_cdf.svg", "lateness_timeline_precision.svg", "throughput.svg", "requests_per_firing.svg", "cost_per_million.svg", "idle.svg", "memory.svg"} {

@@ -351,7 +351,7 @@ func (e *env) seedInstances(ctx context.Context, d deployed, n int, instance fun
 	start := time.Now()
 	ddb := e.seedDynamoDB()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
+	g.SetLimit(8)
 	for lo := 0; lo < n; lo += 25 {
 		hi := min(n, lo+25)
 		g.Go(func() error {
