@@ -58,11 +58,11 @@ func (s *Store) TenantsAfter(ctx context.Context, after string, limit int) ([]ti
 func (s *Store) AlertsAfter(ctx context.Context, app, after string, limit int) ([]timer.Alert, bool, error) {
 	kc := expression.Key("pk").Equal(expression.Value(alertsPK))
 	b := expression.NewBuilder()
-	if app != "" {
-		if name := timer.AppName(app); timer.NormApp(app) != "" {
-			kc = kc.And(expression.Key("sk").BeginsWith(name + ":"))
+	if one, ok := timer.SelectedApp(app); ok {
+		if one != "" {
+			kc = kc.And(expression.Key("sk").BeginsWith(one + ":"))
 		} else {
-			b = b.WithFilter(expression.Name("app").Equal(expression.Value(name)))
+			b = b.WithFilter(expression.Name("app").Equal(expression.Value(timer.AppName(one))))
 		}
 	}
 	expr, err := b.WithKeyCondition(kc).Build()
