@@ -10,6 +10,7 @@ import (
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobkinds"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/queue"
@@ -137,21 +138,40 @@ func (s *Service) Edit(ctx context.Context, a ops.Actor, key timer.Key, e admin.
 	return after, s.record(ctx, a, ops.OpEdit, r)
 }
 
-// EditCalendar replaces a calendar's rules and records it with the rules before and after.
-func (s *Service) EditCalendar(ctx context.Context, a ops.Actor, app, name string, rules schedule.CalendarRules) (admin.CalendarInfo, error) {
+// EditCalendar accepts an edit of app's calendar name (admin.Service.AcceptCalendarEdit:
+// checked, saved, and in force from then on: the fetch applies it to any due instance not
+// rewritten yet) and starts the job that carries it to every instance using the calendar
+// (jobkinds.CalendarKind, worked by s.Jobs), then records the operator's action once, with
+// the rules before and after and the job's id. The job's end is the platform's record.
+func (s *Service) EditCalendar(ctx context.Context, a ops.Actor, app, name string, rules schedule.CalendarRules) (jobs.Job, error) {
 	if err := check(a); err != nil {
-		return admin.CalendarInfo{}, err
+		return jobs.Job{}, err
+	}
+	if s.Jobs == nil {
+		return jobs.Job{}, fmt.Errorf("%w: this service runs no jobs", errkind.Unavailable)
 	}
 	var before map[string]any
 	if old, err := s.Admin.Calendar(ctx, app, name); err == nil {
 		before = calendarRules(old.CalendarRules)
 	}
-	c, err := s.Admin.EditCalendar(ctx, app, name, rules, a.Name)
-	if err != nil {
-		return c, err
+	e, err := s.Admin.AcceptCalendarEdit(ctx, app, name, rules, a.Name)
+	if e.Stamp == "" {
+		return jobs.Job{}, err // refused: nothing written
 	}
-	return c, s.record(ctx, a, ops.OpCalendarEdit, audit.Record{Action: audit.CalendarEdit + name, App: timer.AppName(app),
-		Before: before, After: calendarRules(c.CalendarRules)})
+	after := calendarRules(e.CalendarRules)
+	after["edit"] = e.Stamp
+	r := audit.Record{Action: audit.CalendarEdit + name, App: timer.AppName(app), Before: before, After: after}
+	if err != nil {
+		return jobs.Job{}, s.recordChange(ctx, a, ops.OpCalendarEdit, r, true, err)
+	}
+	j, err := s.Jobs.Start(ctx, a.Name, jobkinds.Calendar, jobkinds.CalendarParams{App: app, Name: name, Stamp: e.Stamp, At: e.At})
+	if j.ID != "" {
+		after["job"] = j.ID
+	}
+	if err != nil {
+		err = fmt.Errorf("calendar %s saved and in force (the fetch applies it to each instance as it comes due), but its job did not start: %w", name, err)
+	}
+	return j, s.recordChange(ctx, a, ops.OpCalendarEdit, r, true, err)
 }
 
 // calendarRules are a calendar's rules as audit records show them.
