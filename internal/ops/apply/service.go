@@ -9,6 +9,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/jobkinds"
 	"github.com/sundialhq/sundial/internal/jobs"
@@ -179,21 +180,44 @@ func calendarRules(r schedule.CalendarRules) map[string]any {
 	return map[string]any{"dates": r.Dates, "yearly": r.Yearly, "ranges": r.Ranges, "weekdays": r.Weekdays}
 }
 
-// StartBackfill starts a backfill (by a) and records it with its range.
+// StartBackfill accepts a backfill (admin.Service.AcceptBackfill: checked, its record
+// written, starting: none of it runs yet) and starts the job that writes its parts and runs
+// it (jobkinds.BackfillKind, worked by s.Jobs), then records it once with its range and the
+// job's id. It returns the backfill as it stands, with the job (BackfillStatus.Job).
 func (s *Service) StartBackfill(ctx context.Context, a ops.Actor, r admin.BackfillRequest) (admin.BackfillStatus, error) {
 	if err := check(a); err != nil {
 		return admin.BackfillStatus{}, err
 	}
-	r.By = a.Name
-	st, err := s.Admin.StartBackfill(ctx, r)
-	if err != nil {
-		return st, err
+	if s.Jobs == nil {
+		return admin.BackfillStatus{}, fmt.Errorf("%w: this service runs no jobs", errkind.Unavailable)
 	}
-	after := map[string]any{"id": st.ID, "from": st.From, "to": st.To, "parallel": st.Parallel, "instants": st.Total}
+	r.By = a.Name
+	b, err := s.Admin.AcceptBackfill(ctx, r)
+	if err != nil {
+		return admin.BackfillStatus{}, err
+	}
+	after := map[string]any{"id": b.ID, "from": b.From, "to": b.To, "parallel": b.Parallel, "instants": b.Total}
 	if r.Tenant != "" {
 		after["tenant"] = r.Tenant
 	}
-	return st, s.record(ctx, a, ops.OpBackfillStart, audit.Record{After: after}.ForKey(st.Key("")))
+	j, jerr := s.Jobs.Start(ctx, a.Name, jobkinds.Backfill, jobkinds.BackfillParams{App: b.App, Timer: b.Timer, ID: b.ID})
+	if j.ID != "" {
+		after["job"] = j.ID
+	}
+	if jerr != nil {
+		jerr = fmt.Errorf("backfill %s accepted, but its job did not start (none of it runs; recovery marks it failed %s after its start, or `sundial backfill cancel` ends it now): %w",
+			b.ID, engine.BackfillStartBound, jerr)
+	}
+	if err := s.recordChange(ctx, a, ops.OpBackfillStart, audit.Record{After: after}.ForKey(b.Key("")), true, jerr); err != nil {
+		return admin.BackfillStatus{}, err
+	}
+	st, err := s.Admin.BackfillStatus(ctx, b.App, b.Timer)
+	if err != nil {
+		return st, err
+	}
+	ref := jobs.AcceptedOf(j)
+	st.Job, st.Message = &ref.Job, fmt.Sprintf("backfill %s of %s %s: ", b.ID, b.Key("").Name(), st.State)+ref.Message
+	return st, nil
 }
 
 // CancelBackfill cancels a timer's running backfill (by a) and records how far it got.
