@@ -332,6 +332,17 @@ func (s *Service) BackfillStatus(ctx context.Context, app, name string) (Backfil
 	return st, nil
 }
 
+// BackfillRecord is the timer's latest backfill's record, without its parts' progress (one
+// read, whatever the number of its instances; timer.ErrNotFound: none).
+func (s *Service) BackfillRecord(ctx context.Context, app, name string) (BackfillStatus, error) {
+	bs, err := s.backfills()
+	if err != nil {
+		return BackfillStatus{}, err
+	}
+	b, err := bs.GetBackfill(ctx, timer.NormApp(app), name)
+	return BackfillStatus{Backfill: b, Parts: []BackfillPart{}}, err
+}
+
 // CancelBackfill stops the timer's running backfill, or ends a start still starting (or cut
 // short): no instant starts after it (a run under way ends as usual). by is recorded.
 func (s *Service) CancelBackfill(ctx context.Context, app, name, by string) (BackfillStatus, error) {

@@ -183,7 +183,8 @@ func calendarRules(r schedule.CalendarRules) map[string]any {
 // StartBackfill accepts a backfill (admin.Service.AcceptBackfill: checked, its record
 // written, starting: none of it runs yet) and starts the job that writes its parts and runs
 // it (jobkinds.BackfillKind, worked by s.Jobs), then records it once with its range and the
-// job's id. It returns the backfill as it stands, with the job (BackfillStatus.Job).
+// job's id. It returns the backfill's record as it stands (no parts), with the job
+// (BackfillStatus.Job).
 func (s *Service) StartBackfill(ctx context.Context, a ops.Actor, r admin.BackfillRequest) (admin.BackfillStatus, error) {
 	if err := check(a); err != nil {
 		return admin.BackfillStatus{}, err
@@ -211,7 +212,9 @@ func (s *Service) StartBackfill(ctx context.Context, a ops.Actor, r admin.Backfi
 	if err := s.recordChange(ctx, a, ops.OpBackfillStart, audit.Record{After: after}.ForKey(b.Key("")), true, jerr); err != nil {
 		return admin.BackfillStatus{}, err
 	}
-	st, err := s.Admin.BackfillStatus(ctx, b.App, b.Timer)
+	// The record only (one read): its parts' progress is a read per instance, which
+	// `GET …/backfill` (BackfillStatus) does.
+	st, err := s.Admin.BackfillRecord(ctx, b.App, b.Timer)
 	if err != nil {
 		return st, err
 	}
