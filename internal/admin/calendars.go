@@ -151,27 +151,34 @@ type CalendarMarkStore interface {
 // exclude: the fetch applies the edit to a due instance that does not have it yet. The
 // caller carries it to every instance (a jobkinds.CalendarKind job, or EditCalendar).
 func (s *Service) AcceptCalendarEdit(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (timer.CalendarEdit, error) {
+	e, _, err := s.AcceptCalendarEditFrom(ctx, app, name, rules, by)
+	return e, err
+}
+
+// AcceptCalendarEditFrom is AcceptCalendarEdit that also returns the rules the edit replaced.
+func (s *Service) AcceptCalendarEditFrom(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (timer.CalendarEdit, schedule.CalendarRules, error) {
 	cal, err := schedule.ParseCalendar(rules)
 	if err != nil {
-		return timer.CalendarEdit{}, fmt.Errorf("%w: calendar %q: %w", errkind.Invalid, name, err)
+		return timer.CalendarEdit{}, schedule.CalendarRules{}, fmt.Errorf("%w: calendar %q: %w", errkind.Invalid, name, err)
 	}
-	if _, err := s.Calendar(ctx, app, name); err != nil {
-		return timer.CalendarEdit{}, err
+	before, err := s.Calendar(ctx, app, name)
+	if err != nil {
+		return timer.CalendarEdit{}, schedule.CalendarRules{}, err
 	}
 	now := s.Clock.Now()
 	if err := s.refuseSilencing(ctx, app, name, cal, rules, now); err != nil {
-		return timer.CalendarEdit{}, err
+		return timer.CalendarEdit{}, before.CalendarRules, err
 	}
 	e := timer.CalendarEdit{App: timer.NormApp(app), Name: name, CalendarRules: rules, At: now, By: by, Stamp: "ce-" + strings.ToLower(rand.Text()[:12])}
 	if err := s.Store.PutCalendarEdit(ctx, e); err != nil {
-		return timer.CalendarEdit{}, err
+		return timer.CalendarEdit{}, before.CalendarRules, err
 	}
 	if ms, ok := s.Store.(CalendarMarkStore); ok {
 		if err := ms.MarkCalendarEdit(ctx, timer.CalendarMark{App: e.App, Name: name, Stamp: e.Stamp}); err != nil {
-			return e, fmt.Errorf("calendar %s saved, but not marked for the fetch (edit it again): %w", name, err)
+			return e, before.CalendarRules, fmt.Errorf("calendar %s saved, but not marked for the fetch (edit it again): %w", name, err)
 		}
 	}
-	return e, nil
+	return e, before.CalendarRules, nil
 }
 
 // EditCalendar accepts an edit (AcceptCalendarEdit) and carries it to every instance of
