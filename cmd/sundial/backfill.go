@@ -105,6 +105,11 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		printf(stdout, "%s\n", console.BackfillLine(st))
 		return nil
 	}
+	// The start answers the backfill's record (its job writes the parts); the progress is
+	// the status's.
+	if st, err = be.BackfillStatus(ctx, st.App, st.Timer); err != nil {
+		return err
+	}
 	return waitBackfill(ctx, be, st, stdout, *asJSON)
 }
 

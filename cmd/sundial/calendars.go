@@ -12,8 +12,9 @@ import (
 )
 
 // cmdCalendars lists, shows and edits business calendars at runtime: an edit replaces the
-// calendar's rules for its app (the flags not given keep their values), reschedules the
-// timers using it, and is kept by later publishes.
+// calendar's rules for its app (the flags not given keep their values), in force at once,
+// starts the job that reschedules the timers using it (--wait follows it), and is kept by
+// later publishes.
 func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return usageErr("calendars: expected list, show NAME or edit NAME")
@@ -25,7 +26,9 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 	api := apiFlag(fs)
 	appName := fs.String("app", "", "the calendars of this `APP` (list: default every app's; show, edit: default the default app)")
 	rules := map[string]*string{}
+	wait := new(bool)
 	if args[0] == "edit" {
+		wait = fs.Bool("wait", false, "follow the edit's job (it carries the edit to every timer using the calendar) until it ends")
 		for _, f := range []string{"dates", "yearly", "ranges", "weekdays"} {
 			rules[f] = fs.String(f, "", "new "+f+", comma-separated (\"\" clears them); not given: unchanged")
 		}
@@ -76,15 +79,27 @@ func cmdCalendars(ctx context.Context, args []string, stdout io.Writer) error {
 			if !changed {
 				return usageErr("calendars edit: nothing to change; give --dates, --yearly, --ranges or --weekdays")
 			}
-			if c, err = be.EditCalendar(ctx, timer.NormApp(*appName), name, r, cliActor()); err != nil {
+			a, err := be.EditCalendar(ctx, timer.NormApp(*appName), name, r, cliActor())
+			if err != nil {
 				return err
 			}
+			if !*wait {
+				if *asJSON {
+					return writeJSON(stdout, a)
+				}
+				printf(stdout, "%s (excludes %s)\n", a.Message, excludes(r))
+				return nil
+			}
+			if !*asJSON {
+				printf(stdout, "calendar %s of app %s saved and in force: excludes %s\n", name, timer.AppName(*appName), excludes(r))
+			}
+			j, err := be.Job(ctx, "", a.Job.ID)
+			if err != nil {
+				return err
+			}
+			return waitJob(ctx, be, "", j, stdout, *asJSON)
 		}
-		if *asJSON || args[0] == "show" {
-			return writeJSON(stdout, c)
-		}
-		printf(stdout, "calendar %s of app %s saved: excludes %s; %d timer(s) rescheduled\n", c.Name, c.App, excludes(c.CalendarRules), len(c.Timers))
-		return nil
+		return writeJSON(stdout, c)
 	}
 	return usageErr("calendars: unknown subcommand %q; expected list, show or edit", args[0])
 }

@@ -61,7 +61,8 @@ timers:
 	require.Contains(t, stderr, `dates[0]: "2027-02-30" is not a date`)
 
 	out := run("calendars", "edit", "closed", "--dates", "")
-	require.Contains(t, out, "calendar closed of app default saved: excludes nothing; 1 timer(s) rescheduled")
+	require.Contains(t, out, "calendar closed of app default saved and in force: no timer fires on a date it excludes")
+	require.Contains(t, out, "(excludes nothing)")
 	require.Eventually(t, func() bool { return len(rec.get("Biz")) > 0 }, 20*time.Second, 200*time.Millisecond,
 		"the edit reschedules the timer from now")
 

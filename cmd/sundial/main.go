@@ -56,9 +56,9 @@ Usage:
   sundial tenants list|add NAME|remove NAME [--json]
                               tenants of multi-tenant timers: add creates their instances,
                               remove deactivates them (history kept)
-  sundial calendars list|show NAME|edit NAME [--app A] [--dates D,..] [--yearly MM-DD,..] [--ranges A..B,..] [--weekdays sat,..] [--json]
-                              business calendars; edit replaces a calendar's rules at runtime,
-                              reschedules its timers, and is kept by later publishes
+  sundial calendars list|show NAME|edit NAME [--app A] [--dates D,..] [--yearly MM-DD,..] [--ranges A..B,..] [--weekdays sat,..] [--wait] [--json]
+                              business calendars; edit replaces a calendar's rules at runtime (in
+                              force at once), reschedules its timers as a job, kept by publishes
   sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--detach] [--json]
                               run every past instant of the timer's schedule in the range again,
                               oldest first, scheduledAt the original instant; waits showing progress

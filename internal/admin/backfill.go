@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -51,6 +52,10 @@ type BackfillStatus struct {
 	// Current is the oldest instant still to run (nil when none is left).
 	Current *time.Time     `json:"current,omitempty"`
 	Parts   []BackfillPart `json:"parts"`
+	// Job is the job that writes a backfill's parts and runs it, in the answer of its start
+	// (the API answers 202, as for every job), with Message saying where it stands.
+	Job     *jobs.Ref `json:"job,omitempty"`
+	Message string    `json:"message,omitempty"`
 }
 
 // BackfillPart is one instance's part.
@@ -65,8 +70,11 @@ type BackfillPart struct {
 	Running bool       `json:"running,omitempty"` // one of its instants runs now
 }
 
-// Over reports whether nothing is left to run (done, cancelled, or a failed start).
-func (b BackfillStatus) Over() bool { return b.State != timer.BackfillRunning || b.Current == nil }
+// Over reports whether nothing is left to run (done, cancelled, or a failed start); a
+// backfill starting is not over (its job writes its parts, then runs it).
+func (b BackfillStatus) Over() bool {
+	return b.State != timer.BackfillStarting && (b.State != timer.BackfillRunning || b.Current == nil)
+}
 
 func (s *Service) backfills() (BackfillStore, error) {
 	bs, ok := s.Store.(BackfillStore)
@@ -83,28 +91,54 @@ func (s *Service) backfills() (BackfillStore, error) {
 // instant or more than timer.MaxBackfillInstants per instance, an unknown timer or tenant, an
 // async or inactive timer, or a timer whose previous backfill is still running.
 func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (BackfillStatus, error) {
-	bs, err := s.backfills()
+	acc, err := s.acceptBackfill(ctx, r)
 	if err != nil {
 		return BackfillStatus{}, err
+	}
+	return s.writeBackfill(ctx, acc)
+}
+
+// AcceptBackfill checks a backfill request as StartBackfill does and writes its record,
+// starting (none of it runs yet); the caller writes its parts and runs it
+// (engine.WriteBackfillPart, engine.RunBackfill: a jobkinds.BackfillKind job).
+func (s *Service) AcceptBackfill(ctx context.Context, r BackfillRequest) (timer.Backfill, error) {
+	acc, err := s.acceptBackfill(ctx, r)
+	return acc.b, err
+}
+
+// acceptedBackfill is a backfill whose record is written, starting, with what its start read.
+type acceptedBackfill struct {
+	b     timer.Backfill
+	bs    BackfillStore
+	prev  timer.Backfill
+	ins   []timer.Instance
+	plans map[string][]time.Time
+	app   string
+}
+
+func (s *Service) acceptBackfill(ctx context.Context, r BackfillRequest) (acceptedBackfill, error) {
+	bs, err := s.backfills()
+	if err != nil {
+		return acceptedBackfill{}, err
 	}
 	now := s.Clock.Now()
 	app := r.App
 	if err := (timer.Key{App: app, Timer: r.Timer, Tenant: r.Tenant}).Validate(); err != nil {
-		return BackfillStatus{}, err
+		return acceptedBackfill{}, err
 	}
 	switch {
 	case r.Parallel == 0:
 		r.Parallel = 1
 	case r.Parallel < 1 || r.Parallel > MaxBackfillParallel:
-		return BackfillStatus{}, fmt.Errorf("%w: --parallel %d: it counts the instances (tenants) backfilled at once, 1..%d", errkind.Invalid, r.Parallel, MaxBackfillParallel)
+		return acceptedBackfill{}, fmt.Errorf("%w: --parallel %d: it counts the instances (tenants) backfilled at once, 1..%d", errkind.Invalid, r.Parallel, MaxBackfillParallel)
 	}
 	if r.To.After(now) {
-		return BackfillStatus{}, fmt.Errorf("%w: --to %s is in the future: a backfill runs past instants again (the timer runs its future itself); use a --to before %s",
+		return acceptedBackfill{}, fmt.Errorf("%w: --to %s is in the future: a backfill runs past instants again (the timer runs its future itself); use a --to before %s",
 			errkind.Invalid, r.To.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
 	all, err := AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.OneApp(app), Timer: r.Timer})
 	if err != nil {
-		return BackfillStatus{}, err
+		return acceptedBackfill{}, err
 	}
 	var ins []timer.Instance
 	for _, in := range all {
@@ -115,9 +149,9 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 	name := timer.Key{App: app, Timer: r.Timer}.Name()
 	if len(ins) == 0 {
 		if r.Tenant != "" {
-			return BackfillStatus{}, fmt.Errorf("%w: %s has no instance for tenant %q (`sundial timers list` shows them)", timer.ErrNotFound, name, r.Tenant)
+			return acceptedBackfill{}, fmt.Errorf("%w: %s has no instance for tenant %q (`sundial timers list` shows them)", timer.ErrNotFound, name, r.Tenant)
 		}
-		return BackfillStatus{}, fmt.Errorf("%w: app %s has no timer %q (`sundial timers list --app %s` shows them)", timer.ErrNotFound, timer.AppName(app), r.Timer, timer.AppName(app))
+		return acceptedBackfill{}, fmt.Errorf("%w: app %s has no timer %q (`sundial timers list --app %s` shows them)", timer.ErrNotFound, timer.AppName(app), r.Timer, timer.AppName(app))
 	}
 	b := timer.Backfill{ID: "bf-" + rand.Text()[:10], App: app, Timer: r.Timer, From: r.From.UTC(), To: r.To.UTC(),
 		Parallel: r.Parallel, By: r.By, At: now, State: timer.BackfillStarting}
@@ -125,13 +159,13 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 	for _, in := range ins {
 		switch {
 		case in.Async:
-			return BackfillStatus{}, fmt.Errorf("%w: %s runs async: backfill runs only timers whose action ends within the call", errkind.Invalid, in.Key)
+			return acceptedBackfill{}, fmt.Errorf("%w: %s runs async: backfill runs only timers whose action ends within the call", errkind.Invalid, in.Key)
 		case !in.Active:
-			return BackfillStatus{}, fmt.Errorf("%w: %s is inactive: activate it first (a backfill runs only while its timer is active), or backfill another --tenant", errkind.Invalid, in.Key)
+			return acceptedBackfill{}, fmt.Errorf("%w: %s is inactive: activate it first (a backfill runs only while its timer is active), or backfill another --tenant", errkind.Invalid, in.Key)
 		}
 		at, err := timer.BackfillInstants(in.Settings, in.Key, r.From, r.To)
 		if err != nil {
-			return BackfillStatus{}, fmt.Errorf("%s: %w", in.Key, err)
+			return acceptedBackfill{}, fmt.Errorf("%s: %w", in.Key, err)
 		}
 		plans[in.Tenant] = at
 		b.Tenants = append(b.Tenants, in.Tenant)
@@ -139,12 +173,12 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 	}
 	slices.Sort(b.Tenants)
 	if b.Total == 0 {
-		return BackfillStatus{}, fmt.Errorf("%w: %s's schedule (%s, calendar and validity window applied) has no instant in [%s, %s]",
+		return acceptedBackfill{}, fmt.Errorf("%w: %s's schedule (%s, calendar and validity window applied) has no instant in [%s, %s]",
 			errkind.Invalid, name, ins[0].Schedule, r.From.UTC().Format(time.RFC3339), r.To.UTC().Format(time.RFC3339))
 	}
 	prev, err := bs.GetBackfill(ctx, app, r.Timer)
 	if err != nil && !errors.Is(err, timer.ErrNotFound) {
-		return BackfillStatus{}, err
+		return acceptedBackfill{}, err
 	}
 	busy := func(cur timer.Backfill) error {
 		switch cur.State {
@@ -158,7 +192,7 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		return nil
 	}
 	if err := busy(prev); err != nil {
-		return BackfillStatus{}, err
+		return acceptedBackfill{}, err
 	}
 	// The record first, starting; then the parts, each waiting (no firing of it is sent, and
 	// a claim refuses a waiting part); then the record running; then the first parts started.
@@ -171,8 +205,16 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 				err = busy(cur)
 			}
 		}
-		return BackfillStatus{}, fmt.Errorf("backfill of %s not started: %w", name, err)
+		return acceptedBackfill{}, fmt.Errorf("backfill of %s not started: %w", name, err)
 	}
+	return acceptedBackfill{b: b, bs: bs, prev: prev, ins: ins, plans: plans, app: app}, nil
+}
+
+// writeBackfill writes an accepted backfill's parts within the call, then runs it.
+func (s *Service) writeBackfill(ctx context.Context, acc acceptedBackfill) (BackfillStatus, error) {
+	b, bs, prev, ins, plans, app := acc.b, acc.bs, acc.prev, acc.ins, acc.plans, acc.app
+	name := timer.Key{App: app, Timer: b.Timer}.Name()
+	now := b.At
 	var written []timer.Key
 	fail := func(err error) (BackfillStatus, error) {
 		// Nothing of it runs: the record fails (unless recovery or a cancel ended it), and
@@ -231,7 +273,7 @@ func (s *Service) StartBackfill(ctx context.Context, r BackfillRequest) (Backfil
 		// It is running: recovery starts the parts not started and sends what was not sent.
 		return BackfillStatus{}, fmt.Errorf("backfill %s started, but its first firings were not sent (recovery will): %w", b.ID, err)
 	}
-	return s.BackfillStatus(ctx, app, r.Timer)
+	return s.BackfillStatus(ctx, app, b.Timer)
 }
 
 // clearStale cancels key's part of the timer's previous backfill prev when that one is over
@@ -288,6 +330,17 @@ func (s *Service) BackfillStatus(ctx context.Context, app, name string) (Backfil
 		st.State = timer.BackfillDone // every part is over; recovery records it at its next sweep
 	}
 	return st, nil
+}
+
+// BackfillRecord is the timer's latest backfill's record, without its parts' progress (one
+// read, whatever the number of its instances; timer.ErrNotFound: none).
+func (s *Service) BackfillRecord(ctx context.Context, app, name string) (BackfillStatus, error) {
+	bs, err := s.backfills()
+	if err != nil {
+		return BackfillStatus{}, err
+	}
+	b, err := bs.GetBackfill(ctx, app, name)
+	return BackfillStatus{Backfill: b, Parts: []BackfillPart{}}, err
 }
 
 // CancelBackfill stops the timer's running backfill, or ends a start still starting (or cut

@@ -3,12 +3,14 @@ package admin
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/message"
@@ -136,23 +138,58 @@ func (s *Service) calendarNotFound(ctx context.Context, app, name string, own []
 	return errkind.New(errkind.NotFound, msg)
 }
 
-// EditCalendar replaces the rules of app's calendar name, as an operator's edit: it is saved
-// (and kept by later publishes, which apply it over the manifest's rules), and every instance
-// of the app using the calendar gets the new rules and is rescheduled from now (a running
-// execution is not stopped; it reschedules when it finishes). Invalid rules change nothing.
-func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (CalendarInfo, error) {
+// CalendarMarkStore keeps the calendar edits in transit on the fetch's watermark item
+// (dynamo.Store; engine.CalendarMarker reads them).
+type CalendarMarkStore interface {
+	MarkCalendarEdit(ctx context.Context, m timer.CalendarMark) error
+	UnmarkCalendarEdit(ctx context.Context, m timer.CalendarMark) error
+}
+
+// AcceptCalendarEdit accepts an operator's edit of app's calendar name: the rules are
+// checked (invalid ones, or ones that would leave a timer no firing, change nothing), saved
+// with a new stamp (kept by later publishes, which apply it over the manifest's rules) and
+// marked in transit for the fetch. From then on no instance fires on a date the rules
+// exclude: the fetch applies the edit to a due instance that does not have it yet. The
+// caller carries it to every instance (a jobkinds.CalendarKind job, or EditCalendar).
+func (s *Service) AcceptCalendarEdit(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (timer.CalendarEdit, error) {
+	e, _, err := s.AcceptCalendarEditFrom(ctx, app, name, rules, by)
+	return e, err
+}
+
+// AcceptCalendarEditFrom is AcceptCalendarEdit that also returns the rules the edit replaced.
+func (s *Service) AcceptCalendarEditFrom(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (timer.CalendarEdit, schedule.CalendarRules, error) {
 	cal, err := schedule.ParseCalendar(rules)
 	if err != nil {
-		return CalendarInfo{}, fmt.Errorf("%w: calendar %q: %w", errkind.Invalid, name, err)
+		return timer.CalendarEdit{}, schedule.CalendarRules{}, fmt.Errorf("%w: calendar %q: %w", errkind.Invalid, name, err)
 	}
-	if _, err := s.Calendar(ctx, app, name); err != nil {
-		return CalendarInfo{}, err
+	before, err := s.Calendar(ctx, app, name)
+	if err != nil {
+		return timer.CalendarEdit{}, schedule.CalendarRules{}, err
 	}
 	now := s.Clock.Now()
 	if err := s.refuseSilencing(ctx, app, name, cal, rules, now); err != nil {
-		return CalendarInfo{}, err
+		return timer.CalendarEdit{}, before.CalendarRules, err
 	}
-	if err := s.Store.PutCalendarEdit(ctx, timer.CalendarEdit{App: app, Name: name, CalendarRules: rules, At: now, By: by}); err != nil {
+	e := timer.CalendarEdit{App: app, Name: name, CalendarRules: rules, At: now, By: by, Stamp: "ce-" + strings.ToLower(rand.Text()[:12])}
+	if err := s.Store.PutCalendarEdit(ctx, e); err != nil {
+		return timer.CalendarEdit{}, before.CalendarRules, err
+	}
+	if ms, ok := s.Store.(CalendarMarkStore); ok {
+		if err := ms.MarkCalendarEdit(ctx, timer.CalendarMark{App: e.App, Name: name, Stamp: e.Stamp}); err != nil {
+			return e, before.CalendarRules, fmt.Errorf("calendar %s saved, but not marked for the fetch (edit it again): %w", name, err)
+		}
+	}
+	return e, before.CalendarRules, nil
+}
+
+// EditCalendar accepts an edit (AcceptCalendarEdit) and carries it to every instance of
+// the app using the calendar within the call, rescheduling each from now (a running
+// execution is not stopped; it reschedules when it finishes). The operations layer runs
+// the same as a job (jobkinds.CalendarKind) instead; this is for callers that own the
+// whole table (tests, a publish's overlay).
+func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, by string) (CalendarInfo, error) {
+	e, err := s.AcceptCalendarEdit(ctx, app, name, rules, by)
+	if err != nil {
 		return CalendarInfo{}, err
 	}
 	ins, err := s.calendarUsers(ctx, app)
@@ -164,7 +201,7 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 		if !in.UsesCalendar(app, name) {
 			continue // another calendar; or another app's own of the same name
 		}
-		out, err := s.recalendar(ctx, in, rules, now)
+		out, err := engine.Recalendar(ctx, s.Store, in, e, e.At)
 		if err != nil {
 			return CalendarInfo{}, err
 		}
@@ -172,6 +209,11 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 	}
 	if err := s.enqueueIfCovered(ctx, changed, message.ReasonSchedule); err != nil {
 		return CalendarInfo{}, err
+	}
+	if ms, ok := s.Store.(CalendarMarkStore); ok {
+		if err := ms.UnmarkCalendarEdit(ctx, timer.CalendarMark{App: e.App, Name: name, Stamp: e.Stamp}); err != nil {
+			return CalendarInfo{}, err
+		}
 	}
 	return s.Calendar(ctx, app, name)
 }
@@ -231,9 +273,9 @@ func (s *Service) calendarOverlay(ctx context.Context) (func(app string, st *tim
 	if err != nil {
 		return nil, err
 	}
-	byKey := map[[2]string]schedule.CalendarRules{}
+	byKey := map[[2]string]timer.CalendarEdit{}
 	for _, e := range edits {
-		byKey[[2]string{e.App, e.Name}] = e.CalendarRules
+		byKey[[2]string{e.App, e.Name}] = e
 	}
 	return func(app string, st *timer.Settings) {
 		if st.Calendar == nil {
@@ -242,8 +284,8 @@ func (s *Service) calendarOverlay(ctx context.Context) (func(app string, st *tim
 		if st.Calendar.Shared {
 			app = "" // the default app's calendar: its edit applies
 		}
-		if rules, ok := byKey[[2]string{app, st.Calendar.Name}]; ok {
-			st.Calendar = &timer.Calendar{Name: st.Calendar.Name, Shared: st.Calendar.Shared, CalendarRules: rules}
+		if e, ok := byKey[[2]string{app, st.Calendar.Name}]; ok {
+			st.Calendar = &timer.Calendar{Name: st.Calendar.Name, Shared: st.Calendar.Shared, CalendarRules: e.CalendarRules, Edit: e.Stamp}
 		}
 	}, nil
 }

@@ -58,6 +58,33 @@ func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, er
 // Publish is Sync for a deploy: after syncing it wakes every active When Published instance
 // once for deploy (a deploy id: CloudFormation's request id, or a fresh id per local sync);
 // a publish retried with the same id does not wake them again. An empty deploy wakes nothing.
+//
+// A publish cut anywhere (its function's timeout, a stopped CLI, a failed write) is safe to
+// repeat with the same manifest and deploy: every phase is idempotent, and the repeat does
+// what the cut one left. The phases, in order, and why each may run again:
+//  1. validate: writes nothing;
+//  2. tenants (syncTenants): the app's listing of tenants registered already is a set; a
+//     tenant new to the environment, or listed by no app any more, is written last (8), so
+//     the repeat finds it new (or leaving) again and redoes 3, 5 and 7 for it;
+//  3. the app's instances (applyAll; every instance of the app, applyConcurrency at a time,
+//     in groups): created if absent, updated to the desired settings (an operator's overrides
+//     kept); an instance already as desired is not written, so the repeat writes only what
+//     the cut one did not, and reschedules nothing twice;
+//  4. the app's instances no longer wanted: deactivated if still active;
+//  5. a removed tenant's instances of every app: deactivated if still active;
+//  6. the definitions: put and deleted as the manifest has them;
+//  7. the default app's calendars (the default app's publish; every app's instances using
+//     them): rewritten only where their rules differ; and a new tenant's instances of every
+//     other app's multi-tenant timers: created if absent;
+//  8. the tenant records of 2;
+//  9. the firings the fetch passed: sent again by a repeat (the claim admits one);
+//  10. When Published (a deploy): woken once per deploy id (WakeForDeploy is conditional on
+//     it); a repeat's sends are again refused at the claim once run.
+//
+// Phases 3, 5 and 7 touch every instance of the app (of every app for 5 and 7); they run
+// within the publish (the publish function's 300 s: 50,000 instances measured by bench
+// publish), not as jobs, because a publish is the unit CloudFormation and `sundial sync`
+// retry, and its repeat is resumable as above (TestPublishRepeatedAfterACutInItsTenantPhases).
 func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy string) (SyncReport, error) {
 	var rep SyncReport
 	if m.App != "" {
@@ -76,7 +103,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	if err := m.AsOf(now).ValidateFor(s.Defaults); err != nil {
 		return rep, err
 	}
-	tenants, err := s.syncTenants(ctx, m, &rep)
+	tenants, lastWrites, err := s.syncTenants(ctx, m, &rep)
 	if err != nil {
 		return rep, err
 	}
@@ -188,6 +215,11 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 				return rep, err
 			}
 		}
+	}
+	// The tenant records last: a publish cut before this point, repeated, finds the same
+	// tenants added and removed, and writes their instances again (each write is idempotent).
+	if err := lastWrites.write(ctx, s, m.AppName()); err != nil {
+		return rep, err
 	}
 	if err := s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule); err != nil {
 		return rep, err
@@ -419,36 +451,43 @@ func (s *Service) applyOne(ctx context.Context, d manifest.Desired, cur *timer.I
 	return in, settingsChanged || activeChanged, nil
 }
 
-// syncTenants registers the manifest's tenants (recording that its app lists them) and, for
-// those the app's manifest listed before and no longer does, records that; a tenant no app's
-// manifest lists any more is removed (tenants are environment-wide, so a tenant another app
-// lists stays). It returns the tenants in force, by name.
-func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *SyncReport) ([]string, error) {
+// syncTenants works out the manifest's tenants: it records that the app lists those
+// registered already and, for those the app's manifest listed before and no longer does while
+// another app still lists them, that it does not; it returns the tenants in force, by name,
+// and the tenant records the publish writes last (tenantWrites): a tenant new to the
+// environment is registered, and one no app's manifest lists any more is removed, only after
+// the instances it gains or loses in every app are written, so that a publish cut before it
+// finds the tenant new (or leaving) again when repeated and does that work again.
+func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *SyncReport) ([]string, tenantWrites, error) {
+	var last tenantWrites
 	registered, err := s.Store.Tenants(ctx)
 	if err != nil {
-		return nil, err
+		return nil, last, err
 	}
 	app := m.App
 	legacy := map[string]bool{}
+	known := map[string]bool{}
 	for _, t := range registered {
 		legacy[t.Name] = t.Legacy()
+		known[t.Name] = true
 	}
 	listed := map[string]bool{}
 	for _, name := range m.Tenants {
 		listed[name] = true
+		if !known[name] {
+			rep.TenantsAdded = append(rep.TenantsAdded, name)
+			last.add = append(last.add, name)
+			continue
+		}
 		if legacy[name] && app != "" {
 			// Registered by the default app's manifest before apps were recorded: record it
 			// first, so that this app's listing does not hide the default app's.
 			if _, err := s.Store.ListTenant(ctx, name, "", s.Clock.Now()); err != nil {
-				return nil, err
+				return nil, last, err
 			}
 		}
-		created, err := s.Store.ListTenant(ctx, name, app, s.Clock.Now())
-		if err != nil {
-			return nil, err
-		}
-		if created {
-			rep.TenantsAdded = append(rep.TenantsAdded, name)
+		if _, err := s.Store.ListTenant(ctx, name, app, s.Clock.Now()); err != nil {
+			return nil, last, err
 		}
 	}
 	var out []string
@@ -457,9 +496,14 @@ func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *Syn
 			continue
 		}
 		if t.ListedByApp(app) {
+			if t.Source == timer.TenantListed && !slices.ContainsFunc(t.ListedBy, func(a string) bool { return a != app }) {
+				rep.TenantsRemoved = append(rep.TenantsRemoved, t.Name)
+				last.remove = append(last.remove, t.Name)
+				continue
+			}
 			removed, err := s.Store.UnlistTenant(ctx, t.Name, app)
 			if err != nil {
-				return nil, err
+				return nil, last, err
 			}
 			if removed {
 				rep.TenantsRemoved = append(rep.TenantsRemoved, t.Name)
@@ -470,7 +514,25 @@ func (s *Service) syncTenants(ctx context.Context, m manifest.Manifest, rep *Syn
 	}
 	out = append(out, m.Tenants...)
 	slices.Sort(out)
-	return out, nil
+	return out, last, nil
+}
+
+// tenantWrites are the tenant records a publish writes after the instances (syncTenants).
+type tenantWrites struct{ add, remove []string }
+
+// write registers the tenants new to the environment and removes those no app lists.
+func (w tenantWrites) write(ctx context.Context, s *Service, app string) error {
+	for _, name := range w.add {
+		if _, err := s.Store.ListTenant(ctx, name, app, s.Clock.Now()); err != nil {
+			return err
+		}
+	}
+	for _, name := range w.remove {
+		if _, err := s.Store.UnlistTenant(ctx, name, app); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // syncDefinitions stores app's definitions (qualified name -> JSON) and deletes those of

@@ -109,6 +109,9 @@ func (s *Server) api(h func(r *http.Request) (any, error)) http.Handler {
 		if _, ok := v.(jobs.Accepted); ok {
 			status = http.StatusAccepted // a job started: GET /api/jobs/{id} follows it
 		}
+		if st, ok := v.(admin.BackfillStatus); ok && st.Job != nil {
+			status = http.StatusAccepted // a backfill's start: its job writes its parts and runs it
+		}
 		writeJSON(w, status, v)
 	})
 }

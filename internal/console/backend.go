@@ -38,7 +38,7 @@ type Backend interface {
 	// of one (by who).
 	Calendars(ctx context.Context, app string) ([]admin.CalendarInfo, error)
 	Calendar(ctx context.Context, app, name string) (admin.CalendarInfo, error)
-	EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (admin.CalendarInfo, error)
+	EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (jobs.Accepted, error)
 	// StartBackfill, BackfillStatus and CancelBackfill: a timer's backfill (by who).
 	StartBackfill(ctx context.Context, r admin.BackfillRequest, who string) (admin.BackfillStatus, error)
 	BackfillStatus(ctx context.Context, app, name string) (admin.BackfillStatus, error)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -48,7 +49,12 @@ func (s *Server) apiEditCalendar(r *http.Request) (any, error) {
 	if err := decodeStrict(r.Body, &rules); err != nil {
 		return nil, err
 	}
-	return s.be.EditCalendar(r.Context(), app, name, rules, by(r))
+	a, err := s.be.EditCalendar(r.Context(), app, name, rules, by(r))
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("operator calendar edit", "app", timer.AppName(app), "calendar", name, "job", a.Job.ID, "state", a.Job.State, "by", by(r))
+	return a, nil
 }
 
 func calendarTarget(app, name string) (string, string, error) {
@@ -72,10 +78,21 @@ func (s *Service) Calendar(ctx context.Context, app, name string) (admin.Calenda
 	return s.Admin.Calendar(ctx, app, name)
 }
 
-// EditCalendar replaces a calendar's rules for who and records it in the audit trail, with
-// the rules before and after.
-func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (admin.CalendarInfo, error) {
-	return s.ops().EditCalendar(ctx, ops.ActorFor(ctx, who), app, name, rules)
+// EditCalendar accepts an edit of a calendar's rules for who (in force at once) and starts
+// the job that carries it to the calendar's instances (apply.Service.EditCalendar, which
+// records it in the audit trail with the rules before and after); it answers as the API
+// does, 202 with the job.
+func (s *Service) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, who string) (jobs.Accepted, error) {
+	if _, err := s.jobs(); err != nil {
+		return jobs.Accepted{}, err
+	}
+	j, err := s.ops().EditCalendar(ctx, ops.ActorFor(ctx, who), app, name, rules)
+	if err != nil {
+		return jobs.Accepted{}, err
+	}
+	a := jobs.AcceptedOf(j)
+	a.Message = fmt.Sprintf("calendar %s of app %s saved and in force: no timer fires on a date it excludes; ", name, timer.AppName(app)) + jobMessage(j)
+	return a, nil
 }
 
 // Calendars sends GET /api/calendars or /api/apps/{app}/calendars.
@@ -95,13 +112,13 @@ func (rm *Remote) Calendar(ctx context.Context, app, name string) (admin.Calenda
 }
 
 // EditCalendar sends PUT /api/apps/{app}/calendars/{name}; the API records the caller.
-func (rm *Remote) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, _ string) (admin.CalendarInfo, error) {
+func (rm *Remote) EditCalendar(ctx context.Context, app, name string, rules schedule.CalendarRules, _ string) (jobs.Accepted, error) {
 	body, _ := json.Marshal(rules)
 	raw, _, err := rm.do(ctx, http.MethodPut, appPath(timer.AppName(app))+"/calendars/"+url.PathEscape(name), url.Values{}, body)
 	if err != nil {
-		return admin.CalendarInfo{}, err
+		return jobs.Accepted{}, err
 	}
-	var out admin.CalendarInfo
+	var out jobs.Accepted
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return out, fmt.Errorf("%w: Service Center API: %v", errkind.Unavailable, err)
 	}
@@ -136,7 +153,8 @@ func (s *Server) calendarSubmit(w http.ResponseWriter, r *http.Request) error {
 	}
 	rules := schedule.CalendarRules{Dates: listField(r, "dates"), Yearly: listField(r, "yearly"),
 		Ranges: listField(r, "ranges"), Weekdays: listField(r, "weekdays")}
-	if _, err := s.be.EditCalendar(r.Context(), app, name, rules, by(r)); err != nil {
+	a, err := s.be.EditCalendar(r.Context(), app, name, rules, by(r))
+	if err != nil {
 		if statusOf(err) >= 500 {
 			return err
 		}
@@ -152,7 +170,7 @@ func (s *Server) calendarSubmit(w http.ResponseWriter, r *http.Request) error {
 		s.render(w, r, statusOf(err), "calendars", pageData{Title: "Calendars", Nav: "calendars", Data: calendarsView{Calendars: cals, Error: err.Error()}})
 		return nil
 	}
-	s.flashAndRedirect(w, r, "/calendars", fmt.Sprintf("Saved: calendar %s of app %s; its timers were rescheduled under the new dates.", name, timer.AppName(app)))
+	s.flashAndRedirect(w, r, "/calendars", a.Message)
 	return nil
 }
 

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/admin"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -119,7 +121,11 @@ timers:
 	require.Equal(t, http.StatusNotFound, status, body)
 
 	status, body, _ = f.do(t, "PUT", path, f.token, `{"weekdays":["sun","mon","tue","wed","thu","fri"]}`)
-	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, http.StatusAccepted, status, body)
+	acc := decode[jobs.Accepted](t, body)
+	require.Equal(t, "calendar", acc.Job.Kind)
+	require.Equal(t, "/api/jobs/"+acc.Job.ID, acc.Job.URL)
+	require.Contains(t, acc.Message, "saved and in force")
 	in := f.get(t, key)
 	require.Equal(t, time.Saturday, in.NextRun.Weekday(), "rescheduled: only Saturdays are left")
 	require.Equal(t, []string{"sun", "mon", "tue", "wed", "thu", "fri"}, in.Calendar.Weekdays)
@@ -140,12 +146,18 @@ timers:
 	require.Equal(t, http.StatusOK, status, body)
 	var got []string
 	recs := auditItems(t, body)
+	var edits []audit.Record
 	for _, r := range recs {
 		got = append(got, r.Action+" by "+r.Who)
+		if r.Action != audit.Job {
+			edits = append(edits, r)
+		}
 	}
-	require.Equal(t, []string{"calendar edit biz by console", "calendar edit biz by api"}, got)
-	require.Equal(t, []any{"sat", "sun"}, recs[0].After["weekdays"])
-	require.Equal(t, []any{"sun", "mon", "tue", "wed", "thu", "fri"}, recs[0].Before["weekdays"])
+	require.Equal(t, []string{"calendar edit biz by console", "job by platform", "calendar edit biz by api", "job by platform"}, got,
+		"each edit once, by its caller; its job's end, by the platform")
+	require.Equal(t, []any{"sat", "sun"}, edits[0].After["weekdays"])
+	require.Equal(t, []any{"sun", "mon", "tue", "wed", "thu", "fri"}, edits[0].Before["weekdays"])
+	require.Equal(t, acc.Job.ID, edits[1].After["job"])
 	form.Set("dates", "2027-13-01")
 	status, body, _ = b.send(t, "POST", "/apps/"+app+"/calendars/biz", form, "")
 	require.Equal(t, http.StatusBadRequest, status)

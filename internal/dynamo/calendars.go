@@ -25,6 +25,12 @@ type calendarItem struct {
 	schedule.CalendarRules
 	EditedAt int64  `dynamodbav:"editedAt"`
 	EditedBy string `dynamodbav:"editedBy"`
+	Stamp    string `dynamodbav:"stamp,omitempty"`
+}
+
+func (it calendarItem) edit() timer.CalendarEdit {
+	return timer.CalendarEdit{App: appOf(it.App), Name: it.Name, CalendarRules: it.CalendarRules,
+		At: fromMs(it.EditedAt), By: it.EditedBy, Stamp: it.Stamp}
 }
 
 // CalendarEdits implements admin.CalendarStore.
@@ -35,8 +41,7 @@ func (s *Store) CalendarEdits(ctx context.Context) ([]timer.CalendarEdit, error)
 	}
 	out := make([]timer.CalendarEdit, 0, len(items))
 	for _, it := range items {
-		out = append(out, timer.CalendarEdit{App: appOf(it.App), Name: it.Name, CalendarRules: it.CalendarRules,
-			At: fromMs(it.EditedAt), By: it.EditedBy})
+		out = append(out, it.edit())
 	}
 	return out, nil
 }
@@ -49,6 +54,11 @@ func (s *Store) PutCalendarEdit(ctx context.Context, e timer.CalendarEdit) error
 	upd := expression.Set(n("kind"), expression.Value(kindCalendar)).Set(n("app"), expression.Value(app)).
 		Set(n("name"), expression.Value(e.Name)).Set(n("editedAt"), expression.Value(ms(e.At))).
 		Set(n("editedBy"), expression.Value(e.By))
+	if e.Stamp != "" {
+		upd = upd.Set(n("stamp"), expression.Value(e.Stamp))
+	} else {
+		upd = upd.Remove(n("stamp"))
+	}
 	for name, list := range map[string][]string{"dates": e.Dates, "yearly": e.Yearly, "ranges": e.Ranges, "weekdays": e.Weekdays} {
 		if len(list) > 0 {
 			upd = upd.Set(n(name), expression.Value(list))

@@ -62,6 +62,15 @@ func instanceKey(k timer.Key) map[string]types.AttributeValue {
 
 // AdvanceWatermark implements engine.Store; the watermark only moves forward.
 func (s *Store) AdvanceWatermark(ctx context.Context, to, now time.Time) (time.Time, error) {
+	prev, _, err := s.AdvanceWatermarkMarks(ctx, to, now)
+	return prev, err
+}
+
+// AdvanceWatermarkMarks implements engine.CalendarMarker: AdvanceWatermark, and the
+// calendar edits in transit (timer.CalendarMark) the watermark item carries, read back
+// from the same write (ReturnValues ALL_OLD): the fetch learns of them with no request
+// of its own.
+func (s *Store) AdvanceWatermarkMarks(ctx context.Context, to, now time.Time) (time.Time, []timer.CalendarMark, error) {
 	n := expression.Name
 	cond := n("watermark").AttributeNotExists().Or(n("watermark").LessThan(expression.Value(ms(to))))
 	// prevWatermark keeps what this advance replaced (the right-hand side reads the item as it
@@ -70,7 +79,7 @@ func (s *Store) AdvanceWatermark(ctx context.Context, to, now time.Time) (time.T
 	upd := expression.Set(n("prevWatermark"), expression.IfNotExists(n("watermark"), expression.Value(0))).
 		Set(n("watermark"), expression.Value(ms(to))).Set(n("lastTick"), expression.Value(ms(now))).
 		Set(n("tickId"), expression.Value(tick))
-	out, err := s.update(ctx, s.timers, metaKey, upd, &cond, types.ReturnValueUpdatedOld)
+	out, err := s.update(ctx, s.timers, metaKey, upd, &cond, types.ReturnValueAllOld)
 	if isConditionFailed(err) {
 		var cur struct {
 			PrevWatermark int64  `dynamodbav:"prevWatermark"`
@@ -79,20 +88,21 @@ func (s *Store) AdvanceWatermark(ctx context.Context, to, now time.Time) (time.T
 		if old, ok := conditionOld(err); ok && attributevalue.UnmarshalMap(old, &cur) == nil && cur.TickID == tick {
 			// This very advance was applied by an earlier attempt whose reply was lost: its
 			// window still has to be queried, or its firings would wait for recovery.
-			return fromMs(cur.PrevWatermark), nil
+			return fromMs(cur.PrevWatermark), calendarMarks(old), nil
 		}
-		return s.Watermark(ctx) // already at or past `to`: report it, the caller skips the tick
+		wm, err := s.Watermark(ctx) // already at or past `to`: report it, the caller skips the tick
+		return wm, nil, err
 	}
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, nil, err
 	}
 	var old struct {
 		Watermark int64 `dynamodbav:"watermark"`
 	}
 	if err := attributevalue.UnmarshalMap(out.Attributes, &old); err != nil {
-		return time.Time{}, fmt.Errorf("decode watermark: %w", err)
+		return time.Time{}, nil, fmt.Errorf("decode watermark: %w", err)
 	}
-	return fromMs(old.Watermark), nil
+	return fromMs(old.Watermark), calendarMarks(out.Attributes), nil
 }
 
 // RestoreWatermark implements engine.Store.

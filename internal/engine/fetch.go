@@ -45,6 +45,10 @@ type Fetcher struct {
 	// Reserve is how long before the invocation's deadline (ctx's) a tick stops sending, to
 	// move the watermark back over what it did not send (0: DefaultReserve).
 	Reserve time.Duration
+	// Calendars, when set (the store), advances the watermark and learns the calendar edits
+	// in transit in one write, and applies such an edit to a due instance it has not reached
+	// before its firing is sent (calendars.go). nil: no edit is ever in transit.
+	Calendars CalendarMarker
 }
 
 // RetireGrace outlasts any execution that started before DueShards was lowered: Lambda's
@@ -84,7 +88,20 @@ type FetchStats struct {
 func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	now := f.Clock.Now()
 	to := now.Add(min(f.Lookahead, MaxDelay))
-	prev, err := f.Store.AdvanceWatermark(ctx, to, now)
+	var (
+		prev time.Time
+		err  error
+		t    *transit
+	)
+	if f.Calendars != nil {
+		var marks []timer.CalendarMark
+		prev, marks, err = f.Calendars.AdvanceWatermarkMarks(ctx, to, now)
+		if len(marks) > 0 {
+			t = &transit{marks: marks}
+		}
+	} else {
+		prev, err = f.Store.AdvanceWatermark(ctx, to, now)
+	}
 	if err != nil {
 		return FetchStats{}, fmt.Errorf("fetch: advance watermark: %w", err)
 	}
@@ -103,13 +120,13 @@ func (f *Fetcher) Run(ctx context.Context) (FetchStats, error) {
 	sendCtx, cancel := f.sendContext(ctx)
 	defer cancel()
 	sent := map[firing]bool{}
-	res, err := f.look(sendCtx, span, prev, to, sent, &st)
+	res, err := f.look(sendCtx, span, prev, to, sent, &st, t)
 	if f.IndexLag > 0 {
 		first := st.Sent
 		res.read = false // not the whole window until the second look has read it
 		if err == nil {
 			if err = settle(sendCtx, f.IndexLag); err == nil {
-				res, err = f.look(sendCtx, span, prev, to, sent, &st)
+				res, err = f.look(sendCtx, span, prev, to, sent, &st, t)
 			}
 		}
 		st.Late = st.Sent - first
@@ -151,7 +168,11 @@ type firing struct {
 // at once needed 370 MB, above the fetch function's 128 MB (bench fetch_window). The messages
 // are sent in timer.Less's order over the whole window (see send), each delayed to its due
 // instant from when its batch is sent.
-func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent map[firing]bool, st *FetchStats) (looked, error) {
+//
+// An instance an operator's calendar edit in transit (t) has not reached is given the edit
+// first: its firing is decided on its next run under the edit's rules, sent if it is due by
+// `to` (also before prev: the window covered already), else left to a later tick.
+func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent map[firing]bool, st *FetchStats, t *transit) (looked, error) {
 	type ranked struct {
 		out  Outgoing
 		last time.Duration // the instance's LastDuration
@@ -164,6 +185,16 @@ func (f *Fetcher) look(ctx context.Context, span int, prev, to time.Time, sent m
 		}
 		now := f.Clock.Now()
 		for _, in := range found {
+			if m, ok := t.stale(in); ok {
+				out, err := f.applyEdit(ctx, t, m, in)
+				if err != nil {
+					return looked{}, err
+				}
+				if !out.Active || out.Running() || out.NextRun.IsZero() || out.NextRun.After(to) {
+					continue // its next firing is a later tick's
+				}
+				in = out
+			}
 			if !sent[firing{in.Key, in.NextRun.UnixMilli()}] {
 				all = append(all, ranked{outgoing(in, message.ReasonSchedule, now), in.LastDuration})
 			}

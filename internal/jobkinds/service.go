@@ -42,5 +42,7 @@ func NewService(b *role.Base, trail audit.Writer) *jobs.Service {
 	return &jobs.Service{Store: b.Store, Clock: b.Clock, Audit: trail, Node: b.Node, Kinds: map[string]jobs.Kind{
 		Bulk: BulkKind{Store: b.Store, Active: StoreActivator{Store: b.Store, Queue: b.Queues, Clock: b.Clock}, Clock: b.Clock, Shards: b.Config.DueShards,
 			Horizon: role.Lookahead(b.Config) + b.Config.Tick},
+		Backfill: BackfillKind{Store: b.Store, Queue: b.Queues, Clock: b.Clock},
+		Calendar: CalendarKind{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Horizon: role.Lookahead(b.Config) + b.Config.Tick},
 	}}
 }

@@ -18,6 +18,37 @@ type Calendar struct {
 	// reach it.
 	Shared bool `json:"shared,omitempty" dynamodbav:"shared,omitempty"`
 	schedule.CalendarRules
+	// Edit is the stamp of the operator's edit (CalendarEdit.Stamp) whose rules these are
+	// ("": the manifest's): while an edit's job carries it to the instances, the fetch
+	// knows an instance it has not reached by a stamp that is not the edit's (CalendarMark).
+	Edit string `json:"edit,omitempty" dynamodbav:"edit,omitempty"`
+}
+
+// CalendarMark says that an operator's edit of app's calendar Name (Stamp) is in force
+// and may not have reached every instance using it yet: the fetch applies it to a due
+// instance whose calendar's Edit is not Stamp before it sends its firing (see
+// engine.Fetcher.Calendars). The marks are kept on the fetch's watermark item, which
+// every tick writes and reads back anyway.
+type CalendarMark struct {
+	App   string `json:"app"` // "" for the default app
+	Name  string `json:"name"`
+	Stamp string `json:"stamp"`
+}
+
+// Stale reports whether the mark's edit has not reached the instance: it uses the
+// calendar, and its rules are not the edit's.
+func (m CalendarMark) Stale(in Instance) bool {
+	return in.UsesCalendar(m.App, m.Name) && in.Calendar.Edit != m.Stamp
+}
+
+// WithCalendarRules returns the instance's settings with its calendar's rules replaced by
+// rules, stamped with the edit they come from.
+func (in Instance) WithCalendarRules(rules schedule.CalendarRules, stamp string) Settings {
+	st := in.Settings
+	if in.Calendar != nil {
+		st.Calendar = &Calendar{Name: in.Calendar.Name, Shared: in.Calendar.Shared, CalendarRules: rules, Edit: stamp}
+	}
+	return st
 }
 
 // UsesCalendar reports whether the instance's calendar is app's calendar name: its own app's,
@@ -144,4 +175,7 @@ type CalendarEdit struct {
 	schedule.CalendarRules
 	At time.Time `json:"editedAt"`
 	By string    `json:"editedBy"`
+	// Stamp identifies this edit (a new one per edit): the instances it reached carry it
+	// (Calendar.Edit).
+	Stamp string `json:"stamp,omitempty"`
 }

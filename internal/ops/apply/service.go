@@ -9,7 +9,9 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/jobkinds"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/manifest"
 	"github.com/sundialhq/sundial/internal/queue"
@@ -137,21 +139,39 @@ func (s *Service) Edit(ctx context.Context, a ops.Actor, key timer.Key, e admin.
 	return after, s.record(ctx, a, ops.OpEdit, r)
 }
 
-// EditCalendar replaces a calendar's rules and records it with the rules before and after.
-func (s *Service) EditCalendar(ctx context.Context, a ops.Actor, app, name string, rules schedule.CalendarRules) (admin.CalendarInfo, error) {
+// EditCalendar accepts an edit of app's calendar name (admin.Service.AcceptCalendarEdit:
+// checked, saved, and in force from then on: the fetch applies it to any due instance not
+// rewritten yet) and starts the job that carries it to every instance using the calendar
+// (jobkinds.CalendarKind, worked by s.Jobs), then records the operator's action once, with
+// the rules before and after and the job's id. The job's end is the platform's record.
+func (s *Service) EditCalendar(ctx context.Context, a ops.Actor, app, name string, rules schedule.CalendarRules) (jobs.Job, error) {
 	if err := check(a); err != nil {
-		return admin.CalendarInfo{}, err
+		return jobs.Job{}, err
 	}
-	var before map[string]any
-	if old, err := s.Admin.Calendar(ctx, app, name); err == nil {
-		before = calendarRules(old.CalendarRules)
+	if s.Jobs == nil {
+		return jobs.Job{}, fmt.Errorf("%w: this service runs no jobs", errkind.Unavailable)
 	}
-	c, err := s.Admin.EditCalendar(ctx, app, name, rules, a.Name)
+	// The rules before come from the same read as the check (at 50,000 instances each read
+	// of the app's instances is tens of MB of the API function's 128).
+	e, prev, err := s.Admin.AcceptCalendarEditFrom(ctx, app, name, rules, a.Name)
+	if e.Stamp == "" {
+		return jobs.Job{}, err // refused: nothing written
+	}
+	before := calendarRules(prev)
+	after := calendarRules(e.CalendarRules)
+	after["edit"] = e.Stamp
+	r := audit.Record{Action: audit.CalendarEdit + name, App: timer.AppName(app), Before: before, After: after}
 	if err != nil {
-		return c, err
+		return jobs.Job{}, s.recordChange(ctx, a, ops.OpCalendarEdit, r, true, err)
 	}
-	return c, s.record(ctx, a, ops.OpCalendarEdit, audit.Record{Action: audit.CalendarEdit + name, App: timer.AppName(app),
-		Before: before, After: calendarRules(c.CalendarRules)})
+	j, err := s.Jobs.Start(ctx, a.Name, jobkinds.Calendar, jobkinds.CalendarParams{App: app, Name: name, Stamp: e.Stamp, At: e.At})
+	if j.ID != "" {
+		after["job"] = j.ID
+	}
+	if err != nil {
+		err = fmt.Errorf("calendar %s saved and in force (the fetch applies it to each instance as it comes due), but its job did not start: %w", name, err)
+	}
+	return j, s.recordChange(ctx, a, ops.OpCalendarEdit, r, true, err)
 }
 
 // calendarRules are a calendar's rules as audit records show them.
@@ -159,21 +179,47 @@ func calendarRules(r schedule.CalendarRules) map[string]any {
 	return map[string]any{"dates": r.Dates, "yearly": r.Yearly, "ranges": r.Ranges, "weekdays": r.Weekdays}
 }
 
-// StartBackfill starts a backfill (by a) and records it with its range.
+// StartBackfill accepts a backfill (admin.Service.AcceptBackfill: checked, its record
+// written, starting: none of it runs yet) and starts the job that writes its parts and runs
+// it (jobkinds.BackfillKind, worked by s.Jobs), then records it once with its range and the
+// job's id. It returns the backfill's record as it stands (no parts), with the job
+// (BackfillStatus.Job).
 func (s *Service) StartBackfill(ctx context.Context, a ops.Actor, r admin.BackfillRequest) (admin.BackfillStatus, error) {
 	if err := check(a); err != nil {
 		return admin.BackfillStatus{}, err
 	}
-	r.By = a.Name
-	st, err := s.Admin.StartBackfill(ctx, r)
-	if err != nil {
-		return st, err
+	if s.Jobs == nil {
+		return admin.BackfillStatus{}, fmt.Errorf("%w: this service runs no jobs", errkind.Unavailable)
 	}
-	after := map[string]any{"id": st.ID, "from": st.From, "to": st.To, "parallel": st.Parallel, "instants": st.Total}
+	r.By = a.Name
+	b, err := s.Admin.AcceptBackfill(ctx, r)
+	if err != nil {
+		return admin.BackfillStatus{}, err
+	}
+	after := map[string]any{"id": b.ID, "from": b.From, "to": b.To, "parallel": b.Parallel, "instants": b.Total}
 	if r.Tenant != "" {
 		after["tenant"] = r.Tenant
 	}
-	return st, s.record(ctx, a, ops.OpBackfillStart, audit.Record{After: after}.ForKey(st.Key("")))
+	j, jerr := s.Jobs.Start(ctx, a.Name, jobkinds.Backfill, jobkinds.BackfillParams{App: b.App, Timer: b.Timer, ID: b.ID})
+	if j.ID != "" {
+		after["job"] = j.ID
+	}
+	if jerr != nil {
+		jerr = fmt.Errorf("backfill %s accepted, but its job did not start (none of it runs; recovery marks it failed %s after its start, or `sundial backfill cancel` ends it now): %w",
+			b.ID, engine.BackfillStartBound, jerr)
+	}
+	if err := s.recordChange(ctx, a, ops.OpBackfillStart, audit.Record{After: after}.ForKey(b.Key("")), true, jerr); err != nil {
+		return admin.BackfillStatus{}, err
+	}
+	// The record only (one read): its parts' progress is a read per instance, which
+	// `GET …/backfill` (BackfillStatus) does.
+	st, err := s.Admin.BackfillRecord(ctx, b.App, b.Timer)
+	if err != nil {
+		return st, err
+	}
+	ref := jobs.AcceptedOf(j)
+	st.Job, st.Message = &ref.Job, fmt.Sprintf("backfill %s of %s %s: ", b.ID, b.Key("").Name(), st.State)+ref.Message
+	return st, nil
 }
 
 // CancelBackfill cancels a timer's running backfill (by a) and records how far it got.

@@ -15,7 +15,7 @@ import (
 func New(b *role.Base) *engine.Fetcher {
 	c := b.Config
 	return &engine.Fetcher{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics, Shards: c.DueShards,
-		Lookahead: role.Lookahead(c), IndexLag: c.IndexLag, ShardGrace: c.ShardGrace, ClaimRate: c.ClaimRate}
+		Lookahead: role.Lookahead(c), IndexLag: c.IndexLag, ShardGrace: c.ShardGrace, ClaimRate: c.ClaimRate, Calendars: b.Store}
 }
 
 // Handler is the fetch function's Lambda handler (EventBridge scheduled event).

@@ -1,0 +1,184 @@
+package jobkinds_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/app"
+	"github.com/sundialhq/sundial/internal/audit"
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/jobkinds"
+	"github.com/sundialhq/sundial/internal/jobs"
+	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/ops/apply"
+	"github.com/sundialhq/sundial/internal/schedule"
+	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+// sentQueue records the firings a fetch sends (and sends nothing: the test reads them).
+type sentQueue struct {
+	engine.Queue
+	mu   sync.Mutex
+	sent []engine.Outgoing
+}
+
+func (q *sentQueue) Send(_ context.Context, msgs []engine.Outgoing) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sent = append(q.sent, msgs...)
+	return nil
+}
+
+// take returns the firings of app sent since the last take, by timer.
+func (q *sentQueue) take(app string) map[string][]time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := map[string][]time.Time{}
+	for _, m := range q.sent {
+		if k := m.Firing.Key(); k.AppName() == app {
+			out[k.Timer] = append(out[k.Timer], m.Firing.DueAt.UTC())
+		}
+	}
+	q.sent = nil
+	return out
+}
+
+// records is an audit trail in memory.
+type records struct {
+	mu   sync.Mutex
+	recs []audit.Record
+}
+
+func (r *records) Add(_ context.Context, rec audit.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec)
+	return nil
+}
+
+func stampOf(t *testing.T, j jobs.Job) string {
+	t.Helper()
+	var p jobkinds.CalendarParams
+	require.NoError(t, json.Unmarshal(j.Params, &p))
+	require.NotEmpty(t, p.Stamp)
+	return p.Stamp
+}
+
+// From the moment a calendar edit is accepted no instance fires on a date it excludes,
+// even one its job has not reached: here the job is accepted and then not worked at all
+// (no sweep runs it), as a job stopped mid-way is. The firing already queued when the edit
+// came (due within the fetch's look-ahead) is refused at its claim, its instance rewritten
+// before the edit was accepted; the instances the job has not reached are due on the newly
+// excluded date, and the fetch does not send them: it gives them the edit, and they fire on
+// their next allowed date. The job, worked later, finds nothing left but what the fetch did,
+// ends, and the edit's mark leaves the watermark item.
+func TestCalendarEditInForceBeforeItsJobReachesAnInstance(t *testing.T) {
+	cfg, outs := testenv.Stack(t)
+	ctx := context.Background()
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	monday := time.Date(2031, 3, 3, 10, 0, 0, 0, time.UTC)
+	clock := timer.NewManualClock(monday)
+	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "operator-1", Clock: clock})
+	require.NoError(t, err)
+	q := &sentQueue{Queue: a.Queues}
+	fetch := *a.Fetcher
+	fetch.Queue = q
+	require.NotNil(t, fetch.Calendars, "the deployed fetch reads the edits in transit")
+
+	name := strings.ToLower(testenv.Unique(t))
+	appName := "c" + name[max(0, len(name)-20):]
+	biz := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}
+	mk := func(timerName, sched string, next time.Time) timer.Key {
+		key := timer.Key{App: appName, Timer: timerName}
+		in := timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards), NextRun: next,
+			Settings: timer.Settings{Schedule: sched, Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
+				RetryDelay: time.Second, Misfire: timer.MisfireRunOnce, Calendar: &timer.Calendar{Name: "biz", CalendarRules: biz},
+				Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}
+		require.NoError(t, a.Store.Create(ctx, in))
+		return key
+	}
+	tuesday9 := time.Date(2031, 3, 4, 9, 0, 0, 0, time.UTC)
+	wednesday9 := time.Date(2031, 3, 5, 9, 0, 0, 0, time.UTC)
+	soon := mk("Soon", "every 1m", monday.Add(time.Minute))
+	daily := []timer.Key{mk("Daily1", "09:00", tuesday9), mk("Daily2", "09:00", tuesday9)}
+
+	// A tick before the edit queues Soon's firing (due within the look-ahead).
+	_, err = fetch.Run(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]time.Time{"Soon": {monday.Add(time.Minute)}}, q.take(appName))
+
+	// The edit: Monday and Tuesday closed. Its job is accepted, and then nobody works it.
+	edit := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}, Dates: []string{"2031-03-03", "2031-03-04"}}
+	trail := &records{}
+	js := *a.Jobs // the deployed kinds; the trail read here (the clock is years ahead of the table's days)
+	js.Audit = trail
+	svc := &apply.Service{Admin: a.Admin, Store: a.Store, Audit: trail, Clock: clock, Jobs: &js}
+	j, err := svc.EditCalendar(ctx, ops.Actor{Kind: ops.Operator, Name: "ana"}, appName, "biz", edit)
+	require.NoError(t, err)
+	require.Equal(t, jobs.Queued, j.State, "answered at once: the job goes on in the platform")
+	require.Equal(t, 1, j.Done, "Soon, due within the look-ahead, was rewritten before the edit was accepted")
+	require.Equal(t, 3, j.Total)
+	marks, err := a.Store.CalendarMarks(ctx)
+	require.NoError(t, err)
+	require.Contains(t, marks, timer.CalendarMark{App: appName, Name: "biz", Stamp: stampOf(t, j)})
+
+	in, err := a.Store.Get(ctx, soon)
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC), in.NextRun, "Soon's next run under the edit: Wednesday")
+	_, err = a.Store.Claim(ctx, soon, timer.Claim{Due: monday.Add(time.Minute), ScheduledAt: monday.Add(time.Minute), Attempt: 1,
+		ExecutionID: "x", By: "p", Now: monday.Add(time.Minute)})
+	require.ErrorIs(t, err, timer.ErrClaimLost, "the firing queued before the edit does not run on the closed Monday")
+	for _, k := range daily {
+		in, err := a.Store.Get(ctx, k)
+		require.NoError(t, err)
+		require.Equal(t, tuesday9, in.NextRun, "%s: not reached by the job", k)
+		require.Empty(t, in.Calendar.Edit)
+	}
+
+	// Tuesday: the fetch's tick sends nothing of the closed day, and gives the daily timers
+	// the edit: their next run is Wednesday's.
+	clock.Set(tuesday9.Add(-time.Minute))
+	_, err = fetch.Run(ctx)
+	require.NoError(t, err)
+	require.Empty(t, q.take(appName), "nothing fires on the newly excluded Tuesday")
+	for _, k := range daily {
+		in, err := a.Store.Get(ctx, k)
+		require.NoError(t, err)
+		require.Equal(t, wednesday9, in.NextRun, "%s: its next allowed date", k)
+		require.Equal(t, edit, in.Calendar.CalendarRules)
+	}
+	// Wednesday: they fire.
+	clock.Set(wednesday9.Add(-time.Minute))
+	_, err = fetch.Run(ctx)
+	require.NoError(t, err)
+	sent := q.take(appName)
+	require.Equal(t, []time.Time{wednesday9}, sent["Daily1"])
+	require.Equal(t, []time.Time{wednesday9}, sent["Daily2"])
+
+	// The job, worked now, ends: every instance has the edit; the mark is gone.
+	j, err = js.Work(ctx, j.ID, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, jobs.Done, j.State, j.Error)
+	require.Equal(t, 3, j.Done)
+	marks, err = a.Store.CalendarMarks(ctx)
+	require.NoError(t, err)
+	for _, m := range marks {
+		require.False(t, m.App == appName, "mark left: %+v", m)
+	}
+	var who []string
+	for _, r := range trail.recs {
+		require.Equal(t, appName, r.App)
+		who = append(who, r.Who)
+	}
+	require.ElementsMatch(t, []string{"ana", jobs.Platform}, who, "the edit once, by its operator; the job's end, by the platform")
+}
