@@ -193,10 +193,11 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 		ran := e.Outcome != timer.OutcomeMissed && e.Outcome != timer.OutcomeRecovered
 		var err error
 		// A backfill run is not one of the timer's runs in a row (its failures are not counted
-		// in NumberOfTries): it neither raises nor resolves consecutiveFailures.
+		// in NumberOfTries): it neither raises nor resolves consecutiveFailures. A failure
+		// whose retry is pending raises nothing yet: the rule waits for the firing's last try.
 		if r.ConsecutiveFailures > 0 && !e.Backfill {
 			switch {
-			case e.Outcome.Failed() && x.Instance.NumberOfTries >= r.ConsecutiveFailures:
+			case e.Outcome.Failed() && !x.Instance.RetryPending() && x.Instance.NumberOfTries >= r.ConsecutiveFailures:
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,
 					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.Instance.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
 			case e.Outcome == timer.OutcomeSuccess:
