@@ -21,10 +21,13 @@ const (
 	RuleConsecutiveFailures = "consecutiveFailures"
 	RuleNoSuccessWithin     = "noSuccessWithin"
 	RuleDurationOver        = "durationOver"
+	// RulePausedAfterFailures holds while the platform's pause after failures lasts
+	// (AutoPause): raised with the pause, resolved once the timer is active again.
+	RulePausedAfterFailures = "pausedAfterFailures"
 )
 
 // AlertRuleNames are every rule's name: an instance has at most one open alert of each.
-var AlertRuleNames = []string{RuleConsecutiveFailures, RuleNoSuccessWithin, RuleDurationOver}
+var AlertRuleNames = []string{RuleConsecutiveFailures, RuleNoSuccessWithin, RuleDurationOver, RulePausedAfterFailures}
 
 // Any reports whether a rule is set.
 func (r AlertRules) Any() bool {
