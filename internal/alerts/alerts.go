@@ -187,12 +187,6 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 				}
 			}
 		}
-		// The timer ran again: the platform's pause after failures is over.
-		if b.open[openKey(k, timer.RulePausedAfterFailures)] && x.Instance.Active {
-			if err := b.resolve(ctx, k, timer.RulePausedAfterFailures, r.Notify, &e, end, false); err != nil {
-				return nil, err
-			}
-		}
 		if !r.Any() {
 			continue
 		}
