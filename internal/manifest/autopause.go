@@ -7,11 +7,11 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
-// Bounds of pauseAfterFailures and pauseFor. A pause ends at recovery's sweep after pauseFor
-// (every minute on AWS), so pauseFor is at least a minute.
+// Bounds of pauseAfterFailures and pauseFor. A pause ends at recovery's first sweep after
+// pauseFor (every minute on AWS; more often on the local platform).
 const (
 	MaxPauseAfterFailures = 1000
-	MinPauseFor           = time.Minute
+	MinPauseFor           = time.Second
 	MaxPauseFor           = 30 * 24 * time.Hour
 )
 
@@ -35,7 +35,7 @@ func (t Timer) autoPauseProblems() []error {
 	}
 	if d := t.PauseFor; d != nil {
 		if d.Duration < MinPauseFor || d.Duration > MaxPauseFor {
-			errs = append(errs, fmt.Errorf("pauseFor: %s is out of range %s..%s (recovery's sweep ends the pause, every minute on AWS; "+
+			errs = append(errs, fmt.Errorf("pauseFor: %s is out of range %s..%s (recovery's next sweep ends the pause, every minute on AWS; "+
 				"leave it out for a pause an operator ends)", d.Duration, FormatDuration(MinPauseFor), FormatDuration(MaxPauseFor)))
 		}
 		if t.PauseAfterFailures == nil {

@@ -36,8 +36,8 @@ func TestAutoPauseInvalid(t *testing.T) {
 		`pauseAfterFailures: 0`:                 `timers[0] "A": pauseAfterFailures: 0 is out of range 1..1000`,
 		`pauseAfterFailures: 1001`:              `pauseAfterFailures: 1001 is out of range 1..1000`,
 		`pauseAfterFailures: many`:              `pauseAfterFailures`,
-		`pauseAfterFailures: 3, pauseFor: 10s`:  `timers[0] "A": pauseFor: 10s is out of range 1m..720h`,
-		`pauseAfterFailures: 3, pauseFor: 800h`: `pauseFor: 800h0m0s is out of range 1m..720h`,
+		`pauseAfterFailures: 3, pauseFor: 0s`:   `timers[0] "A": pauseFor: 0s is out of range 1s..720h`,
+		`pauseAfterFailures: 3, pauseFor: 800h`: `pauseFor: 800h0m0s is out of range 1s..720h`,
 		`pauseAfterFailures: 3, pauseFor: soon`: `want a duration such as 20m or 10s, got "soon"`,
 		`pauseFor: 1h`:                          `timers[0] "A": pauseFor: 1h0m0s without pauseAfterFailures`,
 	} {
