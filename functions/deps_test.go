@@ -19,7 +19,7 @@ var forbiddenFor = map[string][]string{
 	"fetch":       {"chaos", "app", "cloudformation", "sns", "eventbridge", "streams", "admin", "manifest", "console", "auditwriter", "s3"},
 	"processor":   {"chaos", "app", "cloudformation", "sns", "eventbridge", "streams", "admin", "manifest", "console", "auditwriter", "s3"},
 	"recovery":    {"chaos", "app", "cloudformation", "streams", "admin", "manifest", "console", "s3"},
-	"logwriter":   {"chaos", "app", "cloudformation", "streams", "admin", "manifest", "console", "auditwriter", "s3"},
+	"logwriter":   {"chaos", "app", "cloudformation", "streams", "admin", "manifest", "console", "s3"},
 	"auditwriter": {"chaos", "app", "cloudformation", "sns", "eventbridge", "streams", "admin", "manifest", "console", "s3"},
 	"api":         {"chaos", "app", "cloudformation", "sns", "eventbridge", "streams", "s3"},
 	"publish":     {"chaos", "app", "cloudformation", "sns", "eventbridge", "streams", "console"},

@@ -165,3 +165,135 @@ timers:
 	require.Len(t, h.Alerts, 2, "Environment Health shows the open alerts")
 	requireIAMClean(t, dir, endpoint)
 }
+
+// pauseAfterFailures end to end on the local platform: a timer failing every firing (one retry
+// each) is paused by the platform after the firing whose last try completes 3 failures in a
+// row — the 4th failure, not the 3rd, whose retry was pending — with one Timer Paused event, one
+// pausedAfterFailures alert and one audit record by the platform; recovery's sweep activates
+// it again at pauseFor (audited as the platform) and resolves the alert. A timer without
+// pauseFor stays paused until an operator activates it, which resolves its alert too.
+func TestAutoPauseEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs sundial up against the emulator")
+	}
+	bin, err := sundialBinary()
+	require.NoError(t, err)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		n := calls[r.URL.Path]
+		mu.Unlock()
+		http.Error(w, fmt.Sprintf("failure %d", n), http.StatusBadGateway)
+	}))
+	t.Cleanup(action.Close)
+	called := func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return calls[path]
+	}
+	var events []map[string]any
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var ev map[string]any
+		if json.Unmarshal(b, &ev) != nil {
+			http.Error(w, "want an event", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
+	count := func(timerName, detailType, rule string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, ev := range events {
+			d := ev["detail"].(map[string]any)
+			if d["timer"] == timerName && ev["detail-type"] == detailType && (rule == "" || d["rule"] == rule) {
+				n++
+			}
+		}
+		return n
+	}
+
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: billing
+timers:
+  - {name: Broken, schedule: "every 2s", timeout: 5s, maxRetries: 1, retryDelay: 0s, pauseAfterFailures: 3, pauseFor: 6s, action: {http: {url: "%[1]s/broken"}}}
+  - {name: Stuck, schedule: "every 1s", timeout: 5s, maxRetries: 0, pauseAfterFailures: 2, action: {http: {url: "%[1]s/stuck"}}}
+`, action.URL)), 0o644))
+	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "up.log"))
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
+					t.Log(l)
+				}
+			}
+		}
+	})
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if ep, found := strings.CutPrefix(sc.Text(), "endpoint   "); found {
+				ready <- strings.Fields(ep)[0]
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-ready:
+	case <-time.After(90 * time.Second):
+		t.Fatal("sundial up not ready after 90s")
+	}
+
+	waitUntil(t, 60*time.Second, 200*time.Millisecond, "Broken and Stuck paused", func() bool {
+		return count("Broken", "Timer Paused", "") >= 1 && count("Stuck", "Timer Paused", "") >= 1
+	})
+	out, errOut, code := cli(t, dir, "timers", "show", "Broken", "--app", "billing", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "pause after:")
+	require.Contains(t, out, "3 failures in a row, for 6s")
+	require.Contains(t, out, "paused:")
+	require.Contains(t, out, "by platform at")
+	require.Contains(t, out, "paused after 4 failures in a row (pauseAfterFailures: 3) until")
+	// The pause follows the finish by the log writer's delay (the stream's batching window): a
+	// firing that started meanwhile may run, and nothing runs once the pause is applied.
+	broken, stuck := called("/broken"), called("/stuck")
+	time.Sleep(3 * time.Second)
+	require.Equal(t, broken, called("/broken"), "paused: no more calls")
+	require.Equal(t, stuck, called("/stuck"), "paused: no more calls")
+	require.Equal(t, 1, count("Broken", "Alert Raised", "pausedAfterFailures"))
+	out, errOut, code = cli(t, dir, "alerts", "--json", "--app", "billing", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"rule": "pausedAfterFailures"`)
+
+	// At pauseFor, recovery's sweep activates Broken (as the platform) and resolves its alert;
+	// it fails again at once, and is paused again after that firing's last try.
+	waitUntil(t, 30*time.Second, 200*time.Millisecond, "Broken's alert resolved at pauseFor", func() bool {
+		return count("Broken", "Alert Resolved", "pausedAfterFailures") >= 1
+	})
+	waitUntil(t, 30*time.Second, 200*time.Millisecond, "Broken runs again", func() bool { return called("/broken") > broken })
+	require.Equal(t, stuck, called("/stuck"), "no pauseFor: Stuck waits for an operator")
+	require.Zero(t, count("Stuck", "Alert Resolved", ""))
+
+	out, errOut, code = cli(t, dir, "activate", "Stuck", "--app", "billing", "--endpoint", endpoint)
+	require.Equal(t, 0, code, errOut)
+	waitUntil(t, 30*time.Second, 200*time.Millisecond, "Stuck's alert resolved after the operator's activate", func() bool {
+		return count("Stuck", "Alert Resolved", "pausedAfterFailures") == 1 && called("/stuck") > stuck
+	})
+
+	waitUntil(t, 20*time.Second, 300*time.Millisecond, "the platform's pauses and resume audited", func() bool {
+		out, _, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)
+		return code == 0 && strings.Count(out, `"action": "deactivate"`) >= 2 && strings.Contains(out, `"action": "activate"`)
+	})
+	require.Contains(t, out, "paused after 4 failures in a row")
+	require.Contains(t, out, "paused after 2 failures in a row")
+	requireIAMClean(t, dir, endpoint)
+}

@@ -125,3 +125,20 @@ timers:
 	require.Contains(t, errOut.String(), `timers[2] "C": schedule: schedule "cron(0 0 1 1 ? H)": year field "H": H cannot be used in the year field`)
 	require.Contains(t, errOut.String(), `timers[3] "D": schedule: schedule "rate(H minutes)": H (a spread start time) cannot be used in rate()`)
 }
+
+// check names the timer and the field of a bad pauseAfterFailures or pauseFor, and accepts a
+// good pair.
+func TestCheckAutoPause(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "timers.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`timers:
+  - {name: Good, schedule: "every 1m", pauseAfterFailures: 5, pauseFor: 2h, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: Zero, schedule: "every 1m", pauseAfterFailures: 0, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: Alone, schedule: "every 1m", pauseFor: 1h, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`), 0o600))
+	var out, errOut bytes.Buffer
+	require.NotEqual(t, 0, run(context.Background(), []string{"check", path}, &out, &errOut))
+	require.Contains(t, errOut.String(), `timers[1] "Zero": pauseAfterFailures: 0 is out of range 1..1000 (leave it out to never pause)`)
+	require.Contains(t, errOut.String(), `timers[2] "Alone": pauseFor: 1h0m0s without pauseAfterFailures: say after how many failures in a row to pause`)
+	require.NotContains(t, errOut.String(), "Good")
+}

@@ -202,6 +202,13 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	line("timeout", s.Timeout)
 	line("retries", fmt.Sprintf("%d, %s apart", s.MaxRetries, s.RetryDelay))
 	line("misfire", s.Misfire+" (after "+s.MisfireAfter+")")
+	if s.PauseAfterFailures > 0 {
+		until := "until an operator activates it"
+		if s.PauseFor != "" {
+			until = "for " + s.PauseFor
+		}
+		line("pause after", fmt.Sprintf("%d failures in a row, %s", s.PauseAfterFailures, until))
+	}
 	active := strconv.FormatBool(s.Active)
 	if s.ActiveBy != "" {
 		active += " (by " + s.ActiveBy + ")"
@@ -235,7 +242,11 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 		line("backfill", fmt.Sprintf("%s: %d/%d done, %d failed", state, b.Done, b.Total, b.Failed))
 	}
 	if p := s.Pause; p != nil {
-		line("paused", fmt.Sprintf("by %s at %s: %s", p.By, p.At.UTC().Format(time.RFC3339), p.Note))
+		until := "until an operator activates it"
+		if !p.Until.IsZero() {
+			until = "resumes " + p.Until.UTC().Format(time.RFC3339)
+		}
+		line("paused", fmt.Sprintf("by %s at %s (%s): %s", p.By, p.At.UTC().Format(time.RFC3339), until, p.Note))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

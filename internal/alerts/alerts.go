@@ -193,10 +193,11 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 		ran := e.Outcome != timer.OutcomeMissed && e.Outcome != timer.OutcomeRecovered
 		var err error
 		// A backfill run is not one of the timer's runs in a row (its failures are not counted
-		// in NumberOfTries): it neither raises nor resolves consecutiveFailures.
+		// in NumberOfTries): it neither raises nor resolves consecutiveFailures. A failure
+		// whose retry is pending raises nothing yet: the rule waits for the firing's last try.
 		if r.ConsecutiveFailures > 0 && !e.Backfill {
 			switch {
-			case e.Outcome.Failed() && x.Instance.NumberOfTries >= r.ConsecutiveFailures:
+			case e.Outcome.Failed() && !x.Instance.RetryPending() && x.Instance.NumberOfTries >= r.ConsecutiveFailures:
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,
 					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.Instance.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
 			case e.Outcome == timer.OutcomeSuccess:
@@ -294,4 +295,47 @@ func (a *Alerter) notify(ctx context.Context, notes []note) {
 				"timer", n.ev.Detail.Timer, "rule", n.ev.Detail.Rule, "error", err)
 		}
 	}
+}
+
+// Paused raises the alert of the platform's pause p of in after failures (ops.PauseAfterFailures),
+// ended by e; its event joins the batch's.
+func (b *Batch) Paused(ctx context.Context, in timer.Instance, p timer.Pause, e timer.Execution) error {
+	if b.open == nil {
+		b.open = map[string]bool{}
+	}
+	k := in.Key.Norm()
+	al := timer.Alert{Key: k, Rule: timer.RulePausedAfterFailures, Since: p.At.UTC(), ExecutionID: e.ExecutionID, Detail: p.Note}
+	return b.raise(ctx, al, "pause@"+e.ExecutionID, in.Alerts.Notify, &e, p.At)
+}
+
+// SweepPaused resolves the pausedAfterFailures alerts of the timers active again (an
+// operator's activate, or the pause's end that recovery's sweep applied) or gone. It reads the
+// open alerts (one Query of their partition) and, for each such alert, its instance.
+func (a *Alerter) SweepPaused(ctx context.Context) error {
+	list, err := a.Store.Alerts(ctx, "")
+	if err != nil {
+		return err
+	}
+	b := &Batch{a: a, open: map[string]bool{}}
+	now := a.Now()
+	for _, al := range list {
+		if al.Rule != timer.RulePausedAfterFailures {
+			continue
+		}
+		b.open[openKey(al.Key, al.Rule)] = true
+		in, err := a.Store.Get(ctx, al.Key)
+		if err != nil && !errors.Is(err, timer.ErrNotFound) {
+			return err
+		}
+		if err == nil && !in.Active && in.Pause != nil && in.Pause.By == timer.PausedBy {
+			continue // the platform's pause lasts
+		}
+		if err := b.resolve(ctx, al.Key, al.Rule, in.Alerts.Notify, nil, now, false); err != nil {
+			return err
+		}
+	}
+	if err := a.Events.Publish(ctx, b.Events); err != nil {
+		return err
+	}
+	return b.Finish(ctx)
 }

@@ -166,6 +166,30 @@ func TestAlertConsecutiveFailures(t *testing.T) {
 	})
 }
 
+// consecutiveFailures waits for a firing's last retry (rundeck#1067): a failure whose
+// retry is pending raises nothing, however many tries in a row failed; the failure after which
+// no retry is pending raises it, once.
+func TestAlertConsecutiveFailuresOnlyAfterLastRetry(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		a, bus := f.a, f.bus
+		k := timer.Key{App: "billing", Timer: testenv.Unique(t)}
+		in := timer.Instance{Key: k, Settings: timer.Settings{MaxRetries: 2, Alerts: timer.AlertRules{ConsecutiveFailures: 1}}, Active: true}
+		for attempt := 1; attempt <= 2; attempt++ {
+			in.NumberOfTries, in.PendingAttempt = attempt, attempt+1 // the finish left a retry pending
+			e := f.execution(k, fmt.Sprintf("F%d", attempt), timer.OutcomeError, time.Millisecond)
+			e.Attempt = attempt
+			run(t, a, in, e)
+		}
+		require.Zero(t, bus.countFor(events.AlertRaised, k.Timer), "a retry is pending: the firing has not failed yet")
+		in.NumberOfTries, in.PendingAttempt = 3, 0 // the last retry failed: back to the schedule
+		e := f.execution(k, "F3", timer.OutcomeError, time.Millisecond)
+		e.Attempt, e.GaveUp = 3, true
+		run(t, a, in, e)
+		run(t, a, in, e) // redelivered
+		require.Equal(t, 1, bus.countFor(events.AlertRaised, k.Timer))
+	})
+}
+
 // durationOver holds after a slow run until a quick one; an alert whose rule was removed is
 // resolved by the next run.
 func TestAlertDurationOverAndRemovedRule(t *testing.T) {

@@ -88,6 +88,11 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		} else {
 			upd = upd.Remove(n("alerts"))
 		}
+		if a := autoPauseToItem(st.AutoPause); a != nil {
+			upd = upd.Set(n("autoPause"), expression.Value(a))
+		} else {
+			upd = upd.Remove(n("autoPause"))
+		}
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}

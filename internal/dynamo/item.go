@@ -116,6 +116,8 @@ type instanceItem struct {
 	// the backfill the running execution belongs to (set by its claim, removed by its finish).
 	Backfill    *backfillItem `dynamodbav:"backfill,omitempty"`
 	RunBackfill string        `dynamodbav:"runBackfill,omitempty"`
+	// AutoPause is the timer's pause after failures (timer.AutoPause; absent: none).
+	AutoPause *autoPauseItem `dynamodbav:"autoPause,omitempty"`
 }
 
 // backfillItem is the stored form of timer.BackfillCursor (a map attribute; false flags and
@@ -209,6 +211,7 @@ func toItem(in timer.Instance) instanceItem {
 	if p := in.Pause; p != nil {
 		it.PauseNote, it.PausedBy, it.PausedAt, it.ResumeAt = p.Note, p.By, ms(p.At), ms(p.Until)
 	}
+	it.AutoPause = autoPauseToItem(in.AutoPause)
 	switch {
 	case in.Running():
 		// A running instance stays in the due index, where recovery finds an expired lease.
@@ -224,6 +227,7 @@ func toItem(in timer.Instance) instanceItem {
 
 func (it instanceItem) instance() timer.Instance {
 	in := it.instanceOnly()
+	in.AutoPause = it.AutoPause.settings()
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
 	}

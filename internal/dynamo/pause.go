@@ -32,6 +32,15 @@ type resumeItem struct {
 // Pause deactivates the instance with p (an operator's: manifest syncs keep it) and, when p
 // has an end, lists it for recovery to activate again then.
 func (s *Store) Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.Instance, error) {
+	in, err := s.pause(ctx, key, p, expression.Name("pk").AttributeExists())
+	if isConditionFailed(err) {
+		return timer.Instance{}, s.changedOrGone(ctx, key)
+	}
+	return in, err
+}
+
+// pause writes p on the instance if cond holds (a condition failure is returned as it is).
+func (s *Store) pause(ctx context.Context, key timer.Key, p timer.Pause, cond expression.ConditionBuilder) (timer.Instance, error) {
 	n := expression.Name
 	upd := expression.Set(n("active"), expression.Value(false)).Set(n("activeBy"), expression.Value(timer.ActiveByOperator)).
 		Set(n("pauseNote"), expression.Value(p.Note)).Set(n("pausedBy"), expression.Value(p.By)).Set(n("pausedAt"), expression.Value(ms(p.At)))
@@ -40,10 +49,9 @@ func (s *Store) Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.
 	} else {
 		upd = upd.Set(n("resumeAt"), expression.Value(ms(p.Until)))
 	}
-	cond := n("pk").AttributeExists()
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
-		return timer.Instance{}, s.changedOrGone(ctx, key)
+		return timer.Instance{}, err
 	}
 	if err != nil {
 		return timer.Instance{}, fmt.Errorf("pause %s: %w", key, err)

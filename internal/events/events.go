@@ -25,6 +25,8 @@ const (
 	ExecutionMissed    = "Execution Missed"
 	AlertRaised        = "Alert Raised"
 	AlertResolved      = "Alert Resolved"
+	// TimerPaused: the platform paused a timer after failures in a row (pauseAfterFailures).
+	TimerPaused = "Timer Paused"
 )
 
 // MaxErrorBytes bounds the error text an event carries.
@@ -43,6 +45,8 @@ type Detail struct {
 	// Rule and Since are an alert's (Alert Raised, Alert Resolved).
 	Rule  string    `json:"rule,omitempty"`
 	Since time.Time `json:"since,omitzero"`
+	// Until is when a pause ends (Timer Paused; absent: when an operator ends it).
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Event is one event to put.
@@ -60,6 +64,15 @@ func (e Event) ID() string {
 		parts = append(parts, e.Detail.Rule, e.Detail.Since.UTC().Format(time.RFC3339Nano))
 	}
 	return strings.Join(parts, "|")
+}
+
+// FromPause is the event of the platform's pause of a timer after failures in a row: the
+// execution that completed them, the note (as its error) and the pause's end (Until; absent
+// when an operator ends it).
+func FromPause(p timer.Pause, e timer.Execution) Event {
+	return Event{DetailType: TimerPaused, Time: p.At.UTC(), Detail: Detail{App: e.Key.AppName(), Timer: e.Key.Timer, Tenant: e.Key.Tenant,
+		ExecutionID: e.ExecutionID, ScheduledAt: e.ScheduledAt.UTC(), Attempt: e.Attempt, Outcome: string(e.Outcome),
+		Error: Truncate(p.Note, MaxErrorBytes), Until: p.Until.UTC()}}
 }
 
 // FromAlert is the event of an alert raised or resolved (detailType AlertRaised or

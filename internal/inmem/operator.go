@@ -110,6 +110,9 @@ func (s *Store) SetActive(_ context.Context, key timer.Key, active bool, by stri
 			return fmt.Errorf("%w: %s was changed meanwhile", timer.ErrChanged, key)
 		}
 		in.Active, in.ActiveBy = active, by
+		if by == timer.ActiveByOperator {
+			in.Pause = nil // an operator's activate or plain deactivate ends a pause
+		}
 		return nil
 	})
 }

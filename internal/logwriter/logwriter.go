@@ -13,8 +13,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sundialhq/sundial/internal/alerts"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	sdevents "github.com/sundialhq/sundial/internal/events"
+	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -33,6 +35,52 @@ type Writer struct {
 	// Alerts evaluates the timers' alert rules over the executions logged (nil: none; it
 	// needs Events).
 	Alerts *alerts.Alerter
+	// Pauses pauses, as the platform, the timers whose execution completed their
+	// pauseAfterFailures failures in a row (nil: none).
+	Pauses *Pauses
+}
+
+// Pauses is what the platform's pauses after failures need: the store that applies them and
+// the audit trail that records them (ops.PauseAfterFailures).
+type Pauses struct {
+	Store ops.AutoPauser
+	Audit audit.Writer
+}
+
+// paused is a pause applied by this batch.
+type paused struct {
+	end   alerts.Ended
+	pause timer.Pause
+}
+
+// pause applies the pauses the batch's executions completed. A store error retries the batch
+// (a pause applied already is not applied again); a pause applied whose record failed is
+// logged, not retried (its record cannot be written twice).
+func (w *Writer) pause(ctx context.Context, ends []alerts.Ended) ([]paused, error) {
+	if w.Pauses == nil {
+		return nil, nil
+	}
+	var out []paused
+	for _, x := range ends {
+		e := x.Execution
+		end := e.StartedAt.Add(e.Duration)
+		if e.StartedAt.IsZero() {
+			end = e.ScheduledAt
+		}
+		p, ok, err := ops.PauseAfterFailures(ctx, w.Pauses.Store, w.Pauses.Audit, x.Instance, e, end)
+		if errors.Is(err, ops.ErrNotRecorded) {
+			w.Log.Error("log writer: timer paused after failures, its audit record not written", "timer", e.Key.String(), "error", err)
+			err = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			w.Log.Info("log writer: timer paused after failures", "timer", e.Key.String(), "note", p.Note)
+			out = append(out, paused{x, p})
+		}
+	}
+	return out, nil
 }
 
 // Handle writes the log entries of the executions the batch's records ended, in one or more
@@ -60,7 +108,7 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		}
 		if ok {
 			es = append(es, e)
-			if w.Alerts != nil {
+			if w.Alerts != nil || w.Pauses != nil {
 				img, err := dynamo.FromStreamImage(r.Change.NewImage)
 				if err == nil {
 					var in timer.Instance
@@ -80,6 +128,10 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		// Nothing is known to be written: retry the whole batch (puts are idempotent).
 		return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
 	}
+	pauses, err := w.pause(ctx, ends)
+	if err != nil {
+		return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: pause after failures: %w", err)
+	}
 	if w.Events != nil {
 		// After the log: the entries are written whatever EventBridge does. Events it does not
 		// take are kept for recovery's sweep; only when they can be neither put nor kept is
@@ -91,7 +143,15 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 			if batch, err = w.Alerts.Executions(ctx, ends); err != nil {
 				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 			}
+			for _, p := range pauses {
+				if err := batch.Paused(ctx, p.end.Instance, p.pause, p.end.Execution); err != nil {
+					return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+				}
+			}
 			evs = append(evs, batch.Events...)
+		}
+		for _, p := range pauses {
+			evs = append(evs, sdevents.FromPause(p.pause, p.end.Execution))
 		}
 		if err := w.Events.Publish(ctx, evs); err != nil {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)

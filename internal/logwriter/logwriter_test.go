@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/alerts"
+	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	sdevents "github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/inmem"
@@ -198,6 +199,89 @@ func TestWriterRaisesAlertsOnce(t *testing.T) {
 	_, err = w.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{finish(t, "2", "Nightly", "E2", timer.OutcomeSuccess, 0, true)}})
 	require.NoError(t, err)
 	require.Equal(t, []string{sdevents.ExecutionFailed, sdevents.AlertRaised, sdevents.ExecutionFailed, sdevents.AlertResolved}, b.types)
+	open, err = store.Alerts(ctx, "")
+	require.NoError(t, err)
+	require.Empty(t, open)
+}
+
+// trail keeps the audit records added.
+type trail struct{ recs []audit.Record }
+
+func (t *trail) Add(_ context.Context, r audit.Record) error {
+	t.recs = append(t.recs, r)
+	return nil
+}
+
+// pauseFinish is the finish of execution id of a timer with pauseAfterFailures 3 and pauseFor
+// 1h, after tries failures in a row, with the retry attempt pending (0: none).
+func pauseFinish(t *testing.T, seq, id string, tries, pending int) events.DynamoDBEventRecord {
+	r := finish(t, seq, "Flaky", id, timer.OutcomeError, tries, false)
+	r.Change.NewImage["active"] = events.NewBooleanAttribute(true)
+	r.Change.NewImage["autoPause"] = events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{
+		"after": events.NewNumberAttribute("3"), "forMs": events.NewNumberAttribute("3600000")})
+	if pending > 0 {
+		r.Change.NewImage["pendingAttempt"] = events.NewNumberAttribute(fmt.Sprint(pending))
+	}
+	return r
+}
+
+// pauseAfterFailures: the failure that completes 3 in a row, after its firing's last try,
+// pauses the timer as the platform until end + pauseFor — recorded once in the audit trail,
+// with a Timer Paused event and a pausedAfterFailures alert, however often the batch is
+// delivered; a failure with its retry pending, or fewer in a row, pauses nothing. The alert
+// is resolved by recovery's sweep once an operator activates the timer.
+func TestWriterPausesAfterFailures(t *testing.T) {
+	ctx := context.Background()
+	store, b, tr := inmem.NewStore(), &bus{}, &trail{}
+	w := newWriter(store, b)
+	w.Alerts = &alerts.Alerter{Store: store, Events: b, Log: w.Log, Now: func() time.Time { return started.Add(time.Minute) }}
+	w.Pauses = &logwriter.Pauses{Store: store, Audit: tr}
+	k := timer.Key{App: "billing", Timer: "Flaky"}
+	require.NoError(t, store.Create(ctx, timer.Instance{Key: k, Settings: timer.Settings{Schedule: "every 1h", Timezone: "UTC", Priority: 3,
+		Timeout: time.Minute, AutoPause: timer.AutoPause{After: 3, For: time.Hour}}, Active: true, NumberOfTries: 3, NextRun: started.Add(time.Hour)}))
+
+	for _, r := range []events.DynamoDBEventRecord{pauseFinish(t, "1", "E1", 2, 0), pauseFinish(t, "2", "E2", 3, 2)} {
+		_, err := w.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}})
+		require.NoError(t, err)
+	}
+	in, err := store.Get(ctx, k)
+	require.NoError(t, err)
+	require.True(t, in.Active, "2 in a row, then a failure whose retry is pending: not paused")
+	require.Empty(t, tr.recs)
+
+	last := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{pauseFinish(t, "3", "E3", 3, 0)}}
+	for range 2 { // delivered again
+		_, err := w.Handle(ctx, last)
+		require.NoError(t, err)
+	}
+	in, err = store.Get(ctx, k)
+	require.NoError(t, err)
+	require.False(t, in.Active)
+	require.NotNil(t, in.Pause)
+	end := started.Add(1500 * time.Millisecond)
+	require.Equal(t, timer.Pause{By: "platform", At: end, Until: end.Add(time.Hour), Note: in.Pause.Note}, *in.Pause)
+	require.Contains(t, in.Pause.Note, "paused after 3 failures in a row (pauseAfterFailures: 3) until 2026-11-27T13:00:01Z; last error: boom")
+	require.Len(t, tr.recs, 1, "audited once")
+	require.Equal(t, "platform", tr.recs[0].Who)
+	require.Equal(t, audit.Deactivate, tr.recs[0].Action)
+	require.Equal(t, in.Pause.Note, tr.recs[0].Reason)
+	require.Equal(t, []string{sdevents.ExecutionFailed, sdevents.ExecutionFailed,
+		sdevents.ExecutionFailed, sdevents.AlertRaised, sdevents.TimerPaused, sdevents.ExecutionFailed, sdevents.TimerPaused}, b.types)
+	open, err := store.Alerts(ctx, "billing")
+	require.NoError(t, err)
+	require.Len(t, open, 1)
+	require.Equal(t, timer.RulePausedAfterFailures, open[0].Rule)
+	require.Equal(t, in.Pause.Note, open[0].Detail)
+
+	require.NoError(t, w.Alerts.SweepPaused(ctx))
+	require.Len(t, b.types, 7, "still paused: the alert stays open")
+	_, err = store.SetActive(ctx, k, true, timer.ActiveByOperator)
+	require.NoError(t, err)
+	for range 2 {
+		require.NoError(t, w.Alerts.SweepPaused(ctx))
+	}
+	require.Equal(t, sdevents.AlertResolved, b.types[len(b.types)-1])
+	require.Len(t, b.types, 8, "resolved once")
 	open, err = store.Alerts(ctx, "")
 	require.NoError(t, err)
 	require.Empty(t, open)

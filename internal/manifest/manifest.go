@@ -94,6 +94,11 @@ type Timer struct {
 	CalendarRules *timer.Calendar `yaml:"-"`
 	// Alerts are the timer's alert rules; nil takes the manifest's, {} has none.
 	Alerts *Alerts `yaml:"alerts"`
+	// PauseAfterFailures pauses the timer (as the platform, with a note) once this many
+	// executions in a row have failed, after the firing's last retry; PauseFor ends that
+	// pause (recovery's sweep activates the timer again; without it, an operator does).
+	PauseAfterFailures *int      `yaml:"pauseAfterFailures"`
+	PauseFor           *Duration `yaml:"pauseFor"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -330,6 +335,7 @@ func (t Timer) problems(k timer.Key) []error {
 		errs = append(errs, fmt.Errorf("action: %v", err))
 	}
 	errs = append(errs, t.Alerts.problems()...)
+	errs = append(errs, t.autoPauseProblems()...)
 	errs = append(errs, t.itemProblems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
@@ -460,6 +466,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	}
 	t.applyCalendar(&s)
 	s.Alerts = t.Alerts.Rules()
+	s.AutoPause = t.autoPause()
 	return s
 }
 

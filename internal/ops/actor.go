@@ -31,7 +31,7 @@ const (
 	CLI Kind = "cli"
 	// Stack is a CloudFormation stack publishing its timers (its stack id).
 	Stack Kind = "stack"
-	// Platform is Sundial itself (a pause that ended).
+	// Platform is Sundial itself (a pause that ended, a pause after failures).
 	Platform Kind = "platform"
 )
 

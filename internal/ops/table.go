@@ -68,6 +68,7 @@ const (
 	OpWake            = "wake"
 	OpSetNextRun      = "set-next-run"
 	OpPauseEnded      = "pause-ended"
+	OpAutoPause       = "auto-pause"
 	OpJobs            = "jobs"
 	OpAppJobs         = "app-jobs"
 	OpJob             = "job"
@@ -141,6 +142,7 @@ var Table = []Operation{
 	{OpWake, "", "", timersTableWrites, audit.Wake},
 	{OpSetNextRun, "", "", timersTableWrites, audit.SetNextRun},
 	{OpPauseEnded, "", "", "the recovery function's role", audit.Activate},
+	{OpAutoPause, "", "", "the log writer function's role", audit.Deactivate},
 	// A job's end (internal/jobs), recorded by the platform whoever worked it (the API's
 	// request or recovery's sweep); the operator's start or cancel is its own record.
 	{OpJobEnded, "", "", "the API's or the recovery function's role", audit.Job},

@@ -27,6 +27,7 @@ import (
 	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/publish"
 	"github.com/sundialhq/sundial/internal/testenv"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -290,6 +291,18 @@ var surfaces = []surface{
 				}
 			}
 			return mine, "platform"
+		}}, {ops.OpAutoPause, func(t *testing.T) ([]audit.Record, string) {
+			ctx := context.Background()
+			k := timer.Key{App: f.name, Timer: "Flaky"}
+			in := timer.Instance{Key: k, Settings: timer.Settings{Schedule: "every 1h", Timezone: "UTC", Priority: 3, Timeout: time.Minute,
+				AutoPause: timer.AutoPause{After: 3, For: time.Hour}}, Active: true, NumberOfTries: 3, NextRun: time.Now().Add(time.Hour)}
+			require.NoError(t, f.app.Store.Create(ctx, in))
+			e := timer.Execution{Key: k, ExecutionID: "E3", Outcome: timer.OutcomeError, Error: "HTTP 500"}
+			for range 2 { // the second is the same stream record delivered again: no second record
+				_, _, err := ops.PauseAfterFailures(ctx, f.app.Store, f.rec, in, e, time.Now())
+				require.NoError(t, err)
+			}
+			return f.rec.take(), "platform"
 		}}}
 	}},
 }

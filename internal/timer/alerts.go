@@ -21,9 +21,15 @@ const (
 	RuleConsecutiveFailures = "consecutiveFailures"
 	RuleNoSuccessWithin     = "noSuccessWithin"
 	RuleDurationOver        = "durationOver"
+	// RulePausedAfterFailures holds while the platform's pause after failures lasts
+	// (AutoPause): raised with the pause, resolved by recovery's sweep once the timer is
+	// active again. Not among AlertRuleNames: the log writer's batches do not read it (its
+	// raise is guarded by the conditional write alone), so it costs them no read.
+	RulePausedAfterFailures = "pausedAfterFailures"
 )
 
-// AlertRuleNames are every rule's name: an instance has at most one open alert of each.
+// AlertRuleNames are the names of the rules a log writer batch reads the open alerts of
+// (AlertsOf): an instance has at most one open alert of each.
 var AlertRuleNames = []string{RuleConsecutiveFailures, RuleNoSuccessWithin, RuleDurationOver}
 
 // Any reports whether a rule is set.

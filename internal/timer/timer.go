@@ -203,6 +203,8 @@ type Settings struct {
 	MisfireAfter time.Duration `json:"misfireAfter,omitempty"`
 	// Alerts are the timer's alert rules (alerts.go).
 	Alerts AlertRules `json:"alerts,omitzero"`
+	// AutoPause pauses the timer after failures in a row (pause.go).
+	AutoPause AutoPause `json:"autoPause,omitzero"`
 }
 
 // Retry backoff kinds.

@@ -52,8 +52,13 @@ type Timer struct {
 	// Backfill is the instance's part of the timer's latest backfill: progress, next instant.
 	Backfill *timer.BackfillCursor `json:"backfill,omitempty"`
 	// Pause is an operator's deactivation with a note: who, when, and when the platform
-	// activates it again (until; absent: when an operator does).
+	// activates it again (until; absent: when an operator does). The platform's own pause
+	// after failures is one too (by "platform").
 	Pause *timer.Pause `json:"pause,omitempty"`
+	// PauseAfterFailures and PauseFor: the platform pauses the timer after this many failures
+	// in a row, for that long (absent: no such rule; no pauseFor: until an operator activates it).
+	PauseAfterFailures int    `json:"pauseAfterFailures,omitempty"`
+	PauseFor           string `json:"pauseFor,omitempty"`
 }
 
 // Execution is one log entry.
@@ -95,6 +100,12 @@ func OfTimer(in timer.Instance) Timer {
 		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 		Backfill: in.Backfill,
+	}
+	if a := in.AutoPause; a.After > 0 {
+		t.PauseAfterFailures = a.After
+		if a.For > 0 {
+			t.PauseFor = a.For.String()
+		}
 	}
 	if in.Calendar != nil {
 		t.Calendar = in.Calendar.Name

@@ -1,5 +1,6 @@
 // Package logwriter is the log writer function's role: the execution log from the timers
-// table's stream, with the executions' events and alerts.
+// table's stream, with the executions' events and alerts, and the platform's pauses after
+// failures (audited through the audit writer).
 package logwriter
 
 import (
@@ -10,12 +11,13 @@ import (
 	sdevents "github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/logwriter"
 	"github.com/sundialhq/sundial/internal/role"
+	"github.com/sundialhq/sundial/internal/role/auditwriter"
 	"github.com/sundialhq/sundial/internal/role/notify"
 )
 
 // New builds the writer; eb overrides the EventBridge client (nil: built from b.AWS).
 func New(b *role.Base, eb sdevents.API) *logwriter.Writer {
-	w := &logwriter.Writer{Store: b.Store, Log: b.Log}
+	w := &logwriter.Writer{Store: b.Store, Log: b.Log, Pauses: &logwriter.Pauses{Store: b.Store, Audit: auditwriter.Trail(b)}}
 	if pub, al := notify.New(b, eb); pub != nil {
 		w.Events, w.Alerts = pub, al
 	}

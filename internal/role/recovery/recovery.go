@@ -96,14 +96,19 @@ func (r *Recovery) ResumePauses(ctx context.Context) (int, error) {
 	return ops.ResumePauses(ctx, r.Store, r.Audit, r.Clock.Now())
 }
 
-// SweepAlerts raises noSuccessWithin alerts (alerts.Alerter.Sweep); a failure is logged and
-// left to the next sweep.
+// SweepAlerts raises noSuccessWithin alerts (alerts.Alerter.Sweep) and resolves the
+// pausedAfterFailures alerts of the timers active again (SweepPaused: after ResumePauses, so
+// a pause that ended this sweep resolves its alert in it); a failure is logged and left to
+// the next sweep.
 func (r *Recovery) SweepAlerts(ctx context.Context) {
 	if r.Alerter == nil {
 		return
 	}
 	if err := r.Alerter.Sweep(ctx); err != nil {
 		r.Alerter.Log.Error("recovery: alerts sweep", "error", err)
+	}
+	if err := r.Alerter.SweepPaused(ctx); err != nil {
+		r.Alerter.Log.Error("recovery: paused-after-failures alerts sweep", "error", err)
 	}
 }
 
