@@ -303,7 +303,7 @@ func (b *Batch) Paused(ctx context.Context, in timer.Instance, p timer.Pause, e 
 	if b.open == nil {
 		b.open = map[string]bool{}
 	}
-	k := in.Key.Norm()
+	k := in.Key
 	al := timer.Alert{Key: k, Rule: timer.RulePausedAfterFailures, Since: p.At.UTC(), ExecutionID: e.ExecutionID, Detail: p.Note}
 	return b.raise(ctx, al, "pause@"+e.ExecutionID, in.Alerts.Notify, &e, p.At)
 }
