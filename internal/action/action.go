@@ -29,6 +29,8 @@ type Result struct {
 	// function's result), at most actionkit.OutputMaxBytes of valid UTF-8; a longer answer ends
 	// with actionkit.OutputTruncated. Headers are not kept. Empty for an async start.
 	Output string
+	// State is the answer's "state", validated and compacted (nil: none; "": null).
+	State *string
 }
 
 // Failure is the error returned for a failed call.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sundialhq/sundial/actionkit"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // excerptMax bounds what a failure carries into logs and DynamoDB items.
@@ -80,4 +81,39 @@ func decodeResult(body []byte) (*time.Time, error) {
 	}
 	t = t.UTC()
 	return &t, nil
+}
+
+// answer is what Sundial acts on in a successful answer beside its output: the next run it
+// asks for and the state it hands to the next run.
+type answer struct {
+	NextRun *time.Time
+	// State is the answer's "state", compacted (nil: none; "": null, remove it).
+	State *string
+}
+
+// decodeAnswer reads an answer's "nextRun" (decodeResult) and "state". A body that is not a
+// JSON object carries neither. A "state" that is over timer.StateMaxBytes is an error: the
+// action meant to keep it, and dropping it silently would hand the next run a stale one.
+func decodeAnswer(body []byte) (answer, error) {
+	next, err := decodeResult(body)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{NextRun: next}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return a, nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return a, nil
+	}
+	if raw, ok := obj["state"]; ok {
+		s, err := timer.ValidateState(raw)
+		if err != nil {
+			return answer{}, err
+		}
+		a.State = &s
+	}
+	return a, nil
 }

@@ -153,6 +153,17 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastOutput"))
 	}
+	if !f.LastSuccessFor.IsZero() {
+		upd = upd.Set(n("lastSuccessAt"), expression.Value(ms(f.LastSuccessAt))).
+			Set(n("lastSuccessFor"), expression.Value(ms(f.LastSuccessFor)))
+	}
+	switch {
+	case f.State == nil: // the run returned no state: the instance keeps its own
+	case *f.State == "":
+		upd = upd.Remove(n("state"))
+	default:
+		upd = upd.Set(n("state"), expression.Value(*f.State))
+	}
 	if !f.KeepNextRun && !f.NextRun.IsZero() {
 		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))
 	}

@@ -87,6 +87,11 @@ type instanceItem struct {
 	LastOutcome        string `dynamodbav:"lastOutcome,omitempty"`
 	LastError          string `dynamodbav:"lastError,omitempty"`
 	LastOutput         string `dynamodbav:"lastOutput,omitempty"`
+	// The run context a finish hands on (timer.Instance.LastSuccessAt, LastSuccessFor,
+	// State): written by the fenced finish of a successful run, on the item it writes anyway.
+	LastSuccessAt  int64  `dynamodbav:"lastSuccessAt,omitempty"`
+	LastSuccessFor int64  `dynamodbav:"lastSuccessFor,omitempty"`
+	State          string `dynamodbav:"state,omitempty"`
 	// LastExecID and LastGaveUp are written by the finish that ends an execution: with the
 	// running attributes of the item before it (the stream's old image) they make that
 	// execution's log entry (ExecutionFromImages).
@@ -189,6 +194,7 @@ func toItem(in timer.Instance) instanceItem {
 		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, LastOutput: in.LastOutput,
+		LastSuccessAt: ms(in.LastSuccessAt), LastSuccessFor: ms(in.LastSuccessFor), State: in.State,
 		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
 	}
 	if p := in.Pause; p != nil {
@@ -238,6 +244,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
 		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError, LastOutput: it.LastOutput,
+		LastSuccessAt: fromMs(it.LastSuccessAt), LastSuccessFor: fromMs(it.LastSuccessFor), State: it.State,
 		Backfill: it.Backfill.cursor(), RunBackfill: it.RunBackfill,
 	}
 }

@@ -503,3 +503,17 @@ func (s *Store) PutSharedCalendars(_ context.Context, cals []timer.Calendar) err
 	}
 	return nil
 }
+
+// ResetState implements admin.Store.
+func (s *Store) ResetState(_ context.Context, key timer.Key) (timer.Instance, error) {
+	var before timer.Instance
+	_, err := s.change(key, func(in *timer.Instance) error {
+		if in.Running() {
+			return fmt.Errorf("reset the state of %s: %w", key, timer.ErrRunningState)
+		}
+		before = in.Clone()
+		in.State = ""
+		return nil
+	})
+	return before, err
+}

@@ -290,6 +290,16 @@ type Instance struct {
 	// LastOutput is the start of the last execution's answer (see Execution.Output).
 	LastOutput string `json:"lastOutput,omitempty"`
 
+	// LastSuccessAt is when the last successful run (not a backfill's) ended, and
+	// LastSuccessFor the instant it was scheduled for: the start of the next run's window
+	// (RunWindow). Zero until a run succeeds.
+	LastSuccessAt  time.Time `json:"lastSuccessAt,omitzero"`
+	LastSuccessFor time.Time `json:"lastSuccessFor,omitzero"`
+	// State is the JSON value the last successful run returned as its "state" (at most
+	// StateMaxBytes), handed to the next run; "" when none. Only the finish of the execution
+	// that owns the lease writes it (Finish.State), and an operator may reset it.
+	State string `json:"state,omitempty"`
+
 	// Pause is set while an operator's deactivation with a note lasts (nil otherwise).
 	Pause *Pause `json:"pause,omitempty"`
 

@@ -87,6 +87,12 @@ type Finish struct {
 	// the lease after recovery read the instance keeps the execution (ErrLeaseLive).
 	IfLeaseExpiredBy time.Time
 
+	// LastSuccessAt/LastSuccessFor, when set, record a successful regular run (its end and
+	// its scheduled instant); State, when not nil, replaces the instance's state ("":
+	// removed). A backfill run and a failed run set none of them.
+	LastSuccessAt, LastSuccessFor time.Time
+	State                         *string
+
 	// BackfillRun names the backfill the execution ran for ("" for a regular run); Backfill
 	// is the instance's backfill cursor after the change, written only if it is still
 	// BackfillWas (nil: the cursor is left as it is).
@@ -107,6 +113,10 @@ type RunResult struct {
 	RequestedNextRun *time.Time
 	// IfLeaseExpiredBy: see Finish.IfLeaseExpiredBy (recovery sets it to its now).
 	IfLeaseExpiredBy time.Time
+	// State is the "state" a successful run returned (nil: it returned none, and the
+	// instance keeps its state; "": it returned null, and the state is removed). It is
+	// validated (ValidateState) before it gets here.
+	State *string
 }
 
 // NextFunc computes a schedule's next run strictly after t; ok=false means none.
@@ -158,6 +168,9 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		if res.RequestedNextRun != nil {
 			f.NextRun = res.RequestedNextRun.UTC()
 		}
+		f.LastSuccessAt = res.Finished
+		f.LastSuccessFor, _ = in.Run()
+		f.State = res.State
 	} else {
 		f.Tries = in.NumberOfTries + 1
 		runScheduledAt, attempt := in.Run()
@@ -219,6 +232,12 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.NextRun = f.NextRun
 	out.PendingScheduledAt, out.PendingAttempt = f.PendingScheduledAt, f.PendingAttempt
 	out.LastOutcome, out.LastError, out.LastOutput = f.Outcome, f.Error, f.Output
+	if !f.LastSuccessFor.IsZero() {
+		out.LastSuccessAt, out.LastSuccessFor = f.LastSuccessAt, f.LastSuccessFor
+	}
+	if f.State != nil {
+		out.State = *f.State
+	}
 	return out, nil
 }
 
