@@ -41,6 +41,7 @@ func (s *Server) apiHandlers() map[string]func(r *http.Request) (any, error) {
 		ops.OpBackfillStatus: s.apiBackfill, ops.OpBackfillStart: s.apiBackfill, ops.OpBackfillCancel: s.apiBackfill,
 		ops.OpJobs: s.apiJobs, ops.OpAppJobs: s.apiJobs, ops.OpJob: s.apiJob, ops.OpAppJob: s.apiJob,
 		ops.OpJobCancel: s.apiCancelJob, ops.OpAppJobCancel: s.apiCancelJob,
+		ops.OpState: s.apiState, ops.OpStateReset: s.apiState,
 	}
 }
 

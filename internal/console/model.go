@@ -1,6 +1,7 @@
 package console
 
 import (
+	"github.com/sundialhq/sundial/internal/admin"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/queue"
@@ -44,6 +45,8 @@ type TimerDetail struct {
 	// failed): it runs before NextRuns, which are the schedule's.
 	PendingRetry *PendingRetry `json:"pendingRetry,omitempty"`
 	Recent       []LogEntry    `json:"recent"`
+	// State is the run context the instance hands to its next run (admin.StateOf).
+	State admin.StateInfo `json:"state"`
 	// settings are the instance's, for the edit page's preview (its calendar and window).
 	settings timer.Settings
 }

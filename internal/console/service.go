@@ -325,6 +325,7 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	if in.Running() {
 		d.RunAttempt = max(in.RunAttempt, 1)
 	}
+	d.State = admin.StateOf(in)
 	if edited {
 		d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority = rec.Defaults.Schedule, rec.Defaults.Timeout.String(), rec.Defaults.Priority
 		d.DefaultDST = view.DST(rec.Defaults.DST)

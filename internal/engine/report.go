@@ -59,7 +59,31 @@ func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, erro
 
 // Complete ends the execution successfully; nextRun, if set, is the next run the action asks for.
 func (r *Reporter) Complete(ctx context.Context, token string, nextRun *time.Time) error {
-	return r.end(ctx, token, timer.RunResult{Outcome: timer.OutcomeSuccess, RequestedNextRun: nextRun})
+	return r.CompleteWith(ctx, token, Completion{NextRun: nextRun})
+}
+
+// Completion is what an async action reports with its success, as a synchronous action's
+// answer does: the next run it asks for and the state it hands to the next run.
+type Completion struct {
+	NextRun *time.Time
+	// State is JSON (nil: none, the timer keeps its state; "null": remove it); it is
+	// validated here (timer.ValidateState).
+	State []byte
+}
+
+// CompleteWith ends the execution successfully with what the action reports (Completion).
+// An invalid state is refused (errkind.Invalid) before anything is written: the execution
+// still runs, and may report again.
+func (r *Reporter) CompleteWith(ctx context.Context, token string, c Completion) error {
+	res := timer.RunResult{Outcome: timer.OutcomeSuccess, RequestedNextRun: c.NextRun}
+	if c.State != nil {
+		s, err := timer.ValidateState(c.State)
+		if err != nil {
+			return err
+		}
+		res.State = &s
+	}
+	return r.end(ctx, token, res)
 }
 
 // Fail ends the execution as failed; retries follow the timer's policy.

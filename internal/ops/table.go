@@ -75,6 +75,8 @@ const (
 	OpJobCancel       = "job-cancel"
 	OpAppJobCancel    = "app-job-cancel"
 	OpJobEnded        = "job-ended"
+	OpState           = "state"
+	OpStateReset      = "state-reset"
 	invoke            = "execute-api:Invoke"
 	timersTableWrites = "dynamodb:UpdateItem on the timers table (and the audit trail's append)"
 )
@@ -107,6 +109,7 @@ var Table = []Operation{
 	{OpBackfillStatus, "GET", "/api/apps/{app}/timers/{name}/backfill", invoke, ""},
 	{OpAppJobs, "GET", "/api/apps/{app}/jobs", invoke, ""},
 	{OpAppJob, "GET", "/api/apps/{app}/jobs/{id}", invoke, ""},
+	{OpState, "GET", "/api/apps/{app}/timers/{name}/state", invoke, ""},
 	// One app's changes.
 	{OpEdit, "PATCH", "/api/apps/{app}/timers/{name}", invoke, audit.Edit},
 	{OpRunNow, "POST", "/api/apps/{app}/timers/{name}/run-now", invoke, audit.RunNow},
@@ -119,6 +122,7 @@ var Table = []Operation{
 	{OpBackfillCancel, "POST", "/api/apps/{app}/timers/{name}/backfill/cancel", invoke, audit.BackfillCancel},
 	{OpAppRelease, "POST", "/api/apps/{app}/release", invoke, audit.AppRelease},
 	{OpAppJobCancel, "POST", "/api/apps/{app}/jobs/{id}/cancel", invoke, audit.JobCancel},
+	{OpStateReset, "POST", "/api/apps/{app}/timers/{name}/state/reset", invoke, audit.StateReset},
 	// Environment-wide changes.
 	{OpTenantAdd, "POST", "/api/tenants", invoke, audit.TenantAdd},
 	{OpTenantRemove, "DELETE", "/api/tenants/{name}", invoke, audit.TenantRemove},
