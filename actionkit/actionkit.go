@@ -105,6 +105,13 @@ type Result struct {
 	// the timer keeps the state it had; ClearState removes it. Only the run that owns the
 	// timer sets it (a run that lost its lease is discarded), and a backfill run's is ignored.
 	State any `json:"state,omitempty"`
+	// Summary (at most 1 KB), Counters (name → number, e.g. "rows": 1200; names match
+	// [A-Za-z][A-Za-z0-9_.-]{0,63}, at most 20) and Warnings say what the run did: they go
+	// into its log entry, its event, the console's execution view and `sundial logs`, and an
+	// alert rule may test a counter. Warnings make the outcome "success-with-warnings".
+	Summary  string             `json:"summary,omitempty"`
+	Counters map[string]float64 `json:"counters,omitempty"`
+	Warnings []string           `json:"warnings,omitempty"`
 }
 
 // ClearState, as Result.State, removes the timer's state: the next run receives none.

@@ -167,6 +167,14 @@ func State(v any) CompleteOption {
 	}
 }
 
+// Report says what the run did, as a synchronous action's answer's "summary", "counters"
+// and "warnings" do (warnings make the outcome "success-with-warnings").
+func Report(summary string, counters map[string]float64, warnings ...string) CompleteOption {
+	return func(o *completeOptions) {
+		o.c.Report = timer.Report{Summary: summary, Counters: counters, Warnings: warnings}
+	}
+}
+
 // Complete ends the async execution successfully. An invalid state (State) is ErrInvalid,
 // and nothing is written: the execution still runs and may report again.
 func (c *Client) Complete(ctx context.Context, token string, opts ...CompleteOption) error {

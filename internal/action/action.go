@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // Result of a successful call.
@@ -31,6 +33,8 @@ type Result struct {
 	Output string
 	// State is the answer's "state", validated and compacted (nil: none; "": null).
 	State *string
+	// Report is the answer's "summary", "counters" and "warnings" (timer.Report).
+	Report timer.Report
 }
 
 // Failure is the error returned for a failed call.

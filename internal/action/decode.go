@@ -89,6 +89,8 @@ type answer struct {
 	NextRun *time.Time
 	// State is the answer's "state", compacted (nil: none; "": null, remove it).
 	State *string
+	// Report is the answer's "summary", "counters" and "warnings", normalized.
+	Report timer.Report
 }
 
 // decodeAnswer reads an answer's "nextRun" (decodeResult) and "state". A body that is not a
@@ -115,5 +117,37 @@ func decodeAnswer(body []byte) (answer, error) {
 		}
 		a.State = &s
 	}
+	r, err := decodeReport(obj)
+	if err != nil {
+		return answer{}, err
+	}
+	a.Report = r
 	return a, nil
+}
+
+// decodeReport reads an answer's "summary" (a string), "counters" (an object of numbers) and
+// "warnings" (an array of strings, or one string); null is absent. Another type is an error,
+// as for nextRun: the action meant to say something Sundial cannot read.
+func decodeReport(obj map[string]json.RawMessage) (timer.Report, error) {
+	var r timer.Report
+	if raw, ok := obj["summary"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.Summary); err != nil {
+			return r, fmt.Errorf(`invalid "summary" %s: must be a string`, clip(raw, 64))
+		}
+	}
+	if raw, ok := obj["counters"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.Counters); err != nil {
+			return r, fmt.Errorf(`invalid "counters" %s: must be an object of numbers, e.g. {"rows": 1200}`, clip(raw, 64))
+		}
+	}
+	if raw, ok := obj["warnings"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.Warnings); err != nil {
+			var one string
+			if json.Unmarshal(raw, &one) != nil {
+				return r, fmt.Errorf(`invalid "warnings" %s: must be an array of strings`, clip(raw, 64))
+			}
+			r.Warnings = []string{one}
+		}
+	}
+	return r.Normalize()
 }

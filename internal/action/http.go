@@ -123,7 +123,7 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 	if err != nil {
 		return Result{}, &Failure{head: head, Status: status, Excerpt: excerpt(raw), Err: err}
 	}
-	return Result{Status: status, NextRun: a.NextRun, State: a.State, Output: output(raw, false)}, nil
+	return Result{Status: status, NextRun: a.NextRun, State: a.State, Report: a.Report, Output: output(raw, false)}, nil
 }
 
 // readCapped reads at most bodyMax bytes and reports whether more were available.

@@ -128,5 +128,5 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 	if err != nil {
 		return Result{}, &Failure{head: "lambda result", Excerpt: excerpt(out.Payload), Err: err}
 	}
-	return Result{Status: 200, NextRun: a.NextRun, State: a.State, Output: output(out.Payload, false)}, nil
+	return Result{Status: 200, NextRun: a.NextRun, State: a.State, Report: a.Report, Output: output(out.Payload, false)}, nil
 }

@@ -199,7 +199,7 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 			case e.Outcome.Failed() && x.Instance.NumberOfTries >= r.ConsecutiveFailures:
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,
 					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.Instance.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
-			case e.Outcome == timer.OutcomeSuccess:
+			case e.Outcome.Succeeded():
 				err = b.resolve(ctx, k, timer.RuleConsecutiveFailures, r.Notify, &e, end, false)
 			}
 		}
@@ -212,7 +212,7 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 			}
 		}
 		if err == nil && r.NoSuccessWithin > 0 {
-			success := e.Outcome == timer.OutcomeSuccess
+			success := e.Outcome.Succeeded()
 			if err = a.Store.Watch(ctx, k, end.Add(r.NoSuccessWithin), success); err == nil && success {
 				// Always tried: recovery may have raised it after this batch read the open alerts.
 				err = b.resolve(ctx, k, timer.RuleNoSuccessWithin, r.Notify, &e, end, true)

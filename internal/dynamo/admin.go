@@ -276,7 +276,8 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 		kc := expression.Key("pk").Equal(expression.Value(q.Key.String())).And(expression.Key("sk").LessThan(expression.Value(before)))
 		var filt *expression.ConditionBuilder
 		if q.ErrorsOnly {
-			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess)))
+			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess))).
+				And(expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeWarnings))))
 			filt = &f
 		}
 		return s.queryLog(ctx, kc, filt, q.Limit)

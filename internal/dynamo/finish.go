@@ -153,6 +153,18 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastOutput"))
 	}
+	for _, a := range []struct {
+		name string
+		v    any
+		set  bool
+	}{{"lastSummary", f.Report.Summary, f.Report.Summary != ""}, {"lastCounters", f.Report.Counters, len(f.Report.Counters) > 0},
+		{"lastWarnings", f.Report.Warnings, len(f.Report.Warnings) > 0}} {
+		if a.set {
+			upd = upd.Set(n(a.name), expression.Value(a.v))
+		} else {
+			upd = upd.Remove(n(a.name))
+		}
+	}
 	if !f.LastSuccessFor.IsZero() {
 		upd = upd.Set(n("lastSuccessAt"), expression.Value(ms(f.LastSuccessAt))).
 			Set(n("lastSuccessFor"), expression.Value(ms(f.LastSuccessFor)))

@@ -89,9 +89,14 @@ type instanceItem struct {
 	LastOutput         string `dynamodbav:"lastOutput,omitempty"`
 	// The run context a finish hands on (timer.Instance.LastSuccessAt, LastSuccessFor,
 	// State): written by the fenced finish of a successful run, on the item it writes anyway.
-	LastSuccessAt  int64  `dynamodbav:"lastSuccessAt,omitempty"`
-	LastSuccessFor int64  `dynamodbav:"lastSuccessFor,omitempty"`
-	State          string `dynamodbav:"state,omitempty"`
+	// The last execution's report (timer.Report), written by its finish: the log entry
+	// takes it from the stream's new image.
+	LastSummary    string             `dynamodbav:"lastSummary,omitempty"`
+	LastCounters   map[string]float64 `dynamodbav:"lastCounters,omitempty"`
+	LastWarnings   []string           `dynamodbav:"lastWarnings,omitempty"`
+	LastSuccessAt  int64              `dynamodbav:"lastSuccessAt,omitempty"`
+	LastSuccessFor int64              `dynamodbav:"lastSuccessFor,omitempty"`
+	State          string             `dynamodbav:"state,omitempty"`
 	// LastExecID and LastGaveUp are written by the finish that ends an execution: with the
 	// running attributes of the item before it (the stream's old image) they make that
 	// execution's log entry (ExecutionFromImages).
@@ -195,6 +200,7 @@ func toItem(in timer.Instance) instanceItem {
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, LastOutput: in.LastOutput,
 		LastSuccessAt: ms(in.LastSuccessAt), LastSuccessFor: ms(in.LastSuccessFor), State: in.State,
+		LastSummary: in.LastReport.Summary, LastCounters: in.LastReport.Counters, LastWarnings: in.LastReport.Warnings,
 		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
 	}
 	if p := in.Pause; p != nil {
@@ -245,7 +251,8 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
 		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError, LastOutput: it.LastOutput,
 		LastSuccessAt: fromMs(it.LastSuccessAt), LastSuccessFor: fromMs(it.LastSuccessFor), State: it.State,
-		Backfill: it.Backfill.cursor(), RunBackfill: it.RunBackfill,
+		LastReport: timer.Report{Summary: it.LastSummary, Counters: it.LastCounters, Warnings: it.LastWarnings},
+		Backfill:   it.Backfill.cursor(), RunBackfill: it.RunBackfill,
 	}
 }
 
@@ -270,11 +277,15 @@ type logItem struct {
 	Outcome         string `dynamodbav:"outcome"`
 	Error           string `dynamodbav:"error,omitempty"`
 	Output          string `dynamodbav:"output,omitempty"`
-	NextRun         int64  `dynamodbav:"nextRun,omitempty"`
-	GaveUp          bool   `dynamodbav:"gaveUp,omitempty"`
-	Version         int64  `dynamodbav:"version,omitempty"`
-	Backfill        bool   `dynamodbav:"backfill,omitempty"`
-	ExpiresAt       int64  `dynamodbav:"expiresAt"`
+	// Summary, Counters and Warnings: the run's report (timer.Report).
+	Summary   string             `dynamodbav:"summary,omitempty"`
+	Counters  map[string]float64 `dynamodbav:"counters,omitempty"`
+	Warnings  []string           `dynamodbav:"warnings,omitempty"`
+	NextRun   int64              `dynamodbav:"nextRun,omitempty"`
+	GaveUp    bool               `dynamodbav:"gaveUp,omitempty"`
+	Version   int64              `dynamodbav:"version,omitempty"`
+	Backfill  bool               `dynamodbav:"backfill,omitempty"`
+	ExpiresAt int64              `dynamodbav:"expiresAt"`
 }
 
 const logSortLayout = "2006-01-02T15:04:05.000Z"
@@ -292,6 +303,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
 		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
+		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}
 	if e.Outcome.Failed() {
 		it.ErrDay = errShardPK(e.AppName(), started.Format(time.DateOnly), e.ExecutionID)
@@ -306,5 +318,6 @@ func (it logItem) execution() timer.Execution {
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
 		Version: it.Version, Backfill: it.Backfill,
+		Report: timer.Report{Summary: it.Summary, Counters: it.Counters, Warnings: it.Warnings},
 	}
 }

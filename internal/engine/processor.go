@@ -325,7 +325,10 @@ func (p *Processor) run(ctx context.Context, in timer.Instance, trigger string) 
 	if err == nil && async && out.Accepted {
 		return timer.RunResult{}, true
 	}
-	res = timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun, Output: out.Output, State: out.State}
+	res = timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun, Output: out.Output, State: out.State, Report: out.Report}
+	if len(out.Report.Warnings) > 0 {
+		res.Outcome = timer.OutcomeWarnings
+	}
 	var fail *action.Failure
 	switch {
 	case err == nil:

@@ -69,13 +69,23 @@ type Completion struct {
 	// State is JSON (nil: none, the timer keeps its state; "null": remove it); it is
 	// validated here (timer.ValidateState).
 	State []byte
+	// Report is what the run did (summary, counters, warnings); warnings make the outcome
+	// timer.OutcomeWarnings.
+	Report timer.Report
 }
 
 // CompleteWith ends the execution successfully with what the action reports (Completion).
 // An invalid state is refused (errkind.Invalid) before anything is written: the execution
 // still runs, and may report again.
 func (r *Reporter) CompleteWith(ctx context.Context, token string, c Completion) error {
-	res := timer.RunResult{Outcome: timer.OutcomeSuccess, RequestedNextRun: c.NextRun}
+	rep, err := c.Report.Normalize()
+	if err != nil {
+		return err
+	}
+	res := timer.RunResult{Outcome: timer.OutcomeSuccess, RequestedNextRun: c.NextRun, Report: rep}
+	if len(rep.Warnings) > 0 {
+		res.Outcome = timer.OutcomeWarnings
+	}
 	if c.State != nil {
 		s, err := timer.ValidateState(c.State)
 		if err != nil {

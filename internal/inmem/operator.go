@@ -356,7 +356,7 @@ func (s *Store) LogPage(_ context.Context, q timer.LogPageQuery) ([]timer.Execut
 			return false
 		}
 		if q.Key != nil {
-			return e.Key == *q.Key && (!q.ErrorsOnly || e.Outcome != timer.OutcomeSuccess)
+			return e.Key == *q.Key && (!q.ErrorsOnly || !e.Outcome.Succeeded())
 		}
 		started := e.StartedAt.UTC().Truncate(24 * time.Hour)
 		return !started.Before(oldest) && (q.Tenant == "" || e.Tenant == q.Tenant) && e.MatchesApp(q.App) && (!q.ErrorsOnly || e.Outcome.Failed())

@@ -289,6 +289,8 @@ type Instance struct {
 	LastError   string  `json:"lastError"`
 	// LastOutput is the start of the last execution's answer (see Execution.Output).
 	LastOutput string `json:"lastOutput,omitempty"`
+	// LastReport is what the last execution said it did (Execution.Report).
+	LastReport Report `json:"lastReport,omitzero"`
 
 	// LastSuccessAt is when the last successful run (not a backfill's) ended, and
 	// LastSuccessFor the instant it was scheduled for: the start of the next run's window
@@ -377,10 +379,16 @@ const (
 	OutcomeRecovered Outcome = "recovered"
 	// OutcomeMissed: a misfired firing skipped by the "skip" policy; the action did not run.
 	OutcomeMissed Outcome = "missed"
+	// OutcomeWarnings: a success whose answer had "warnings" (Report): it counts as a
+	// success everywhere (retries, alerts, the window), and is shown apart.
+	OutcomeWarnings Outcome = "success-with-warnings"
 )
 
 // Failed reports whether the outcome counts as a try without success.
-func (o Outcome) Failed() bool { return o != OutcomeSuccess && o != OutcomeMissed }
+func (o Outcome) Failed() bool { return !o.Succeeded() && o != OutcomeMissed }
+
+// Succeeded reports whether the outcome is a success (with or without warnings).
+func (o Outcome) Succeeded() bool { return o == OutcomeSuccess || o == OutcomeWarnings }
 
 // ShardOf is the write shard of the due and running indexes that an instance is placed on
 // when the stack has `shards` of them (the template's DueShards).

@@ -63,7 +63,9 @@ type Finish struct {
 	Outcome Outcome
 	Error   string
 	// Output is the start of the action's answer (RunResult.Output).
-	Output       string
+	Output string
+	// Report is what the run said it did (RunResult.Report).
+	Report       Report
 	LastRun      time.Time
 	LastDuration time.Duration
 	Tries        int
@@ -107,7 +109,9 @@ type RunResult struct {
 	Error   string
 	// Output is the start of the action's answer to a successful run (at most
 	// actionkit.OutputMaxBytes), kept in its log entry; empty otherwise.
-	Output   string
+	Output string
+	// Report is what a successful run said it did (normalized: Report.Normalize).
+	Report   Report
 	Finished time.Time
 	// RequestedNextRun is a next run the action asked for (OutSystems dynamic Next_Run).
 	RequestedNextRun *time.Time
@@ -146,6 +150,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		Outcome:      res.Outcome,
 		Error:        res.Error,
 		Output:       res.Output,
+		Report:       res.Report,
 		LastRun:      in.IsRunningSince,
 		LastDuration: res.Finished.Sub(in.IsRunningSince),
 		Active:       in.Active,
@@ -231,7 +236,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.NumberOfTries = f.Tries
 	out.NextRun = f.NextRun
 	out.PendingScheduledAt, out.PendingAttempt = f.PendingScheduledAt, f.PendingAttempt
-	out.LastOutcome, out.LastError, out.LastOutput = f.Outcome, f.Error, f.Output
+	out.LastOutcome, out.LastError, out.LastOutput, out.LastReport = f.Outcome, f.Error, f.Output, f.Report
 	if !f.LastSuccessFor.IsZero() {
 		out.LastSuccessAt, out.LastSuccessFor = f.LastSuccessAt, f.LastSuccessFor
 	}
@@ -259,7 +264,9 @@ type Execution struct {
 	// actionkit.OutputMaxBytes of its body (HTTP) or result (Lambda), a longer one cut and
 	// marked; headers are not kept. Empty for a failed run (its Error has the body's start),
 	// an async run and an action that answered nothing.
-	Output  string    `json:"output,omitempty"`
+	Output string `json:"output,omitempty"`
+	// Report is what a successful run said it did: its summary, counters and warnings.
+	Report
 	NextRun time.Time `json:"nextRun"`
 	GaveUp  bool      `json:"gaveUp,omitempty"`
 	// Version is the instance version the execution held (its fence): the claim set it, the
@@ -289,6 +296,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		Outcome:         f.Outcome,
 		Error:           f.Error,
 		Output:          f.Output,
+		Report:          f.Report,
 		NextRun:         f.NextRun,
 		GaveUp:          f.GaveUp,
 		Version:         running.Version,
