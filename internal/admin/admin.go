@@ -98,7 +98,7 @@ func sameSettings(a, b timer.Settings) bool {
 	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.DST == b.DST && a.Priority == b.Priority &&
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
-		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b) && a.Alerts == b.Alerts
+		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b) && reflect.DeepEqual(a.Alerts, b.Alerts)
 }
 
 // sameCalendar compares the settings that came with business calendars: the calendar and its

@@ -211,6 +211,9 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 				err = b.resolve(ctx, k, timer.RuleDurationOver, r.Notify, &e, end, false)
 			}
 		}
+		if err == nil && len(r.Counters) > 0 && e.Outcome.Succeeded() {
+			err = b.counters(ctx, k, r, &e, end)
+		}
 		if err == nil && r.NoSuccessWithin > 0 {
 			success := e.Outcome.Succeeded()
 			if err = a.Store.Watch(ctx, k, end.Add(r.NoSuccessWithin), success); err == nil && success {
@@ -223,6 +226,33 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 		}
 	}
 	return b, nil
+}
+
+// counters evaluates a successful run's counter rules. The batch's read of the open alerts
+// covers the fixed rules only (a key per rule and instance), so a counter's alert is raised
+// and resolved by its conditional write alone: raised once (the create is refused while it is
+// open) and resolved once (the delete finds it or not), one write per rule and run of a timer
+// with counter rules, and no read for the others.
+func (b *Batch) counters(ctx context.Context, k timer.Key, r timer.AlertRules, e *timer.Execution, end time.Time) error {
+	for name, bound := range r.Counters {
+		v, ok := e.Counters[name]
+		if !ok {
+			continue // not reported: nothing to judge
+		}
+		rule := timer.RuleCounterPrefix + name
+		if holds, how := bound.Holds(v); holds {
+			al := timer.Alert{Key: k, Rule: rule, Since: end, ExecutionID: e.ExecutionID,
+				Detail: fmt.Sprintf("counter %s = %v, %s", name, v, how)}
+			if err := b.raise(ctx, al, e.ExecutionID, r.Notify, e, end); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.resolve(ctx, k, rule, r.Notify, e, end, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Finish tells the notify topics (best effort: a failure is logged, the event is on the bus)
