@@ -60,6 +60,7 @@ type services struct {
 // reporter ends async executions (engine.Reporter).
 type reporter interface {
 	Heartbeat(ctx context.Context, token string) (time.Time, error)
+	Progress(ctx context.Context, token string, fraction float64, note string) (time.Time, error)
 	CompleteWith(ctx context.Context, token string, c engine.Completion) error
 	Fail(ctx context.Context, token, reason string) error
 }
@@ -138,6 +139,14 @@ func clientActor(ctx context.Context, awsCfg aws.Config) ops.Actor {
 // Call it more often than the timer's heartbeat window (default 5 minutes).
 func (c *Client) Heartbeat(ctx context.Context, token string) (leaseUntil time.Time, err error) {
 	return c.app.Reporter.Heartbeat(ctx, token)
+}
+
+// Progress is a Heartbeat that also says how far the execution got: fraction is done/total
+// (0..1, else ErrInvalid) and note a short text (cut at 256 bytes). The console's timer page
+// and `sundial timers show` show it while the execution runs; its finish removes it. It costs
+// what a heartbeat costs (the same write).
+func (c *Client) Progress(ctx context.Context, token string, fraction float64, note string) (leaseUntil time.Time, err error) {
+	return c.app.Reporter.Progress(ctx, token, fraction, note)
 }
 
 // CompleteOption changes how Complete ends an execution.

@@ -68,25 +68,27 @@ type instanceItem struct {
 	// sets it.
 	Defaults map[string]any `dynamodbav:"defaults,omitempty"`
 
-	NextRun            int64  `dynamodbav:"nextRun,omitempty"`
-	LastRun            int64  `dynamodbav:"lastRun,omitempty"`
-	LastDurationMs     int64  `dynamodbav:"lastDurationMs,omitempty"`
-	NumberOfTries      int    `dynamodbav:"numberOfTries"`
-	IsRunningSince     int64  `dynamodbav:"isRunningSince,omitempty"`
-	IsRunningBy        string `dynamodbav:"isRunningBy,omitempty"`
-	ExecID             string `dynamodbav:"execId,omitempty"`
-	LeaseExpiresAt     int64  `dynamodbav:"leaseExpiresAt,omitempty"`
-	LeaseDeadline      int64  `dynamodbav:"leaseDeadline,omitempty"`
-	ClaimedNextRun     int64  `dynamodbav:"claimedNextRun,omitempty"`
-	RunScheduledAt     int64  `dynamodbav:"runScheduledAt,omitempty"`
-	RunAttempt         int    `dynamodbav:"runAttempt,omitempty"`
-	PendingScheduledAt int64  `dynamodbav:"pendingScheduledAt,omitempty"`
-	PendingAttempt     int    `dynamodbav:"pendingAttempt,omitempty"`
-	RequeuedAt         int64  `dynamodbav:"requeuedAt,omitempty"`
-	Version            int64  `dynamodbav:"version"`
-	LastOutcome        string `dynamodbav:"lastOutcome,omitempty"`
-	LastError          string `dynamodbav:"lastError,omitempty"`
-	LastOutput         string `dynamodbav:"lastOutput,omitempty"`
+	NextRun        int64  `dynamodbav:"nextRun,omitempty"`
+	LastRun        int64  `dynamodbav:"lastRun,omitempty"`
+	LastDurationMs int64  `dynamodbav:"lastDurationMs,omitempty"`
+	NumberOfTries  int    `dynamodbav:"numberOfTries"`
+	IsRunningSince int64  `dynamodbav:"isRunningSince,omitempty"`
+	IsRunningBy    string `dynamodbav:"isRunningBy,omitempty"`
+	ExecID         string `dynamodbav:"execId,omitempty"`
+	LeaseExpiresAt int64  `dynamodbav:"leaseExpiresAt,omitempty"`
+	LeaseDeadline  int64  `dynamodbav:"leaseDeadline,omitempty"`
+	ClaimedNextRun int64  `dynamodbav:"claimedNextRun,omitempty"`
+	RunScheduledAt int64  `dynamodbav:"runScheduledAt,omitempty"`
+	RunAttempt     int    `dynamodbav:"runAttempt,omitempty"`
+	// RunProgress is the running execution's last progress (timer.Progress).
+	RunProgress        *progressItem `dynamodbav:"runProgress,omitempty"`
+	PendingScheduledAt int64         `dynamodbav:"pendingScheduledAt,omitempty"`
+	PendingAttempt     int           `dynamodbav:"pendingAttempt,omitempty"`
+	RequeuedAt         int64         `dynamodbav:"requeuedAt,omitempty"`
+	Version            int64         `dynamodbav:"version"`
+	LastOutcome        string        `dynamodbav:"lastOutcome,omitempty"`
+	LastError          string        `dynamodbav:"lastError,omitempty"`
+	LastOutput         string        `dynamodbav:"lastOutput,omitempty"`
 	// The run context a finish hands on (timer.Instance.LastSuccessAt, LastSuccessFor,
 	// State): written by the fenced finish of a successful run, on the item it writes anyway.
 	// The last execution's report (timer.Report), written by its finish: the log entry
@@ -145,6 +147,27 @@ func (b *backfillItem) cursor() *timer.BackfillCursor {
 		Total: b.Total, Done: b.Done, Failed: b.Failed, Waiting: b.Waiting, Cancelled: b.Cancelled}
 }
 
+// progressItem is the stored form of timer.Progress.
+type progressItem struct {
+	Fraction float64 `dynamodbav:"f"`
+	Note     string  `dynamodbav:"note,omitempty"`
+	At       int64   `dynamodbav:"at"`
+}
+
+func toProgressItem(p *timer.Progress) *progressItem {
+	if p == nil {
+		return nil
+	}
+	return &progressItem{Fraction: p.Fraction, Note: p.Note, At: ms(p.At)}
+}
+
+func (p *progressItem) progress() *timer.Progress {
+	if p == nil {
+		return nil
+	}
+	return &timer.Progress{Fraction: p.Fraction, Note: p.Note, At: fromMs(p.At)}
+}
+
 // finishSlots is how many finish tokens an item keeps (attributes fin0..fin7), one per
 // execution, in turn: a finish whose reply was lost still finds its token after that many
 // later executions of the timer (see Store.finishFailed).
@@ -195,7 +218,7 @@ func toItem(in timer.Instance) instanceItem {
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), LeaseDeadline: ms(in.LeaseDeadline), ClaimedNextRun: ms(in.ClaimedNextRun),
-		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt,
+		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt, RunProgress: toProgressItem(in.RunProgress),
 		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, LastOutput: in.LastOutput,
@@ -246,7 +269,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		NumberOfTries:  it.NumberOfTries,
 		IsRunningSince: fromMs(it.IsRunningSince), IsRunningBy: it.IsRunningBy, ExecutionID: it.ExecID,
 		LeaseExpiresAt: fromMs(it.LeaseExpiresAt), LeaseDeadline: fromMs(it.LeaseDeadline), ClaimedNextRun: fromMs(it.ClaimedNextRun),
-		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt,
+		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt, RunProgress: it.RunProgress.progress(),
 		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
 		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError, LastOutput: it.LastOutput,

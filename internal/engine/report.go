@@ -36,6 +36,20 @@ func (r *Reporter) init() {
 // Heartbeat extends the execution's lease by its heartbeat window (never past its deadline)
 // and returns the new lease expiry.
 func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, error) {
+	return r.heartbeat(ctx, token, nil)
+}
+
+// Progress is a heartbeat that also reports how far the execution got (fraction 0..1 and a
+// note), shown live while it runs; it costs what a heartbeat costs (the same write).
+func (r *Reporter) Progress(ctx context.Context, token string, fraction float64, note string) (time.Time, error) {
+	p, err := timer.ValidateProgress(fraction, note)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return r.heartbeat(ctx, token, &p)
+}
+
+func (r *Reporter) heartbeat(ctx context.Context, token string, p *timer.Progress) (time.Time, error) {
 	tok, err := ParseToken(token)
 	if err != nil {
 		return time.Time{}, err
@@ -48,7 +62,12 @@ func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, erro
 	if until.After(tok.Deadline) {
 		until = tok.Deadline
 	}
-	if err := r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until, now); err != nil {
+	extend := func() error { return r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until, now) }
+	if p != nil {
+		p.At = now
+		extend = func() error { return r.Store.ReportProgress(ctx, tok.Key(), tok.Fence(), until, now, *p) }
+	}
+	if err := extend(); err != nil {
 		if errors.Is(err, timer.ErrPastDeadline) { // the token lies about its deadline; the store does not
 			return time.Time{}, fmt.Errorf("%w: %w", ErrDeadlinePassed, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sundialhq/sundial/internal/errkind"
@@ -93,4 +94,25 @@ func clipText(s string, limit int) string {
 		limit--
 	}
 	return s[:limit]
+}
+
+// Progress is what a running async execution last reported of its progress (the client's
+// Progress, through its heartbeat): shown live while it runs, removed by its finish.
+type Progress struct {
+	// Fraction is done/total, 0..1.
+	Fraction float64 `json:"fraction"`
+	// Note is a short text (at most ProgressNoteMaxBytes).
+	Note string    `json:"note,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// ProgressNoteMaxBytes bounds a progress note.
+const ProgressNoteMaxBytes = 256
+
+// ValidateProgress checks a progress report: a fraction in 0..1; a longer note is cut.
+func ValidateProgress(fraction float64, note string) (Progress, error) {
+	if math.IsNaN(fraction) || fraction < 0 || fraction > 1 {
+		return Progress{}, fmt.Errorf("%w: progress %v must be a fraction in 0..1 (done/total)", errkind.Invalid, fraction)
+	}
+	return Progress{Fraction: fraction, Note: cut(strings.TrimSpace(note), ProgressNoteMaxBytes)}, nil
 }

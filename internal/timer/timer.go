@@ -276,7 +276,9 @@ type Instance struct {
 	// RunScheduledAt/RunAttempt are the firing being executed (set at claim).
 	RunScheduledAt time.Time `json:"runScheduledAt"`
 	RunAttempt     int       `json:"runAttempt"`
-	Version        int64     `json:"version"`
+	// RunProgress is the running async execution's last progress report (nil: none).
+	RunProgress *Progress `json:"runProgress,omitempty"`
+	Version     int64     `json:"version"`
 
 	// PendingScheduledAt/PendingAttempt describe NextRun when it is a retry of an earlier
 	// scheduled firing; zero for a fresh firing (scheduledAt = NextRun, attempt 1).
@@ -354,6 +356,10 @@ func (in Instance) Clone() Instance {
 	if in.Backfill != nil {
 		b := *in.Backfill
 		in.Backfill = &b
+	}
+	if in.RunProgress != nil {
+		p := *in.RunProgress
+		in.RunProgress = &p
 	}
 	if in.Action.Lambda != nil {
 		l := *in.Action.Lambda

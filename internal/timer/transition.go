@@ -229,7 +229,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.IsRunningSince, out.IsRunningBy, out.ExecutionID = time.Time{}, "", ""
 	out.LeaseExpiresAt, out.LeaseDeadline = time.Time{}, time.Time{}
 	out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}
-	out.RunScheduledAt, out.RunAttempt = time.Time{}, 0
+	out.RunScheduledAt, out.RunAttempt, out.RunProgress = time.Time{}, 0, nil
 	out.Version++
 	out.LastRun = f.LastRun
 	out.LastDuration = f.LastDuration
