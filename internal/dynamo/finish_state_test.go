@@ -91,3 +91,44 @@ func finishStateScenario(t *testing.T, h harness) {
 	_, err = h.resetState(ctx, timer.Key{Timer: h.prefix + "-Unknown"})
 	require.ErrorIs(t, err, timer.ErrNotFound)
 }
+
+// A run's progress rides on its lease extension and ends with its finish; the report its
+// finish writes reaches its log entry (on DynamoDB, through the table's stream).
+func TestFinishReport(t *testing.T) {
+	testenv.Integration(t)
+	prefix := testenv.Unique(t)
+	t.Run("dynamo", func(t *testing.T) { finishReportScenario(t, dynamoHarness(t, prefix)) })
+	t.Run("inmem", func(t *testing.T) { finishReportScenario(t, inmemHarness(1, prefix)) })
+}
+
+func finishReportScenario(t *testing.T, h harness) {
+	ctx := context.Background()
+	base := now().Truncate(time.Second)
+	key := timer.Key{Timer: h.prefix + "-Report"}
+	require.NoError(t, h.create(ctx, instance(key, h.shards, base)))
+	running, err := h.Claim(ctx, key, timer.Claim{Due: base, ScheduledAt: base, Attempt: 1, ExecutionID: "exec-r", By: "n", Now: base})
+	require.NoError(t, err)
+
+	p := timer.Progress{Fraction: 0.25, Note: "250 of 1000", At: base.Add(time.Second)}
+	require.NoError(t, h.ReportProgress(ctx, key, running.Fence(), base.Add(5*time.Second), base.Add(time.Second), p))
+	got, err := h.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, &p, got.RunProgress)
+	require.Equal(t, base.Add(5*time.Second), got.LeaseExpiresAt)
+	stale := running.Fence()
+	stale.Version--
+	require.ErrorIs(t, h.ReportProgress(ctx, key, stale, base.Add(6*time.Second), base.Add(2*time.Second), timer.Progress{Fraction: 0.9}), timer.ErrFenceLost)
+
+	rep := timer.Report{Summary: "1000 rows", Counters: map[string]float64{"rows": 1000, "skipped": 0}, Warnings: []string{"late feed"}}
+	_, err = finish(ctx, h, got, timer.Decide(got, timer.RunResult{Outcome: timer.OutcomeWarnings, Finished: base.Add(3 * time.Second), Report: rep}, fixedNext(base.Add(time.Hour))))
+	require.NoError(t, err)
+	got, err = h.Get(ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, got.RunProgress, "the finish removes the progress")
+	require.Equal(t, rep, got.LastReport)
+	require.Equal(t, base, got.LastSuccessFor, "a success with warnings is a success")
+	var logged []timer.Execution
+	require.Eventually(t, func() bool { logged = h.logged(t, key); return len(logged) == 1 }, 20*time.Second, 200*time.Millisecond)
+	require.Equal(t, timer.OutcomeWarnings, logged[0].Outcome)
+	require.Equal(t, rep, logged[0].Report)
+}
