@@ -143,8 +143,8 @@ func (c *Client) Heartbeat(ctx context.Context, token string) (leaseUntil time.T
 
 // Progress is a Heartbeat that also says how far the execution got: fraction is done/total
 // (0..1, else ErrInvalid) and note a short text (cut at 256 bytes). The console's timer page
-// and `sundial timers show` show it while the execution runs; its finish removes it. It costs
-// what a heartbeat costs (the same write).
+// and the API's timer ("progress") show it while the execution runs; its finish removes it.
+// It costs what a heartbeat costs (the same write).
 func (c *Client) Progress(ctx context.Context, token string, fraction float64, note string) (leaseUntil time.Time, err error) {
 	return c.app.Reporter.Progress(ctx, token, fraction, note)
 }
