@@ -60,10 +60,39 @@ import (
 //	Async        bool              "async"        start the work and report later with Token
 //	Token        string            "token"        an async execution's token (client.Complete…)
 //	Backfill     bool              "backfill"     an instant of `sundial backfill`, re-run after the fact
+//	Window       *Window           "window"       {from, to}: the span this run covers (below)
+//	LastSuccessAt *time.Time       "lastSuccessAt" when the last successful run ended (nil before the first)
+//	Trigger      string            "trigger"      why it runs: schedule, run-now, backfill, retry or wake
+//	State        json.RawMessage   "state"        what the last successful run returned as its state (nil: none)
+//
+// Window.To is the run's scheduled instant; Window.From is the instant the last successful run
+// was scheduled for, so a run after failures covers what they missed, or, on the first run
+// and for a backfill run, the schedule's previous instant (its business calendar applied: a
+// weekday timer's Monday run covers Friday to Monday). Read the state with ReadState; return
+// the next one in Result.State. A payload from a Sundial before these fields has none of
+// them (Window nil, Trigger ""), and an action that ignores them works unchanged.
 //
 // It is the very type Sundial's processor encodes (defined in Sundial's core, which must not
 // import net/http, and named here for action authors).
 type Payload = actionspec.Payload
+
+// Window is the span of time a run covers (Payload.Window).
+type Window = actionspec.Window
+
+// StateMaxBytes bounds the state an answer hands on (compact JSON); a larger one fails the run.
+const StateMaxBytes = 4096
+
+// ReadState decodes the payload's state into v (a pointer) and reports whether there was
+// one: false on the first run, after an operator's reset, or when no run returned a state.
+func ReadState(p Payload, v any) (bool, error) {
+	if len(p.State) == 0 || string(p.State) == "null" {
+		return false, nil
+	}
+	if err := json.Unmarshal(p.State, v); err != nil {
+		return false, fmt.Errorf("actionkit: decode the state of %s: %w", p.Timer, err)
+	}
+	return true, nil
+}
 
 // Result is the part of an action's answer Sundial acts on. Embed it in your own answer type
 // (its fields join the answer's JSON object) or return it as it is.
@@ -71,7 +100,22 @@ type Result struct {
 	// NextRun, when set, is the timer's next run instead of the one its schedule gives
 	// (ignored for an async start and for a failed run). It is sent as RFC 3339.
 	NextRun *time.Time `json:"nextRun,omitempty"`
+	// State, when set, is handed to the timer's next run (its Payload.State): any value
+	// that encodes as JSON within StateMaxBytes (a cursor, a watermark, a few ids). Unset,
+	// the timer keeps the state it had; ClearState removes it. Only the run that owns the
+	// timer sets it (a run that lost its lease is discarded), and a backfill run's is ignored.
+	State any `json:"state,omitempty"`
+	// Summary (at most 1 KB), Counters (name → number, e.g. "rows": 1200; names match
+	// [A-Za-z][A-Za-z0-9_.-]{0,63}, at most 20) and Warnings say what the run did: they go
+	// into its log entry, its event, the console's execution view and `sundial logs`, and an
+	// alert rule may test a counter. Warnings make the outcome "success-with-warnings".
+	Summary  string             `json:"summary,omitempty"`
+	Counters map[string]float64 `json:"counters,omitempty"`
+	Warnings []string           `json:"warnings,omitempty"`
 }
+
+// ClearState, as Result.State, removes the timer's state: the next run receives none.
+var ClearState = json.RawMessage("null")
 
 // OutputMaxBytes is how much of a successful action's answer Sundial keeps in the execution's
 // log, as its "output": a longer answer is cut to fit and ends with OutputTruncated. The

@@ -174,3 +174,69 @@ func TestLongAnswerIsCutAndMarked(t *testing.T) {
 		})
 	}
 }
+
+// cursor is a state as an author keeps one.
+type cursor struct {
+	LastID int `json:"lastId"`
+}
+
+// The run context reaches the action through the processor's invokers, and the state it
+// returns reaches the processor validated; a payload without the context (an older Sundial)
+// reads as "no state".
+func TestRunContextAndState(t *testing.T) {
+	from := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	to := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	var gotWindow *actionkit.Window
+	var gotTrigger string
+	var had bool
+	fn := func(_ context.Context, p actionkit.Payload) (summary, error) {
+		gotWindow, gotTrigger = p.Window, p.Trigger
+		var c cursor
+		var err error
+		if had, err = actionkit.ReadState(p, &c); err != nil {
+			return summary{}, err
+		}
+		switch p.Properties["task"] {
+		case "clear":
+			return summary{Result: actionkit.Result{State: actionkit.ClearState}}, nil
+		case "huge":
+			return summary{Result: actionkit.Result{State: strings.Repeat("x", actionkit.StateMaxBytes)}}, nil
+		case "none":
+			return summary{Sent: 1}, nil
+		}
+		return summary{Result: actionkit.Result{State: cursor{LastID: c.LastID + 10}}, Sent: 10}, nil
+	}
+	for name, invoke := range invokers(t, fn) {
+		t.Run(name, func(t *testing.T) {
+			p := sent()
+			p.Window, p.Trigger, p.State = &actionkit.Window{From: from, To: to}, "schedule", json.RawMessage(`{"lastId":32}`)
+			res, err := invoke(context.Background(), p)
+			require.NoError(t, err)
+			require.True(t, had)
+			require.Equal(t, &actionkit.Window{From: from, To: to}, gotWindow)
+			require.Equal(t, "schedule", gotTrigger)
+			require.NotNil(t, res.State)
+			require.Equal(t, `{"lastId":42}`, *res.State, "the returned state is handed to the processor")
+
+			old := sent() // no context at all
+			old.Properties = map[string]string{"task": "none"}
+			res, err = invoke(context.Background(), old)
+			require.NoError(t, err)
+			require.False(t, had, "no state in the payload")
+			require.Nil(t, gotWindow)
+			require.Nil(t, res.State, "no state in the answer: the timer keeps its own")
+
+			old.Properties = map[string]string{"task": "clear"}
+			res, err = invoke(context.Background(), old)
+			require.NoError(t, err)
+			require.NotNil(t, res.State)
+			require.Empty(t, *res.State, "ClearState removes it")
+
+			old.Properties = map[string]string{"task": "huge"}
+			_, err = invoke(context.Background(), old)
+			require.ErrorContains(t, err, "over the 4096 allowed", "a state over the bound fails the run")
+		})
+	}
+	_, err := actionkit.ReadState(actionkit.Payload{Timer: "T", State: json.RawMessage(`[1]`)}, &cursor{})
+	require.ErrorContains(t, err, "decode the state of T")
+}

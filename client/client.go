@@ -10,6 +10,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/sundialhq/sundial/infra/stack"
 	"github.com/sundialhq/sundial/internal/config"
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/role"
@@ -58,7 +60,8 @@ type services struct {
 // reporter ends async executions (engine.Reporter).
 type reporter interface {
 	Heartbeat(ctx context.Context, token string) (time.Time, error)
-	Complete(ctx context.Context, token string, nextRun *time.Time) error
+	Progress(ctx context.Context, token string, fraction float64, note string) (time.Time, error)
+	CompleteWith(ctx context.Context, token string, c engine.Completion) error
 	Fail(ctx context.Context, token, reason string) error
 }
 
@@ -138,23 +141,60 @@ func (c *Client) Heartbeat(ctx context.Context, token string) (leaseUntil time.T
 	return c.app.Reporter.Heartbeat(ctx, token)
 }
 
+// Progress is a Heartbeat that also says how far the execution got: fraction is done/total
+// (0..1, else ErrInvalid) and note a short text (cut at 256 bytes). The console's timer page
+// and the API's timer ("progress") show it while the execution runs; its finish removes it.
+// It costs what a heartbeat costs (the same write).
+func (c *Client) Progress(ctx context.Context, token string, fraction float64, note string) (leaseUntil time.Time, err error) {
+	return c.app.Reporter.Progress(ctx, token, fraction, note)
+}
+
 // CompleteOption changes how Complete ends an execution.
 type CompleteOption func(*completeOptions)
 
-type completeOptions struct{ nextRun *time.Time }
+type completeOptions struct {
+	c   engine.Completion
+	err error
+}
 
 // NextRun asks for the timer's next run at t instead of the one its schedule gives.
 func NextRun(t time.Time) CompleteOption {
-	return func(o *completeOptions) { o.nextRun = &t }
+	return func(o *completeOptions) { o.c.NextRun = &t }
 }
 
-// Complete ends the async execution successfully.
+// State hands v (encoded as JSON, at most 4096 bytes compact; nil removes the state) to the
+// timer's next run, as a synchronous action's answer's "state" does: the next payload's
+// State. Without it the timer keeps the state it had.
+func State(v any) CompleteOption {
+	return func(o *completeOptions) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			o.err = fmt.Errorf("%w: state: %w", ErrInvalid, err)
+			return
+		}
+		o.c.State = b
+	}
+}
+
+// Report says what the run did, as a synchronous action's answer's "summary", "counters"
+// and "warnings" do (warnings make the outcome "success-with-warnings").
+func Report(summary string, counters map[string]float64, warnings ...string) CompleteOption {
+	return func(o *completeOptions) {
+		o.c.Report = timer.Report{Summary: summary, Counters: counters, Warnings: warnings}
+	}
+}
+
+// Complete ends the async execution successfully. An invalid state (State) is ErrInvalid,
+// and nothing is written: the execution still runs and may report again.
 func (c *Client) Complete(ctx context.Context, token string, opts ...CompleteOption) error {
 	var o completeOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return c.app.Reporter.Complete(ctx, token, o.nextRun)
+	if o.err != nil {
+		return o.err
+	}
+	return c.app.Reporter.CompleteWith(ctx, token, o.c)
 }
 
 // Fail ends the async execution as failed; the timer's retry policy applies.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -106,9 +108,16 @@ func cmdLogs(ctx context.Context, args []string, stdout io.Writer) error {
 
 // errorOrOutput is the last column of `sundial logs`: a failed run's error, or the start of a
 // successful run's answer (its first 100 bytes; --json has the whole kept output).
+// A run that said what it did (summary, counters, warnings) shows that instead of its answer.
 func errorOrOutput(v view.Execution) string {
-	if v.Error != "" || v.Output == "" {
+	if v.Error != "" {
 		return v.Error
+	}
+	if r := reportLine(v); r != "" {
+		return r
+	}
+	if v.Output == "" {
+		return ""
 	}
 	const n = 100
 	if len(v.Output) <= n {
@@ -187,4 +196,29 @@ func logsViaAPI(ctx context.Context, remote *console.Remote, q timer.LogQuery, e
 		f.After = page.Next
 	}
 	return nil
+}
+
+// reportLine is a run's report in one line: its summary, its counters (name=value, by name)
+// and its warnings ("" when it said nothing).
+func reportLine(v view.Execution) string {
+	var parts []string
+	if v.Summary != "" {
+		parts = append(parts, v.Summary)
+	}
+	if len(v.Counters) > 0 {
+		names := make([]string, 0, len(v.Counters))
+		for k := range v.Counters {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		cs := make([]string, len(names))
+		for i, k := range names {
+			cs[i] = k + "=" + strconv.FormatFloat(v.Counters[k], 'f', -1, 64)
+		}
+		parts = append(parts, "["+strings.Join(cs, " ")+"]")
+	}
+	for _, w := range v.Warnings {
+		parts = append(parts, "warning: "+w)
+	}
+	return strings.Join(parts, " ")
 }

@@ -64,6 +64,9 @@ Usage:
                               oldest first, scheduledAt the original instant; waits showing progress
   sundial backfill status|cancel NAME [--app A] [--json]   the timer's latest backfill; stop it
   sundial backfill list [--app A] [--page-size N] [--json]   every timer's latest backfill (range, state, who)
+  sundial state show|reset NAME [--app A] [--json]   the state the last successful run handed to
+                              the next (its payload's "state") and that run's instants; reset
+                              removes it (audited; refused while the timer runs)
   sundial apps list [--json]  the apps, their timers, and the stack that owns each (one
                               stack's Custom::SundialTimers owns an app; another's is refused)
   sundial apps release NAME   free an app from its stack (gone without its resource's Delete):
@@ -85,7 +88,7 @@ Usage:
 ` + jobsUsage + `  sundial engines install     install the embedded engines (DynamoDB Local, fauxqs; Java from apt)
 
 Who you act as: the operator commands (run-now, activate, deactivate, timers list|show|edit,
-health, alerts, logs, audit, tenants, apps release, dlq, calendars, backfill) go through the Service
+health, alerts, logs, audit, tenants, apps release, dlq, calendars, backfill, state) go through the Service
 Center API signed with your AWS credentials, so that IAM decides and the audit trail names you:
 with --api URL; on a deployed stack, its ApiUrl; on a local "sundial up --operators FILE", its
 console's API whenever AWS credentials are in the environment (AWS_ACCESS_KEY_ID and
@@ -138,6 +141,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdTenants(ctx, rest, stdout)
 	case "calendars":
 		err = cmdCalendars(ctx, rest, stdout)
+	case "state":
+		err = cmdState(ctx, rest, stdout)
 	case "backfill":
 		err = cmdBackfill(ctx, rest, stdout)
 	case "apps":

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // Result of a successful call.
@@ -29,6 +31,10 @@ type Result struct {
 	// function's result), at most actionkit.OutputMaxBytes of valid UTF-8; a longer answer ends
 	// with actionkit.OutputTruncated. Headers are not kept. Empty for an async start.
 	Output string
+	// State is the answer's "state", validated and compacted (nil: none; "": null).
+	State *string
+	// Report is the answer's "summary", "counters" and "warnings" (timer.Report).
+	Report timer.Report
 }
 
 // Failure is the error returned for a failed call.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sundialhq/sundial/actionkit"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // excerptMax bounds what a failure carries into logs and DynamoDB items.
@@ -80,4 +81,73 @@ func decodeResult(body []byte) (*time.Time, error) {
 	}
 	t = t.UTC()
 	return &t, nil
+}
+
+// answer is what Sundial acts on in a successful answer beside its output: the next run it
+// asks for and the state it hands to the next run.
+type answer struct {
+	NextRun *time.Time
+	// State is the answer's "state", compacted (nil: none; "": null, remove it).
+	State *string
+	// Report is the answer's "summary", "counters" and "warnings", normalized.
+	Report timer.Report
+}
+
+// decodeAnswer reads an answer's "nextRun" (decodeResult) and "state". A body that is not a
+// JSON object carries neither. A "state" that is over timer.StateMaxBytes is an error: the
+// action meant to keep it, and dropping it silently would hand the next run a stale one.
+func decodeAnswer(body []byte) (answer, error) {
+	next, err := decodeResult(body)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{NextRun: next}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return a, nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return a, nil
+	}
+	if raw, ok := obj["state"]; ok {
+		s, err := timer.ValidateState(raw)
+		if err != nil {
+			return answer{}, err
+		}
+		a.State = &s
+	}
+	r, err := decodeReport(obj)
+	if err != nil {
+		return answer{}, err
+	}
+	a.Report = r
+	return a, nil
+}
+
+// decodeReport reads an answer's "summary" (a string), "counters" (an object of numbers) and
+// "warnings" (an array of strings, or one string); null is absent. Another type is an error,
+// as for nextRun: the action meant to say something Sundial cannot read.
+func decodeReport(obj map[string]json.RawMessage) (timer.Report, error) {
+	var r timer.Report
+	if raw, ok := obj["summary"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.Summary); err != nil {
+			return r, fmt.Errorf(`invalid "summary" %s: must be a string`, clip(raw, 64))
+		}
+	}
+	if raw, ok := obj["counters"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.Counters); err != nil {
+			return r, fmt.Errorf(`invalid "counters" %s: must be an object of numbers, e.g. {"rows": 1200}`, clip(raw, 64))
+		}
+	}
+	if raw, ok := obj["warnings"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.Warnings); err != nil {
+			var one string
+			if json.Unmarshal(raw, &one) != nil {
+				return r, fmt.Errorf(`invalid "warnings" %s: must be an array of strings`, clip(raw, 64))
+			}
+			r.Warnings = []string{one}
+		}
+	}
+	return r.Normalize()
 }

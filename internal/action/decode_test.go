@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/actionkit"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 func TestDecodeResult(t *testing.T) {
@@ -135,4 +136,43 @@ func TestOutput(t *testing.T) {
 		require.LessOrEqual(t, len(got), actionkit.OutputMaxBytes, tc.name)
 		require.True(t, utf8.ValidString(got), tc.name)
 	}
+}
+
+func TestDecodeAnswerReport(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		want       timer.Report
+		err        string
+	}{
+		{name: "none", body: `{"sent":3}`},
+		{name: "all", body: `{"summary":" 1200 rows ","counters":{"rows":1200,"skipped":0.5},"warnings":["late feed"]}`,
+			want: timer.Report{Summary: "1200 rows", Counters: map[string]float64{"rows": 1200, "skipped": 0.5}, Warnings: []string{"late feed"}}},
+		{name: "one warning as a string", body: `{"warnings":"late feed"}`, want: timer.Report{Warnings: []string{"late feed"}}},
+		{name: "nulls", body: `{"summary":null,"counters":null,"warnings":null}`},
+		{name: "empty warnings dropped", body: `{"warnings":["", "  "]}`},
+		{name: "long summary cut", body: `{"summary":"` + strings.Repeat("a", 2000) + `"}`,
+			want: timer.Report{Summary: strings.Repeat("a", timer.SummaryMaxBytes-len(timer.Truncated)) + timer.Truncated}},
+		{name: "summary not a string", body: `{"summary":42}`, err: `invalid "summary" 42: must be a string`},
+		{name: "counter not a number", body: `{"counters":{"rows":"many"}}`, err: `invalid "counters"`},
+		{name: "bad counter name", body: `{"counters":{"row count":1}}`, err: `counter name "row count" must match`},
+		{name: "warnings not strings", body: `{"warnings":[1]}`, err: `invalid "warnings"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a, err := decodeAnswer([]byte(tc.body))
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, a.Report)
+		})
+	}
+	many := `{"warnings":[` + strings.TrimSuffix(strings.Repeat(`"w",`, 15), ",") + `]}`
+	a, err := decodeAnswer([]byte(many))
+	require.NoError(t, err)
+	require.Len(t, a.Report.Warnings, timer.MaxWarnings)
+	require.Equal(t, "…and 6 more warnings", a.Report.Warnings[timer.MaxWarnings-1])
 }

@@ -119,11 +119,11 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 		// Only a complete body can carry a trustworthy nextRun; a cut one is not parsed.
 		return Result{Status: status, Output: output(raw, true)}, nil
 	}
-	next, err := decodeResult(raw)
+	a, err := decodeAnswer(raw)
 	if err != nil {
 		return Result{}, &Failure{head: head, Status: status, Excerpt: excerpt(raw), Err: err}
 	}
-	return Result{Status: status, NextRun: next, Output: output(raw, false)}, nil
+	return Result{Status: status, NextRun: a.NextRun, State: a.State, Report: a.Report, Output: output(raw, false)}, nil
 }
 
 // readCapped reads at most bodyMax bytes and reports whether more were available.

@@ -124,9 +124,9 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 		// with the client's Complete or Fail.
 		return Result{Status: 200, Accepted: true}, nil
 	}
-	next, err := decodeResult(out.Payload)
+	a, err := decodeAnswer(out.Payload)
 	if err != nil {
 		return Result{}, &Failure{head: "lambda result", Excerpt: excerpt(out.Payload), Err: err}
 	}
-	return Result{Status: 200, NextRun: next, Output: output(out.Payload, false)}, nil
+	return Result{Status: 200, NextRun: a.NextRun, State: a.State, Report: a.Report, Output: output(out.Payload, false)}, nil
 }

@@ -9,4 +9,5 @@ type (
 	HTTPSpec   = actionspec.HTTPSpec
 	LambdaSpec = actionspec.LambdaSpec
 	Payload    = actionspec.Payload
+	Window     = actionspec.Window
 )

@@ -1,6 +1,9 @@
 package actionspec
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Payload is what the action receives. The JSON field names are a public contract; action
 // authors get it as actionkit.Payload (github.com/sundialhq/sundial/actionkit).
@@ -21,4 +24,26 @@ type Payload struct {
 	// Backfill: this run is an instant of a backfill (`sundial backfill`), re-run after the
 	// fact; ScheduledAt is that original instant.
 	Backfill bool `json:"backfill,omitempty"`
+
+	// The run's context (absent from a payload of a Sundial before them; an action that
+	// ignores them works unchanged).
+	//
+	// Window is the span of time this run covers: To is its scheduled instant (ScheduledAt),
+	// From the scheduled instant of the last successful run, or the schedule's previous
+	// instant (calendar applied) on the first run and for a backfill run.
+	Window *Window `json:"window,omitempty"`
+	// LastSuccessAt is when the last successful run (not a backfill's) ended; absent before
+	// the first.
+	LastSuccessAt *time.Time `json:"lastSuccessAt,omitempty"`
+	// Trigger is why this run started: "schedule", "run-now", "backfill", "retry" or "wake".
+	Trigger string `json:"trigger,omitempty"`
+	// State is the JSON value the last successful run returned as its "state" (absent when
+	// none). A backfill run reads it but cannot change it.
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+// Window is a run's span of time (Payload.Window), its instants in RFC 3339.
+type Window struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 }

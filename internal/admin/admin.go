@@ -32,6 +32,15 @@ type Service struct {
 // RunNow makes the timer run as soon as possible, activating it if it was deactivated; the
 // firing is sent at once. A running timer runs again as soon as its execution finishes.
 func (s *Service) RunNow(ctx context.Context, key timer.Key) (timer.Instance, error) {
+	return s.runNow(ctx, key, message.ReasonRunNow)
+}
+
+// Wake is RunNow for the public client's Wake<Timer>: the run's payload says "wake".
+func (s *Service) Wake(ctx context.Context, key timer.Key) (timer.Instance, error) {
+	return s.runNow(ctx, key, message.ReasonWake)
+}
+
+func (s *Service) runNow(ctx context.Context, key timer.Key, reason message.Reason) (timer.Instance, error) {
 	in, err := s.Store.RunNow(ctx, key, s.Clock.Now())
 	if err != nil {
 		return in, err
@@ -39,7 +48,12 @@ func (s *Service) RunNow(ctx context.Context, key timer.Key) (timer.Instance, er
 	if in.Running() {
 		return in, nil
 	}
-	return in, s.Queue.Send(ctx, []engine.Outgoing{{Firing: message.ForInstance(in, message.ReasonRunNow), Priority: in.Priority}})
+	return in, s.Queue.Send(ctx, []engine.Outgoing{{Firing: message.ForInstance(in, reason), Priority: in.Priority}})
+}
+
+// ResetState removes an idle timer's state (the "state" its last successful run handed on).
+func (s *Service) ResetState(ctx context.Context, key timer.Key) (timer.Instance, error) {
+	return s.Store.ResetState(ctx, key)
 }
 
 // SetNextRun sets when the timer runs next (its action may do this for itself, as the
@@ -84,7 +98,7 @@ func sameSettings(a, b timer.Settings) bool {
 	return a.Schedule == b.Schedule && a.Timezone == b.Timezone && a.DST == b.DST && a.Priority == b.Priority &&
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
-		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b) && a.Alerts == b.Alerts &&
+		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b) && reflect.DeepEqual(a.Alerts, b.Alerts) &&
 		a.AutoPause == b.AutoPause
 }
 

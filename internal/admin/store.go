@@ -37,6 +37,9 @@ type CalendarStore interface {
 type InstanceStore interface {
 	// Get reads an instance: timer.ErrNotFound.
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
+	// ResetState removes an idle instance's state (timer.Instance.State) and returns the
+	// instance as it was: timer.ErrNotFound, timer.ErrRunningState while it runs.
+	ResetState(ctx context.Context, key timer.Key) (timer.Instance, error)
 	// List returns every instance, ordered by name then tenant.
 	List(ctx context.Context) ([]timer.Instance, error)
 	// Instances reads a page of instances: one timer's or one app's costs what it holds;

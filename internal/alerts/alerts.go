@@ -200,7 +200,7 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 			case e.Outcome.Failed() && !x.Instance.RetryPending() && x.Instance.NumberOfTries >= r.ConsecutiveFailures:
 				err = b.raise(ctx, timer.Alert{Key: k, Rule: timer.RuleConsecutiveFailures, Since: end, ExecutionID: e.ExecutionID,
 					Detail: fmt.Sprintf("%d executions in a row failed (rule: %d): %s", x.Instance.NumberOfTries, r.ConsecutiveFailures, e.Error)}, e.ExecutionID, r.Notify, &e, end)
-			case e.Outcome == timer.OutcomeSuccess:
+			case e.Outcome.Succeeded():
 				err = b.resolve(ctx, k, timer.RuleConsecutiveFailures, r.Notify, &e, end, false)
 			}
 		}
@@ -212,8 +212,11 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 				err = b.resolve(ctx, k, timer.RuleDurationOver, r.Notify, &e, end, false)
 			}
 		}
+		if err == nil && len(r.Counters) > 0 && e.Outcome.Succeeded() {
+			err = b.counters(ctx, k, r, &e, end)
+		}
 		if err == nil && r.NoSuccessWithin > 0 {
-			success := e.Outcome == timer.OutcomeSuccess
+			success := e.Outcome.Succeeded()
 			if err = a.Store.Watch(ctx, k, end.Add(r.NoSuccessWithin), success); err == nil && success {
 				// Always tried: recovery may have raised it after this batch read the open alerts.
 				err = b.resolve(ctx, k, timer.RuleNoSuccessWithin, r.Notify, &e, end, true)
@@ -224,6 +227,33 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 		}
 	}
 	return b, nil
+}
+
+// counters evaluates a successful run's counter rules. The batch's read of the open alerts
+// covers the fixed rules only (a key per rule and instance), so a counter's alert is raised
+// and resolved by its conditional write alone: raised once (the create is refused while it is
+// open) and resolved once (the delete finds it or not), one write per rule and run of a timer
+// with counter rules, and no read for the others.
+func (b *Batch) counters(ctx context.Context, k timer.Key, r timer.AlertRules, e *timer.Execution, end time.Time) error {
+	for name, bound := range r.Counters {
+		v, ok := e.Counters[name]
+		if !ok {
+			continue // not reported: nothing to judge
+		}
+		rule := timer.RuleCounterPrefix + name
+		if holds, how := bound.Holds(v); holds {
+			al := timer.Alert{Key: k, Rule: rule, Since: end, ExecutionID: e.ExecutionID,
+				Detail: fmt.Sprintf("counter %s = %v, %s", name, v, how)}
+			if err := b.raise(ctx, al, e.ExecutionID, r.Notify, e, end); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.resolve(ctx, k, rule, r.Notify, e, end, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Finish tells the notify topics (best effort: a failure is logged, the event is on the bus)

@@ -52,6 +52,8 @@ const (
 	SetNextRun = "set-next-run"
 	// Job: a job (internal/jobs) ended, recorded by the platform; After has its kind, params and progress.
 	Job = "job"
+	// StateReset: an operator removed a timer's state (the state before in Before).
+	StateReset = "state-reset"
 	// JobCancel: an operator cancelled a job (internal/jobs; the job's id in After).
 	JobCancel = "job-cancel"
 )

@@ -62,6 +62,10 @@ type Backend interface {
 	JobList(ctx context.Context, q jobs.Query, cursor string) (page.Page[jobs.Job], error)
 	Job(ctx context.Context, app, id string) (jobs.Job, error)
 	CancelJob(ctx context.Context, app, id, who string) (jobs.Job, error)
+	// RunState and ResetState: a timer instance's run context, and an operator's reset of
+	// its state (by who).
+	RunState(ctx context.Context, key timer.Key) (admin.StateInfo, error)
+	ResetState(ctx context.Context, key timer.Key, who string) (admin.StateInfo, error)
 	Now() time.Time
 }
 

@@ -155,6 +155,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("POST /timers/{name}/{op}", s.page(s.operateSubmit))
 	mux.Handle("POST /timers/{name}/backfill", s.page(s.backfillSubmit))
 	mux.Handle("POST /timers/{name}/backfill/cancel", s.page(s.backfillCancelSubmit))
+	mux.Handle("POST /timers/{name}/state/reset", s.page(s.stateResetSubmit))
 	mux.Handle("GET /logs", s.page(s.logsPage))
 	mux.Handle("GET /logs/entry", s.page(s.entryPage))
 	mux.Handle("GET /calendars", s.page(s.calendarsPage))

@@ -145,6 +145,9 @@ func pageRoute(r *http.Request) (method, path string, err error) {
 			p += "/cancel"
 		}
 		return "POST", p, nil
+	case "POST /timers/{name}/state/reset":
+		p, err := instance(r.PathValue("name"))
+		return "POST", p + "/state/reset", err
 	case "POST /timers/{name}/{op}":
 		p, err := instance(r.PathValue("name"))
 		return "POST", p + "/" + r.PathValue("op"), err

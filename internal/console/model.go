@@ -1,6 +1,7 @@
 package console
 
 import (
+	"github.com/sundialhq/sundial/internal/admin"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/queue"
@@ -44,8 +45,20 @@ type TimerDetail struct {
 	// failed): it runs before NextRuns, which are the schedule's.
 	PendingRetry *PendingRetry `json:"pendingRetry,omitempty"`
 	Recent       []LogEntry    `json:"recent"`
+	// Progress is the running async execution's last progress report (nil: none).
+	Progress *RunProgress `json:"progress,omitempty"`
+	// State is the run context the instance hands to its next run (admin.StateOf).
+	State admin.StateInfo `json:"state"`
 	// settings are the instance's, for the edit page's preview (its calendar and window).
 	settings timer.Settings
+}
+
+// RunProgress is a running execution's progress (the client's Progress) as the pages show it.
+type RunProgress struct {
+	Fraction float64   `json:"fraction"`
+	Percent  int       `json:"percent"`
+	Note     string    `json:"note,omitempty"`
+	At       time.Time `json:"at"`
 }
 
 // PendingRetry is a failed firing's next attempt: when it runs, the attempt, and the instant

@@ -352,6 +352,10 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 	if in.Running() {
 		d.RunAttempt = max(in.RunAttempt, 1)
 	}
+	d.State = admin.StateOf(in)
+	if p := in.RunProgress; p != nil && in.Running() {
+		d.Progress = &RunProgress{Fraction: p.Fraction, Percent: int(p.Fraction*100 + 0.5), Note: p.Note, At: p.At}
+	}
 	if edited {
 		d.DefaultSchedule, d.DefaultTimeout, d.DefaultPriority = rec.Defaults.Schedule, rec.Defaults.Timeout.String(), rec.Defaults.Priority
 		d.DefaultDST = view.DST(rec.Defaults.DST)

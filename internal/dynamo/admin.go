@@ -281,7 +281,8 @@ func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, 
 		kc := expression.Key("pk").Equal(expression.Value(q.Key.String())).And(expression.Key("sk").LessThan(expression.Value(before)))
 		var filt *expression.ConditionBuilder
 		if q.ErrorsOnly {
-			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess)))
+			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess))).
+				And(expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeWarnings))))
 			filt = &f
 		}
 		return s.queryLog(ctx, kc, filt, q.Limit)
@@ -365,4 +366,24 @@ func setCalendar(upd expression.UpdateBuilder, st timer.Settings) expression.Upd
 	setOrRemove("endAt", !st.End.IsZero(), ms(st.End))
 	setOrRemove("misfireAfterMs", st.MisfireAfter > 0, st.MisfireAfter.Milliseconds())
 	return upd
+}
+
+// ResetState removes an idle instance's state (an operator's reset) with one conditional
+// UpdateItem and returns the instance as it was: timer.ErrNotFound, or
+// timer.ErrRunningState while an execution holds it. The last success is kept: the next
+// run's window still starts there.
+func (s *Store) ResetState(ctx context.Context, key timer.Key) (timer.Instance, error) {
+	n := expression.Name
+	cond := n("pk").AttributeExists().And(n("execId").AttributeNotExists())
+	out, err := s.update(ctx, s.timers, instanceKey(key), expression.Remove(n("state")), &cond, types.ReturnValueAllOld)
+	if isConditionFailed(err) {
+		if old, ok := conditionOld(err); ok && len(old) > 0 {
+			return timer.Instance{}, fmt.Errorf("reset the state of %s: %w", key, timer.ErrRunningState)
+		}
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)
+	}
+	if err != nil {
+		return timer.Instance{}, fmt.Errorf("reset the state of %s: %w", key, err)
+	}
+	return decodeInstance(out.Attributes)
 }

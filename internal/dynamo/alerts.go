@@ -21,6 +21,8 @@ type alertRulesItem struct {
 	NoSuccessWithinMs   int64  `dynamodbav:"nswMs,omitempty"`
 	DurationOverMs      int64  `dynamodbav:"durMs,omitempty"`
 	Notify              string `dynamodbav:"notify,omitempty"`
+	// Counters are the counter rules (timer.AlertRules.Counters).
+	Counters map[string]timer.CounterBound `dynamodbav:"ctr,omitempty"`
 }
 
 func alertRulesToItem(r timer.AlertRules) *alertRulesItem {
@@ -28,7 +30,7 @@ func alertRulesToItem(r timer.AlertRules) *alertRulesItem {
 		return nil
 	}
 	return &alertRulesItem{ConsecutiveFailures: r.ConsecutiveFailures, NoSuccessWithinMs: r.NoSuccessWithin.Milliseconds(),
-		DurationOverMs: r.DurationOver.Milliseconds(), Notify: r.Notify}
+		DurationOverMs: r.DurationOver.Milliseconds(), Notify: r.Notify, Counters: r.Counters}
 }
 
 func (a *alertRulesItem) rules() timer.AlertRules {
@@ -36,7 +38,7 @@ func (a *alertRulesItem) rules() timer.AlertRules {
 		return timer.AlertRules{}
 	}
 	return timer.AlertRules{ConsecutiveFailures: a.ConsecutiveFailures, NoSuccessWithin: time.Duration(a.NoSuccessWithinMs) * time.Millisecond,
-		DurationOver: time.Duration(a.DurationOverMs) * time.Millisecond, Notify: a.Notify}
+		DurationOver: time.Duration(a.DurationOverMs) * time.Millisecond, Notify: a.Notify, Counters: a.Counters}
 }
 
 // Open alerts live in the timers table under pk alertsPK, one item per instance and rule

@@ -60,7 +60,8 @@ func (s *Store) LogPage(ctx context.Context, q timer.LogPageQuery) ([]timer.Exec
 		kc := expression.Key("pk").Equal(expression.Value(q.Key.String())).And(expression.Key("sk").LessThan(expression.Value(before)))
 		var filt *expression.ConditionBuilder
 		if q.ErrorsOnly {
-			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess)))
+			f := expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeSuccess))).
+				And(expression.Name("outcome").NotEqual(expression.Value(string(timer.OutcomeWarnings))))
 			filt = &f
 		}
 		if out, err = s.queryLog(ctx, kc, filt, want); err != nil {

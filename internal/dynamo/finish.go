@@ -137,7 +137,7 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastGaveUp"))
 	}
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill"} {
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress"} {
 		upd = upd.Remove(n(a))
 	}
 	if f.Backfill != nil {
@@ -152,6 +152,29 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 		upd = upd.Set(n("lastOutput"), expression.Value(f.Output))
 	} else {
 		upd = upd.Remove(n("lastOutput"))
+	}
+	for _, a := range []struct {
+		name string
+		v    any
+		set  bool
+	}{{"lastSummary", f.Report.Summary, f.Report.Summary != ""}, {"lastCounters", f.Report.Counters, len(f.Report.Counters) > 0},
+		{"lastWarnings", f.Report.Warnings, len(f.Report.Warnings) > 0}} {
+		if a.set {
+			upd = upd.Set(n(a.name), expression.Value(a.v))
+		} else {
+			upd = upd.Remove(n(a.name))
+		}
+	}
+	if !f.LastSuccessFor.IsZero() {
+		upd = upd.Set(n("lastSuccessAt"), expression.Value(ms(f.LastSuccessAt))).
+			Set(n("lastSuccessFor"), expression.Value(ms(f.LastSuccessFor)))
+	}
+	switch {
+	case f.State == nil: // the run returned no state: the instance keeps its own
+	case *f.State == "":
+		upd = upd.Remove(n("state"))
+	default:
+		upd = upd.Set(n("state"), expression.Value(*f.State))
 	}
 	if !f.KeepNextRun && !f.NextRun.IsZero() {
 		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))

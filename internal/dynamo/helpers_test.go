@@ -43,6 +43,8 @@ type harness struct {
 	instances func(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 	runNow    func(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error)
 	setActive func(ctx context.Context, key timer.Key, active bool) error
+	// resetState is an operator's reset of an instance's state (admin.InstanceStore).
+	resetState func(ctx context.Context, key timer.Key) (timer.Instance, error)
 	// logs returns the log entries of one instance, in any order.
 	logs   func(ctx context.Context, key timer.Key) ([]timer.Execution, error)
 	shards int
@@ -52,11 +54,12 @@ type harness struct {
 func dynamoHarness(t testing.TB, prefix string) harness {
 	s, shards := newStore(t)
 	return harness{
-		Store:     s,
-		create:    s.Create,
-		instances: s.Instances,
-		runNow:    s.RunNow,
-		setActive: byOperator(s),
+		Store:      s,
+		create:     s.Create,
+		instances:  s.Instances,
+		runNow:     s.RunNow,
+		setActive:  byOperator(s),
+		resetState: s.ResetState,
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
 			testenv.DrainLog(t)
 			return s.Logs(ctx, timer.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
@@ -77,11 +80,12 @@ func byOperator(s admin.InstanceStore) func(ctx context.Context, key timer.Key, 
 func inmemHarness(shards int, prefix string) harness {
 	s := inmem.NewStore()
 	return harness{
-		Store:     s,
-		create:    s.Create,
-		instances: s.Instances,
-		runNow:    s.RunNow,
-		setActive: byOperator(s),
+		Store:      s,
+		create:     s.Create,
+		instances:  s.Instances,
+		runNow:     s.RunNow,
+		setActive:  byOperator(s),
+		resetState: s.ResetState,
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {
 			var out []timer.Execution
 			for _, e := range s.Executions() {

@@ -83,25 +83,37 @@ type instanceItem struct {
 	// sets it.
 	Defaults map[string]any `dynamodbav:"defaults,omitempty"`
 
-	NextRun            int64  `dynamodbav:"nextRun,omitempty"`
-	LastRun            int64  `dynamodbav:"lastRun,omitempty"`
-	LastDurationMs     int64  `dynamodbav:"lastDurationMs,omitempty"`
-	NumberOfTries      int    `dynamodbav:"numberOfTries"`
-	IsRunningSince     int64  `dynamodbav:"isRunningSince,omitempty"`
-	IsRunningBy        string `dynamodbav:"isRunningBy,omitempty"`
-	ExecID             string `dynamodbav:"execId,omitempty"`
-	LeaseExpiresAt     int64  `dynamodbav:"leaseExpiresAt,omitempty"`
-	LeaseDeadline      int64  `dynamodbav:"leaseDeadline,omitempty"`
-	ClaimedNextRun     int64  `dynamodbav:"claimedNextRun,omitempty"`
-	RunScheduledAt     int64  `dynamodbav:"runScheduledAt,omitempty"`
-	RunAttempt         int    `dynamodbav:"runAttempt,omitempty"`
-	PendingScheduledAt int64  `dynamodbav:"pendingScheduledAt,omitempty"`
-	PendingAttempt     int    `dynamodbav:"pendingAttempt,omitempty"`
-	RequeuedAt         int64  `dynamodbav:"requeuedAt,omitempty"`
-	Version            int64  `dynamodbav:"version"`
-	LastOutcome        string `dynamodbav:"lastOutcome,omitempty"`
-	LastError          string `dynamodbav:"lastError,omitempty"`
-	LastOutput         string `dynamodbav:"lastOutput,omitempty"`
+	NextRun        int64  `dynamodbav:"nextRun,omitempty"`
+	LastRun        int64  `dynamodbav:"lastRun,omitempty"`
+	LastDurationMs int64  `dynamodbav:"lastDurationMs,omitempty"`
+	NumberOfTries  int    `dynamodbav:"numberOfTries"`
+	IsRunningSince int64  `dynamodbav:"isRunningSince,omitempty"`
+	IsRunningBy    string `dynamodbav:"isRunningBy,omitempty"`
+	ExecID         string `dynamodbav:"execId,omitempty"`
+	LeaseExpiresAt int64  `dynamodbav:"leaseExpiresAt,omitempty"`
+	LeaseDeadline  int64  `dynamodbav:"leaseDeadline,omitempty"`
+	ClaimedNextRun int64  `dynamodbav:"claimedNextRun,omitempty"`
+	RunScheduledAt int64  `dynamodbav:"runScheduledAt,omitempty"`
+	RunAttempt     int    `dynamodbav:"runAttempt,omitempty"`
+	// RunProgress is the running execution's last progress (timer.Progress).
+	RunProgress        *progressItem `dynamodbav:"runProgress,omitempty"`
+	PendingScheduledAt int64         `dynamodbav:"pendingScheduledAt,omitempty"`
+	PendingAttempt     int           `dynamodbav:"pendingAttempt,omitempty"`
+	RequeuedAt         int64         `dynamodbav:"requeuedAt,omitempty"`
+	Version            int64         `dynamodbav:"version"`
+	LastOutcome        string        `dynamodbav:"lastOutcome,omitempty"`
+	LastError          string        `dynamodbav:"lastError,omitempty"`
+	LastOutput         string        `dynamodbav:"lastOutput,omitempty"`
+	// The run context a finish hands on (timer.Instance.LastSuccessAt, LastSuccessFor,
+	// State): written by the fenced finish of a successful run, on the item it writes anyway.
+	// The last execution's report (timer.Report), written by its finish: the log entry
+	// takes it from the stream's new image.
+	LastSummary    string             `dynamodbav:"lastSummary,omitempty"`
+	LastCounters   map[string]float64 `dynamodbav:"lastCounters,omitempty"`
+	LastWarnings   []string           `dynamodbav:"lastWarnings,omitempty"`
+	LastSuccessAt  int64              `dynamodbav:"lastSuccessAt,omitempty"`
+	LastSuccessFor int64              `dynamodbav:"lastSuccessFor,omitempty"`
+	State          string             `dynamodbav:"state,omitempty"`
 	// LastExecID and LastGaveUp are written by the finish that ends an execution: with the
 	// running attributes of the item before it (the stream's old image) they make that
 	// execution's log entry (ExecutionFromImages).
@@ -150,6 +162,27 @@ func (b *backfillItem) cursor() *timer.BackfillCursor {
 	}
 	return &timer.BackfillCursor{ID: b.ID, Next: fromMs(b.Next), Attempt: b.Attempt, Due: fromMs(b.Due), SentAt: fromMs(b.SentAt), To: fromMs(b.To),
 		Total: b.Total, Done: b.Done, Failed: b.Failed, Waiting: b.Waiting, Cancelled: b.Cancelled}
+}
+
+// progressItem is the stored form of timer.Progress.
+type progressItem struct {
+	Fraction float64 `dynamodbav:"f"`
+	Note     string  `dynamodbav:"note,omitempty"`
+	At       int64   `dynamodbav:"at"`
+}
+
+func toProgressItem(p *timer.Progress) *progressItem {
+	if p == nil {
+		return nil
+	}
+	return &progressItem{Fraction: p.Fraction, Note: p.Note, At: ms(p.At)}
+}
+
+func (p *progressItem) progress() *timer.Progress {
+	if p == nil {
+		return nil
+	}
+	return &timer.Progress{Fraction: p.Fraction, Note: p.Note, At: fromMs(p.At)}
 }
 
 // finishSlots is how many finish tokens an item keeps (attributes fin0..fin7), one per
@@ -202,10 +235,12 @@ func toItem(in timer.Instance) instanceItem {
 		NextRun: ms(in.NextRun), LastRun: ms(in.LastRun), LastDurationMs: in.LastDuration.Milliseconds(),
 		NumberOfTries: in.NumberOfTries, IsRunningSince: ms(in.IsRunningSince), IsRunningBy: in.IsRunningBy,
 		ExecID: in.ExecutionID, LeaseExpiresAt: ms(in.LeaseExpiresAt), LeaseDeadline: ms(in.LeaseDeadline), ClaimedNextRun: ms(in.ClaimedNextRun),
-		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt,
+		RunScheduledAt: ms(in.RunScheduledAt), RunAttempt: in.RunAttempt, RunProgress: toProgressItem(in.RunProgress),
 		PendingScheduledAt: ms(in.PendingScheduledAt), PendingAttempt: in.PendingAttempt,
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, LastOutput: in.LastOutput,
+		LastSuccessAt: ms(in.LastSuccessAt), LastSuccessFor: ms(in.LastSuccessFor), State: in.State,
+		LastSummary: in.LastReport.Summary, LastCounters: in.LastReport.Counters, LastWarnings: in.LastReport.Warnings,
 		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
 	}
 	if p := in.Pause; p != nil {
@@ -253,11 +288,13 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		NumberOfTries:  it.NumberOfTries,
 		IsRunningSince: fromMs(it.IsRunningSince), IsRunningBy: it.IsRunningBy, ExecutionID: it.ExecID,
 		LeaseExpiresAt: fromMs(it.LeaseExpiresAt), LeaseDeadline: fromMs(it.LeaseDeadline), ClaimedNextRun: fromMs(it.ClaimedNextRun),
-		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt,
+		RunScheduledAt: fromMs(it.RunScheduledAt), RunAttempt: it.RunAttempt, RunProgress: it.RunProgress.progress(),
 		PendingScheduledAt: fromMs(it.PendingScheduledAt), PendingAttempt: it.PendingAttempt,
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
 		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError, LastOutput: it.LastOutput,
-		Backfill: it.Backfill.cursor(), RunBackfill: it.RunBackfill,
+		LastSuccessAt: fromMs(it.LastSuccessAt), LastSuccessFor: fromMs(it.LastSuccessFor), State: it.State,
+		LastReport: timer.Report{Summary: it.LastSummary, Counters: it.LastCounters, Warnings: it.LastWarnings},
+		Backfill:   it.Backfill.cursor(), RunBackfill: it.RunBackfill,
 	}
 }
 
@@ -282,11 +319,15 @@ type logItem struct {
 	Outcome         string `dynamodbav:"outcome"`
 	Error           string `dynamodbav:"error,omitempty"`
 	Output          string `dynamodbav:"output,omitempty"`
-	NextRun         int64  `dynamodbav:"nextRun,omitempty"`
-	GaveUp          bool   `dynamodbav:"gaveUp,omitempty"`
-	Version         int64  `dynamodbav:"version,omitempty"`
-	Backfill        bool   `dynamodbav:"backfill,omitempty"`
-	ExpiresAt       int64  `dynamodbav:"expiresAt"`
+	// Summary, Counters and Warnings: the run's report (timer.Report).
+	Summary   string             `dynamodbav:"summary,omitempty"`
+	Counters  map[string]float64 `dynamodbav:"counters,omitempty"`
+	Warnings  []string           `dynamodbav:"warnings,omitempty"`
+	NextRun   int64              `dynamodbav:"nextRun,omitempty"`
+	GaveUp    bool               `dynamodbav:"gaveUp,omitempty"`
+	Version   int64              `dynamodbav:"version,omitempty"`
+	Backfill  bool               `dynamodbav:"backfill,omitempty"`
+	ExpiresAt int64              `dynamodbav:"expiresAt"`
 }
 
 const logSortLayout = "2006-01-02T15:04:05.000Z"
@@ -304,6 +345,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
 		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
+		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}
 	if e.Outcome.Failed() {
 		it.ErrDay = errShardPK(appAttr(e.App), started.Format(time.DateOnly), e.ExecutionID)
@@ -318,5 +360,6 @@ func (it logItem) execution() timer.Execution {
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
 		Version: it.Version, Backfill: it.Backfill,
+		Report: timer.Report{Summary: it.Summary, Counters: it.Counters, Warnings: it.Warnings},
 	}
 }

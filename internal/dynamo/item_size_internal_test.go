@@ -38,6 +38,7 @@ func TestInstanceItemWithinManifestBound(t *testing.T) {
 		ExecutionID: strings.Repeat("e", 64), LeaseExpiresAt: at, LeaseDeadline: at, ClaimedNextRun: at,
 		RunScheduledAt: at, RunAttempt: 101, Version: 1 << 62, PendingScheduledAt: at, PendingAttempt: 101, RequeuedAt: at,
 		LastOutcome: timer.Outcome("timed-out"), LastError: strings.Repeat("x", 4096),
+		LastOutput: strings.Repeat("o", 1024), LastSuccessAt: at, LastSuccessFor: at, State: `"` + strings.Repeat("s", timer.StateMaxBytes-2) + `"`,
 	}
 	item, err := attributevalue.MarshalMap(toItem(in))
 	require.NoError(t, err)

@@ -342,11 +342,24 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 // execution no longer holds the instance, timer.ErrLeaseExpired if its lease expired,
 // timer.ErrPastDeadline if `until` is past the deadline.
 func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error {
+	return s.extendLease(ctx, key, fence, until, now, nil)
+}
+
+// ReportProgress is ExtendLease that also records the execution's progress, in the same
+// conditional write (a heartbeat with a progress costs what a heartbeat costs).
+func (s *Store) ReportProgress(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time, p timer.Progress) error {
+	return s.extendLease(ctx, key, fence, until, now, &p)
+}
+
+func (s *Store) extendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time, p *timer.Progress) error {
 	n := expression.Name
 	owns := n("execId").Equal(expression.Value(fence.ExecutionID)).And(n("version").Equal(expression.Value(fence.Version)))
 	cond := owns.And(n("leaseExpiresAt").GreaterThan(expression.Value(ms(now)))).
 		And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until))))
 	upd := expression.Set(n("leaseExpiresAt"), expression.Value(ms(until)))
+	if p != nil {
+		upd = upd.Set(n("runProgress"), expression.Value(progressItem{Fraction: p.Fraction, Note: p.Note, At: ms(p.At)}))
+	}
 	_, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueNone)
 	if isConditionFailed(err) {
 		old, ok := conditionOld(err)

@@ -51,7 +51,7 @@ func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (ti
 	}
 	running, ended := before.instance(), after.instance()
 	return timer.NewExecution(running, timer.Finish{
-		LastDuration: ended.LastDuration, Outcome: ended.LastOutcome, Error: ended.LastError, Output: ended.LastOutput,
+		LastDuration: ended.LastDuration, Outcome: ended.LastOutcome, Error: ended.LastError, Output: ended.LastOutput, Report: ended.LastReport,
 		NextRun: ended.NextRun, GaveUp: after.LastGaveUp,
 	}), true, nil
 }

@@ -47,6 +47,9 @@ type Store interface {
 	// longer holds the instance, timer.ErrLeaseExpired if the lease expired (recovery may be
 	// taking it back), timer.ErrPastDeadline past the execution's deadline.
 	ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error
+	// ReportProgress is ExtendLease that also records the execution's progress
+	// (timer.Instance.RunProgress) in the same write.
+	ReportProgress(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time, p timer.Progress) error
 	// Get reads an instance (strongly consistent): timer.ErrNotFound.
 	Get(ctx context.Context, key timer.Key) (timer.Instance, error)
 	// ShardSpan records that this deployment places instances on `shards` write shards and

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -172,7 +173,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 
 	res := p.misfire(running, f.Reason, log)
 	if res == nil {
-		run, accepted := p.run(ctx, running)
+		run, accepted := p.run(ctx, running, f.Trigger())
 		if accepted {
 			p.started(ctx, running, log)
 			return nil, nil, nil
@@ -286,7 +287,7 @@ const AsyncStartTimeout = 30 * time.Second
 // one still runs: it ends by claim + timeout × 1.1 at the latest. A claim acknowledged within
 // a tenth of the timeout (the usual milliseconds) leaves the action its whole timeout; one
 // acknowledged later (SDK retries after throttling or a lost reply) shortens it.
-func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunResult, accepted bool) {
+func (p *Processor) run(ctx context.Context, in timer.Instance, trigger string) (res timer.RunResult, accepted bool) {
 	timeout := in.Timeout
 	left := in.Timeout
 	if dl, ok := ctx.Deadline(); ok {
@@ -316,6 +317,7 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 		App: in.AppName(), Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt, Attempt: attempt,
 		ExecutionID: in.ExecutionID, Properties: in.Properties, Backfill: in.RunBackfill != "",
 	}
+	p.runContext(&payload, in, trigger)
 	if async {
 		payload.Async, payload.Token = true, NewToken(in).String()
 	}
@@ -323,7 +325,10 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 	if err == nil && async && out.Accepted {
 		return timer.RunResult{}, true
 	}
-	res = timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun, Output: out.Output}
+	res = timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: p.Clock.Now(), RequestedNextRun: out.NextRun, Output: out.Output, State: out.State, Report: out.Report}
+	if len(out.Report.Warnings) > 0 {
+		res.Outcome = timer.OutcomeWarnings
+	}
 	var fail *action.Failure
 	switch {
 	case err == nil:
@@ -345,6 +350,26 @@ func (p *Processor) run(ctx context.Context, in timer.Instance) (res timer.RunRe
 		res.Error = err.Error()
 	}
 	return res, false
+}
+
+// runContext adds the run's context to its payload: its window, the last success, why it
+// started and the state the last successful run left. All of it comes from the item the
+// claim returned: no read is added to a firing.
+func (p *Processor) runContext(payload *action.Payload, in timer.Instance, trigger string) {
+	prev, err := p.finisher.schedules.prev(in)
+	if err != nil {
+		p.Log.Warn("processor: the run's window falls back to its instant", "timer", in.Key.String(), "error", err)
+	}
+	from, to := timer.RunWindow(in, prev)
+	payload.Window = &action.Window{From: from.UTC(), To: to.UTC()}
+	if !in.LastSuccessAt.IsZero() {
+		t := in.LastSuccessAt.UTC()
+		payload.LastSuccessAt = &t
+	}
+	payload.Trigger = trigger
+	if in.State != "" {
+		payload.State = json.RawMessage(in.State)
+	}
 }
 
 // started records an accepted async start: the lease shrinks to one heartbeat window (the

@@ -60,6 +60,8 @@ func TestProcessor(t *testing.T) {
 		require.Equal(t, []action.Payload{{
 			App: timer.DefaultApp, Timer: "Tick", Tenant: "acme", ScheduledAt: t0, Attempt: 1, ExecutionID: "exec-1",
 			Properties: map[string]string{"region": "eu-west-1"},
+			// The first run: its window starts at the schedule's previous instant.
+			Window: &action.Window{From: t0.Add(-15 * time.Minute), To: t0}, Trigger: timer.TriggerSchedule,
 		}}, f.Invoker.Calls())
 		require.Equal(t, "exec-1", during.ExecutionID, "the action runs under the claim")
 		require.Equal(t, "node-a", during.IsRunningBy)

@@ -36,6 +36,20 @@ func (r *Reporter) init() {
 // Heartbeat extends the execution's lease by its heartbeat window (never past its deadline)
 // and returns the new lease expiry.
 func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, error) {
+	return r.heartbeat(ctx, token, nil)
+}
+
+// Progress is a heartbeat that also reports how far the execution got (fraction 0..1 and a
+// note), shown live while it runs; it costs what a heartbeat costs (the same write).
+func (r *Reporter) Progress(ctx context.Context, token string, fraction float64, note string) (time.Time, error) {
+	p, err := timer.ValidateProgress(fraction, note)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return r.heartbeat(ctx, token, &p)
+}
+
+func (r *Reporter) heartbeat(ctx context.Context, token string, p *timer.Progress) (time.Time, error) {
 	tok, err := ParseToken(token)
 	if err != nil {
 		return time.Time{}, err
@@ -48,7 +62,12 @@ func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, erro
 	if until.After(tok.Deadline) {
 		until = tok.Deadline
 	}
-	if err := r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until, now); err != nil {
+	extend := func() error { return r.Store.ExtendLease(ctx, tok.Key(), tok.Fence(), until, now) }
+	if p != nil {
+		p.At = now
+		extend = func() error { return r.Store.ReportProgress(ctx, tok.Key(), tok.Fence(), until, now, *p) }
+	}
+	if err := extend(); err != nil {
 		if errors.Is(err, timer.ErrPastDeadline) { // the token lies about its deadline; the store does not
 			return time.Time{}, fmt.Errorf("%w: %w", ErrDeadlinePassed, err)
 		}
@@ -59,7 +78,41 @@ func (r *Reporter) Heartbeat(ctx context.Context, token string) (time.Time, erro
 
 // Complete ends the execution successfully; nextRun, if set, is the next run the action asks for.
 func (r *Reporter) Complete(ctx context.Context, token string, nextRun *time.Time) error {
-	return r.end(ctx, token, timer.RunResult{Outcome: timer.OutcomeSuccess, RequestedNextRun: nextRun})
+	return r.CompleteWith(ctx, token, Completion{NextRun: nextRun})
+}
+
+// Completion is what an async action reports with its success, as a synchronous action's
+// answer does: the next run it asks for and the state it hands to the next run.
+type Completion struct {
+	NextRun *time.Time
+	// State is JSON (nil: none, the timer keeps its state; "null": remove it); it is
+	// validated here (timer.ValidateState).
+	State []byte
+	// Report is what the run did (summary, counters, warnings); warnings make the outcome
+	// timer.OutcomeWarnings.
+	Report timer.Report
+}
+
+// CompleteWith ends the execution successfully with what the action reports (Completion).
+// An invalid state is refused (errkind.Invalid) before anything is written: the execution
+// still runs, and may report again.
+func (r *Reporter) CompleteWith(ctx context.Context, token string, c Completion) error {
+	rep, err := c.Report.Normalize()
+	if err != nil {
+		return err
+	}
+	res := timer.RunResult{Outcome: timer.OutcomeSuccess, RequestedNextRun: c.NextRun, Report: rep}
+	if len(rep.Warnings) > 0 {
+		res.Outcome = timer.OutcomeWarnings
+	}
+	if c.State != nil {
+		s, err := timer.ValidateState(c.State)
+		if err != nil {
+			return err
+		}
+		res.State = &s
+	}
+	return r.end(ctx, token, res)
 }
 
 // Fail ends the execution as failed; retries follow the timer's policy.

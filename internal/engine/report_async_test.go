@@ -57,6 +57,33 @@ func TestAsyncExecution(t *testing.T) {
 		require.Equal(t, t0.Add(144*time.Minute), tok.Deadline, "2h timeout + 20%")
 	})
 
+	t.Run("ProgressRidesOnTheHeartbeatAndEndsWithTheRun", func(t *testing.T) {
+		t.Parallel()
+		f, in, token := start(t)
+		r := reporter(f)
+		f.Clock.Advance(time.Minute)
+		until, err := r.Progress(ctx, token, 0.4, " 400 of 1000 files ")
+		require.NoError(t, err)
+		got := f.get(t, in.Key)
+		require.Equal(t, until, got.LeaseExpiresAt, "a progress report is a heartbeat")
+		require.Equal(t, &timer.Progress{Fraction: 0.4, Note: "400 of 1000 files", At: t0.Add(time.Minute)}, got.RunProgress)
+		for _, bad := range []float64{-0.1, 1.5} {
+			_, err = r.Progress(ctx, token, bad, "")
+			require.ErrorContains(t, err, "must be a fraction in 0..1")
+		}
+		require.Equal(t, 0.4, f.get(t, in.Key).RunProgress.Fraction, "a refused report changes nothing")
+		// A report with a summary, counters and warnings ends as a success with warnings.
+		require.NoError(t, r.CompleteWith(ctx, token, engine.Completion{Report: timer.Report{Summary: "archived",
+			Counters: map[string]float64{"files": 1000}, Warnings: []string{"3 files skipped"}}, State: []byte(`{"upTo":"2026-11-21"}`)}))
+		got = f.get(t, in.Key)
+		require.Nil(t, got.RunProgress, "the finish removes it")
+		require.Equal(t, `{"upTo":"2026-11-21"}`, got.State)
+		es := f.executions(in.Key)
+		require.Len(t, es, 1)
+		require.Equal(t, timer.OutcomeWarnings, es[0].Outcome)
+		require.Equal(t, timer.Report{Summary: "archived", Counters: map[string]float64{"files": 1000}, Warnings: []string{"3 files skipped"}}, es[0].Report)
+	})
+
 	t.Run("HeartbeatsExtendTheLeaseButNeverPastTheDeadline", func(t *testing.T) {
 		t.Parallel()
 		f, in, token := start(t)

@@ -17,19 +17,36 @@ type schedules struct{ m sync.Map }
 // where they enter (manifest, CLI, API); an invalid one here means the table was edited by
 // hand, and the error is reported in the execution log rather than crashing.
 func (s *schedules) next(in timer.Instance) (timer.NextFunc, error) {
+	sch, err := s.get(in)
+	if err != nil {
+		return none, err
+	}
+	return sch.Next, nil
+}
+
+// prev returns the PrevFunc of an instance's effective schedule (schedule.Previous).
+func (s *schedules) prev(in timer.Instance) (timer.PrevFunc, error) {
+	sch, err := s.get(in)
+	if err != nil {
+		return none, err
+	}
+	return func(t time.Time) (time.Time, bool) { return schedule.Previous(sch, t) }, nil
+}
+
+func (s *schedules) get(in timer.Instance) (schedule.Schedule, error) {
 	k := in.ScheduleKey()
 	if schedule.MaySpread(in.Schedule) {
 		k += " " + in.Key.String() // H is resolved per instance
 	}
 	if v, ok := s.m.Load(k); ok {
-		return v.(schedule.Schedule).Next, nil
+		return v.(schedule.Schedule), nil
 	}
 	sch, err := in.ParseSchedule()
 	if err != nil {
-		return none, fmt.Errorf("timer %s: %w", in.Key, err)
+		return nil, fmt.Errorf("timer %s: %w", in.Key, err)
 	}
 	s.m.Store(k, sch)
-	return sch.Next, nil
+	return sch, nil
 }
 
 func none(time.Time) (time.Time, bool) { return time.Time{}, false }

@@ -27,6 +27,8 @@ const (
 	AlertResolved      = "Alert Resolved"
 	// TimerPaused: the platform paused a timer after failures in a row (pauseAfterFailures).
 	TimerPaused = "Timer Paused"
+	// ExecutionWarned: a success with warnings (timer.OutcomeWarnings).
+	ExecutionWarned = "Execution Succeeded With Warnings"
 )
 
 // MaxErrorBytes bounds the error text an event carries.
@@ -42,6 +44,10 @@ type Detail struct {
 	Attempt     int       `json:"attempt,omitempty"`
 	Outcome     string    `json:"outcome,omitempty"`
 	Error       string    `json:"error,omitempty"`
+	// Summary, Counters and Warnings are the execution's report (timer.Report).
+	Summary  string             `json:"summary,omitempty"`
+	Counters map[string]float64 `json:"counters,omitempty"`
+	Warnings []string           `json:"warnings,omitempty"`
 	// Rule and Since are an alert's (Alert Raised, Alert Resolved).
 	Rule  string    `json:"rule,omitempty"`
 	Since time.Time `json:"since,omitzero"`
@@ -83,6 +89,7 @@ func FromAlert(detailType string, a timer.Alert, e *timer.Execution, at time.Tim
 	if e != nil {
 		ev.Detail.ExecutionID, ev.Detail.ScheduledAt, ev.Detail.Attempt = e.ExecutionID, e.ScheduledAt.UTC(), e.Attempt
 		ev.Detail.Outcome = string(e.Outcome)
+		ev.Detail.Summary, ev.Detail.Counters, ev.Detail.Warnings = e.Summary, e.Counters, e.Warnings
 		if e.Error != "" {
 			ev.Detail.Error = Truncate(e.Error, MaxErrorBytes)
 		}
@@ -104,10 +111,11 @@ var detailTypes = map[timer.Outcome]string{
 	timer.OutcomeTimeout:   ExecutionTimedOut,
 	timer.OutcomeRecovered: ExecutionRecovered,
 	timer.OutcomeMissed:    ExecutionMissed,
+	timer.OutcomeWarnings:  ExecutionWarned,
 }
 
-// FromExecution is the event of an execution that ended error, timeout or recovered, or a
-// missed firing; false for a success.
+// FromExecution is the event of an execution that ended error, timeout or recovered, a
+// missed firing, or a success with warnings (with its report); false for a plain success.
 func FromExecution(e timer.Execution) (Event, bool) {
 	dt, ok := detailTypes[e.Outcome]
 	if !ok {
@@ -120,6 +128,7 @@ func FromExecution(e timer.Execution) (Event, bool) {
 	return Event{DetailType: dt, Time: at.UTC(), Detail: Detail{
 		App: e.Key.AppName(), Timer: e.Key.Timer, Tenant: e.Key.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: e.ScheduledAt.UTC(), Attempt: e.Attempt, Outcome: string(e.Outcome), Error: Truncate(e.Error, MaxErrorBytes),
+		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}}, true
 }
 

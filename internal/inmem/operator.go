@@ -359,7 +359,7 @@ func (s *Store) LogPage(_ context.Context, q timer.LogPageQuery) ([]timer.Execut
 			return false
 		}
 		if q.Key != nil {
-			return e.Key == *q.Key && (!q.ErrorsOnly || e.Outcome != timer.OutcomeSuccess)
+			return e.Key == *q.Key && (!q.ErrorsOnly || !e.Outcome.Succeeded())
 		}
 		started := e.StartedAt.UTC().Truncate(24 * time.Hour)
 		return !started.Before(oldest) && (q.Tenant == "" || e.Tenant == q.Tenant) && e.MatchesApp(q.App) && (!q.ErrorsOnly || e.Outcome.Failed())
@@ -504,4 +504,18 @@ func (s *Store) PutSharedCalendars(_ context.Context, cals []timer.Calendar) err
 		s.op.shared[c.Name] = c
 	}
 	return nil
+}
+
+// ResetState implements admin.Store.
+func (s *Store) ResetState(_ context.Context, key timer.Key) (timer.Instance, error) {
+	var before timer.Instance
+	_, err := s.change(key, func(in *timer.Instance) error {
+		if in.Running() {
+			return fmt.Errorf("reset the state of %s: %w", key, timer.ErrRunningState)
+		}
+		before = in.Clone()
+		in.State = ""
+		return nil
+	})
+	return before, err
 }

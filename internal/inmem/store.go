@@ -167,7 +167,16 @@ func (s *Store) Finish(_ context.Context, observed timer.Instance, f timer.Finis
 }
 
 // ExtendLease implements engine.Store.
-func (s *Store) ExtendLease(_ context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error {
+func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error {
+	return s.extendLease(key, fence, until, now, nil)
+}
+
+// ReportProgress implements engine.Store.
+func (s *Store) ReportProgress(_ context.Context, key timer.Key, fence timer.Fence, until, now time.Time, p timer.Progress) error {
+	return s.extendLease(key, fence, until, now, &p)
+}
+
+func (s *Store) extendLease(key timer.Key, fence timer.Fence, until, now time.Time, p *timer.Progress) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.instances[key]
@@ -183,6 +192,9 @@ func (s *Store) ExtendLease(_ context.Context, key timer.Key, fence timer.Fence,
 			until.UTC().Format(time.RFC3339Nano), in.LeaseDeadline.UTC().Format(time.RFC3339Nano))
 	}
 	in.LeaseExpiresAt = until
+	if p != nil {
+		in.RunProgress = p
+	}
 	s.instances[key] = in
 	return nil
 }

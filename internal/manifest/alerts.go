@@ -15,6 +15,8 @@ type Alerts struct {
 	ConsecutiveFailures *int      `yaml:"consecutiveFailures" json:"consecutiveFailures,omitempty"`
 	NoSuccessWithin     *Duration `yaml:"noSuccessWithin" json:"noSuccessWithin,omitempty"`
 	DurationOver        *Duration `yaml:"durationOver" json:"durationOver,omitempty"`
+	// Counter: a rule per counter an action reports ("counter: {rows: {below: 1}}").
+	Counter map[string]timer.CounterBound `yaml:"counter" json:"counter,omitempty"`
 	// Notify is an SNS topic also told of each alert raised or resolved; the stack's
 	// AlertTopicArns parameter must cover it.
 	Notify string `yaml:"notify" json:"notify,omitempty"`
@@ -38,6 +40,9 @@ func (a *Alerts) Rules() timer.AlertRules {
 	if a.DurationOver != nil {
 		r.DurationOver = a.DurationOver.Duration
 	}
+	if len(a.Counter) > 0 {
+		r.Counters = a.Counter
+	}
 	r.Notify = a.Notify
 	return r
 }
@@ -56,10 +61,23 @@ func (a *Alerts) problems() []error {
 	if a.DurationOver != nil && (a.DurationOver.Duration < time.Second || a.DurationOver.Duration > 24*time.Hour) {
 		errs = append(errs, fmt.Errorf("alerts: durationOver: %s is out of range 1s..24h", a.DurationOver.Duration))
 	}
+	for name, b := range a.Counter {
+		switch {
+		case !timer.ValidCounterName(name):
+			errs = append(errs, fmt.Errorf("alerts: counter: %q is not a counter name ([A-Za-z][A-Za-z0-9_.-]{0,63})", name))
+		case b.Below == nil && b.Above == nil:
+			errs = append(errs, fmt.Errorf("alerts: counter: %s: give below, above or both (e.g. {below: 1})", name))
+		case b.Below != nil && b.Above != nil && *b.Below > *b.Above:
+			errs = append(errs, fmt.Errorf("alerts: counter: %s: below %v is over above %v: it would always hold", name, *b.Below, *b.Above))
+		}
+	}
+	if len(a.Counter) > timer.MaxCounters {
+		errs = append(errs, fmt.Errorf("alerts: counter: %d rules, more than the %d counters a run may report", len(a.Counter), timer.MaxCounters))
+	}
 	if a.Notify != "" && !snsTopicARN.MatchString(a.Notify) {
 		errs = append(errs, fmt.Errorf("alerts: notify: %q is not an SNS topic's ARN (arn:aws:sns:REGION:ACCOUNT:TOPIC)", a.Notify))
 	}
-	if a.Notify != "" && a.ConsecutiveFailures == nil && a.NoSuccessWithin == nil && a.DurationOver == nil {
+	if a.Notify != "" && a.ConsecutiveFailures == nil && a.NoSuccessWithin == nil && a.DurationOver == nil && len(a.Counter) == 0 {
 		errs = append(errs, fmt.Errorf("alerts: notify: no rule to notify of; add consecutiveFailures, noSuccessWithin or durationOver"))
 	}
 	return errs

@@ -26,7 +26,8 @@ const (
 	ReasonSchedule Reason = "schedule" // fetch tick
 	ReasonChain    Reason = "chain"    // processor: next run falls inside the window the fetch already covered
 	ReasonRetry    Reason = "retry"    // processor/recovery: a retry of a failed execution
-	ReasonRunNow   Reason = "run-now"  // operator or wake
+	ReasonRunNow   Reason = "run-now"  // operator's Run Now
+	ReasonWake     Reason = "wake"     // the public client's Wake
 	ReasonRequeue  Reason = "requeue"  // recovery: a due firing that was never claimed
 	ReasonDeploy   Reason = "deploy"   // publish: a When Published timer woken by a deploy
 	// ReasonBackfill: an instant of a backfill (Firing.Backfill names it), sent by the
@@ -34,7 +35,7 @@ const (
 	ReasonBackfill Reason = "backfill"
 )
 
-var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRetry: true, ReasonRunNow: true, ReasonRequeue: true, ReasonDeploy: true, ReasonBackfill: true}
+var reasons = map[Reason]bool{ReasonSchedule: true, ReasonChain: true, ReasonRetry: true, ReasonRunNow: true, ReasonWake: true, ReasonRequeue: true, ReasonDeploy: true, ReasonBackfill: true}
 
 // Firing names a timer instance, the firing's scheduled instant and the claim's fence:
 // DueAt is the NextRun value the claim expects to find.
@@ -125,4 +126,21 @@ func ForBackfill(in timer.Instance) Firing {
 	b := in.Backfill
 	return Firing{V: Version, App: in.App, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: b.Next.UTC(),
 		DueAt: b.Due.UTC(), Attempt: b.Attempt, Reason: ReasonBackfill, Backfill: b.ID}
+}
+
+// Trigger is why the firing's run started, as its payload says (timer.Trigger*): a retry
+// whoever sent it, else by its reason (a deploy wakes its When Published timers, a chain or
+// a requeue carries a scheduled firing).
+func (f Firing) Trigger() string {
+	switch {
+	case f.Reason == ReasonBackfill:
+		return timer.TriggerBackfill
+	case f.Attempt > 1 || f.Reason == ReasonRetry:
+		return timer.TriggerRetry
+	case f.Reason == ReasonRunNow:
+		return timer.TriggerRunNow
+	case f.Reason == ReasonWake || f.Reason == ReasonDeploy:
+		return timer.TriggerWake
+	}
+	return timer.TriggerSchedule
 }

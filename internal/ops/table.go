@@ -80,6 +80,8 @@ const (
 	OpAppAlerts       = "app-alerts"
 	OpBackfills       = "backfills"
 	OpAppBackfills    = "app-backfills"
+	OpState           = "state"
+	OpStateReset      = "state-reset"
 	invoke            = "execute-api:Invoke"
 	timersTableWrites = "dynamodb:UpdateItem on the timers table (and the audit trail's append)"
 )
@@ -116,6 +118,7 @@ var Table = []Operation{
 	{OpAppJob, "GET", "/api/apps/{app}/jobs/{id}", invoke, ""},
 	{OpAppAlerts, "GET", "/api/apps/{app}/alerts", invoke, ""},
 	{OpAppBackfills, "GET", "/api/apps/{app}/backfills", invoke, ""},
+	{OpState, "GET", "/api/apps/{app}/timers/{name}/state", invoke, ""},
 	// One app's changes.
 	{OpEdit, "PATCH", "/api/apps/{app}/timers/{name}", invoke, audit.Edit},
 	{OpRunNow, "POST", "/api/apps/{app}/timers/{name}/run-now", invoke, audit.RunNow},
@@ -128,6 +131,7 @@ var Table = []Operation{
 	{OpBackfillCancel, "POST", "/api/apps/{app}/timers/{name}/backfill/cancel", invoke, audit.BackfillCancel},
 	{OpAppRelease, "POST", "/api/apps/{app}/release", invoke, audit.AppRelease},
 	{OpAppJobCancel, "POST", "/api/apps/{app}/jobs/{id}/cancel", invoke, audit.JobCancel},
+	{OpStateReset, "POST", "/api/apps/{app}/timers/{name}/state/reset", invoke, audit.StateReset},
 	// Environment-wide changes.
 	{OpTenantAdd, "POST", "/api/tenants", invoke, audit.TenantAdd},
 	{OpTenantRemove, "DELETE", "/api/tenants/{name}", invoke, audit.TenantRemove},

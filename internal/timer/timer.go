@@ -278,7 +278,9 @@ type Instance struct {
 	// RunScheduledAt/RunAttempt are the firing being executed (set at claim).
 	RunScheduledAt time.Time `json:"runScheduledAt"`
 	RunAttempt     int       `json:"runAttempt"`
-	Version        int64     `json:"version"`
+	// RunProgress is the running async execution's last progress report (nil: none).
+	RunProgress *Progress `json:"runProgress,omitempty"`
+	Version     int64     `json:"version"`
 
 	// PendingScheduledAt/PendingAttempt describe NextRun when it is a retry of an earlier
 	// scheduled firing; zero for a fresh firing (scheduledAt = NextRun, attempt 1).
@@ -291,6 +293,18 @@ type Instance struct {
 	LastError   string  `json:"lastError"`
 	// LastOutput is the start of the last execution's answer (see Execution.Output).
 	LastOutput string `json:"lastOutput,omitempty"`
+	// LastReport is what the last execution said it did (Execution.Report).
+	LastReport Report `json:"lastReport,omitzero"`
+
+	// LastSuccessAt is when the last successful run (not a backfill's) ended, and
+	// LastSuccessFor the instant it was scheduled for: the start of the next run's window
+	// (RunWindow). Zero until a run succeeds.
+	LastSuccessAt  time.Time `json:"lastSuccessAt,omitzero"`
+	LastSuccessFor time.Time `json:"lastSuccessFor,omitzero"`
+	// State is the JSON value the last successful run returned as its "state" (at most
+	// StateMaxBytes), handed to the next run; "" when none. Only the finish of the execution
+	// that owns the lease writes it (Finish.State), and an operator may reset it.
+	State string `json:"state,omitempty"`
 
 	// Pause is set while an operator's deactivation with a note lasts (nil otherwise).
 	Pause *Pause `json:"pause,omitempty"`
@@ -345,6 +359,10 @@ func (in Instance) Clone() Instance {
 		b := *in.Backfill
 		in.Backfill = &b
 	}
+	if in.RunProgress != nil {
+		p := *in.RunProgress
+		in.RunProgress = &p
+	}
 	if in.Action.Lambda != nil {
 		l := *in.Action.Lambda
 		in.Action.Lambda = &l
@@ -369,10 +387,16 @@ const (
 	OutcomeRecovered Outcome = "recovered"
 	// OutcomeMissed: a misfired firing skipped by the "skip" policy; the action did not run.
 	OutcomeMissed Outcome = "missed"
+	// OutcomeWarnings: a success whose answer had "warnings" (Report): it counts as a
+	// success everywhere (retries, alerts, the window), and is shown apart.
+	OutcomeWarnings Outcome = "success-with-warnings"
 )
 
 // Failed reports whether the outcome counts as a try without success.
-func (o Outcome) Failed() bool { return o != OutcomeSuccess && o != OutcomeMissed }
+func (o Outcome) Failed() bool { return !o.Succeeded() && o != OutcomeMissed }
+
+// Succeeded reports whether the outcome is a success (with or without warnings).
+func (o Outcome) Succeeded() bool { return o == OutcomeSuccess || o == OutcomeWarnings }
 
 // ShardOf is the write shard of the due and running indexes that an instance is placed on
 // when the stack has `shards` of them (the template's DueShards).

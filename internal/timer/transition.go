@@ -63,7 +63,9 @@ type Finish struct {
 	Outcome Outcome
 	Error   string
 	// Output is the start of the action's answer (RunResult.Output).
-	Output       string
+	Output string
+	// Report is what the run said it did (RunResult.Report).
+	Report       Report
 	LastRun      time.Time
 	LastDuration time.Duration
 	Tries        int
@@ -87,6 +89,12 @@ type Finish struct {
 	// the lease after recovery read the instance keeps the execution (ErrLeaseLive).
 	IfLeaseExpiredBy time.Time
 
+	// LastSuccessAt/LastSuccessFor, when set, record a successful regular run (its end and
+	// its scheduled instant); State, when not nil, replaces the instance's state ("":
+	// removed). A backfill run and a failed run set none of them.
+	LastSuccessAt, LastSuccessFor time.Time
+	State                         *string
+
 	// BackfillRun names the backfill the execution ran for ("" for a regular run); Backfill
 	// is the instance's backfill cursor after the change, written only if it is still
 	// BackfillWas (nil: the cursor is left as it is).
@@ -101,12 +109,18 @@ type RunResult struct {
 	Error   string
 	// Output is the start of the action's answer to a successful run (at most
 	// actionkit.OutputMaxBytes), kept in its log entry; empty otherwise.
-	Output   string
+	Output string
+	// Report is what a successful run said it did (normalized: Report.Normalize).
+	Report   Report
 	Finished time.Time
 	// RequestedNextRun is a next run the action asked for (OutSystems dynamic Next_Run).
 	RequestedNextRun *time.Time
 	// IfLeaseExpiredBy: see Finish.IfLeaseExpiredBy (recovery sets it to its now).
 	IfLeaseExpiredBy time.Time
+	// State is the "state" a successful run returned (nil: it returned none, and the
+	// instance keeps its state; "": it returned null, and the state is removed). It is
+	// validated (ValidateState) before it gets here.
+	State *string
 }
 
 // NextFunc computes a schedule's next run strictly after t; ok=false means none.
@@ -136,6 +150,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		Outcome:      res.Outcome,
 		Error:        res.Error,
 		Output:       res.Output,
+		Report:       res.Report,
 		LastRun:      in.IsRunningSince,
 		LastDuration: res.Finished.Sub(in.IsRunningSince),
 		Active:       in.Active,
@@ -158,6 +173,9 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		if res.RequestedNextRun != nil {
 			f.NextRun = res.RequestedNextRun.UTC()
 		}
+		f.LastSuccessAt = res.Finished
+		f.LastSuccessFor, _ = in.Run()
+		f.State = res.State
 	} else {
 		f.Tries = in.NumberOfTries + 1
 		runScheduledAt, attempt := in.Run()
@@ -211,14 +229,20 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.IsRunningSince, out.IsRunningBy, out.ExecutionID = time.Time{}, "", ""
 	out.LeaseExpiresAt, out.LeaseDeadline = time.Time{}, time.Time{}
 	out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}
-	out.RunScheduledAt, out.RunAttempt = time.Time{}, 0
+	out.RunScheduledAt, out.RunAttempt, out.RunProgress = time.Time{}, 0, nil
 	out.Version++
 	out.LastRun = f.LastRun
 	out.LastDuration = f.LastDuration
 	out.NumberOfTries = f.Tries
 	out.NextRun = f.NextRun
 	out.PendingScheduledAt, out.PendingAttempt = f.PendingScheduledAt, f.PendingAttempt
-	out.LastOutcome, out.LastError, out.LastOutput = f.Outcome, f.Error, f.Output
+	out.LastOutcome, out.LastError, out.LastOutput, out.LastReport = f.Outcome, f.Error, f.Output, f.Report
+	if !f.LastSuccessFor.IsZero() {
+		out.LastSuccessAt, out.LastSuccessFor = f.LastSuccessAt, f.LastSuccessFor
+	}
+	if f.State != nil {
+		out.State = *f.State
+	}
 	return out, nil
 }
 
@@ -240,7 +264,9 @@ type Execution struct {
 	// actionkit.OutputMaxBytes of its body (HTTP) or result (Lambda), a longer one cut and
 	// marked; headers are not kept. Empty for a failed run (its Error has the body's start),
 	// an async run and an action that answered nothing.
-	Output  string    `json:"output,omitempty"`
+	Output string `json:"output,omitempty"`
+	// Report is what a successful run said it did: its summary, counters and warnings.
+	Report
 	NextRun time.Time `json:"nextRun"`
 	GaveUp  bool      `json:"gaveUp,omitempty"`
 	// Version is the instance version the execution held (its fence): the claim set it, the
@@ -270,6 +296,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		Outcome:         f.Outcome,
 		Error:           f.Error,
 		Output:          f.Output,
+		Report:          f.Report,
 		NextRun:         f.NextRun,
 		GaveUp:          f.GaveUp,
 		Version:         running.Version,

@@ -77,9 +77,15 @@ type Execution struct {
 	Error           string     `json:"error"`
 	// Output is the start of the action's answer to a successful run (at most 1 KB; a
 	// longer answer is cut and ends with "…[truncated]"); headers are not kept.
-	Output  string     `json:"output,omitempty"`
-	NextRun *time.Time `json:"nextRun"`
-	GaveUp  bool       `json:"gaveUp"`
+	Output string `json:"output,omitempty"`
+	// Summary, Counters and Warnings are what a successful run said it did (its answer's
+	// "summary", "counters" and "warnings"); warnings make the outcome
+	// "success-with-warnings".
+	Summary  string             `json:"summary,omitempty"`
+	Counters map[string]float64 `json:"counters,omitempty"`
+	Warnings []string           `json:"warnings,omitempty"`
+	NextRun  *time.Time         `json:"nextRun"`
+	GaveUp   bool               `json:"gaveUp"`
 	// Backfill: the execution ran an instant of a backfill (ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
 }
@@ -123,6 +129,7 @@ func OfExecution(e timer.Execution) Execution {
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill,
+		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}
 }
 

@@ -92,7 +92,7 @@ func (s *Service) Wake(ctx context.Context, a ops.Actor, key timer.Key) (timer.I
 	if err := check(a); err != nil {
 		return timer.Instance{}, err
 	}
-	in, err := s.Admin.RunNow(ctx, key)
+	in, err := s.Admin.Wake(ctx, key)
 	if err != nil {
 		return in, err
 	}
@@ -110,6 +110,31 @@ func (s *Service) SetNextRun(ctx context.Context, a ops.Actor, key timer.Key, ne
 		return in, err
 	}
 	return in, s.record(ctx, a, ops.OpSetNextRun, audit.Record{After: map[string]any{"nextRun": in.NextRun.UTC().Format(time.RFC3339Nano)}}.ForKey(key))
+}
+
+// State is a timer instance's run context (a read, not recorded).
+func (s *Service) State(ctx context.Context, key timer.Key) (admin.StateInfo, error) {
+	in, err := s.Store.Get(ctx, key)
+	if err != nil {
+		return admin.StateInfo{}, err
+	}
+	return admin.StateOf(in), nil
+}
+
+// ResetState removes an idle timer's state (by a) and records it with the state before; the
+// next run receives none. A running timer's is refused (timer.ErrRunningState).
+func (s *Service) ResetState(ctx context.Context, a ops.Actor, key timer.Key) (admin.StateInfo, error) {
+	if err := check(a); err != nil {
+		return admin.StateInfo{}, err
+	}
+	before, err := s.Admin.ResetState(ctx, key)
+	if err != nil {
+		return admin.StateInfo{}, err
+	}
+	after := before
+	after.State = ""
+	r := audit.Record{Before: map[string]any{"state": before.State}, After: map[string]any{"state": ""}}.ForKey(key)
+	return admin.StateOf(after), s.record(ctx, a, ops.OpStateReset, r)
 }
 
 // settings are an instance's editable values, as audit records show them.
