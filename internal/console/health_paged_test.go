@@ -3,6 +3,8 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -90,6 +92,11 @@ func TestRemoteHealthFollowsPages(t *testing.T) {
 	srv := &Server{svc: svc}
 	requests := 0
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/health" {
+			t.Logf("not served: %s", r.URL)
+			http.Error(w, "not served", http.StatusNotFound)
+			return
+		}
 		requests++
 		st.read = 0
 		h, err := srv.apiHealth(r)
@@ -112,4 +119,17 @@ func TestRemoteHealthFollowsPages(t *testing.T) {
 	whole, err := svc.HealthOf(context.Background(), "")
 	require.NoError(t, err)
 	requireSameHealth(t, whole, got)
+
+	// The console on the deployed API (sundial console --api) shows every instance counted.
+	token := NewToken()
+	page, err := New(Options{Backend: rm, Token: token, Log: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	requests = 0
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8089/", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	w := httptest.NewRecorder()
+	page.Handler().ServeHTTP(w, req)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	require.Equal(t, 3, requests, "the page followed every answer")
+	require.Contains(t, w.Body.String(), fmt.Sprintf("%d timers</a>: %d active", n, whole.Counts.Active))
 }
