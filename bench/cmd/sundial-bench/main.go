@@ -51,7 +51,7 @@ type options struct {
 	engineRounds             int
 	emulatorLog              bool
 	scale                    int
-	operatorScale            int // operator_scale: instances (0: scale)
+	operatorScale            int    // operator_scale: instances (0: scale)
 	operatorSteps            string // operator_scale: the steps to run (operatorStepNames, comma-separated; "": all)
 }
 
