@@ -176,7 +176,8 @@ func (s *Server) apiHealth(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.HealthOf(r.Context(), app)
+	// At most HealthPageBound instances counted a request: a caller follows next.
+	return s.svc.HealthPage(r.Context(), app, r.URL.Query().Get("cursor"))
 }
 
 // appOf is the app a listing is about: the path's ({app}), else the app query parameter

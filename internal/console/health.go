@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/aws/smithy-go"
@@ -244,4 +245,70 @@ func unreachable(err error) bool {
 	var netErr net.Error
 	var apiErr smithy.APIError
 	return errors.As(err, &netErr) || (errors.As(err, &apiErr) && apiErr.ErrorCode() == "ServiceUnavailable")
+}
+
+// MergeHealth adds the next answer of a paged Environment Health (its Next followed) to h,
+// the first answer's or the answers' so far: the counts, per app, totals and processors add
+// up; Order and Running are re-sorted and cut to HealthShown as healthBuilder does, so that
+// they are those of every instance counted (Order's ties by previous duration are to the
+// millisecond the rows give). The fetcher, queues, last hour, figures and alerts are the
+// first answer's; next's Next is the cursor left.
+func MergeHealth(h *Health, next Health) {
+	add := func(c *Counts, o Counts) {
+		c.Timers += o.Timers
+		c.Active += o.Active
+		c.Inactive += o.Inactive
+		c.Failing += o.Failing
+		c.Running += o.Running
+	}
+	add(&h.Counts, next.Counts)
+	byApp := map[string]int{}
+	for i, a := range h.Apps {
+		byApp[a.App] = i
+	}
+	for _, a := range next.Apps {
+		if i, ok := byApp[a.App]; ok {
+			add(&h.Apps[i].Counts, a.Counts)
+			continue
+		}
+		byApp[a.App] = len(h.Apps)
+		h.Apps = append(h.Apps, a)
+	}
+	slices.SortFunc(h.Apps, func(a, b AppCounts) int { return cmp.Compare(a.App, b.App) })
+	h.OrderTotal += next.OrderTotal
+	h.RunningTotal += next.RunningTotal
+	for p := range h.Processors.Busy {
+		h.Processors.Busy[p] += next.Processors.Busy[p]
+	}
+	nodes := map[string]int{}
+	for _, n := range append(h.Processors.Nodes, next.Processors.Nodes...) {
+		nodes[n.By] += n.Running
+	}
+	h.Processors.Nodes = []NodeStatus{}
+	for _, by := range slices.Sorted(maps.Keys(nodes)) {
+		h.Processors.Nodes = append(h.Processors.Nodes, NodeStatus{By: by, Running: nodes[by]})
+	}
+	// Order: the rows as the instances they stand for, ordered as orderForHealth does.
+	rows := append(slices.Clone(h.Order), next.Order...)
+	idx := make([]timer.Instance, len(rows))
+	for i, r := range rows {
+		idx[i] = timer.Instance{LastDuration: time.Duration(r.LastDurationMs) * time.Millisecond, Key: timer.Key{App: strconv.Itoa(i)}}
+		idx[i].Priority = r.Priority
+		if r.NextRun != nil {
+			idx[i].NextRun = *r.NextRun
+		}
+	}
+	orderForHealth(idx, h.Now)
+	h.Order = make([]HealthRow, 0, min(len(idx), HealthShown))
+	for _, in := range idx[:min(len(idx), HealthShown)] {
+		i, _ := strconv.Atoi(in.Key.App)
+		r := rows[i]
+		r.Position = len(h.Order) + 1
+		h.Order = append(h.Order, r)
+	}
+	h.Running = append(h.Running, next.Running...)
+	slices.SortStableFunc(h.Running, func(a, c Running) int { return a.Since.Compare(c.Since) })
+	h.Running = slices.Clip(h.Running[:min(len(h.Running), HealthShown)])
+	h.Estimate = nil // priced per part it would be wrong: only a whole answer has it
+	h.Next = next.Next
 }

@@ -22,6 +22,7 @@ type generatedStore struct {
 	n     int
 	now   time.Time
 	pages int
+	read  int // instances served
 	base  uint64
 	grew  uint64
 }
@@ -53,6 +54,7 @@ func (s *generatedStore) Instances(_ context.Context, q timer.InstanceQuery) (ti
 		from, _ = strconv.Atoi(q.Cursor)
 	}
 	to := min(from+q.Limit, s.n)
+	s.read += to - from
 	page := timer.InstancePage{Items: make([]timer.Instance, 0, to-from)}
 	for i := from; i < to; i++ {
 		page.Items = append(page.Items, s.instance(i))

@@ -120,6 +120,11 @@ type Health struct {
 	AlertsTotal int           `json:"alertsTotal"`
 	// Figures are the last hour per minute: firings, failures, lateness.
 	Figures Figures `json:"figures"`
+	// Next is set when the instances were counted only in part (GET /api/health reads at
+	// most HealthPageBound a request): the counts, totals, Order and Running are this
+	// request's instances'; GET again with cursor=Next and add them up (MergeHealth). The
+	// fetcher, queues, last hour, figures and alerts are in the first answer only.
+	Next string `json:"next,omitempty"`
 }
 
 // FetcherHealth is the fetch tick's state.

@@ -155,14 +155,25 @@ func set(q url.Values, k, v string) {
 	}
 }
 
-// HealthOf reads GET /api/health or /api/apps/{app}/health.
+// HealthOf reads GET /api/health or /api/apps/{app}/health, following next (each answer
+// counts at most HealthPageBound instances) and adding the answers up (MergeHealth).
 func (rm *Remote) HealthOf(ctx context.Context, app string) (Health, error) {
 	var h Health
 	p := "/api/health"
 	if app != "" {
 		p = appPath(app) + "/health"
 	}
-	return h, rm.get(ctx, p, url.Values{}, &h)
+	if err := rm.get(ctx, p, url.Values{}, &h); err != nil {
+		return h, err
+	}
+	for h.Next != "" {
+		var next Health
+		if err := rm.get(ctx, p, url.Values{"cursor": {h.Next}}, &next); err != nil {
+			return h, err
+		}
+		MergeHealth(&h, next)
+	}
+	return h, nil
 }
 
 // Timers reads a page of GET /api/timers (or the app's).

@@ -101,39 +101,77 @@ func (s *Service) Health(ctx context.Context) (Health, error) { return s.HealthO
 // allowed environment-wide reads may call): one app's leaves them out, so that its
 // operator does not read the other apps' load.
 func (s *Service) HealthOf(ctx context.Context, app string) (Health, error) {
+	return s.health(ctx, app, "", 0)
+}
+
+// HealthPageBound is the most instances one GET /api/health counts: at 50,000 instances
+// one request counting them all was cut at API Gateway's 29 s, so a request counts this many
+// from its cursor and answers Next for the rest (Health.Next).
+const HealthPageBound = 5 * healthPageSize
+
+// HealthPage is Environment Health counting at most HealthPageBound instances from cursor
+// (the previous answer's Next; "": the first). Only the first answer (cursor "") reads the
+// fetcher, queues, the last hour, figures and alerts; the estimate, which prices every
+// instance at once, is given only when one answer counted them all.
+func (s *Service) HealthPage(ctx context.Context, app, cursor string) (Health, error) {
+	return s.health(ctx, app, cursor, HealthPageBound)
+}
+
+// health counts the instances from cursor, at most bound of them (0: every one).
+func (s *Service) health(ctx context.Context, app, cursor string, bound int) (Health, error) {
 	if err := timer.ValidateApp(app); err != nil {
 		return Health{}, err
 	}
 	in := healthInputs{now: s.Clock.Now(), tick: s.Tick, capacity: s.Capacity, stack: s.Stack}
 	var err error
-	if in.fetch, err = s.Store.FetchState(ctx); err != nil {
-		return Health{}, err
+	first := cursor == ""
+	if first {
+		if in.fetch, err = s.Store.FetchState(ctx); err != nil {
+			return Health{}, err
+		}
 	}
+	// Every answer reads the latest log entries: its Order rows show their last run.
 	if in.recent, _, err = s.Store.LogPage(ctx, timer.LogPageQuery{Limit: recentForHealth, Days: 2, App: app}); err != nil {
 		return Health{}, err
 	}
-	if s.Queues != nil && app == "" {
+	if s.Queues != nil && app == "" && first {
 		in.queues, in.queuesErr = s.Queues.Depths(ctx)
 	}
 	// One app's instances only (its index); every app's, the whole table. Either a page at a
 	// time: what Health holds is a page and its bounded lists, not the instances.
 	b := newHealthBuilder(in)
-	q := timer.InstanceQuery{App: app, Limit: healthPageSize}
-	for {
+	q := timer.InstanceQuery{App: app, Limit: healthPageSize, Cursor: cursor}
+	next := ""
+	for read := 0; ; {
+		if bound > 0 {
+			q.Limit = min(healthPageSize, bound-read)
+		}
 		page, err := s.Store.Instances(ctx, q)
 		if err != nil {
 			return Health{}, err
 		}
 		b.add(page.Items)
+		read += len(page.Items)
 		if page.Next == "" {
 			break
 		}
-		q.Cursor = page.Next
+		if q.Cursor = page.Next; bound > 0 && read >= bound {
+			next = page.Next
+			break
+		}
 	}
 	h := b.finish()
-	h.App = app
+	h.App, h.Next = app, next
 	if app != "" {
 		h.Apps = nil // the app's own counts are Counts
+	}
+	if !first || next != "" {
+		h.Estimate = nil // a part's instances priced alone would be a wrong price
+	}
+	if !first {
+		h.Fetcher, h.Problems, h.Healthy, h.LastHour = FetcherHealth{}, []string{}, true, LastHour{}
+		h.Alerts = []timer.Alert{}
+		return h, nil
 	}
 	// The last hour, read whole (up to figuresMaxEntries): its summary and its minutes agree.
 	hour, truncated, err := hourOfLog(ctx, s.Store, app, in.now.Add(-time.Hour))

@@ -51,7 +51,8 @@ type options struct {
 	engineRounds             int
 	emulatorLog              bool
 	scale                    int
-	operatorScale            int // operator_scale: instances (0: scale)
+	operatorScale            int    // operator_scale: instances (0: scale)
+	operatorSteps            string // operator_scale: the steps to run (operatorStepNames, comma-separated; "": all)
 }
 
 func main() {
@@ -77,6 +78,7 @@ func main() {
 	deadline := flag.Duration("deadline", 30*time.Minute, "give up (and stop the emulator) after this long")
 	flag.IntVar(&o.scale, "scale", 50_000, "scale phases: firings in the fetch window, overdue instances for recovery, timers published")
 	flag.IntVar(&o.operatorScale, "operator-scale", 0, "operator_scale: instances (50 multi-tenant timers × N/50 tenants); 0: -scale")
+	flag.StringVar(&o.operatorSteps, "operator-steps", "", "operator_scale: run only these steps, comma-separated ("+strings.Join(operatorStepNames, ", ")+"); empty: all")
 	flag.StringVar(&o.only, "only", "", "run only this phase (precision, spread (one sweep step at -timers/5 a second), endpoint, "+strings.Join(scalePhases, ", ")+", "+phaseOperatorScale+" (-scale instances)), for trying changes out; no report")
 	cpuProfile := flag.String("cpuprofile", "", "write this process's CPU profile (the local endpoint, the functions run in process, the SDK) to the file")
 	quick := flag.Bool("quick", false, "a small, fast run for trying the benchmark out (not the issue's sizes)")
@@ -168,6 +170,10 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		}
 		return nil
 	}
+	steps, err := parseOperatorSteps(o.operatorSteps)
+	if err != nil {
+		return err
+	}
 	if o.only == phaseOperatorScale {
 		bins, err := operatorBootstraps(ctx, o.out)
 		if err != nil {
@@ -178,7 +184,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 			return err
 		}
 		defer func() { err = errors.Join(err, e.stop()) }()
-		r, err := e.operatorScale(ctx, o.out, bins, o.operatorInstances())
+		r, err := e.operatorScale(ctx, o.out, bins, o.operatorInstances(), steps)
 		b, merr := json.MarshalIndent(r, "", "  ")
 		if merr != nil {
 			return errors.Join(err, merr)
@@ -397,7 +403,7 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		if err != nil {
 			return err
 		}
-		r, err := e.operatorScale(ctx, o.out, bins, o.operatorInstances())
+		r, err := e.operatorScale(ctx, o.out, bins, o.operatorInstances(), steps)
 		res.OperatorScale = &r
 		return err
 	})

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -93,7 +94,7 @@ type operatorRun struct {
 
 // operatorScale runs the phase over n instances (operatorTimers timers × n/operatorTimers
 // tenants of the app "bench").
-func (e *env) operatorScale(ctx context.Context, outDir string, bins map[string]string, n int) (r operatorRun, err error) {
+func (e *env) operatorScale(ctx context.Context, outDir string, bins map[string]string, n int, only map[string]bool) (r operatorRun, err error) {
 	phaseStart := time.Now()
 	defer func() { r.PhaseSeconds = time.Since(phaseStart).Seconds() }()
 	bin := bins["api"]
@@ -279,18 +280,21 @@ func (e *env) operatorScale(ctx context.Context, outDir string, bins map[string]
 				st.Error = err.Error()
 				return st
 			}
-			// A page ({items, next}); Environment Health's summary may be one answer
-			// with its drill-down paged (its next), or none.
+			// A page ({items, next}), or Environment Health's ({counts, next}: each
+			// answer counts a part of the instances, its items those it counted).
 			var page struct {
-				Items []json.RawMessage `json:"items"`
-				Next  string            `json:"next"`
+				Items  []json.RawMessage `json:"items"`
+				Next   string            `json:"next"`
+				Counts struct {
+					Timers int `json:"timers"`
+				} `json:"counts"`
 			}
 			if err := json.Unmarshal([]byte(resp.Body), &page); err != nil {
 				st.Error = fmt.Sprintf("GET %s answered no JSON object: %v", path, err)
 				return st
 			}
 			st.Pages++
-			st.Items += len(page.Items)
+			st.Items += len(page.Items) + page.Counts.Timers
 			if page.Next == "" {
 				return st
 			}
@@ -355,30 +359,36 @@ func (e *env) operatorScale(ctx context.Context, outDir string, bins map[string]
 	}
 
 	hour := time.Now().UTC().Truncate(time.Hour)
-	steps := []func() operatorStep{
-		func() operatorStep { return pages("list the app's timers", "/api/apps/bench/timers") },
-		func() operatorStep { return pages("list every app's timers", "/api/timers") },
-		func() operatorStep { return pages("every app's health", "/api/health") },
-		func() operatorStep { return pages("the app's health", "/api/apps/bench/health") },
-		func() operatorStep {
+	steps := []struct {
+		name string // operatorStepNames
+		run  func() operatorStep
+	}{
+		{"timers", func() operatorStep { return pages("list the app's timers", "/api/apps/bench/timers") }},
+		{"timers", func() operatorStep { return pages("list every app's timers", "/api/timers") }},
+		{"health", func() operatorStep { return pages("every app's health", "/api/health") }},
+		{"health", func() operatorStep { return pages("the app's health", "/api/apps/bench/health") }},
+		{"bulk", func() operatorStep {
 			return operate("bulk pause every timer", "POST", "/api/apps/bench/deactivate", map[string]any{"all": true, "note": "bench: operator_scale"})
-		},
-		func() operatorStep {
+		}},
+		{"bulk", func() operatorStep {
 			return operate("bulk resume every timer", "POST", "/api/apps/bench/activate", map[string]any{"all": true})
-		},
-		func() operatorStep {
+		}},
+		{"calendar", func() operatorStep {
 			return operate("calendar edit reaching every timer", "PUT", "/api/apps/bench/calendars/holidays",
 				schedule.CalendarRules{Dates: []string{hour.AddDate(0, 0, 7).Format(time.DateOnly), hour.AddDate(0, 0, 8).Format(time.DateOnly)}})
-		},
-		func() operatorStep {
+		}},
+		{"backfill", func() operatorStep {
 			return operate(fmt.Sprintf("backfill start across %d tenants", tenants), "POST", "/api/apps/bench/timers/B00/backfill",
 				map[string]any{"from": hour.Add(-3 * time.Hour), "to": hour.Add(-time.Hour), "parallel": 10})
-		},
+		}},
 	}
 	r.WithinLimits = true
 	for _, step := range steps {
+		if len(only) > 0 && !only[step.name] {
+			continue
+		}
 		resetPeak()
-		st := step()
+		st := step.run()
 		sample()
 		mu.Lock()
 		st.PeakRSSMB = peak
@@ -465,6 +475,27 @@ func (r *operatorRun) summary() string {
 			s.PeakRSSMB, job, s.WithinLimits, map[bool]string{true: "", false: " — " + s.Error}[s.Error == ""])
 	}
 	return b.String()
+}
+
+// operatorStepNames are the operator phase's steps -operator-steps chooses from: timers
+// (every page of the app's and every app's timers), health (every page of every app's and
+// the app's health), bulk (pause all, resume all), calendar, backfill.
+var operatorStepNames = []string{"timers", "health", "bulk", "calendar", "backfill"}
+
+// parseOperatorSteps reads -operator-steps: nil (every step) when empty.
+func parseOperatorSteps(v string) (map[string]bool, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(operatorStepNames, s) {
+			return nil, fmt.Errorf("-operator-steps: unknown step %q: want some of %s, comma-separated", s, strings.Join(operatorStepNames, ", "))
+		}
+		only[s] = true
+	}
+	return only, nil
 }
 
 // operatorInstances is the operator phase's size: -operator-scale, else -scale.

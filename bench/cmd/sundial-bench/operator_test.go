@@ -30,7 +30,7 @@ func TestOperatorScaleSmall(t *testing.T) {
 	recoveryEvery = 5 * time.Second
 	defer func() { recoveryEvery = time.Minute }()
 
-	r, err := e.operatorScale(ctx, out, bins, 150)
+	r, err := e.operatorScale(ctx, out, bins, 150, nil)
 	require.NoError(t, err)
 	require.Equal(t, 150, r.Instances)
 	require.Equal(t, 3, r.Tenants)
@@ -43,6 +43,8 @@ func TestOperatorScaleSmall(t *testing.T) {
 	}
 	require.Equal(t, 150, byName["list the app's timers"].Items)
 	require.Equal(t, 150, byName["list every app's timers"].Items)
+	require.Equal(t, 150, byName["every app's health"].Items, "the instances counted")
+	require.Equal(t, 150, byName["the app's health"].Items)
 	for _, name := range []string{"bulk pause every timer", "bulk resume every timer"} {
 		s := byName[name]
 		require.Equal(t, 202, s.Status, "%s: a job", name)
@@ -51,4 +53,16 @@ func TestOperatorScaleSmall(t *testing.T) {
 	require.Positive(t, r.Sweeps, "recovery's sweeps ran")
 	require.True(t, r.WithinLimits)
 	require.LessOrEqual(t, r.PhaseSeconds, (30 * time.Minute).Seconds())
+}
+
+// TestParseOperatorSteps: -operator-steps chooses steps by name; an unknown one is refused.
+func TestParseOperatorSteps(t *testing.T) {
+	only, err := parseOperatorSteps("health, calendar")
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"health": true, "calendar": true}, only)
+	only, err = parseOperatorSteps("")
+	require.NoError(t, err)
+	require.Nil(t, only, "every step")
+	_, err = parseOperatorSteps("health,heath")
+	require.ErrorContains(t, err, `unknown step "heath"`)
 }
