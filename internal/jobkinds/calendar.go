@@ -248,6 +248,10 @@ func (k CalendarKind) rewrite(ctx context.Context, p CalendarParams, e timer.Cal
 			c.Failures = append(c.Failures, jobs.Failure{Item: in.Key.String(), Reason: "deleted meanwhile"})
 		case err != nil:
 			return fmt.Errorf("calendar %s: %w", p.Name, err)
+		case out.Active && !out.Running() && out.NextRun.IsZero():
+			// Its schedule (an operator's, unlike its timer's the edit was checked against)
+			// has no firing the rules allow: the job says so.
+			c.Failures = append(c.Failures, jobs.Failure{Item: in.Key.String(), Reason: fmt.Sprintf("calendar %s's edit leaves it no firing", p.Name)})
 		default:
 			changed = append(changed, out)
 		}
