@@ -162,12 +162,12 @@ func (s *Service) AcceptCalendarEditFrom(ctx context.Context, app, name string, 
 	if err != nil {
 		return timer.CalendarEdit{}, schedule.CalendarRules{}, fmt.Errorf("%w: calendar %q: %w", errkind.Invalid, name, err)
 	}
-	before, err := s.Calendar(ctx, app, name)
+	before, users, err := s.calendarBefore(ctx, app, name)
 	if err != nil {
 		return timer.CalendarEdit{}, schedule.CalendarRules{}, err
 	}
 	now := s.Clock.Now()
-	if err := s.refuseSilencing(ctx, app, name, cal, rules, now); err != nil {
+	if err := refuseSilencing(users, app, name, cal, rules, now); err != nil {
 		return timer.CalendarEdit{}, before.CalendarRules, err
 	}
 	e := timer.CalendarEdit{App: app, Name: name, CalendarRules: rules, At: now, By: by, Stamp: "ce-" + strings.ToLower(rand.Text()[:12])}
@@ -218,17 +218,80 @@ func (s *Service) EditCalendar(ctx context.Context, app, name string, rules sche
 	return s.Calendar(ctx, app, name)
 }
 
+// TimerHeadStore reads the first instance of each timer of the apps a selector selects
+// (dynamo.Store.TimerHeads): what the apps' timers number, not their tenants' instances.
+type TimerHeadStore interface {
+	TimerHeads(ctx context.Context, sel string) ([]timer.Instance, error)
+}
+
+// calendarBefore is app's calendar name as it stands before an edit (as Calendar has it,
+// but for its Timers) and the instances an edit of it is checked against: one per timer
+// that may use it (TimerHeadStore; else every instance that may), so that an edit's request
+// reads what the app's timers number, not what its tenants' instances do.
+func (s *Service) calendarBefore(ctx context.Context, app, name string) (CalendarInfo, []timer.Instance, error) {
+	var users []timer.Instance
+	var err error
+	if hs, ok := s.Store.(TimerHeadStore); ok {
+		sel := "" // the default app's calendars: every app's timers may name them
+		if app != "" {
+			sel = timer.OneApp(app)
+		}
+		users, err = hs.TimerHeads(ctx, sel)
+	} else {
+		users, err = s.calendarUsers(ctx, app)
+	}
+	if err != nil {
+		return CalendarInfo{}, nil, err
+	}
+	c := CalendarInfo{App: timer.AppName(app), Name: name, Timers: []string{}}
+	found := false
+	if app == "" {
+		shared, err := s.Store.SharedCalendars(ctx)
+		if err != nil {
+			return CalendarInfo{}, nil, err
+		}
+		for _, sc := range shared {
+			if sc.Name == name {
+				c.CalendarRules, found = sc.CalendarRules, true
+			}
+		}
+	}
+	mine := users[:0:0]
+	for _, in := range users {
+		if in.UsesCalendar(app, name) {
+			mine = append(mine, in)
+			c.CalendarRules, found = in.Calendar.CalendarRules, true
+			c.Timers = append(c.Timers, in.Key.String())
+		}
+	}
+	edits, err := s.Store.CalendarEdits(ctx)
+	if err != nil {
+		return CalendarInfo{}, nil, err
+	}
+	for _, e := range edits {
+		if e.App == app && e.Name == name {
+			at := e.At
+			c.CalendarRules, c.EditedAt, c.EditedBy, found = e.CalendarRules, &at, e.By, true
+		}
+	}
+	if !found {
+		_, err := s.Calendar(ctx, app, name) // not found: the error names where it is
+		if err == nil {
+			err = fmt.Errorf("calendar %q of app %s: not found among its timers, found in the listing", name, timer.AppName(app))
+		}
+		return CalendarInfo{}, nil, err
+	}
+	return c, mine, nil
+}
+
 // refuseSilencing refuses an edit that would leave the calendar's timers no firing within
 // the firing horizon (schedule.FiringHorizonYears): rules that exclude every day, or every
-// firing of some timer's schedule; the error names the timers. The manifest refuses such
+// firing of some timer's schedule (users: the instances using the calendar, one per timer
+// as calendarBefore reads them); the error names the timers. The manifest refuses such
 // calendars alike.
-func (s *Service) refuseSilencing(ctx context.Context, app, name string, cal *schedule.Calendar, rules schedule.CalendarRules, now time.Time) error {
-	ins, err := s.calendarUsers(ctx, app)
-	if err != nil {
-		return err
-	}
+func refuseSilencing(users []timer.Instance, app, name string, cal *schedule.Calendar, rules schedule.CalendarRules, now time.Time) error {
 	e := &schedule.NoFiringError{Calendar: name, From: now, Until: schedule.HorizonEnd(now), EveryDay: !cal.LeavesADay(now)}
-	for _, in := range ins {
+	for _, in := range users {
 		if !in.UsesCalendar(app, name) {
 			continue
 		}

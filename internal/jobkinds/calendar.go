@@ -33,6 +33,8 @@ type CalendarStore interface {
 	engine.RecalendarStore
 	engine.WatermarkReader
 	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
+	// QueryDue reads a due shard's instances due by upTo (the due index; engine.Store).
+	QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error)
 	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
 	UnmarkCalendarEdit(ctx context.Context, m timer.CalendarMark) error
 }
@@ -43,10 +45,12 @@ const CalendarChunk = 100
 // CalendarKind carries an accepted calendar edit (admin.Service.AcceptCalendarEdit: saved,
 // and marked in transit for the fetch) to every instance using the calendar: each gets the
 // edit's rules, stamped, and its next run under them from when the job reaches it. Before
-// the job is accepted (Prepare) it rewrites every instance due within the horizon, whose
-// firing may be queued already: their claims are refused, as their next run changed. Then
-// each chunk takes the instances that do not have the edit yet, the soonest due first, so a
-// chunk done again finds its instances done and skips them. Meanwhile the fetch applies the
+// the job is accepted (Prepare) it rewrites every instance due within the horizon (read from
+// the due index: the request reads what is due, not what the app holds), whose firing may be
+// queued already: their claims are refused, as their next run changed. Then each chunk reads
+// one page of the app's instances from the job's cursor (each instance read once by the
+// job) and rewrites those that do not have the edit yet; a chunk done again finds its
+// instances done and skips them. Meanwhile the fetch applies the
 // edit to any due instance the job has not reached (engine/calendars.go): none fires on a
 // date the edit excludes. A running instance is left to the fetch (it gets the edit when
 // its next run comes due). When no idle instance is left without the edit the job ends and
@@ -59,6 +63,7 @@ type CalendarKind struct {
 	Clock   timer.Clock
 	Chunk   int // 0: CalendarChunk
 	Horizon time.Duration
+	Shards  int // the due shards (config.DueShards)
 }
 
 var _ jobs.Preparer = CalendarKind{}
@@ -101,51 +106,75 @@ func (k CalendarKind) Plan(ctx context.Context, raw json.RawMessage, _ string) (
 	return timer.AppName(p.App), nil
 }
 
-// users reads the instances that use the calendar, page by page: the app's own (its index),
-// or for the default app's calendar every app's.
-func (k CalendarKind) users(ctx context.Context, p CalendarParams) ([]timer.Instance, error) {
-	var out []timer.Instance
-	q := timer.InstanceQuery{Limit: timer.MaxPageSize}
-	if p.App != "" {
-		q.App = timer.OneApp(p.App)
-	}
-	for {
-		page, err := k.Store.Instances(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range page.Items {
-			if in.UsesCalendar(p.App, p.Name) {
-				out = append(out, in)
-			}
-		}
-		if page.Next == "" {
-			return out, nil
-		}
-		q.Cursor = page.Next
-	}
+// calendarCursor is where a calendar job stands: the next page of instances to read (Next,
+// a store cursor; "" the first), and what the pages read so far held.
+type calendarCursor struct {
+	Next    string `json:"next,omitempty"`
+	Users   int    `json:"users,omitempty"`   // instances using the calendar seen
+	Running int    `json:"running,omitempty"` // of them, running when seen (left to the fetch)
 }
 
-// Prepare implements jobs.Preparer: every idle instance due within the horizon gets the
-// edit before the job is accepted.
+func decodeCalendarCursor(raw string) (calendarCursor, error) {
+	var c calendarCursor
+	if raw == "" {
+		return c, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return c, fmt.Errorf("%w: calendar job cursor: %v", errkind.Invalid, err)
+	}
+	return c, nil
+}
+
+// Prepare implements jobs.Preparer: every idle instance using the calendar due within the
+// horizon (read from the due index, every due shard's: what is due, not what the app
+// holds) gets the edit before the job is accepted.
 func (k CalendarKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	p, err := decodeCalendar(j.Params)
 	if err != nil {
 		return jobs.Chunk{}, err
 	}
-	return k.step(ctx, p, k.Clock.Now().Add(k.Horizon))
+	e, err := k.Store.CalendarEdit(ctx, p.App, p.Name)
+	if err != nil {
+		return jobs.Chunk{}, err
+	}
+	if e.Stamp != p.Stamp {
+		return jobs.Chunk{Cursor: j.Cursor}, nil // superseded: the first step ends it
+	}
+	upTo := k.Clock.Now().Add(k.Horizon)
+	var due []timer.Instance
+	for shard := range max(1, k.Shards) {
+		ins, err := k.Store.QueryDue(ctx, shard, time.Time{}, upTo)
+		if err != nil {
+			return jobs.Chunk{}, err
+		}
+		for _, in := range ins {
+			if in.UsesCalendar(p.App, p.Name) && in.Calendar.Edit != p.Stamp && !in.Running() {
+				due = append(due, in)
+			}
+		}
+	}
+	slices.SortFunc(due, func(a, b timer.Instance) int {
+		if c := dueOf(a).Compare(dueOf(b)); c != 0 {
+			return c
+		}
+		return timer.CompareKeys(a.Key, b.Key)
+	})
+	c := jobs.Chunk{Cursor: j.Cursor}
+	return c, k.rewrite(ctx, p, e, due, &c)
 }
 
-// Step implements jobs.Kind.
+// Step implements jobs.Kind: one page of instances (Chunk of them) from the job's cursor;
+// those using the calendar that do not have the edit yet get it. Each instance is read
+// once by the job, whatever the number of chunks.
 func (k CalendarKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	p, err := decodeCalendar(j.Params)
 	if err != nil {
 		return jobs.Chunk{}, err
 	}
-	return k.step(ctx, p, time.Time{})
-}
-
-func (k CalendarKind) step(ctx context.Context, p CalendarParams, dueBy time.Time) (jobs.Chunk, error) {
+	at, err := decodeCalendarCursor(j.Cursor)
+	if err != nil {
+		return jobs.Chunk{}, err
+	}
 	e, err := k.Store.CalendarEdit(ctx, p.App, p.Name)
 	if err != nil {
 		return jobs.Chunk{}, err
@@ -153,69 +182,81 @@ func (k CalendarKind) step(ctx context.Context, p CalendarParams, dueBy time.Tim
 	if e.Stamp != p.Stamp {
 		return jobs.Chunk{Last: true, Summary: fmt.Sprintf("calendar %s was edited again (%s, by %s): that edit's job carries it on", p.Name, e.Stamp, e.By)}, nil
 	}
-	users, err := k.users(ctx, p)
-	if err != nil {
-		return jobs.Chunk{}, err
-	}
-	var todo []timer.Instance
-	running := 0
-	for _, in := range users {
-		switch {
-		case in.Calendar.Edit == p.Stamp:
-		case in.Running():
-			running++
-		default:
-			todo = append(todo, in)
-		}
-	}
-	slices.SortFunc(todo, func(a, b timer.Instance) int {
-		if c := dueOf(a).Compare(dueOf(b)); c != 0 {
-			return c
-		}
-		return timer.CompareKeys(a.Key, b.Key)
-	})
 	size := k.Chunk
 	if size <= 0 {
 		size = CalendarChunk
 	}
-	if !dueBy.IsZero() {
-		size = 0
-		for size < len(todo) && !dueOf(todo[size]).After(dueBy) {
-			size++
+	q := timer.InstanceQuery{Limit: min(size, timer.MaxPageSize), Cursor: at.Next}
+	if p.App != "" {
+		q.App = timer.OneApp(p.App)
+	}
+	page, err := k.Store.Instances(ctx, q)
+	if err != nil {
+		return jobs.Chunk{}, err
+	}
+	var todo []timer.Instance
+	for _, in := range page.Items {
+		if !in.UsesCalendar(p.App, p.Name) {
+			continue
+		}
+		at.Users++
+		switch {
+		case in.Calendar.Edit == p.Stamp:
+		case in.Running():
+			at.Running++
+		default:
+			todo = append(todo, in)
 		}
 	}
-	size = min(size, len(todo))
-	c := jobs.Chunk{Total: len(users), Done: len(users) - len(todo) - running, Counted: true}
+	c := jobs.Chunk{}
+	if err := k.rewrite(ctx, p, e, todo, &c); err != nil {
+		return jobs.Chunk{}, err
+	}
+	at.Next = page.Next
+	c.Done, c.Counted = at.Users, true
+	if page.Next != "" {
+		raw, err := json.Marshal(at)
+		if err != nil {
+			return jobs.Chunk{}, err
+		}
+		c.Cursor = string(raw)
+		return c, nil
+	}
+	c.Last, c.Total = true, at.Users
+	c.Summary = fmt.Sprintf("%d instances have calendar %s's edit of %s", at.Users-at.Running, p.Name, p.At.UTC().Format(time.RFC3339))
+	if at.Running > 0 {
+		c.Summary += fmt.Sprintf("; %d running ones get it when their next run comes due (the fetch applies it)", at.Running)
+	} else if err := k.Store.UnmarkCalendarEdit(ctx, p.mark()); err != nil {
+		return jobs.Chunk{}, err
+	}
+	return c, nil
+}
+
+// rewrite gives the instances the edit e and their next run under it from now, in their
+// order (the first error stops it); one deleted meanwhile is a failure of c. It counts them
+// in c.Done.
+func (k CalendarKind) rewrite(ctx context.Context, p CalendarParams, e timer.CalendarEdit, ins []timer.Instance, c *jobs.Chunk) error {
 	now := k.Clock.Now()
 	var changed []timer.Instance
-	for _, in := range todo[:size] {
+	for _, in := range ins {
 		if err := ctx.Err(); err != nil {
-			return c, err
+			return err
 		}
 		out, err := engine.Recalendar(ctx, k.Store, in, e, now)
 		switch {
 		case errors.Is(err, timer.ErrNotFound):
 			c.Failures = append(c.Failures, jobs.Failure{Item: in.Key.String(), Reason: "deleted meanwhile"})
 		case err != nil:
-			return jobs.Chunk{}, fmt.Errorf("calendar %s: %w", p.Name, err)
+			return fmt.Errorf("calendar %s: %w", p.Name, err)
+		case out.Active && !out.Running() && out.NextRun.IsZero():
+			// Its schedule (an operator's, unlike its timer's the edit was checked against)
+			// has no firing the rules allow: the job says so.
+			c.Failures = append(c.Failures, jobs.Failure{Item: in.Key.String(), Reason: fmt.Sprintf("calendar %s's edit leaves it no firing", p.Name)})
 		default:
 			changed = append(changed, out)
 		}
 		c.Done++
-		c.Cursor = in.Key.String()
 	}
 	// The next runs the fetch has passed already are sent here (it will not see them again).
-	if err := engine.SendFollowUps(ctx, k.Store, k.Queue, k.Clock, changed, message.ReasonSchedule); err != nil {
-		return jobs.Chunk{}, err
-	}
-	if dueBy.IsZero() && size == len(todo) {
-		c.Last = true
-		c.Summary = fmt.Sprintf("%d instances have calendar %s's edit of %s", c.Done, p.Name, p.At.UTC().Format(time.RFC3339))
-		if running > 0 {
-			c.Summary += fmt.Sprintf("; %d running ones get it when their next run comes due (the fetch applies it)", running)
-		} else if err := k.Store.UnmarkCalendarEdit(ctx, p.mark()); err != nil {
-			return jobs.Chunk{}, err
-		}
-	}
-	return c, nil
+	return engine.SendFollowUps(ctx, k.Store, k.Queue, k.Clock, changed, message.ReasonSchedule)
 }

@@ -43,6 +43,6 @@ func NewService(b *role.Base, trail audit.Writer) *jobs.Service {
 		Bulk: BulkKind{Store: b.Store, Active: StoreActivator{Store: b.Store, Queue: b.Queues, Clock: b.Clock}, Clock: b.Clock, Shards: b.Config.DueShards,
 			Horizon: role.Lookahead(b.Config) + b.Config.Tick},
 		Backfill: BackfillKind{Store: b.Store, Queue: b.Queues, Clock: b.Clock},
-		Calendar: CalendarKind{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Horizon: role.Lookahead(b.Config) + b.Config.Tick},
+		Calendar: CalendarKind{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Horizon: role.Lookahead(b.Config) + b.Config.Tick, Shards: b.Config.DueShards},
 	}}
 }
