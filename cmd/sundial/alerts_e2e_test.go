@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // The issue's done-when, end to end on the local platform: a timer failing four times then
@@ -272,7 +274,11 @@ timers:
 	require.Equal(t, 1, count("Broken", "Alert Raised", "pausedAfterFailures"))
 	out, errOut, code = cli(t, dir, "alerts", "--json", "--app", "billing", "--endpoint", endpoint)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, `"rule": "pausedAfterFailures"`)
+	rules := map[string]bool{}
+	for _, a := range jsonLines[timer.Alert](t, out) {
+		rules[a.Timer+" "+a.Rule] = true
+	}
+	require.True(t, rules["Broken pausedAfterFailures"], "%v", rules)
 
 	// At pauseFor, recovery's sweep activates Broken (as the platform) and resolves its alert;
 	// it fails again at once, and is paused again after that firing's last try.

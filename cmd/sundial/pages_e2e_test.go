@@ -121,12 +121,16 @@ timers:
 	})
 	t.Run("jobs", func(t *testing.T) {
 		js := jsonLines[jobs.Job](t, list(t, "jobs", "--json", "--page-size", "1"))
-		require.Len(t, js, 2, "the two pauses' jobs, a page each: %+v", js)
-		require.Greater(t, js[0].ID, js[1].ID, "newest first")
-		for _, j := range js {
-			require.Equal(t, "bulk", j.Kind)
+		// The two pauses' jobs and the backfill start's, a page each.
+		kinds := map[string]int{}
+		for i, j := range js {
+			kinds[j.Kind]++
 			require.Equal(t, "administrator", j.Actor)
+			if i > 0 {
+				require.Greater(t, js[i-1].ID, j.ID, "newest first")
+			}
 		}
+		require.Equal(t, map[string]int{"bulk": 2, "backfill": 1}, kinds, "%+v", js)
 	})
 	t.Run("audit", func(t *testing.T) {
 		actions := map[string]bool{}
