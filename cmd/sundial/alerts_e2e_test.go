@@ -297,7 +297,8 @@ timers:
 
 	waitUntil(t, 20*time.Second, 300*time.Millisecond, "the platform's pauses and resume audited", func() bool {
 		out, _, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)
-		return code == 0 && strings.Count(out, `"action": "deactivate"`) >= 2 && strings.Contains(out, `"action": "activate"`)
+		// --json: one record a line, compact.
+		return code == 0 && strings.Count(out, `"action":"deactivate"`) >= 2 && strings.Contains(out, `"action":"activate"`)
 	})
 	require.Contains(t, out, "paused after 4 failures in a row")
 	require.Contains(t, out, "paused after 2 failures in a row")

@@ -49,7 +49,7 @@ func (p *Platform) functionsFromStack(o Options, local map[string]string) error 
 		}
 		p.funcs[name] = f
 	}
-	if err := p.checkFunctions(); err != nil {
+	if err := p.checkFunctions(p.Stack.Functions); err != nil {
 		return err
 	}
 	return p.apiFromStack(o, local)
@@ -92,15 +92,15 @@ func newFunction(name string, fn *provision.Function, env map[string]string, o O
 }
 
 // checkFunctions says what the template gives the functions that the platform cannot run.
-func (p *Platform) checkFunctions() error {
+func (p *Platform) checkFunctions(translated map[string]*provision.Function) error {
 	if p.funcs[FnFetch].every == 0 || p.funcs[FnRecovery].every == 0 {
 		return errors.New("the template's fetch and recovery functions need a rate() schedule")
 	}
 	if len(p.funcs[FnProcessor].sources) == 0 {
 		return errors.New("the template's processor function has no SQS event source")
 	}
-	for _, id := range slices.Sorted(maps.Keys(p.Stack.Functions)) {
-		if fn := p.Stack.Functions[id]; len(fn.StreamSources) > 0 && !slices.Contains(slices.Collect(maps.Values(logicalIDs)), id) {
+	for _, id := range slices.Sorted(maps.Keys(translated)) {
+		if fn := translated[id]; len(fn.StreamSources) > 0 && !slices.Contains(slices.Collect(maps.Values(logicalIDs)), id) {
 			return fmt.Errorf("the template gives %s a DynamoDB stream event source, but the local platform runs only %v", id, slices.Sorted(maps.Values(logicalIDs)))
 		}
 	}

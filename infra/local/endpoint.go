@@ -92,7 +92,7 @@ func (p *Platform) functionsFromOutputs(ctx context.Context, o Options, local ma
 		f.aws = p.AWS
 		p.funcs[name] = f
 	}
-	return p.checkFunctions()
+	return p.checkFunctions(described.Functions)
 }
 
 // deployedSources is fn with its event sources reading the deployed stack's resources
