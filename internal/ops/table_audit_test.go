@@ -179,6 +179,7 @@ var surfaces = []surface{
 		hour := time.Now().UTC().Truncate(time.Hour)
 		return []call{
 			{ops.OpEdit, f.api("PATCH", tm, `{"schedule":"04:00"}`)},
+			{ops.OpStateReset, f.api("POST", tm+"/state/reset", "")},
 			{ops.OpRunNow, f.api("POST", tm+"/run-now", "")},
 			{ops.OpDeactivate, f.api("POST", tm+"/deactivate", "")},
 			{ops.OpActivate, f.api("POST", tm+"/activate", "")},

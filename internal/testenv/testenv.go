@@ -158,6 +158,24 @@ func setup() error {
 	return nil
 }
 
+// OwnStack provisions a stack of the test's own on the engines Stack uses, for a test that
+// counts what a table holds: the package's other tests write into the stack Stack returns.
+func OwnStack(t testing.TB) (aws.Config, stack.Outputs) {
+	t.Helper()
+	e := Local(t)
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	st, err := e.Provision(ctx, uniqueStackName(), nil)
+	if err != nil {
+		t.Fatalf("testenv: provision a stack of the test's own: %v", err)
+	}
+	out, err := localaws.Outputs(st)
+	if err != nil {
+		t.Fatalf("testenv: the stack's outputs: %v", err)
+	}
+	return e.Operator(), out
+}
+
 // teardown stops the engines.
 func teardown() error {
 	mu.Lock()
