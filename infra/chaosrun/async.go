@@ -24,6 +24,13 @@ const (
 	// asyncZombieAfter: a worker that went silent reports its late Complete this long after
 	// its lease expired, when recovery (every second) has long taken the execution back.
 	asyncZombieAfter = 8 * time.Second
+	// lateEvery: every lateEvery-th async start (the 2nd, 6th, 10th …) sends its first
+	// heartbeat lateBy after the lease it was granted expired — later than any clock's skew
+	// (ClockSkew 2 s), so it is refused on every clock: a run always exercises the refusal,
+	// which the drawn leads alone reached in only some runs (a CI run of 27 async starts
+	// refused none).
+	lateEvery = 4
+	lateBy    = 2500 * time.Millisecond
 )
 
 // heartbeatLeads are how long before the lease's expiry a worker heartbeats, drawn per
@@ -94,6 +101,8 @@ func (r *Recorder) startAsync(i int, p action.Payload, start time.Time) {
 		return
 	}
 	r.pending++
+	r.starts++
+	late := r.starts%lateEvery == 2
 	r.mu.Unlock()
 	go func() {
 		defer func() {
@@ -101,11 +110,12 @@ func (r *Recorder) startAsync(i int, p action.Payload, start time.Time) {
 			r.pending--
 			r.mu.Unlock()
 		}()
-		r.work(i, p, start)
+		r.work(i, p, start, late)
 	}()
 }
 
-func (r *Recorder) work(i int, p action.Payload, start time.Time) {
+// late: its first heartbeat comes lateBy after the lease's expiry (lateEvery).
+func (r *Recorder) work(i int, p action.Payload, start time.Time, late bool) {
 	ctx := context.Background()
 	select {
 	case <-r.ready:
@@ -127,6 +137,9 @@ func (r *Recorder) work(i int, p action.Payload, start time.Time) {
 	if mode < 0.25 {
 		beats = int(r.draw(p.ExecutionID, "async-beats") * 2) // goes silent after 0 or 1
 	}
+	if late {
+		beats = max(beats, 1)
+	}
 	if c == nil { // the client never came: the worker dies silently
 		end(start, 0)
 		return
@@ -140,6 +153,9 @@ func (r *Recorder) work(i int, p action.Payload, start time.Time) {
 				lead = l.lead
 				break
 			}
+		}
+		if late && n == 0 {
+			lead = -lateBy
 		}
 		safe := expires.Add(-asyncMargin)
 		time.Sleep(time.Until(expires.Add(-lead)))

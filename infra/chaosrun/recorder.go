@@ -60,6 +60,7 @@ type Recorder struct {
 	ready   chan struct{} // closed by SetClient
 	quiet   bool          // Quiesce
 	pending int           // async workers going
+	starts  int           // async starts accepted, for lateEvery
 }
 
 // StartRecorder serves on a free 127.0.0.1 port.
