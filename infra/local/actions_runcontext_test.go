@@ -31,6 +31,7 @@ type counted struct {
 // one run returns is the next one's, and an operator's reset (audited) empties it.
 func TestRunContextEndToEnd(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	calls := map[string]chan actionkit.Payload{"CtxHTTP": make(chan actionkit.Payload, 200), "CtxLambda": make(chan actionkit.Payload, 200)}
 	fn := func(_ context.Context, p actionkit.Payload) (actionkit.Result, error) {
 		calls[p.Timer] <- p

@@ -26,6 +26,7 @@ import (
 // the emulated Invoke API at SUNDIAL_LAMBDA_ENDPOINT, as it would invoke Lambda on AWS.
 func testLambdaActions(t *testing.T, processes bool) {
 	testenv.Integration(t)
+	t.Parallel()
 	calls := make(chan action.Payload, 100)
 	var env local.ActionEnv
 	echo := func(_ context.Context, e local.ActionEnv) (lambdarun.Invoker, error) {

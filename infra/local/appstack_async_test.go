@@ -35,6 +35,7 @@ const publishTimeout = 10
 // having stopped the publish, and nothing is retried.
 func TestAppStackSlowPublishIsNotRetriedAfterRollback(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	ctx := context.Background()
 	tpl, err := os.ReadFile("../../template.yaml")
 	require.NoError(t, err)

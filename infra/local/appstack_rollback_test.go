@@ -19,6 +19,7 @@ import (
 // rollback's republish woke it). A later valid update is a publish and wakes it.
 func TestAppStackRollbackIsNotAPublish(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "billing")
 	require.NoError(t, os.MkdirAll(dir, 0o755))

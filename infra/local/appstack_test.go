@@ -41,6 +41,7 @@ Resources:
 // it does not run locally.
 func TestAppStacks(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	up := func(dir string) (*local.Platform, error) {
 		var out, logs testenv.SyncBuffer
 		p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", SourceDir: "../..", Out: &out, Log: &logs,
@@ -89,6 +90,7 @@ func TestAppStacks(t *testing.T) {
 // follows, so that `sundial app-stack delete` deletes what stands.
 func TestAppStackUpdate(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "shipping")
 	require.NoError(t, os.MkdirAll(dir, 0o755))

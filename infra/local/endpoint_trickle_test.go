@@ -68,6 +68,7 @@ func trickle(ctx context.Context, endpoint, keyID string, opened *int, mu *sync.
 // due every second keeps firing on time beside them.
 func TestTimersFireBesideATrickle(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	var mu sync.Mutex
 	var arrived []time.Time
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -59,6 +59,7 @@ func (r *eventReceiver) byExecution(dt string) map[string]int {
 // get it through), and every call the functions made was allowed by their roles.
 func TestEventsSurvivePutEventsFaults(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))

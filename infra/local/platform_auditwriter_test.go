@@ -31,6 +31,7 @@ import (
 // naming what is wrong, and the chain verifies.
 func TestAuditWriterAlone(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "timers.yaml")

@@ -23,6 +23,7 @@ import (
 // OnDemand, is refused with the billing-mode difference and --fresh.
 func TestUpWithProvisionedCapacity(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(`timers:

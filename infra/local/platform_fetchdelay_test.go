@@ -28,6 +28,7 @@ import (
 // its due instant (and at most 2 s before it: the fetch's crowd lead and whole-second delays).
 func TestFetchDelayCountsFromEachSend(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	const timers = 240
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "timers.yaml")

@@ -29,6 +29,7 @@ import (
 // it is redriven.
 func TestLogWriterFailureDestinationAndRedrive(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(`timers:

@@ -24,6 +24,7 @@ import (
 // every phase, and the shards above a lowered count are drained and then no longer read.
 func TestDueShardsChangesStrandNoTimer(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	dir := t.TempDir()
 	var names []string
 	var b strings.Builder

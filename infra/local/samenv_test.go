@@ -21,6 +21,7 @@ import (
 // its container), runs a tick of the platform's stack from its sample event.
 func TestSamEnvFileRunsAFunctionAsSamLocalWould(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	dir := t.TempDir()
 	var logs testenv.SyncBuffer
 	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Log: &logs})

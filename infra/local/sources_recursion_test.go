@@ -23,6 +23,7 @@ import (
 // whole minute — it would stop after 16 runs without RecursiveLoop: Allow on the processor.
 func TestFrequentTimerRunsPastLambdaRecursionLimit(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(

@@ -23,6 +23,7 @@ import (
 // once the platform is drained it holds exactly one entry per execution that has ended.
 func TestLogWriterDrained(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	dir := t.TempDir()
 	names := []string{"LogA", "LogB", "LogC"}
 	manifest := filepath.Join(dir, "timers.yaml")

@@ -32,6 +32,7 @@ import (
 // given up, loudly.
 func TestEngineKilledIsRestarted(t *testing.T) {
 	testenv.Integration(t)
+	t.Parallel()
 	var calls, slow atomic.Int64
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
