@@ -30,6 +30,18 @@ func (d Deadlines) Any() bool {
 	return d.StartBy != nil || d.FinishBy != nil || d.RunningOver > 0 || d.RunningOverP95 > 0
 }
 
+// RunningOverText is the runningOver rule as the manifest writes it ("45m0s", "3x p95";
+// "" when off).
+func (d Deadlines) RunningOverText() string {
+	switch {
+	case d.RunningOver > 0:
+		return d.RunningOver.String()
+	case d.RunningOverP95 > 0:
+		return fmt.Sprintf("%gx p95", d.RunningOverP95)
+	}
+	return ""
+}
+
 // DeadlineRuleNames are the deadline rules' alert names.
 var DeadlineRuleNames = []string{RuleStartBy, RuleFinishBy, RuleRunningOver}
 
