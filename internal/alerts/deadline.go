@@ -69,18 +69,15 @@ func (a *Alerter) SweepDeadlines(ctx context.Context, watched []timer.Instance) 
 	}
 	var errs []error
 	for _, in := range watched {
-		errs = append(errs, a.deadlines(ctx, b, in, now))
+		errs = append(errs, a.deadlines(ctx, b, in, now, false))
 	}
 	for _, k := range others {
-		in, err := a.Store.Get(ctx, k)
-		if errors.Is(err, timer.ErrNotFound) {
-			in, err = timer.Instance{Key: k}, nil // gone: its alerts are resolved
-		}
+		in, err := a.get(ctx, k)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		errs = append(errs, a.deadlines(ctx, b, in, now))
+		errs = append(errs, a.deadlines(ctx, b, in, now, true))
 	}
 	if err := a.Events.Publish(ctx, b.Events); err != nil {
 		return errors.Join(append(errs, err)...)
@@ -88,9 +85,21 @@ func (a *Alerter) SweepDeadlines(ctx context.Context, watched []timer.Instance) 
 	return errors.Join(append(errs, b.Finish(ctx))...)
 }
 
+// get reads an instance (strongly consistent); a gone one is a zero instance of k, whose
+// alerts are resolved.
+func (a *Alerter) get(ctx context.Context, k timer.Key) (timer.Instance, error) {
+	in, err := a.Store.Get(ctx, k)
+	if errors.Is(err, timer.ErrNotFound) {
+		return timer.Instance{Key: k}, nil
+	}
+	return in, err
+}
+
 // deadlines raises the deadline rules that hold for in at now and resolves the open ones
-// that do not.
-func (a *Alerter) deadlines(ctx context.Context, b *Batch, in timer.Instance, now time.Time) error {
+// that do not. An instance the sweep read from the due index (an eventually consistent read,
+// which may miss a start that just happened) is read again, strongly consistent, before an
+// alert is raised for it (fresh: it was).
+func (a *Alerter) deadlines(ctx context.Context, b *Batch, in timer.Instance, now time.Time, fresh bool) error {
 	var p95 time.Duration
 	if in.Deadlines.RunningOverP95 > 0 && in.Running() && in.DeadlinesMatter(now) {
 		var err error
@@ -102,6 +111,12 @@ func (a *Alerter) deadlines(ctx context.Context, b *Batch, in timer.Instance, no
 	breaches, err := in.DeadlineBreaches(now, p95)
 	if err != nil {
 		return fmt.Errorf("deadlines of %s: %w", in.Key, err)
+	}
+	if !fresh && slices.ContainsFunc(breaches, func(br timer.Breach) bool { return !b.open[openKey(in.Key, br.Rule)] }) {
+		if in, err = a.get(ctx, in.Key); err != nil {
+			return err
+		}
+		return a.deadlines(ctx, b, in, now, true)
 	}
 	var errs []error
 	for _, rule := range timer.DeadlineRuleNames {

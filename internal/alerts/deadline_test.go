@@ -22,6 +22,25 @@ func at(t *testing.T, s string) time.Time {
 
 func clockTime(h, m int) *timer.ClockTime { return &timer.ClockTime{Hour: h, Minute: m} }
 
+// stateStore is the alerts' store whose instances are the test's current ones: the state
+// the sweep reads again, strongly consistent, before it raises.
+type stateStore struct {
+	store
+	now map[timer.Key]timer.Instance
+}
+
+func (s *stateStore) Get(ctx context.Context, k timer.Key) (timer.Instance, error) {
+	if in, ok := s.now[k]; ok {
+		return in, nil
+	}
+	return s.store.Get(ctx, k)
+}
+
+// withState is f's alerter reading the instances from states.
+func withState(f fixture, states map[timer.Key]timer.Instance) *alerts.Alerter {
+	return &alerts.Alerter{Store: &stateStore{store: f.store, now: states}, Events: f.a.Events, Log: f.a.Log, Now: f.a.Now, History: f.a.History}
+}
+
 // openRules lists the instance's open alerts' rules.
 func openRules(t *testing.T, f fixture, k timer.Key) []string {
 	t.Helper()
@@ -45,10 +64,15 @@ func TestSweepDeadlinesStartBy(t *testing.T) {
 		in := timer.Instance{Key: k, Active: true, NextRun: at(t, "2026-11-27T04:00:00Z"), LastRun: at(t, "2026-11-26T04:00:00Z"),
 			Settings: timer.Settings{Timezone: "UTC", Deadlines: timer.Deadlines{StartBy: clockTime(4, 30)}}}
 		require.NoError(t, f.store.Create(ctx, in))
+		state := map[timer.Key]timer.Instance{}
+		a := withState(f, state)
 		sweep := func(now string, watched ...timer.Instance) {
 			t.Helper()
 			f.clock.now = at(t, now)
-			require.NoError(t, f.a.SweepDeadlines(ctx, watched))
+			for _, w := range watched {
+				state[w.Key] = w
+			}
+			require.NoError(t, a.SweepDeadlines(ctx, watched))
 		}
 		sweep("2026-11-27T04:29:00Z", in)
 		require.Zero(t, f.bus.countFor(events.AlertRaised, k.Timer), "before startBy")
@@ -81,19 +105,41 @@ func TestSweepDeadlinesFinishByResolvedAfterTheRunLeftTheIndex(t *testing.T) {
 		running := finished
 		running.NextRun, running.LastRun, running.ExecutionID, running.IsRunningSince = time.Time{}, at(t, "2026-11-26T05:00:00Z"), "E1", at(t, "2026-11-27T05:00:00Z")
 
+		state := map[timer.Key]timer.Instance{k: running}
+		a := withState(f, state)
 		f.clock.now = at(t, "2026-11-27T05:31:00Z")
-		require.NoError(t, f.a.SweepDeadlines(ctx, []timer.Instance{running}))
+		require.NoError(t, a.SweepDeadlines(ctx, []timer.Instance{running}))
 		require.Equal(t, []string{timer.RuleRunningOver}, openRules(t, f, k))
 		f.clock.now = at(t, "2026-11-27T06:01:00Z")
-		require.NoError(t, f.a.SweepDeadlines(ctx, []timer.Instance{running}))
+		require.NoError(t, a.SweepDeadlines(ctx, []timer.Instance{running}))
 		require.ElementsMatch(t, []string{timer.RuleRunningOver, timer.RuleFinishBy}, openRules(t, f, k))
 		require.Equal(t, 2, f.bus.countFor(events.AlertRaised, k.Timer))
 
 		f.clock.now = at(t, "2026-11-27T06:11:00Z")
-		require.NoError(t, f.a.SweepDeadlines(ctx, nil)) // finished at 06:10: out of the due index
-		require.NoError(t, f.a.SweepDeadlines(ctx, nil))
+		state[k] = finished
+		require.NoError(t, a.SweepDeadlines(ctx, nil)) // finished at 06:10: out of the due index
+		require.NoError(t, a.SweepDeadlines(ctx, nil))
 		require.Empty(t, openRules(t, f, k))
 		require.Equal(t, 2, f.bus.countFor(events.AlertResolved, k.Timer))
+	})
+}
+
+// The due index and the sweep's read of its items are eventually consistent: an instance
+// read as pending may have started meanwhile. The sweep reads it again, strongly
+// consistent, before it raises, and raises nothing for a run that started in time.
+func TestSweepDeadlinesStaleReadRaisesNothing(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		k := timer.Key{Timer: testenv.Unique(t)}
+		stale := timer.Instance{Key: k, Active: true, NextRun: at(t, "2026-11-27T04:00:00Z"),
+			Settings: timer.Settings{Deadlines: timer.Deadlines{StartBy: clockTime(4, 30)}}}
+		started := stale
+		started.NextRun, started.ExecutionID, started.IsRunningSince = time.Time{}, "E1", at(t, "2026-11-27T04:29:59Z")
+		a := withState(f, map[timer.Key]timer.Instance{k: started})
+		f.clock.now = at(t, "2026-11-27T04:30:00Z")
+		require.NoError(t, a.SweepDeadlines(ctx, []timer.Instance{stale}))
+		require.Empty(t, openRules(t, f, k))
+		require.Zero(t, f.bus.countFor(events.AlertRaised, k.Timer))
 	})
 }
 
@@ -125,13 +171,14 @@ func TestSweepDeadlinesRunningOverP95(t *testing.T) {
 		in := timer.Instance{Key: k, Active: true, ExecutionID: "E1", IsRunningSince: at(t, "2026-11-27T05:00:00Z"),
 			LastRun: at(t, "2026-11-26T05:00:00Z"), Settings: timer.Settings{Deadlines: timer.Deadlines{RunningOverP95: 3}}}
 		require.NoError(t, f.store.Create(ctx, in))
+		a := withState(f, map[timer.Key]timer.Instance{k: in})
 		for _, now := range []string{"2026-11-27T05:10:00Z", "2026-11-27T05:29:59Z"} {
 			f.clock.now = at(t, now)
-			require.NoError(t, f.a.SweepDeadlines(ctx, []timer.Instance{in}))
+			require.NoError(t, a.SweepDeadlines(ctx, []timer.Instance{in}))
 		}
 		require.Empty(t, openRules(t, f, k), "30 min not yet passed")
 		f.clock.now = at(t, "2026-11-27T05:30:01Z")
-		require.NoError(t, f.a.SweepDeadlines(ctx, []timer.Instance{in}))
+		require.NoError(t, a.SweepDeadlines(ctx, []timer.Instance{in}))
 		require.Equal(t, []string{timer.RuleRunningOver}, openRules(t, f, k))
 		require.Equal(t, 1, h.reads, "the p95 is read once per run in flight")
 		require.Equal(t, 10*time.Minute, alerts.P95(durations(h.runs[:10])))

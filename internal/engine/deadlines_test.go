@@ -145,10 +145,10 @@ func TestRecoveryDeadlinesNoneOnAnExcludedDay(t *testing.T) {
 	require.ElementsMatch(t, []string{"Alert Raised startBy", "Alert Raised finishBy"}, bus.rules())
 }
 
-// The deadline rules cost the sweep no read of their own: it hands over, of the due
+// The deadline rules' reads follow the timers at risk: the sweep hands over, of the due
 // index's instances it read anyway, only those with deadline rules and a run pending or in
-// flight, and the alerter reads no instance for them (only those of open alerts whose
-// instance the sweep did not see).
+// flight; the alerter reads an instance again only before raising its alert (and for an open
+// alert whose instance the sweep did not see), none for the 300 plain timers.
 func TestRecoveryDeadlinesReadsFollowTheTimersAtRisk(t *testing.T) {
 	f, rec, bus, st, w := deadlineFakes(t)
 	for i := range 300 {
@@ -162,6 +162,11 @@ func TestRecoveryDeadlinesReadsFollowTheTimersAtRisk(t *testing.T) {
 	_, err := rec.Run(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, w.last, "only the due instance with deadlines is handed over")
-	require.Zero(t, st.gets.Load(), "no instance read for the deadlines")
+	require.Equal(t, int64(1), st.gets.Load(), "one read: the timer at risk, again before its alert is raised")
+	require.Equal(t, []string{"Alert Raised startBy"}, bus.rules())
+	f.Clock.Advance(time.Minute)
+	_, err = rec.Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.gets.Load(), "its alert open: no read")
 	require.Equal(t, []string{"Alert Raised startBy"}, bus.rules())
 }
