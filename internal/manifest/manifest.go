@@ -101,9 +101,10 @@ type Timer struct {
 	PauseFor           *Duration `yaml:"pauseFor"`
 	// StartBy and FinishBy ("HH:MM", the timer's zone) and RunningOver ("45m" or "3x p95")
 	// are its deadline rules, alerted on while a run is pending or in flight (deadline.go).
-	StartBy     string `yaml:"startBy"`
-	FinishBy    string `yaml:"finishBy"`
-	RunningOver string `yaml:"runningOver"`
+	// (omitempty: a timer without them keeps its stored definition byte for byte.)
+	StartBy     string `yaml:"startBy" json:",omitempty"`
+	FinishBy    string `yaml:"finishBy" json:",omitempty"`
+	RunningOver string `yaml:"runningOver" json:",omitempty"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
