@@ -129,6 +129,10 @@ timers:
 		}
 	}
 	require.Equal(t, []string{"Nightly startBy"}, open)
+	out, stderr, code = cli(t, dir, "timers", "show", "Nightly", "--app", "ops", "--endpoint", p.Endpoint)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "deadlines:")
+	require.Contains(t, out, "startBy "+now.Format("15:04"))
 	time.Sleep(3 * time.Second) // more sweeps: not raised again
 	require.Equal(t, 1, count("Nightly", "Alert Raised", timer.RuleStartBy))
 
