@@ -209,6 +209,9 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 		}
 		line("pause after", fmt.Sprintf("%d failures in a row, %s", s.PauseAfterFailures, until))
 	}
+	if d := deadlinesText(s.StartBy, s.FinishBy, s.RunningOver); d != "" {
+		line("deadlines", d)
+	}
 	active := strconv.FormatBool(s.Active)
 	if s.ActiveBy != "" {
 		active += " (by " + s.ActiveBy + ")"
@@ -325,4 +328,15 @@ func writeJSONLines[T any](w io.Writer, vs []T) error {
 		}
 	}
 	return nil
+}
+
+// deadlinesText is a timer's deadline rules in one line ("" when none).
+func deadlinesText(startBy, finishBy, runningOver string) string {
+	var parts []string
+	for _, r := range [][2]string{{"startBy", startBy}, {"finishBy", finishBy}, {"runningOver", runningOver}} {
+		if r[1] != "" {
+			parts = append(parts, r[0]+" "+r[1])
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -30,6 +30,10 @@ type Alerter struct {
 	SNS SNSPublisher
 	Log *slog.Logger
 	Now func() time.Time
+	// History reads a timer's recent runs for runningOver's "Nx p95" (deadline.go; nil: no
+	// p95 is known and such a rule raises nothing).
+	History History
+	p95s    p95Cache
 }
 
 // Store keeps the open alerts and the noSuccessWithin watches (dynamo.Store; inmem.Store).

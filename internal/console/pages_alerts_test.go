@@ -52,3 +52,37 @@ func TestOpenAlertsShown(t *testing.T) {
 		require.NotEqual(t, key, a.Key)
 	}
 }
+
+// A timer's deadline rules are stored with it and shown on its page and in the API, and a
+// deadline alert is shown like the others.
+func TestDeadlinesShown(t *testing.T) {
+	f := setup(t)
+	key := f.create(t, "Nightly", "0 4 * * *", func(in *timer.Instance) {
+		in.Deadlines = timer.Deadlines{StartBy: &timer.ClockTime{Hour: 4, Minute: 30}, FinishBy: &timer.ClockTime{Hour: 6}, RunningOverP95: 3}
+	})
+	ctx := context.Background()
+	al := timer.Alert{Key: key, Rule: timer.RuleStartBy, Since: time.Date(2026, 11, 25, 4, 30, 0, 0, time.UTC), Detail: "no run started by 04:30 UTC (2026-11-25)"}
+	ok, err := f.app.Store.RaiseAlert(ctx, al, "startBy@1")
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	status, body, _ := f.do(t, "GET", "/timers/"+key.Timer, f.token, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `<dd id="deadlines">start by 04:30 finish by 06:00 running over 3x p95 `)
+	require.Contains(t, body, "no run started by 04:30 UTC (2026-11-25)")
+	status, body, _ = f.do(t, "GET", apiTimerPath(key), f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var d struct {
+		StartBy, FinishBy, RunningOver string
+		Alerts                         []timer.Alert
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &d))
+	require.Equal(t, "04:30", d.StartBy)
+	require.Equal(t, "06:00", d.FinishBy)
+	require.Equal(t, "3x p95", d.RunningOver)
+	require.Len(t, d.Alerts, 1)
+	require.Equal(t, timer.RuleStartBy, d.Alerts[0].Rule)
+	in, err := f.app.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, timer.Deadlines{StartBy: &timer.ClockTime{Hour: 4, Minute: 30}, FinishBy: &timer.ClockTime{Hour: 6}, RunningOverP95: 3}, in.Deadlines)
+}

@@ -93,6 +93,11 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		} else {
 			upd = upd.Remove(n("autoPause"))
 		}
+		if d := deadlinesToItem(st.Deadlines); d != nil {
+			upd = upd.Set(n("deadlines"), expression.Value(d))
+		} else {
+			upd = upd.Remove(n("deadlines"))
+		}
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}

@@ -130,6 +130,8 @@ type instanceItem struct {
 	RunBackfill string        `dynamodbav:"runBackfill,omitempty"`
 	// AutoPause is the timer's pause after failures (timer.AutoPause; absent: none).
 	AutoPause *autoPauseItem `dynamodbav:"autoPause,omitempty"`
+	// Deadlines are the timer's deadline rules (timer.Deadlines; absent: none).
+	Deadlines *deadlinesItem `dynamodbav:"deadlines,omitempty"`
 }
 
 // backfillItem is the stored form of timer.BackfillCursor (a map attribute; false flags and
@@ -247,6 +249,7 @@ func toItem(in timer.Instance) instanceItem {
 		it.PauseNote, it.PausedBy, it.PausedAt, it.ResumeAt = p.Note, p.By, ms(p.At), ms(p.Until)
 	}
 	it.AutoPause = autoPauseToItem(in.AutoPause)
+	it.Deadlines = deadlinesToItem(in.Deadlines)
 	switch {
 	case in.Running():
 		// A running instance stays in the due index, where recovery finds an expired lease.
@@ -263,6 +266,7 @@ func toItem(in timer.Instance) instanceItem {
 func (it instanceItem) instance() timer.Instance {
 	in := it.instanceOnly()
 	in.AutoPause = it.AutoPause.settings()
+	in.Deadlines = it.Deadlines.settings()
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
 	}

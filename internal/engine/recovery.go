@@ -30,6 +30,9 @@ type Recoverer struct {
 	LostAfter time.Duration
 	// Backfills, when set, lets each sweep drive the running backfills (driveBackfills).
 	Backfills Backfills
+	// Deadlines, when set, is given the instances with deadline rules each sweep read
+	// (deadlines.go).
+	Deadlines DeadlineSweeper
 
 	finisher finisher
 	once     sync.Once
@@ -48,6 +51,7 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 	r.once.Do(func() { r.finisher = finisher{store: r.Store, queue: r.Queue, clock: r.Clock, log: r.Log} })
 	var st RecoveryStats
 	var errs []error
+	var atRisk []timer.Instance
 	defer metricsOr(r.Metrics).Flush()
 	// Every shard that may hold instances, those above a lowered DueShards included.
 	span, err := r.Store.ShardSpan(ctx, max(r.Shards, 1))
@@ -65,6 +69,7 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 			errs = append(errs, fmt.Errorf("recovery: query shard %d: %w", shard, err))
 			continue
 		}
+		atRisk = deadlinesAtRisk(atRisk, past, now)
 		n, err := r.recoverShard(ctx, past, now)
 		st.Recovered += n
 		errs = append(errs, err)
@@ -75,6 +80,11 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 	n, err := r.driveBackfills(ctx)
 	st.Backfill = n
 	errs = append(errs, err)
+	if r.Deadlines != nil {
+		if err := r.Deadlines.SweepDeadlines(ctx, atRisk); err != nil { // as the other alerts: left to the next sweep
+			r.Log.Error("recovery: deadline alerts sweep", "at_risk", len(atRisk), "error", err)
+		}
+	}
 	metricsOr(r.Metrics).FiringsResent(st.Requeued)
 	if st.Recovered > 0 || st.Requeued > 0 {
 		r.Log.Info("recovery sweep", "recovered", st.Recovered, "requeued", st.Requeued)

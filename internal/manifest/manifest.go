@@ -99,6 +99,12 @@ type Timer struct {
 	// pause (recovery's sweep activates the timer again; without it, an operator does).
 	PauseAfterFailures *int      `yaml:"pauseAfterFailures"`
 	PauseFor           *Duration `yaml:"pauseFor"`
+	// StartBy and FinishBy ("HH:MM", the timer's zone) and RunningOver ("45m" or "3x p95")
+	// are its deadline rules, alerted on while a run is pending or in flight (deadline.go).
+	// (omitempty: a timer without them keeps its stored definition byte for byte.)
+	StartBy     string `yaml:"startBy" json:",omitempty"`
+	FinishBy    string `yaml:"finishBy" json:",omitempty"`
+	RunningOver string `yaml:"runningOver" json:",omitempty"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -336,6 +342,7 @@ func (t Timer) problems(k timer.Key) []error {
 	}
 	errs = append(errs, t.Alerts.problems()...)
 	errs = append(errs, t.autoPauseProblems()...)
+	errs = append(errs, t.deadlineProblems()...)
 	errs = append(errs, t.itemProblems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
@@ -467,6 +474,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	t.applyCalendar(&s)
 	s.Alerts = t.Alerts.Rules()
 	s.AutoPause = t.autoPause()
+	s.Deadlines = t.deadlines()
 	return s
 }
 

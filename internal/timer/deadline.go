@@ -5,23 +5,82 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/schedule"
 )
 
 // Deadlines are a timer's deadline rules while it matters (issue 36, item 3: the manifest's
-// startBy, finishBy and runningOver): the pure evaluation recovery's sweep is to run over the
-// instances it watches. A zero field is off.
-//
-// Not yet wired: no manifest field, store attribute or sweep reads these yet; this is the
-// evaluation they are to use (pure, on an injected now).
+// startBy, finishBy and runningOver): recovery's sweep evaluates them (Instance.DeadlineBreaches)
+// over the instances it reads anyway, those with a run pending or in flight, and raises and
+// resolves their alerts (alerts.Alerter.SweepDeadlines). A zero field is off.
 type Deadlines struct {
 	// StartBy and FinishBy are local times of day in the timer's zone: a run must have
 	// started (finished) on each local date by then. No deadline on a date the timer's
 	// calendar excludes.
-	StartBy, FinishBy *ClockTime
+	StartBy  *ClockTime `json:"startBy,omitempty"`
+	FinishBy *ClockTime `json:"finishBy,omitempty"`
 	// RunningOver holds while a run has been in flight longer than this, or than
 	// RunningOverP95 × the timer's recent p95 duration (when that is known).
-	RunningOver    time.Duration
-	RunningOverP95 float64
+	RunningOver    time.Duration `json:"runningOver,omitempty"`
+	RunningOverP95 float64       `json:"runningOverP95,omitempty"`
+}
+
+// Any reports whether a deadline rule is set.
+func (d Deadlines) Any() bool {
+	return d.StartBy != nil || d.FinishBy != nil || d.RunningOver > 0 || d.RunningOverP95 > 0
+}
+
+// RunningOverText is the runningOver rule as the manifest writes it ("45m0s", "3x p95";
+// "" when off).
+func (d Deadlines) RunningOverText() string {
+	switch {
+	case d.RunningOver > 0:
+		return d.RunningOver.String()
+	case d.RunningOverP95 > 0:
+		return fmt.Sprintf("%gx p95", d.RunningOverP95)
+	}
+	return ""
+}
+
+// DeadlineRuleNames are the deadline rules' alert names.
+var DeadlineRuleNames = []string{RuleStartBy, RuleFinishBy, RuleRunningOver}
+
+// DeadlinesMatter reports whether in's deadline rules are checked at now: it has one, is
+// active and has a run pending (due at or before now) or in flight.
+func (in Instance) DeadlinesMatter(now time.Time) bool {
+	return in.Deadlines.Any() && in.Active && (in.Running() || !in.NextRun.IsZero() && !in.NextRun.After(now))
+}
+
+// DeadlineBreaches are the deadline rules that hold for in at now (none unless they matter:
+// DeadlinesMatter), in the timer's zone and calendar; p95 is its recent p95 duration (zero:
+// unknown, and a p95 runningOver rule holds nothing). A failed attempt whose retry is
+// pending has not finished its firing: finishBy waits for its last try.
+func (in Instance) DeadlineBreaches(now time.Time, p95 time.Duration) ([]Breach, error) {
+	if !in.DeadlinesMatter(now) {
+		return nil, nil
+	}
+	loc, err := schedule.LoadLocation(in.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	var excluded func(int, time.Month, int) bool
+	if in.Calendar != nil {
+		cal, err := schedule.ParseCalendar(in.Calendar.CalendarRules)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %s: %w", in.Calendar.Name, err)
+		}
+		excluded = func(y int, m time.Month, d int) bool {
+			return cal.Excludes(time.Date(y, m, d, 12, 0, 0, 0, time.UTC), time.UTC)
+		}
+	}
+	st := DeadlineState{LastStart: in.LastRun, P95: p95}
+	if !in.LastRun.IsZero() && !in.RetryPending() {
+		st.LastEnd = in.LastRun.Add(in.LastDuration)
+	}
+	if in.Running() {
+		st.RunningSince = in.IsRunningSince
+	}
+	return in.Deadlines.Evaluate(now, loc, excluded, st), nil
 }
 
 // ClockTime is a local time of day (HH:MM, 24 h).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -105,4 +106,59 @@ func TestDeadlineParse(t *testing.T) {
 		_, _, err := timer.ParseRunningOver(bad)
 		require.Error(t, err, bad)
 	}
+}
+
+// An instance's deadline rules matter only while a run is pending (due at or before now) or
+// in flight, and only while it is active; they read its zone and calendar from its settings,
+// and a failed attempt whose retry is pending has not finished its firing.
+func TestInstanceDeadlineBreaches(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err)
+		return v
+	}
+	base := timer.Instance{Key: timer.Key{Timer: "Report"}, Active: true, Settings: timer.Settings{
+		Timezone: "Europe/Lisbon", Calendar: &timer.Calendar{Name: "pt", CalendarRules: schedule.CalendarRules{Dates: []string{"2026-12-08"}}},
+		Deadlines: timer.Deadlines{StartBy: clockAt(t, "04:30"), FinishBy: clockAt(t, "06:00")}}}
+	rules := func(in timer.Instance, now string) []string {
+		t.Helper()
+		bs, err := in.DeadlineBreaches(at(now), 0)
+		require.NoError(t, err)
+		var out []string
+		for _, b := range bs {
+			out = append(out, b.Rule)
+		}
+		return out
+	}
+	pending := base
+	pending.NextRun, pending.LastRun, pending.LastDuration = at("2026-11-27T04:00:00Z"), at("2026-11-26T04:00:00Z"), time.Minute
+	require.Empty(t, rules(pending, "2026-11-27T04:29:59Z"), "before startBy")
+	require.Equal(t, []string{timer.RuleStartBy}, rules(pending, "2026-11-27T04:30:00Z"))
+	require.Equal(t, []string{timer.RuleStartBy, timer.RuleFinishBy}, rules(pending, "2026-11-27T06:00:00Z"))
+
+	inactive := pending
+	inactive.Active = false
+	require.Empty(t, rules(inactive, "2026-11-27T06:00:00Z"), "a deactivated timer")
+
+	notDue := pending
+	notDue.NextRun = at("2026-11-27T07:00:00Z")
+	require.Empty(t, rules(notDue, "2026-11-27T06:00:00Z"), "no run pending nor in flight: it does not matter")
+
+	holiday := pending
+	holiday.NextRun = at("2026-12-08T04:00:00Z")
+	require.Empty(t, rules(holiday, "2026-12-08T06:00:00Z"), "a date the calendar excludes")
+
+	running := pending
+	running.NextRun, running.ExecutionID, running.IsRunningSince = time.Time{}, "e1", at("2026-11-27T04:45:00Z")
+	require.Equal(t, []string{timer.RuleFinishBy}, rules(running, "2026-11-27T06:00:00Z"), "started late, still in flight")
+
+	retry := pending
+	retry.LastRun, retry.LastDuration = at("2026-11-27T04:10:00Z"), time.Minute
+	retry.NextRun, retry.PendingScheduledAt, retry.PendingAttempt = at("2026-11-27T05:00:00Z"), at("2026-11-27T04:00:00Z"), 2
+	require.Equal(t, []string{timer.RuleFinishBy}, rules(retry, "2026-11-27T06:00:00Z"), "a retry pending: the firing has not finished")
+
+	bad := pending
+	bad.Timezone = "Mars/Olympus"
+	_, err := bad.DeadlineBreaches(at("2026-11-27T06:00:00Z"), 0)
+	require.ErrorContains(t, err, "unknown time zone")
 }

@@ -205,6 +205,8 @@ type Settings struct {
 	Alerts AlertRules `json:"alerts,omitzero"`
 	// AutoPause pauses the timer after failures in a row (pause.go).
 	AutoPause AutoPause `json:"autoPause,omitzero"`
+	// Deadlines are the timer's startBy, finishBy and runningOver rules (deadline.go).
+	Deadlines Deadlines `json:"deadlines,omitzero"`
 }
 
 // Retry backoff kinds.

@@ -59,6 +59,11 @@ type Timer struct {
 	// in a row, for that long (absent: no such rule; no pauseFor: until an operator activates it).
 	PauseAfterFailures int    `json:"pauseAfterFailures,omitempty"`
 	PauseFor           string `json:"pauseFor,omitempty"`
+	// StartBy, FinishBy (HH:MM in the timer's zone) and RunningOver ("45m0s", "3x p95"): the
+	// deadline rules recovery's sweep alerts on (absent: none).
+	StartBy     string `json:"startBy,omitempty"`
+	FinishBy    string `json:"finishBy,omitempty"`
+	RunningOver string `json:"runningOver,omitempty"`
 }
 
 // Execution is one log entry.
@@ -113,6 +118,13 @@ func OfTimer(in timer.Instance) Timer {
 			t.PauseFor = a.For.String()
 		}
 	}
+	if d := in.Deadlines; d.StartBy != nil {
+		t.StartBy = d.StartBy.String()
+	}
+	if d := in.Deadlines; d.FinishBy != nil {
+		t.FinishBy = d.FinishBy.String()
+	}
+	t.RunningOver = in.Deadlines.RunningOverText()
 	if in.Calendar != nil {
 		t.Calendar = in.Calendar.Name
 		if t.OnExcluded == "" {

@@ -47,6 +47,10 @@ func New(b *role.Base, eb events.API) *Recovery {
 			Shards: c.DueShards, LostAfter: c.LostAfter, Backfills: b.Store}}
 	r.Jobs = jobkinds.NewService(b, r.Audit)
 	r.Events, r.Alerter = notify.New(b, eb)
+	if r.Alerter != nil {
+		r.Alerter.History = b.Store
+		r.Recoverer.Deadlines = r.Alerter
+	}
 	return r
 }
 
