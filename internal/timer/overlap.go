@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // Overlap policies: what a timer does with the instants of its schedule that pass while one of
@@ -39,7 +37,7 @@ func ValidateOverlap(p string) error {
 	if p == "" || slices.Contains(OverlapPolicies, p) {
 		return nil
 	}
-	return fmt.Errorf("%w: overlap: %q; expected %s (%s is the default)", errkind.Invalid, p, quoteAll(OverlapPolicies), OverlapSkip)
+	return fmt.Errorf("overlap: %q; expected %s (%s is the default)", p, quoteAll(OverlapPolicies), OverlapSkip)
 }
 
 // OverlapPolicy is the timer's overlap policy, OverlapSkip for "".
