@@ -48,6 +48,9 @@ func TestEventsEndToEnd(t *testing.T) {
 			http.Error(w, "want a POSTed event", http.StatusBadRequest)
 			return
 		}
+		if ev["detail-type"] == "Instants Skipped" {
+			return // a run claimed late on a loaded machine passes an instant: not this test's subject
+		}
 		mu.Lock()
 		events = append(events, ev)
 		mu.Unlock()

@@ -57,6 +57,11 @@ type Result struct {
 	ZombieCompletes, ZombieRefused                                                int
 	// Lost counts firings neither executed nor accounted for; see Check.
 	Lost int
+	// SkippedInstants: instants of the schedules that passed while a firing was late or
+	// running and that the log records as skipped (timer.Execution.Skipped); Buffered: runs of
+	// an instant that came due while the run before it was still running (overlap buffer-one,
+	// buffer-all). Unaccounted: instants neither run nor recorded as skipped (see Check).
+	SkippedInstants, Buffered, Unaccounted int
 	// ZombiesDiscarded: results discarded by a fenced write; each must have been recovered.
 	ZombiesDiscarded int
 	// LatenessP50/P95/Max: claim time minus due time of first attempts (skew-corrected).
@@ -91,8 +96,10 @@ func (r *Result) problem(format string, args ...any) {
 // running at last+2 having claimed it. A firing is lost if the chain breaks there (a gap, a
 // mismatch), if the final state's next run was due before the chaos ended and never claimed
 // although the run waited for it, or if an action ran for an execution that has no log entry.
-// Firings that the schedule skipped over (a run that ended past the next instant) are not
-// firings: the schedule's next run is computed from the finish time, by design.
+// Firings that the schedule skipped over (a run that ended past the next instant) are recorded
+// as skipped, by the write that skipped them: between an entry's due time and the next run it
+// scheduled, every instant of the schedule that passed by its end is counted in its skipped
+// (instants).
 //
 // Invariant 3 (no zombie write). The version chain shows every write that ended an
 // execution; beyond it, every execution whose result a processor discarded must have been
@@ -132,11 +139,15 @@ func Check(ev Evidence) Result {
 		entries := slices.Clone(ev.Logs[k])
 		slices.SortFunc(entries, func(a, b timer.Execution) int { return int(a.Version - b.Version) })
 		r.chain(k, ev.Initial[k], entries, ev.Final[k], ev.ChaosEnd)
+		r.instants(k, entries, ev.Final[k])
 		r.logOverlaps(k, entries, ev.Offset, reported)
+		var prevEnd time.Time
 		for _, e := range entries {
-			if e.Attempt == 1 && e.Outcome != timer.OutcomeRecovered && e.ScheduledAt.Equal(e.ShouldHaveRunAt) {
+			// A buffered run (its instant came while the run before it ran) is late by design.
+			if e.Attempt == 1 && e.Outcome != timer.OutcomeRecovered && e.ScheduledAt.Equal(e.ShouldHaveRunAt) && !e.ScheduledAt.Before(prevEnd) {
 				lateness = append(lateness, e.StartedAt.Add(-ev.Offset(e.ExecutedBy)).Sub(e.ShouldHaveRunAt))
 			}
+			prevEnd = e.StartedAt.Add(e.Duration)
 		}
 	}
 	r.actions(ev.Calls, logged, running)
@@ -201,6 +212,48 @@ func (r *Result) chain(k timer.Key, initial timer.Instance, entries []timer.Exec
 			r.problem("%s: the firing due %s, before the chaos ended (%s), was never claimed", k, stamp(final.NextRun), stamp(chaosEnd))
 		} else {
 			r.PendingAtEnd++
+		}
+	}
+}
+
+// instants checks that every instant of the timer's schedule is run, buffered or recorded as
+// skipped: each entry's skipped count is the number of instants after its due time
+// (ShouldHaveRunAt) and before the next run it scheduled that had passed by its end (on the
+// clock of the write that ended it, the clock its decision read). The instants after its end
+// and before its next run are not skipped but moved over: a next run the action asked for or
+// an operator set. The next run itself is run by the next entry (chain).
+func (r *Result) instants(k timer.Key, entries []timer.Execution, final timer.Instance) {
+	sch, err := final.ParseSchedule()
+	if err != nil {
+		r.problem("%s: its schedule %q: %v", k, final.Schedule, err)
+		return
+	}
+	var prevEnd time.Time
+	for _, e := range entries {
+		end := e.StartedAt.Add(max(e.Duration, 0))
+		if e.Backfill {
+			continue
+		}
+		if e.Attempt == 1 && e.ScheduledAt.Equal(e.ShouldHaveRunAt) && e.ScheduledAt.Before(prevEnd) {
+			r.Buffered++
+		}
+		prevEnd = end
+		r.SkippedInstants += e.Skipped
+		// The log keeps whole milliseconds of the start and the duration the decision read:
+		// an instant within them of the end may have passed by it or not.
+		const tolerance = 2 * time.Millisecond
+		want, maybe := 0, 0
+		for t, ok := sch.Next(e.ShouldHaveRunAt); ok && !t.After(end.Add(tolerance)) && (e.NextRun.IsZero() || t.Before(e.NextRun)); t, ok = sch.Next(t) {
+			if t.After(end) {
+				maybe++
+			} else {
+				want++
+			}
+		}
+		if e.Skipped < want || e.Skipped > want+maybe {
+			r.Unaccounted += max(want-e.Skipped, 0)
+			r.problem("%s: execution %s (version %d, due %s, ended %s, next run %s) passed %d instant(s) of its schedule but recorded %d as skipped",
+				k, e.ExecutionID, e.Version, stamp(e.ShouldHaveRunAt), stamp(end), stamp(e.NextRun), want, e.Skipped)
 		}
 	}
 }

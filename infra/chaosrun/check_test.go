@@ -14,6 +14,8 @@ var base = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func at(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
 
+var every2s = timer.Settings{Schedule: "every 2s", Timezone: "UTC"}
+
 // history is a clean run of one "every 2s" timer: three executions, the second failed and
 // retried by the third, on node-a (clock 1 s ahead) and node-b (exact).
 func history() (Evidence, timer.Key) {
@@ -25,7 +27,7 @@ func history() (Evidence, timer.Key) {
 	logs := []timer.Execution{
 		exec("e1", 1, 2, 2, 1, "node-a", 3.0, 0.5, timer.OutcomeSuccess, 4), // node-a's 3.0 is 2.0 true
 		exec("e2", 3, 4, 4, 1, "node-b", 4.0, 0.5, timer.OutcomeError, 5.5),
-		exec("e3", 5, 5.5, 4, 2, "node-b", 5.5, 0.5, timer.OutcomeSuccess, 8),
+		exec("e3", 5, 5.5, 4, 2, "node-b", 5.5, 0.4, timer.OutcomeSuccess, 8),
 	}
 	calls := []Call{
 		{Timer: "T", ExecutionID: "e1", ScheduledAt: at(2), Attempt: 1, Start: at(2.1), End: at(2.4), Status: 200},
@@ -35,7 +37,7 @@ func history() (Evidence, timer.Key) {
 	return Evidence{
 		ChaosEnd: at(7),
 		Initial:  map[timer.Key]timer.Instance{k: {Key: k, Active: true, NextRun: at(2)}},
-		Final:    map[timer.Key]timer.Instance{k: {Key: k, Active: true, NextRun: at(8), Version: 6}},
+		Final:    map[timer.Key]timer.Instance{k: {Key: k, Settings: every2s, Active: true, NextRun: at(8), Version: 6}},
 		Logs:     map[timer.Key][]timer.Execution{k: logs},
 		Calls:    calls,
 		Offset: func(node string) time.Duration {
@@ -146,7 +148,7 @@ func TestCheckAcceptsARecoveredExecutionAndItsDiscardedResult(t *testing.T) {
 func TestCheckAcceptsAnExecutionRunningAtTheEnd(t *testing.T) {
 	t.Parallel()
 	ev, k := history()
-	ev.Final[k] = timer.Instance{Key: k, Active: true, Version: 7, ExecutionID: "e4", ClaimedNextRun: at(8)}
+	ev.Final[k] = timer.Instance{Key: k, Settings: every2s, Active: true, Version: 7, ExecutionID: "e4", ClaimedNextRun: at(8)}
 	ev.Calls = append(ev.Calls, Call{Timer: "T", ExecutionID: "e4", ScheduledAt: at(8), Attempt: 1, Start: at(8.1), End: at(8.2), Status: 200})
 	r := Check(ev)
 	require.Empty(t, r.Problems)
@@ -232,4 +234,58 @@ func TestCheckReadsAnAsyncEndOnTheReportersClock(t *testing.T) {
 	ev.Logs[k][0].Duration = 3300 * time.Millisecond // reported at 4.3, after e2's claim at 4.0
 	r = Check(ev)
 	require.Equal(t, 1, r.LogOverlaps, "%s", strings.Join(r.Problems, "\n"))
+}
+
+// An "every 2s" timer whose first run lasts 4.5 s, past the instants 4 and 6: each policy's
+// log accounts for them (skipped, or run after it), and a log that drops one is caught.
+func TestCheckAccountsForEveryInstant(t *testing.T) {
+	t.Parallel()
+	k := timer.Key{Timer: "O"}
+	exec := func(id string, version int64, due, started, dur float64, next float64, skipped int) timer.Execution {
+		return timer.Execution{Key: k, ExecutionID: id, Version: version, ShouldHaveRunAt: at(due), ScheduledAt: at(due), Attempt: 1,
+			ExecutedBy: "node-b", StartedAt: at(started), Duration: time.Duration(dur * float64(time.Second)), Outcome: timer.OutcomeSuccess,
+			NextRun: at(next), Skipped: skipped}
+	}
+	evidence := func(logs ...timer.Execution) Evidence {
+		last := logs[len(logs)-1]
+		var calls []Call
+		for _, e := range logs {
+			calls = append(calls, Call{Timer: "O", ExecutionID: e.ExecutionID, ScheduledAt: e.ScheduledAt, Attempt: 1,
+				Start: e.StartedAt.Add(time.Millisecond), End: e.StartedAt.Add(e.Duration - time.Millisecond), Status: 200})
+		}
+		return Evidence{
+			ChaosEnd: at(7),
+			Initial:  map[timer.Key]timer.Instance{k: {Key: k, Active: true, NextRun: at(2)}},
+			Final:    map[timer.Key]timer.Instance{k: {Key: k, Settings: every2s, Active: true, NextRun: last.NextRun, Version: last.Version + 1}},
+			Logs:     map[timer.Key][]timer.Execution{k: logs},
+			Calls:    calls,
+			Offset:   func(string) time.Duration { return 0 },
+		}
+	}
+	t.Run("skip", func(t *testing.T) {
+		t.Parallel()
+		r := Check(evidence(exec("e1", 1, 2, 2, 4.5, 8, 2)))
+		require.Empty(t, r.Problems)
+		require.Equal(t, 2, r.SkippedInstants)
+	})
+	t.Run("buffer-one", func(t *testing.T) {
+		t.Parallel()
+		r := Check(evidence(exec("e1", 1, 2, 2, 4.5, 6, 1), exec("e2", 3, 6, 6.6, 0.3, 8, 0)))
+		require.Empty(t, r.Problems)
+		require.Equal(t, 1, r.SkippedInstants)
+		require.Equal(t, 1, r.Buffered)
+	})
+	t.Run("buffer-all", func(t *testing.T) {
+		t.Parallel()
+		r := Check(evidence(exec("e1", 1, 2, 2, 4.5, 4, 0), exec("e2", 3, 4, 6.6, 0.3, 6, 0), exec("e3", 5, 6, 7, 0.3, 8, 0)))
+		require.Empty(t, r.Problems)
+		require.Equal(t, 2, r.Buffered)
+	})
+	t.Run("an instant neither run nor recorded", func(t *testing.T) {
+		t.Parallel()
+		r := Check(evidence(exec("e1", 1, 2, 2, 4.5, 8, 1)))
+		require.False(t, r.OK())
+		require.Equal(t, 1, r.Unaccounted)
+		require.Contains(t, strings.Join(r.Problems, "\n"), "O: execution e1 (version 1, due 12:00:02.000, ended 12:00:06.500, next run 12:00:08.000) passed 2 instant(s) of its schedule but recorded 1 as skipped")
+	})
 }

@@ -28,6 +28,16 @@ var profiles = []profile{
 	{"every 3s", 1, "min=300&max=1200&fail=0.2"},
 }
 
+// overlapTimers are one timer per overlap policy (OverlapName), each with an action that often
+// outlasts its period, so that instants pass while it runs: the check requires that they never
+// overlap and that each instant is run, buffered or recorded as skipped. buffer-all's action
+// is on average shorter than its period, so that its backlog drains after the chaos.
+var overlapTimers = []struct{ policy, schedule, query string }{
+	{"skip", "every 1s", "min=1200&max=2500"},
+	{"buffer-one", "every 2s", "min=1500&max=4500"},
+	{"buffer-all", "every 3s", "min=500&max=4000"},
+}
+
 // asyncSchedules cycle over the async timers.
 var asyncSchedules = []string{"every 2s", "/3 * * * * ?", "every 1s"}
 
@@ -48,8 +58,15 @@ func Manifest(n, async int, url string) string {
 		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    priority: %d\n    timeout: %s\n    async: true\n    heartbeat: %s\n    maxRetries: 2\n    retryDelay: 1s\n    action: {http: {url: %q}}\n",
 			AsyncName(i), asyncSchedules[i%len(asyncSchedules)], 1+i%4, asyncTimeout, asyncHeartbeat, url+"/act")
 	}
+	for i, o := range overlapTimers {
+		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    priority: 2\n    timeout: 10s\n    overlap: %s\n    action: {http: {url: %q}}\n",
+			OverlapName(i), o.schedule, o.policy, url+"/act?"+o.query)
+	}
 	return b.String()
 }
+
+// OverlapName is the name of the run's i-th overlap-policy timer (overlapTimers).
+func OverlapName(i int) string { return fmt.Sprintf("Overlap%02d", i) }
 
 // AsyncName is the name of the run's i-th async timer.
 func AsyncName(i int) string { return fmt.Sprintf("Async%02d", i) }
