@@ -80,13 +80,25 @@ func (t *transit) stale(in timer.Instance) (timer.CalendarMark, bool) {
 	return timer.CalendarMark{}, false
 }
 
-// apply brings a due instance the fetch found up to the edit of mark m before its firing is
-// decided on: it returns the instance rewritten (its next run under the edit's rules).
-func (f *Fetcher) applyEdit(ctx context.Context, t *transit, m timer.CalendarMark, in timer.Instance) (timer.Instance, error) {
+// CalendarReader is a store that reads the calendar edits in transit and applies them
+// (dynamo.Store): recovery's re-sends go through it.
+type CalendarReader interface {
+	RecalendarStore
+	// CalendarMarks reads the marks of the watermark item.
+	CalendarMarks(ctx context.Context) ([]timer.CalendarMark, error)
+	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
+}
+
+// apply gives in the edit of mark m (read from store once per transit) and its next run
+// under the edit's rules after from.
+func (t *transit) apply(ctx context.Context, store interface {
+	RecalendarStore
+	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
+}, m timer.CalendarMark, in timer.Instance, from time.Time) (timer.Instance, error) {
 	e, ok := t.edits[m]
 	if !ok {
 		var err error
-		if e, err = f.Calendars.CalendarEdit(ctx, m.App, m.Name); err != nil {
+		if e, err = store.CalendarEdit(ctx, m.App, m.Name); err != nil {
 			return in, fmt.Errorf("calendar edit %s of app %s: %w", m.Name, timer.AppName(m.App), err)
 		}
 		if t.edits == nil {
@@ -95,12 +107,22 @@ func (f *Fetcher) applyEdit(ctx context.Context, t *transit, m timer.CalendarMar
 		t.edits[m] = e
 	}
 	if e.Stamp != m.Stamp {
-		// A later edit meanwhile: its own mark is on the item by now; the next tick applies it.
-		return in, fmt.Errorf("calendar %s of app %s was edited again during the tick", m.Name, timer.AppName(m.App))
+		// A later edit meanwhile: its own mark is on the item by now; the next read applies it.
+		return in, fmt.Errorf("calendar %s of app %s was edited again meanwhile", m.Name, timer.AppName(m.App))
 	}
-	out, err := Recalendar(ctx, f.Calendars, in, e, f.Clock.Now())
+	out, err := Recalendar(ctx, store, in, e, from)
 	if err != nil {
 		return in, fmt.Errorf("apply the edit of calendar %s to %s: %w", m.Name, in.Key, err)
+	}
+	return out, nil
+}
+
+// applyEdit brings a due instance the fetch found up to the edit of mark m before its firing is
+// decided on: it returns the instance rewritten (its next run under the edit's rules).
+func (f *Fetcher) applyEdit(ctx context.Context, t *transit, m timer.CalendarMark, in timer.Instance) (timer.Instance, error) {
+	out, err := t.apply(ctx, f.Calendars, m, in, f.Clock.Now())
+	if err != nil {
+		return in, err
 	}
 	f.Log.Info("fetch: applied a calendar edit in transit before sending", "timer", in.Key.String(), "calendar", m.Name,
 		"due_was", in.NextRun, "next_run", out.NextRun)

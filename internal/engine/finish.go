@@ -34,7 +34,8 @@ type finisher struct {
 const watermarkFresh = 5 * time.Second
 
 // finish applies the outcome of `running` in one fenced write, from which its log entry
-// follows. It returns timer.ErrFenceLost when the execution no longer owns the instance (a
+// follows. The next run is decided under the rules `running` has; a write refused because
+// they changed meanwhile (Finish.CalendarEdit) is decided again under the rules read. It returns timer.ErrFenceLost when the execution no longer owns the instance (a
 // zombie): then nothing is written at all.
 func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer.RunResult) (timer.Instance, timer.Execution, error) {
 	next, serr := f.schedules.next(running)
@@ -62,6 +63,13 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 		if observed.Fence() != running.Fence() {
 			err = timer.ErrFenceLost
 			break
+		}
+		if observed.ScheduleKey() != running.ScheduleKey() {
+			// Its rules changed during the run (an operator's calendar edit reached it): the
+			// next run follows the rules it has now.
+			if n, nerr := f.schedules.next(observed); nerr == nil {
+				next = n
+			}
 		}
 	}
 	if err != nil {

@@ -44,17 +44,20 @@ const CalendarChunk = 100
 
 // CalendarKind carries an accepted calendar edit (admin.Service.AcceptCalendarEdit: saved,
 // and marked in transit for the fetch) to every instance using the calendar: each gets the
-// edit's rules, stamped, and its next run under them from when the job reaches it. Before
-// the job is accepted (Prepare) it rewrites every instance due within the horizon (read from
-// the due index: the request reads what is due, not what the app holds), whose firing may be
-// queued already: their claims are refused, as their next run changed. Then each chunk reads
+// edit's rules, stamped, and its next run under them from when the job reaches it (a running
+// one, its next run under them when its execution ends). Before the job is accepted
+// (Prepare) it rewrites every instance due within the horizon (read from the due index: the
+// request reads what is due, not what the app holds), whose firing may be queued already:
+// their claims are refused, as their next run changed; the running ones among them (a
+// running instance keeps its due entry) get the rules their execution's end decides under. Then each chunk reads
 // one page of the app's instances from the job's cursor (each instance read once by the
 // job) and rewrites those that do not have the edit yet; a chunk done again finds its
 // instances done and skips them. Meanwhile the fetch applies the
 // edit to any due instance the job has not reached (engine/calendars.go): none fires on a
-// date the edit excludes. A running instance is left to the fetch (it gets the edit when
-// its next run comes due). When no idle instance is left without the edit the job ends and
-// the edit's mark is removed (kept while a running one has not got it). A job cancelled
+// date the edit excludes. An instance running a backfill's instant is left to the fetch (it
+// gets the edit when its next run comes due: leftToFetch). When no instance is left without
+// the edit the job ends and the edit's mark is removed (kept while one left to the fetch
+// has not got it). A job cancelled
 // stops rewriting; the edit stays in force, applied by the fetch as each instance comes due.
 // A later edit of the calendar supersedes the job: it ends, and the later edit's job goes on.
 type CalendarKind struct {
@@ -111,7 +114,7 @@ func (k CalendarKind) Plan(ctx context.Context, raw json.RawMessage, _ string) (
 type calendarCursor struct {
 	Next    string `json:"next,omitempty"`
 	Users   int    `json:"users,omitempty"`   // instances using the calendar seen
-	Running int    `json:"running,omitempty"` // of them, running when seen (left to the fetch)
+	Running int    `json:"running,omitempty"` // of them, running a backfill when seen (left to the fetch)
 }
 
 func decodeCalendarCursor(raw string) (calendarCursor, error) {
@@ -148,7 +151,7 @@ func (k CalendarKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, erro
 			return jobs.Chunk{}, err
 		}
 		for _, in := range ins {
-			if in.UsesCalendar(p.App, p.Name) && in.Calendar.Edit != p.Stamp && !in.Running() {
+			if in.UsesCalendar(p.App, p.Name) && in.Calendar.Edit != p.Stamp && !leftToFetch(in) {
 				due = append(due, in)
 			}
 		}
@@ -202,7 +205,7 @@ func (k CalendarKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) 
 		at.Users++
 		switch {
 		case in.Calendar.Edit == p.Stamp:
-		case in.Running():
+		case leftToFetch(in):
 			at.Running++
 		default:
 			todo = append(todo, in)
@@ -225,11 +228,21 @@ func (k CalendarKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) 
 	c.Last, c.Total = true, at.Users
 	c.Summary = fmt.Sprintf("%d instances have calendar %s's edit of %s", at.Users-at.Running, p.Name, p.At.UTC().Format(time.RFC3339))
 	if at.Running > 0 {
-		c.Summary += fmt.Sprintf("; %d running ones get it when their next run comes due (the fetch applies it)", at.Running)
+		c.Summary += fmt.Sprintf("; %d running a backfill get it when their next run comes due (the fetch applies it)", at.Running)
 	} else if err := k.Store.UnmarkCalendarEdit(ctx, p.mark()); err != nil {
 		return jobs.Chunk{}, err
 	}
 	return c, nil
+}
+
+// leftToFetch: an instance running a backfill's instant keeps the rules it has until its
+// next run comes due (the fetch gives it the edit then): that run's end restores the
+// timer's own next run as the claim found it. Any other running instance gets the edit
+// during its run: its settings only (its fence and next run are left alone), and its end,
+// written on condition that its calendar is still the one it ran under
+// (timer.Finish.CalendarEdit), decides its next run under the edit.
+func leftToFetch(in timer.Instance) bool {
+	return in.Running() && in.RunBackfill != ""
 }
 
 // rewrite gives the instances the edit e and their next run under it from now, in their
