@@ -35,6 +35,9 @@ type CalendarStore interface {
 	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 	// QueryDue reads a due shard's instances due by upTo (the due index; engine.Store).
 	QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error)
+	// QueryPast reads a due shard's instances keyed up to now, running ones included
+	// (a running instance keeps its entry; engine.Store).
+	QueryPast(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error)
 	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
 	UnmarkCalendarEdit(ctx context.Context, m timer.CalendarMark) error
 }
@@ -129,8 +132,9 @@ func decodeCalendarCursor(raw string) (calendarCursor, error) {
 }
 
 // Prepare implements jobs.Preparer: every idle instance using the calendar due within the
-// horizon (read from the due index, every due shard's: what is due, not what the app
-// holds) gets the edit before the job is accepted.
+// horizon, and every running one (read from the due index, every due shard's: what is due
+// or running, not what the app holds), gets the edit before the job is accepted: a running
+// one's execution ends with its next run under the edit.
 func (k CalendarKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	p, err := decodeCalendar(j.Params)
 	if err != nil {
@@ -143,15 +147,27 @@ func (k CalendarKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, erro
 	if e.Stamp != p.Stamp {
 		return jobs.Chunk{Cursor: j.Cursor}, nil // superseded: the first step ends it
 	}
-	upTo := k.Clock.Now().Add(k.Horizon)
+	now := k.Clock.Now()
+	upTo := now.Add(k.Horizon)
 	var due []timer.Instance
+	seen := map[timer.Key]bool{}
 	for shard := range max(1, k.Shards) {
 		ins, err := k.Store.QueryDue(ctx, shard, time.Time{}, upTo)
 		if err != nil {
 			return jobs.Chunk{}, err
 		}
+		past, err := k.Store.QueryPast(ctx, shard, now)
+		if err != nil {
+			return jobs.Chunk{}, err
+		}
+		for _, in := range past {
+			if in.Running() {
+				ins = append(ins, in) // the idle ones QueryDue read consistently
+			}
+		}
 		for _, in := range ins {
-			if in.UsesCalendar(p.App, p.Name) && in.Calendar.Edit != p.Stamp && !leftToFetch(in) {
+			if in.UsesCalendar(p.App, p.Name) && in.Calendar.Edit != p.Stamp && !leftToFetch(in) && !seen[in.Key] {
+				seen[in.Key] = true
 				due = append(due, in)
 			}
 		}
