@@ -81,12 +81,16 @@ func (t *transit) stale(in timer.Instance) (timer.CalendarMark, bool) {
 }
 
 // CalendarReader is a store that reads the calendar edits in transit and applies them
-// (dynamo.Store): recovery's re-sends go through it.
+// (dynamo.Store): recovery's re-sends go through it, and the finisher, whose store it is,
+// gives a running instance an edit that has not reached it before deciding its next run.
 type CalendarReader interface {
 	RecalendarStore
 	// CalendarMarks reads the marks of the watermark item.
 	CalendarMarks(ctx context.Context) ([]timer.CalendarMark, error)
 	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
+	// WatermarkMarks reads the watermark and the marks, both on the watermark item (one
+	// GetItem): a finisher that reads the watermark learns of the edits in transit with it.
+	WatermarkMarks(ctx context.Context) (time.Time, []timer.CalendarMark, error)
 }
 
 // apply gives in the edit of mark m (read from store once per transit) and its next run

@@ -201,7 +201,9 @@ type calendarsInTransit struct {
 	*countingStore
 	marks []timer.CalendarMark
 	edits []timer.CalendarEdit
-	reads atomic.Int64
+	reads atomic.Int64 // CalendarMarks
+	// editReads counts CalendarEdit, wmReads WatermarkMarks.
+	editReads, wmReads atomic.Int64
 }
 
 func (c *calendarsInTransit) CalendarMarks(context.Context) ([]timer.CalendarMark, error) {
@@ -209,7 +211,14 @@ func (c *calendarsInTransit) CalendarMarks(context.Context) ([]timer.CalendarMar
 	return c.marks, nil
 }
 
+func (c *calendarsInTransit) WatermarkMarks(ctx context.Context) (time.Time, []timer.CalendarMark, error) {
+	c.wmReads.Add(1)
+	wm, err := c.Watermark(ctx)
+	return wm, c.marks, err
+}
+
 func (c *calendarsInTransit) CalendarEdit(_ context.Context, app, name string) (timer.CalendarEdit, error) {
+	c.editReads.Add(1)
 	for _, e := range c.edits {
 		if e.App == app && e.Name == name {
 			return e, nil
