@@ -17,8 +17,14 @@ import (
 // instance it finds that still has the calendar's older rules before it decides what to
 // send. The firings already queued when the edit was accepted are those of the instances due
 // within the fetch's look-ahead: the job rewrites them before the edit is accepted, and
-// their claims are refused (their next run changed). The processor reads nothing more: a
-// plain firing costs the requests it cost before.
+// their claims are refused (their next run changed); the running ones get the edit's rules
+// then too, and their end, conditional on the calendar stamp they ran under
+// (timer.Finish.CalendarEdit), decides their next run under the edit. An execution's end
+// also applies an edit in transit the instance lacks (finisher.inTransit: the marks come
+// with the watermark read the finisher makes anyway), and recovery re-sends a lost firing
+// only under the edits in transit (Recoverer.inTransit). The processor reads nothing more: a
+// plain firing costs the requests it cost before (the stamp is a term of the finish's own
+// write).
 
 // RecalendarStore is what Recalendar reads and writes (dynamo.Store).
 type RecalendarStore interface {
