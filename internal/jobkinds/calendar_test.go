@@ -360,12 +360,12 @@ func TestCalendarEditReachesARunningExecution(t *testing.T) {
 	resp, err := p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-1", Body: body}}})
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	require.Equal(t, 1, accepted.Done, "the request gave the running instance the edit")
 
 	in, err := a.Store.Get(ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, timer.OutcomeSuccess, in.LastOutcome, in.LastError)
-	require.Equal(t, stampOf(t, accepted), in.Calendar.Edit)
 	require.Equal(t, time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC), in.NextRun, "its next run under the edit: Wednesday")
+	require.Equal(t, 1, accepted.Done, "the request gave the running instance the edit")
+	require.Equal(t, stampOf(t, accepted), in.Calendar.Edit)
 	require.Empty(t, q.take(appName), "nothing sent for the closed Monday")
 }
