@@ -310,7 +310,7 @@ func (f invokerFunc) Invoke(ctx context.Context, _ actionspec.Spec, p action.Pay
 // instance still has the rules it ran under, is decided again under the edit's: its next
 // run is Wednesday's, not the minute after on the newly closed Monday. Before, the request
 // left running instances to the fetch and the end decided from the instance as claimed:
-// Monday 10:02, sent at once as a follow-up (the fetch had passed it).
+// Monday 10:02 (sent at once as a follow-up when the fetch has passed it).
 func TestCalendarEditReachesARunningExecution(t *testing.T) {
 	cfg, outs := testenv.Stack(t)
 	ctx := context.Background()
@@ -320,8 +320,6 @@ func TestCalendarEditReachesARunningExecution(t *testing.T) {
 	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "operator-1", Clock: clock})
 	require.NoError(t, err)
 	q := &sentQueue{Queue: a.Queues}
-	fetch := *a.Fetcher
-	fetch.Queue = q
 
 	name := strings.ToLower(testenv.Unique(t))
 	appName := "r" + name[max(0, len(name)-20):]
@@ -332,11 +330,6 @@ func TestCalendarEditReachesARunningExecution(t *testing.T) {
 			RetryDelay: time.Second, Misfire: timer.MisfireRunOnce,
 			Calendar: &timer.Calendar{Name: "biz", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}},
 			Action:   actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}))
-	_, err = fetch.Run(ctx) // queues 10:01, and covers the minutes after it
-	require.NoError(t, err)
-	firing := q.take(appName)
-	require.Equal(t, map[string][]time.Time{"Busy": {monday.Add(time.Minute)}}, firing)
-
 	// During the run an operator closes Monday and Tuesday.
 	edit := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}, Dates: []string{"2031-03-03", "2031-03-04"}}
 	svc := &apply.Service{Admin: a.Admin, Store: a.Store, Audit: &records{}, Clock: clock, Jobs: a.Jobs}
@@ -355,7 +348,7 @@ func TestCalendarEditReachesARunningExecution(t *testing.T) {
 	clock.Set(monday.Add(time.Minute))
 	idle, err := a.Store.Get(ctx, key)
 	require.NoError(t, err)
-	body, err := message.Encode(message.ForInstance(idle, message.ReasonSchedule)) // the firing the fetch queued
+	body, err := message.Encode(message.ForInstance(idle, message.ReasonSchedule)) // as the fetch queues it
 	require.NoError(t, err)
 	resp, err := p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-1", Body: body}}})
 	require.NoError(t, err)
