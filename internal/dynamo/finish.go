@@ -125,6 +125,14 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 			And(n("backfill.attempt").Equal(expression.Value(was.Attempt))).
 			And(n("backfill.cancelled").AttributeNotExists())
 	}
+	// The calendar rules the next run was decided under are still the instance's (an
+	// operator's calendar edit that reached it during the run makes the finisher decide
+	// again): a term of the same write, no read.
+	if f.CalendarEdit == "" {
+		cond = cond.And(n("calendar.edit").AttributeNotExists())
+	} else {
+		cond = cond.And(n("calendar.edit").Equal(expression.Value(f.CalendarEdit)))
+	}
 	upd := expression.Set(n("lastRun"), expression.Value(ms(f.LastRun))).
 		Set(n("lastDurationMs"), expression.Value(f.LastDuration.Milliseconds())).
 		Set(n("numberOfTries"), expression.Value(f.Tries)).

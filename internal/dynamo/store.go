@@ -121,17 +121,24 @@ func (s *Store) RestoreWatermark(ctx context.Context, prev, to time.Time) error 
 
 // Watermark implements engine.Store.
 func (s *Store) Watermark(ctx context.Context) (time.Time, error) {
+	wm, _, err := s.WatermarkMarks(ctx)
+	return wm, err
+}
+
+// WatermarkMarks implements engine.CalendarReader: Watermark, and the calendar edits in
+// transit the same item carries (timer.CalendarMark), from the same GetItem.
+func (s *Store) WatermarkMarks(ctx context.Context) (time.Time, []timer.CalendarMark, error) {
 	out, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.timers, Key: metaKey, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("get watermark: %w", err)
+		return time.Time{}, nil, fmt.Errorf("get watermark: %w", err)
 	}
 	var m struct {
 		Watermark int64 `dynamodbav:"watermark"`
 	}
 	if err := attributevalue.UnmarshalMap(out.Item, &m); err != nil {
-		return time.Time{}, fmt.Errorf("decode watermark: %w", err)
+		return time.Time{}, nil, fmt.Errorf("decode watermark: %w", err)
 	}
-	return fromMs(m.Watermark), nil
+	return fromMs(m.Watermark), calendarMarks(out.Item), nil
 }
 
 // QueryDue implements engine.Store: one Query of the due index for the keys in the window,

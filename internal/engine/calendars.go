@@ -17,8 +17,14 @@ import (
 // instance it finds that still has the calendar's older rules before it decides what to
 // send. The firings already queued when the edit was accepted are those of the instances due
 // within the fetch's look-ahead: the job rewrites them before the edit is accepted, and
-// their claims are refused (their next run changed). The processor reads nothing more: a
-// plain firing costs the requests it cost before.
+// their claims are refused (their next run changed); the running ones get the edit's rules
+// then too, and their end, conditional on the calendar stamp they ran under
+// (timer.Finish.CalendarEdit), decides their next run under the edit. An execution's end
+// also applies an edit in transit the instance lacks (finisher.inTransit: the marks come
+// with the watermark read the finisher makes anyway), and recovery re-sends a lost firing
+// only under the edits in transit (Recoverer.inTransit). The processor reads nothing more: a
+// plain firing costs the requests it cost before (the stamp is a term of the finish's own
+// write).
 
 // RecalendarStore is what Recalendar reads and writes (dynamo.Store).
 type RecalendarStore interface {
@@ -80,13 +86,29 @@ func (t *transit) stale(in timer.Instance) (timer.CalendarMark, bool) {
 	return timer.CalendarMark{}, false
 }
 
-// apply brings a due instance the fetch found up to the edit of mark m before its firing is
-// decided on: it returns the instance rewritten (its next run under the edit's rules).
-func (f *Fetcher) applyEdit(ctx context.Context, t *transit, m timer.CalendarMark, in timer.Instance) (timer.Instance, error) {
+// CalendarReader is a store that reads the calendar edits in transit and applies them
+// (dynamo.Store): recovery's re-sends go through it, and the finisher, whose store it is,
+// gives a running instance an edit that has not reached it before deciding its next run.
+type CalendarReader interface {
+	RecalendarStore
+	// CalendarMarks reads the marks of the watermark item.
+	CalendarMarks(ctx context.Context) ([]timer.CalendarMark, error)
+	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
+	// WatermarkMarks reads the watermark and the marks, both on the watermark item (one
+	// GetItem): a finisher that reads the watermark learns of the edits in transit with it.
+	WatermarkMarks(ctx context.Context) (time.Time, []timer.CalendarMark, error)
+}
+
+// apply gives in the edit of mark m (read from store once per transit) and its next run
+// under the edit's rules after from.
+func (t *transit) apply(ctx context.Context, store interface {
+	RecalendarStore
+	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
+}, m timer.CalendarMark, in timer.Instance, from time.Time) (timer.Instance, error) {
 	e, ok := t.edits[m]
 	if !ok {
 		var err error
-		if e, err = f.Calendars.CalendarEdit(ctx, m.App, m.Name); err != nil {
+		if e, err = store.CalendarEdit(ctx, m.App, m.Name); err != nil {
 			return in, fmt.Errorf("calendar edit %s of app %s: %w", m.Name, timer.AppName(m.App), err)
 		}
 		if t.edits == nil {
@@ -95,12 +117,22 @@ func (f *Fetcher) applyEdit(ctx context.Context, t *transit, m timer.CalendarMar
 		t.edits[m] = e
 	}
 	if e.Stamp != m.Stamp {
-		// A later edit meanwhile: its own mark is on the item by now; the next tick applies it.
-		return in, fmt.Errorf("calendar %s of app %s was edited again during the tick", m.Name, timer.AppName(m.App))
+		// A later edit meanwhile: its own mark is on the item by now; the next read applies it.
+		return in, fmt.Errorf("calendar %s of app %s was edited again meanwhile", m.Name, timer.AppName(m.App))
 	}
-	out, err := Recalendar(ctx, f.Calendars, in, e, f.Clock.Now())
+	out, err := Recalendar(ctx, store, in, e, from)
 	if err != nil {
 		return in, fmt.Errorf("apply the edit of calendar %s to %s: %w", m.Name, in.Key, err)
+	}
+	return out, nil
+}
+
+// applyEdit brings a due instance the fetch found up to the edit of mark m before its firing is
+// decided on: it returns the instance rewritten (its next run under the edit's rules).
+func (f *Fetcher) applyEdit(ctx context.Context, t *transit, m timer.CalendarMark, in timer.Instance) (timer.Instance, error) {
+	out, err := t.apply(ctx, f.Calendars, m, in, f.Clock.Now())
+	if err != nil {
+		return in, err
 	}
 	f.Log.Info("fetch: applied a calendar edit in transit before sending", "timer", in.Key.String(), "calendar", m.Name,
 		"due_was", in.NextRun, "next_run", out.NextRun)

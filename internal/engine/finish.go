@@ -26,6 +26,10 @@ type finisher struct {
 	wmRead time.Time // when it was read
 	// refreshing: a read of the watermark is under way (watermark)
 	refreshing bool
+	// marks are the calendar edits in transit read with the watermark (a store that is a
+	// CalendarReader), and edits the edits read for them (by mark).
+	marks []timer.CalendarMark
+	edits sync.Map
 }
 
 // watermarkFresh is how long a watermark read serves the finishes that follow. An older value
@@ -34,15 +38,16 @@ type finisher struct {
 const watermarkFresh = 5 * time.Second
 
 // finish applies the outcome of `running` in one fenced write, from which its log entry
-// follows. It returns timer.ErrFenceLost when the execution no longer owns the instance (a
+// follows. The next run is decided under the rules `running` has; a write refused because
+// they changed meanwhile (Finish.CalendarEdit) is decided again under the rules read. It returns timer.ErrFenceLost when the execution no longer owns the instance (a
 // zombie): then nothing is written at all.
 func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer.RunResult) (timer.Instance, timer.Execution, error) {
-	next, serr := f.schedules.next(running)
+	sentUpTo := f.watermark(ctx)
+	observed := f.inTransit(ctx, running)
+	next, serr := f.schedules.next(observed)
 	if serr != nil {
 		res.Error = joinErr(res.Error, serr.Error())
 	}
-	sentUpTo := f.watermark(ctx)
-	observed := running
 	var (
 		after timer.Instance
 		exec  timer.Execution
@@ -62,6 +67,11 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 		if observed.Fence() != running.Fence() {
 			err = timer.ErrFenceLost
 			break
+		}
+		// Its rules may have changed during the run (an operator's calendar edit reached
+		// it): the next run follows the rules it has now.
+		if n, nerr := f.schedules.next(observed); nerr == nil {
+			next = n
 		}
 	}
 	if err != nil {
@@ -140,19 +150,68 @@ func (f *finisher) watermark(ctx context.Context) time.Time {
 	return got
 }
 
-// readWatermark reads the watermark from the store and remembers the highest value seen.
+// readWatermark reads the watermark from the store and remembers the highest value seen,
+// and the calendar edits in transit (CalendarReader: the same item, the same read).
 func (f *finisher) readWatermark(ctx context.Context) (time.Time, error) {
-	got, err := f.store.Watermark(ctx)
+	var (
+		got   time.Time
+		marks []timer.CalendarMark
+		err   error
+	)
+	if cr, ok := f.store.(CalendarReader); ok {
+		got, marks, err = cr.WatermarkMarks(ctx)
+	} else {
+		got, err = f.store.Watermark(ctx)
+	}
 	if err != nil {
 		return time.Time{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.marks = marks
 	f.wmRead = f.clock.Now()
 	if got.After(f.wm) {
 		f.wm = got
 	}
 	return f.wm, nil
+}
+
+// inTransit gives a running instance an operator's calendar edit in transit that has not
+// reached it (the marks as the last watermark read had them: no read of their own), so that
+// its end decides its next run under the edit: its settings only, its fence is kept (the
+// edit is read once per finisher). A backfill run's end keeps the timer's next run as
+// claimed, so its instance is left to the fetch. Anything that fails leaves running as it
+// is (the fetch applies the edit when its next run comes due).
+func (f *finisher) inTransit(ctx context.Context, running timer.Instance) timer.Instance {
+	cr, ok := f.store.(CalendarReader)
+	if !ok || running.RunBackfill != "" {
+		return running
+	}
+	f.mu.Lock()
+	t := transit{marks: f.marks}
+	f.mu.Unlock()
+	m, stale := t.stale(running)
+	if !stale {
+		return running
+	}
+	var e timer.CalendarEdit
+	if v, ok := f.edits.Load(m); ok {
+		e = v.(timer.CalendarEdit)
+	} else {
+		var err error
+		if e, err = cr.CalendarEdit(ctx, m.App, m.Name); err != nil || e.Stamp != m.Stamp {
+			f.log.Warn("finish: calendar edit in transit not applied", "timer", running.Key.String(), "calendar", m.Name, "error", err)
+			return running
+		}
+		f.edits.Store(m, e)
+	}
+	out, err := Recalendar(ctx, cr, running, e, f.clock.Now())
+	if err != nil || out.Fence() != running.Fence() {
+		f.log.Warn("finish: calendar edit in transit not applied", "timer", running.Key.String(), "calendar", m.Name, "error", err)
+		return running
+	}
+	f.log.Info("finish: applied a calendar edit in transit before deciding the next run", "timer", running.Key.String(), "calendar", m.Name)
+	return out
 }
 
 func followUpReason(in timer.Instance) message.Reason {

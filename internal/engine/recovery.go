@@ -33,6 +33,10 @@ type Recoverer struct {
 	// Deadlines, when set, is given the instances with deadline rules each sweep read
 	// (deadlines.go).
 	Deadlines DeadlineSweeper
+	// Calendars, when set (the store), gives a lost firing's instance an operator's calendar
+	// edit in transit that has not reached it before it is re-sent, as the fetch does before
+	// it sends (inTransit). nil: no edit is ever in transit.
+	Calendars CalendarReader
 
 	finisher finisher
 	once     sync.Once
@@ -58,6 +62,7 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 	if err != nil {
 		return st, fmt.Errorf("recovery: %w", err)
 	}
+	marks := &sweepMarks{}
 	for shard := range span {
 		if nearDeadline(ctx) {
 			r.Log.Warn("recovery: the invocation's deadline is near; the next sweep reads the shards left", "from_shard", shard, "span", span)
@@ -73,7 +78,7 @@ func (r *Recoverer) Run(ctx context.Context) (RecoveryStats, error) {
 		n, err := r.recoverShard(ctx, past, now)
 		st.Recovered += n
 		errs = append(errs, err)
-		n, err = r.requeueShard(ctx, past, now)
+		n, err = r.requeueShard(ctx, past, now, marks)
 		st.Requeued += n
 		errs = append(errs, err)
 	}
@@ -147,7 +152,7 @@ func (r *Recoverer) recoverShard(ctx context.Context, past []timer.Instance, now
 // next sweep, which skips what this one re-sent. 50,000 overdue firings, marked one at a time
 // with one send at the end, outlived the function's 60 s and sent nothing (bench
 // recovery_sweep).
-func (r *Recoverer) requeueShard(ctx context.Context, past []timer.Instance, now time.Time) (int, error) {
+func (r *Recoverer) requeueShard(ctx context.Context, past []timer.Instance, now time.Time, marks *sweepMarks) (int, error) {
 	var lost []timer.Instance
 	for _, in := range past {
 		if !in.Active || in.Running() || in.NextRun.IsZero() || in.NextRun.After(now.Add(-r.LostAfter)) {
@@ -158,6 +163,7 @@ func (r *Recoverer) requeueShard(ctx context.Context, past []timer.Instance, now
 		}
 		lost = append(lost, in)
 	}
+	lost, terr := r.inTransit(ctx, lost, now, marks)
 	sent := 0
 	for start := 0; start < len(lost); start += requeueGroup {
 		if nearDeadline(ctx) {
@@ -191,11 +197,70 @@ func (r *Recoverer) requeueShard(ctx context.Context, past []timer.Instance, now
 			msgs = append(msgs, outgoing(in, message.ReasonRequeue, now))
 		}
 		if err := r.Queue.Send(ctx, msgs); err != nil {
-			return sent, fmt.Errorf("recovery: requeue: %w", err)
+			return sent, errors.Join(terr, fmt.Errorf("recovery: requeue: %w", err))
 		}
 		sent += len(msgs)
 	}
-	return sent, nil
+	return sent, terr
+}
+
+// sweepMarks is what a sweep knows of the calendar edits in transit: read once (one
+// GetItem of the watermark item), and only when a lost firing is found.
+type sweepMarks struct {
+	read bool
+	t    *transit
+}
+
+// inTransit returns the lost firings to re-send, with the instances an operator's calendar
+// edit in transit has not reached given the edit first (as the fetch does before it sends):
+// their next run under the edit's rules from the lost instant on, so that an instant the
+// edit excludes is not re-sent and one it allows still is. One that is no longer lost is
+// sent if the fetch has passed it (followUps), else the fetch sends it. A firing whose
+// edit could not be applied is not re-sent (the next sweep tries again); nor is any when
+// the marks cannot be read. A sweep with nothing lost reads nothing more.
+func (r *Recoverer) inTransit(ctx context.Context, lost []timer.Instance, now time.Time, marks *sweepMarks) ([]timer.Instance, error) {
+	if r.Calendars == nil || len(lost) == 0 {
+		return lost, nil
+	}
+	if !marks.read {
+		ms, err := r.Calendars.CalendarMarks(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("recovery: read the calendar edits in transit (nothing re-sent): %w", err)
+		}
+		marks.read = true
+		if len(ms) > 0 {
+			marks.t = &transit{marks: ms}
+		}
+	}
+	if marks.t == nil {
+		return lost, nil
+	}
+	kept := lost[:0]
+	var moved []timer.Instance
+	var errs []error
+	for _, in := range lost {
+		m, ok := marks.t.stale(in)
+		if !ok {
+			kept = append(kept, in)
+			continue
+		}
+		out, err := marks.t.apply(ctx, r.Calendars, m, in, in.NextRun.Add(-time.Millisecond))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recovery: not re-sent: %w", err))
+			continue
+		}
+		r.Log.Warn("recovery: applied a calendar edit in transit before re-sending", "app", in.AppName(), "timer", in.Timer,
+			"tenant", in.Tenant, "calendar", m.Name, "due_was", in.NextRun, "next_run", out.NextRun)
+		if out.Active && !out.Running() && !out.NextRun.IsZero() && !out.NextRun.After(now.Add(-r.LostAfter)) {
+			kept = append(kept, out) // still lost under the edit's rules: re-sent
+		} else {
+			moved = append(moved, out)
+		}
+	}
+	if err := r.finisher.followUps(ctx, moved, func(timer.Instance) message.Reason { return message.ReasonSchedule }); err != nil {
+		errs = append(errs, err)
+	}
+	return kept, errors.Join(errs...)
 }
 
 // requeueGroup firings are marked (requeueConcurrency writes at a time) and then sent

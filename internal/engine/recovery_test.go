@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/message"
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -190,4 +193,86 @@ func TestRecoverer(t *testing.T) {
 		require.Equal(t, int64(1), p.Stats().ClaimsLost.Load())
 		require.True(t, f.get(t, in.Key).RequeuedAt.IsZero(), "finishing clears the requeue mark")
 	})
+}
+
+// calendarsInTransit is the store's view of the calendar edits in transit (the marks on the
+// watermark item, and the edits), over the in-memory store; it counts the marks' reads.
+type calendarsInTransit struct {
+	*countingStore
+	marks []timer.CalendarMark
+	edits []timer.CalendarEdit
+	reads atomic.Int64 // CalendarMarks
+	// editReads counts CalendarEdit, wmReads WatermarkMarks.
+	editReads, wmReads atomic.Int64
+}
+
+func (c *calendarsInTransit) CalendarMarks(context.Context) ([]timer.CalendarMark, error) {
+	c.reads.Add(1)
+	return c.marks, nil
+}
+
+func (c *calendarsInTransit) WatermarkMarks(ctx context.Context) (time.Time, []timer.CalendarMark, error) {
+	c.wmReads.Add(1)
+	wm, err := c.Watermark(ctx)
+	return wm, c.marks, err
+}
+
+func (c *calendarsInTransit) CalendarEdit(_ context.Context, app, name string) (timer.CalendarEdit, error) {
+	c.editReads.Add(1)
+	for _, e := range c.edits {
+		if e.App == app && e.Name == name {
+			return e, nil
+		}
+	}
+	return timer.CalendarEdit{}, fmt.Errorf("%w: calendar %s", timer.ErrNotFound, name)
+}
+
+// A firing that was never claimed is re-sent by recovery only under the calendar edits in
+// transit: an instance an operator's edit has not reached yet gets it first (as the fetch
+// does before it sends), and its lost instant is re-sent only if the edit allows it. Before,
+// recovery re-sent the lost Saturday firing of a calendar the edit had closed on weekends.
+// A sweep with nothing lost does not read the marks.
+func TestRecovererCalendarEditInTransit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rec, f := setupRecoverer(t)
+	before := schedule.CalendarRules{Dates: []string{"2026-12-25"}}
+	closed := instance("Closed", t0) // t0 is a Saturday, 18:15
+	closed.Calendar = &timer.Calendar{Name: "weekend", CalendarRules: before}
+	open := instance("Open", t0)
+	open.Calendar = &timer.Calendar{Name: "sundays", CalendarRules: before}
+	plain := instance("Plain", t0)
+	f.put(closed, open, plain)
+	f.coverUpTo(t, t0.Add(2*time.Minute)) // the fetch sent the three firings; they were lost
+	cal := &calendarsInTransit{countingStore: f.Store,
+		marks: []timer.CalendarMark{{Name: "sundays", Stamp: "ce-sun"}, {Name: "weekend", Stamp: "ce-wknd"}},
+		edits: []timer.CalendarEdit{
+			{Name: "weekend", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}, At: t0, Stamp: "ce-wknd"},
+			{Name: "sundays", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sun"}}, At: t0, Stamp: "ce-sun"},
+		}}
+	rec.Calendars = cal
+
+	st, err := rec.Run(ctx)
+	require.NoError(t, err)
+	require.Zero(t, st.Requeued, "nothing is lost yet")
+	require.Zero(t, cal.reads.Load(), "a sweep with nothing lost reads no marks")
+
+	f.Clock.Advance(10 * time.Minute) // past LostAfter: the three are lost
+	st, err = rec.Run(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.Requeued)
+	require.Equal(t, int64(1), cal.reads.Load(), "the marks are read once per sweep")
+	sent := f.Queue.Drain()
+	require.ElementsMatch(t, []string{open.Key.String(), plain.Key.String()}, keys(sent), "Closed's Saturday is not re-sent")
+	for _, o := range sent {
+		require.Equal(t, t0, o.Firing.DueAt, "%s: its lost instant, which the edit allows", o.Firing.Key())
+		require.Equal(t, message.ReasonRequeue, o.Firing.Reason)
+	}
+	got := f.get(t, closed.Key)
+	require.Equal(t, "ce-wknd", got.Calendar.Edit)
+	require.Equal(t, time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), got.NextRun, "its next allowed instant: Monday, the fetch's to send")
+	got = f.get(t, open.Key)
+	require.Equal(t, "ce-sun", got.Calendar.Edit)
+	require.Equal(t, t0, got.NextRun)
+	require.Nil(t, f.get(t, plain.Key).Calendar)
 }

@@ -35,6 +35,9 @@ type CalendarStore interface {
 	Instances(ctx context.Context, q timer.InstanceQuery) (timer.InstancePage, error)
 	// QueryDue reads a due shard's instances due by upTo (the due index; engine.Store).
 	QueryDue(ctx context.Context, shard int, after, upTo time.Time) ([]timer.Instance, error)
+	// QueryPast reads a due shard's instances keyed up to now, running ones included
+	// (a running instance keeps its entry; engine.Store).
+	QueryPast(ctx context.Context, shard int, now time.Time) ([]timer.Instance, error)
 	CalendarEdit(ctx context.Context, app, name string) (timer.CalendarEdit, error)
 	UnmarkCalendarEdit(ctx context.Context, m timer.CalendarMark) error
 }
@@ -44,17 +47,20 @@ const CalendarChunk = 100
 
 // CalendarKind carries an accepted calendar edit (admin.Service.AcceptCalendarEdit: saved,
 // and marked in transit for the fetch) to every instance using the calendar: each gets the
-// edit's rules, stamped, and its next run under them from when the job reaches it. Before
-// the job is accepted (Prepare) it rewrites every instance due within the horizon (read from
-// the due index: the request reads what is due, not what the app holds), whose firing may be
-// queued already: their claims are refused, as their next run changed. Then each chunk reads
+// edit's rules, stamped, and its next run under them from when the job reaches it (a running
+// one, its next run under them when its execution ends). Before the job is accepted
+// (Prepare) it rewrites every instance due within the horizon (read from the due index: the
+// request reads what is due, not what the app holds), whose firing may be queued already:
+// their claims are refused, as their next run changed; the running ones among them (a
+// running instance keeps its due entry) get the rules their execution's end decides under. Then each chunk reads
 // one page of the app's instances from the job's cursor (each instance read once by the
 // job) and rewrites those that do not have the edit yet; a chunk done again finds its
 // instances done and skips them. Meanwhile the fetch applies the
 // edit to any due instance the job has not reached (engine/calendars.go): none fires on a
-// date the edit excludes. A running instance is left to the fetch (it gets the edit when
-// its next run comes due). When no idle instance is left without the edit the job ends and
-// the edit's mark is removed (kept while a running one has not got it). A job cancelled
+// date the edit excludes. An instance running a backfill's instant is left to the fetch (it
+// gets the edit when its next run comes due: leftToFetch). When no instance is left without
+// the edit the job ends and the edit's mark is removed (kept while one left to the fetch
+// has not got it). A job cancelled
 // stops rewriting; the edit stays in force, applied by the fetch as each instance comes due.
 // A later edit of the calendar supersedes the job: it ends, and the later edit's job goes on.
 type CalendarKind struct {
@@ -111,7 +117,7 @@ func (k CalendarKind) Plan(ctx context.Context, raw json.RawMessage, _ string) (
 type calendarCursor struct {
 	Next    string `json:"next,omitempty"`
 	Users   int    `json:"users,omitempty"`   // instances using the calendar seen
-	Running int    `json:"running,omitempty"` // of them, running when seen (left to the fetch)
+	Running int    `json:"running,omitempty"` // of them, running a backfill when seen (left to the fetch)
 }
 
 func decodeCalendarCursor(raw string) (calendarCursor, error) {
@@ -126,8 +132,9 @@ func decodeCalendarCursor(raw string) (calendarCursor, error) {
 }
 
 // Prepare implements jobs.Preparer: every idle instance using the calendar due within the
-// horizon (read from the due index, every due shard's: what is due, not what the app
-// holds) gets the edit before the job is accepted.
+// horizon, and every running one (read from the due index, every due shard's: what is due
+// or running, not what the app holds), gets the edit before the job is accepted: a running
+// one's execution ends with its next run under the edit.
 func (k CalendarKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, error) {
 	p, err := decodeCalendar(j.Params)
 	if err != nil {
@@ -140,15 +147,27 @@ func (k CalendarKind) Prepare(ctx context.Context, j jobs.Job) (jobs.Chunk, erro
 	if e.Stamp != p.Stamp {
 		return jobs.Chunk{Cursor: j.Cursor}, nil // superseded: the first step ends it
 	}
-	upTo := k.Clock.Now().Add(k.Horizon)
+	now := k.Clock.Now()
+	upTo := now.Add(k.Horizon)
 	var due []timer.Instance
+	seen := map[timer.Key]bool{}
 	for shard := range max(1, k.Shards) {
 		ins, err := k.Store.QueryDue(ctx, shard, time.Time{}, upTo)
 		if err != nil {
 			return jobs.Chunk{}, err
 		}
+		past, err := k.Store.QueryPast(ctx, shard, now)
+		if err != nil {
+			return jobs.Chunk{}, err
+		}
+		for _, in := range past {
+			if in.Running() {
+				ins = append(ins, in) // the idle ones QueryDue read consistently
+			}
+		}
 		for _, in := range ins {
-			if in.UsesCalendar(p.App, p.Name) && in.Calendar.Edit != p.Stamp && !in.Running() {
+			if in.UsesCalendar(p.App, p.Name) && in.Calendar.Edit != p.Stamp && !leftToFetch(in) && !seen[in.Key] {
+				seen[in.Key] = true
 				due = append(due, in)
 			}
 		}
@@ -202,7 +221,7 @@ func (k CalendarKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) 
 		at.Users++
 		switch {
 		case in.Calendar.Edit == p.Stamp:
-		case in.Running():
+		case leftToFetch(in):
 			at.Running++
 		default:
 			todo = append(todo, in)
@@ -225,11 +244,21 @@ func (k CalendarKind) Step(ctx context.Context, j jobs.Job) (jobs.Chunk, error) 
 	c.Last, c.Total = true, at.Users
 	c.Summary = fmt.Sprintf("%d instances have calendar %s's edit of %s", at.Users-at.Running, p.Name, p.At.UTC().Format(time.RFC3339))
 	if at.Running > 0 {
-		c.Summary += fmt.Sprintf("; %d running ones get it when their next run comes due (the fetch applies it)", at.Running)
+		c.Summary += fmt.Sprintf("; %d running a backfill get it when their next run comes due (the fetch applies it)", at.Running)
 	} else if err := k.Store.UnmarkCalendarEdit(ctx, p.mark()); err != nil {
 		return jobs.Chunk{}, err
 	}
 	return c, nil
+}
+
+// leftToFetch: an instance running a backfill's instant keeps the rules it has until its
+// next run comes due (the fetch gives it the edit then): that run's end restores the
+// timer's own next run as the claim found it. Any other running instance gets the edit
+// during its run: its settings only (its fence and next run are left alone), and its end,
+// written on condition that its calendar is still the one it ran under
+// (timer.Finish.CalendarEdit), decides its next run under the edit.
+func leftToFetch(in timer.Instance) bool {
+	return in.Running() && in.RunBackfill != ""
 }
 
 // rewrite gives the instances the edit e and their next run under it from now, in their

@@ -8,12 +8,15 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/audit"
@@ -21,6 +24,7 @@ import (
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/jobkinds"
 	"github.com/sundialhq/sundial/internal/jobs"
+	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -289,5 +293,74 @@ func TestCalendarEditReadsBoundedBesideTenants(t *testing.T) {
 	for _, in := range page.Items {
 		require.Equal(t, edit, in.Calendar.CalendarRules, in.Key.String())
 		require.Equal(t, stampOf(t, j), in.Calendar.Edit, in.Key.String())
+	}
+}
+
+// invokerFunc is an action invoker made of a function.
+type invokerFunc func(ctx context.Context, p action.Payload) (action.Result, error)
+
+func (f invokerFunc) Invoke(ctx context.Context, _ actionspec.Spec, p action.Payload) (action.Result, error) {
+	return f(ctx, p)
+}
+
+// From the moment a calendar edit is accepted no instance fires on a date it excludes, an
+// execution running when it is accepted included: the edit's request gives the running
+// instance the edit's rules (Prepare reads the due index up to now, where a running
+// instance keeps its entry), and the execution's end, written on condition that the
+// instance still has the rules it ran under, is decided again under the edit's: its next
+// run is Wednesday's, not the minute after on the newly closed Monday. Before, the request
+// left running instances to the fetch and the end decided from the instance as claimed:
+// Monday 10:02 (sent at once as a follow-up when the fetch has passed it).
+func TestCalendarEditReachesARunningExecution(t *testing.T) {
+	cfg, outs := testenv.Stack(t)
+	ctx := context.Background()
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	monday := time.Date(2031, 3, 3, 10, 0, 0, 0, time.UTC)
+	clock := timer.NewManualClock(monday)
+	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "operator-1", Clock: clock})
+	require.NoError(t, err)
+	q := &sentQueue{Queue: a.Queues}
+
+	name := strings.ToLower(testenv.Unique(t))
+	appName := "r" + name[max(0, len(name)-20):]
+	key := timer.Key{App: appName, Timer: "Busy"}
+	require.NoError(t, a.Store.Create(ctx, timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards),
+		NextRun: monday.Add(time.Minute),
+		Settings: timer.Settings{Schedule: "every 1m", Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
+			RetryDelay: time.Second, Misfire: timer.MisfireRunOnce,
+			Calendar: &timer.Calendar{Name: "biz", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}},
+			Action:   actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}))
+	// During the run an operator closes Monday and Tuesday.
+	edit := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}, Dates: []string{"2031-03-03", "2031-03-04"}}
+	svc := &apply.Service{Admin: a.Admin, Store: a.Store, Audit: &records{}, Clock: clock, Jobs: a.Jobs}
+	var accepted jobs.Job
+	var ids atomic.Int64
+	p := &engine.Processor{Store: a.Store, Queue: q, Clock: clock, Log: quiet, Node: "p-1", MaxEarly: time.Second,
+		NewID: func() string { return fmt.Sprintf("exec-%s-%d", appName, ids.Add(1)) },
+		Invoker: invokerFunc(func(ctx context.Context, _ action.Payload) (action.Result, error) {
+			var err error
+			accepted, err = svc.EditCalendar(ctx, ops.Actor{Kind: ops.Operator, Name: "ana"}, appName, "biz", edit)
+			if err != nil {
+				return action.Result{}, err
+			}
+			return action.Result{Status: 200}, nil
+		})}
+	clock.Set(monday.Add(time.Minute))
+	idle, err := a.Store.Get(ctx, key)
+	require.NoError(t, err)
+	body, err := message.Encode(message.ForInstance(idle, message.ReasonSchedule)) // as the fetch queues it
+	require.NoError(t, err)
+	resp, err := p.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-1", Body: body}}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+
+	in, err := a.Store.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, timer.OutcomeSuccess, in.LastOutcome, in.LastError)
+	require.Equal(t, time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC), in.NextRun, "its next run under the edit: Wednesday")
+	require.Equal(t, 1, accepted.Done, "the request gave the running instance the edit")
+	require.Equal(t, stampOf(t, accepted), in.Calendar.Edit)
+	for _, at := range q.take(appName)["Busy"] {
+		require.Equal(t, in.NextRun, at, "sent for its next run under the edit only (a follow-up where the fetch has passed it)")
 	}
 }

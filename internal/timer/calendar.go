@@ -51,6 +51,15 @@ func (in Instance) WithCalendarRules(rules schedule.CalendarRules, stamp string)
 	return st
 }
 
+// CalendarStamp is the stamp of the operator's calendar edit the instance has
+// (Calendar.Edit; "": the manifest's rules, or no calendar).
+func (in Instance) CalendarStamp() string {
+	if in.Calendar == nil {
+		return ""
+	}
+	return in.Calendar.Edit
+}
+
 // UsesCalendar reports whether the instance's calendar is app's calendar name: its own app's,
 // or the default app's shared with it.
 func (in Instance) UsesCalendar(app, name string) bool {

@@ -93,6 +93,12 @@ type Finish struct {
 	// execution's lease expired by then (LeaseExpiresAt <= it): a heartbeat that extended
 	// the lease after recovery read the instance keeps the execution (ErrLeaseLive).
 	IfLeaseExpiredBy time.Time
+	// CalendarEdit is the stamp of the calendar rules NextRun was decided under (the
+	// instance's Calendar.Edit; "": the manifest's, or no calendar): the change applies
+	// only while the instance still has them (ErrChanged otherwise), so that an
+	// operator's calendar edit that reached the instance during the run decides its next
+	// run (the writer reads the instance again and decides under the rules it has now).
+	CalendarEdit string
 
 	// LastSuccessAt/LastSuccessFor, when set, record a successful regular run (its end and
 	// its scheduled instant); State, when not nil, replaces the instance's state ("":
@@ -160,6 +166,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		Active:       in.Active,
 
 		IfLeaseExpiredBy: res.IfLeaseExpiredBy,
+		CalendarEdit:     in.CalendarStamp(),
 	}
 	if f.LastDuration < 0 {
 		f.LastDuration = 0 // clocks of different processors may disagree slightly
@@ -221,6 +228,9 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	}
 	if f.KeepNextRun && !in.NextRun.Equal(f.NextRun) {
 		return in, ErrChanged
+	}
+	if in.CalendarStamp() != f.CalendarEdit {
+		return in, ErrChanged // a calendar edit reached it during the run
 	}
 	if f.Backfill != nil && !SameBackfill(in.Backfill, f.BackfillWas) {
 		return in, ErrChanged

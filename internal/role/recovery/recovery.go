@@ -44,7 +44,7 @@ func New(b *role.Base, eb events.API) *Recovery {
 	c := b.Config
 	r := &Recovery{Store: b.Store, Clock: b.Clock, Log: b.Log, Audit: auditwriter.Trail(b),
 		Recoverer: &engine.Recoverer{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics,
-			Shards: c.DueShards, LostAfter: c.LostAfter, Backfills: b.Store}}
+			Shards: c.DueShards, LostAfter: c.LostAfter, Backfills: b.Store, Calendars: b.Store}}
 	r.Jobs = jobkinds.NewService(b, r.Audit)
 	r.Events, r.Alerter = notify.New(b, eb)
 	if r.Alerter != nil {
