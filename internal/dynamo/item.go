@@ -128,6 +128,10 @@ type instanceItem struct {
 	// the backfill the running execution belongs to (set by its claim, removed by its finish).
 	Backfill    *backfillItem `dynamodbav:"backfill,omitempty"`
 	RunBackfill string        `dynamodbav:"runBackfill,omitempty"`
+	// StopBy and StopAt are a stop requested of the running execution (timer.StopRequest):
+	// written by Store.RequestStop, removed by the execution's finish.
+	StopBy string `dynamodbav:"stopBy,omitempty"`
+	StopAt int64  `dynamodbav:"stopAt,omitempty"`
 	// AutoPause is the timer's pause after failures (timer.AutoPause; absent: none).
 	AutoPause *autoPauseItem `dynamodbav:"autoPause,omitempty"`
 }
@@ -247,6 +251,9 @@ func toItem(in timer.Instance) instanceItem {
 		it.PauseNote, it.PausedBy, it.PausedAt, it.ResumeAt = p.Note, p.By, ms(p.At), ms(p.Until)
 	}
 	it.AutoPause = autoPauseToItem(in.AutoPause)
+	if st := in.Stop; st != nil {
+		it.StopBy, it.StopAt = st.By, ms(st.At)
+	}
 	switch {
 	case in.Running():
 		// A running instance stays in the due index, where recovery finds an expired lease.
@@ -265,6 +272,9 @@ func (it instanceItem) instance() timer.Instance {
 	in.AutoPause = it.AutoPause.settings()
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
+	}
+	if it.StopAt != 0 {
+		in.Stop = &timer.StopRequest{By: it.StopBy, At: fromMs(it.StopAt)}
 	}
 	return in
 }
