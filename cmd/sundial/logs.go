@@ -220,5 +220,8 @@ func reportLine(v view.Execution) string {
 	for _, w := range v.Warnings {
 		parts = append(parts, "warning: "+w)
 	}
+	if v.Skipped > 0 {
+		parts = append(parts, "("+timer.SkippedText(v.Skipped)+")")
+	}
 	return strings.Join(parts, " ")
 }

@@ -202,6 +202,10 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	line("timeout", s.Timeout)
 	line("retries", fmt.Sprintf("%d, %s apart", s.MaxRetries, s.RetryDelay))
 	line("misfire", s.Misfire+" (after "+s.MisfireAfter+")")
+	line("overlap", s.Overlap)
+	if s.SkippedInstants > 0 {
+		line("skipped", timer.SkippedText(s.SkippedInstants)+" since "+clock(s.SkippedSince))
+	}
 	if s.PauseAfterFailures > 0 {
 		until := "until an operator activates it"
 		if s.PauseFor != "" {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -50,9 +51,11 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(t)
 	},
-	"ms":   fmtMs,
-	"late": fmtLate,
-	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"ms": fmtMs,
+	// skipped: "skipped 3 instants while running" (timer.SkippedText).
+	"skipped": timer.SkippedText,
+	"late":    fmtLate,
+	"f1":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	// appOptions are the App filter's choices: the apps the caller may read (pageData.Apps),
 	// and the one the page shows when it is not among them (typed into the URL).
 	"appOptions": func(apps []string, cur string) []appOption {

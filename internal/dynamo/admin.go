@@ -79,6 +79,11 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			Set(n("async"), expression.Value(st.Async)).
 			Set(n("heartbeatMs"), expression.Value(st.Heartbeat.Milliseconds()))
 		upd = setDST(upd, st.DST)
+		if st.Overlap != "" {
+			upd = upd.Set(n("overlap"), expression.Value(st.Overlap))
+		} else {
+			upd = upd.Remove(n("overlap"))
+		}
 		upd = setCalendar(upd, st)
 		// An instance written before the byApp index existed joins it at its next settings
 		// write (a publish writes every instance's); the values never change.

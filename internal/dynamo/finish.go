@@ -181,6 +181,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	default:
 		upd = upd.Set(n("state"), expression.Value(*f.State))
 	}
+	if f.Skipped > 0 {
+		// Only a finish that skipped instants touches the counter: a plain one costs nothing more.
+		upd = upd.Add(n("skipped"), expression.Value(f.Skipped)).
+			Set(n("skippedSince"), expression.IfNotExists(n("skippedSince"), expression.Value(ms(f.FirstSkipped))))
+	}
 	if !f.KeepNextRun && !f.NextRun.IsZero() {
 		upd = upd.Set(n("nextRun"), expression.Value(ms(f.NextRun)))
 	}

@@ -58,6 +58,7 @@ type instanceItem struct {
 	Action       action.Spec       `dynamodbav:"action"`
 	Properties   map[string]string `dynamodbav:"properties,omitempty"`
 	Misfire      string            `dynamodbav:"misfire,omitempty"`
+	Overlap      string            `dynamodbav:"overlap,omitempty"`
 	RetryBackoff string            `dynamodbav:"retryBackoff,omitempty"`
 	Async        bool              `dynamodbav:"async,omitempty"`
 	HeartbeatMs  int64             `dynamodbav:"heartbeatMs,omitempty"`
@@ -113,7 +114,11 @@ type instanceItem struct {
 	LastWarnings   []string           `dynamodbav:"lastWarnings,omitempty"`
 	LastSuccessAt  int64              `dynamodbav:"lastSuccessAt,omitempty"`
 	LastSuccessFor int64              `dynamodbav:"lastSuccessFor,omitempty"`
-	State          string             `dynamodbav:"state,omitempty"`
+	// Skipped counts the instants skipped by runs late or still running, since SkippedSince
+	// (timer.Instance.SkippedInstants): absent until the first skip. A finish adds to it.
+	Skipped      int    `dynamodbav:"skipped,omitempty"`
+	SkippedSince int64  `dynamodbav:"skippedSince,omitempty"`
+	State        string `dynamodbav:"state,omitempty"`
 	// LastExecID and LastGaveUp are written by the finish that ends an execution: with the
 	// running attributes of the item before it (the stream's old image) they make that
 	// execution's log entry (ExecutionFromImages).
@@ -230,7 +235,7 @@ func toItem(in timer.Instance) instanceItem {
 		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
-		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Active: in.Active, ActiveBy: in.ActiveBy,
+		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Overlap: in.Overlap, Active: in.Active, ActiveBy: in.ActiveBy,
 		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
 		Calendar: in.Calendar, OnExcluded: in.OnExcluded, StartMs: ms(in.Start), EndMs: ms(in.End),
 		MisfireAfterMs: in.MisfireAfter.Milliseconds(),
@@ -244,6 +249,7 @@ func toItem(in timer.Instance) instanceItem {
 		RequeuedAt: ms(in.RequeuedAt), Version: in.Version,
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, LastOutput: in.LastOutput,
 		LastSuccessAt: ms(in.LastSuccessAt), LastSuccessFor: ms(in.LastSuccessFor), State: in.State,
+		Skipped: in.SkippedInstants, SkippedSince: ms(in.SkippedSince),
 		LastSummary: in.LastReport.Summary, LastCounters: in.LastReport.Counters, LastWarnings: in.LastReport.Warnings,
 		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
 	}
@@ -286,7 +292,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 			Schedule: it.Schedule, Timezone: it.Timezone, DST: it.DST, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
-			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire,
+			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire, Overlap: it.Overlap,
 			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
 			Calendar: it.Calendar, OnExcluded: it.OnExcluded, Window: timer.Window{Start: fromMs(it.StartMs), End: fromMs(it.EndMs)},
 			MisfireAfter: time.Duration(it.MisfireAfterMs) * time.Millisecond,
@@ -303,6 +309,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		RequeuedAt: fromMs(it.RequeuedAt), Version: it.Version,
 		LastOutcome: timer.Outcome(it.LastOutcome), LastError: it.LastError, LastOutput: it.LastOutput,
 		LastSuccessAt: fromMs(it.LastSuccessAt), LastSuccessFor: fromMs(it.LastSuccessFor), State: it.State,
+		SkippedInstants: it.Skipped, SkippedSince: fromMs(it.SkippedSince),
 		LastReport: timer.Report{Summary: it.LastSummary, Counters: it.LastCounters, Warnings: it.LastWarnings},
 		Backfill:   it.Backfill.cursor(), RunBackfill: it.RunBackfill,
 	}
@@ -335,6 +342,7 @@ type logItem struct {
 	Warnings  []string           `dynamodbav:"warnings,omitempty"`
 	NextRun   int64              `dynamodbav:"nextRun,omitempty"`
 	GaveUp    bool               `dynamodbav:"gaveUp,omitempty"`
+	Skipped   int                `dynamodbav:"skipped,omitempty"`
 	Version   int64              `dynamodbav:"version,omitempty"`
 	Backfill  bool               `dynamodbav:"backfill,omitempty"`
 	ExpiresAt int64              `dynamodbav:"expiresAt"`
@@ -353,7 +361,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		App: appAttr(e.App), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ms(e.ScheduledAt), ShouldHaveRunAt: ms(e.ShouldHaveRunAt), StartedAt: ms(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
-		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ms(e.NextRun), GaveUp: e.GaveUp,
+		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ms(e.NextRun), GaveUp: e.GaveUp, Skipped: e.Skipped,
 		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
 		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}
@@ -368,7 +376,7 @@ func (it logItem) execution() timer.Execution {
 		Key: keyOf(it.App, it.Timer, it.Tenant), ExecutionID: it.ExecutionID,
 		ScheduledAt: fromMs(it.ScheduledAt), ShouldHaveRunAt: fromMs(it.ShouldHaveRunAt), StartedAt: fromMs(it.StartedAt),
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
-		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
+		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp, Skipped: it.Skipped,
 		Version: it.Version, Backfill: it.Backfill,
 		Report: timer.Report{Summary: it.Summary, Counters: it.Counters, Warnings: it.Warnings},
 	}

@@ -53,6 +53,8 @@ func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (ti
 	return timer.NewExecution(running, timer.Finish{
 		LastDuration: ended.LastDuration, Outcome: ended.LastOutcome, Error: ended.LastError, Output: ended.LastOutput, Report: ended.LastReport,
 		NextRun: ended.NextRun, GaveUp: after.LastGaveUp,
+		// The finish adds this execution's skipped instants to the counter.
+		Skipped: max(after.Skipped-before.Skipped, 0),
 	}), true, nil
 }
 

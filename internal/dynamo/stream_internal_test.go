@@ -79,6 +79,21 @@ func TestExecutionFromImages(t *testing.T) {
 		require.True(t, got.GaveUp)
 		require.Equal(t, timer.NewExecution(retry, dec), got)
 	})
+	t.Run("skipped instants are carried", func(t *testing.T) {
+		prior := running
+		prior.SkippedInstants, prior.SkippedSince = 4, base.Add(-time.Hour)
+		every := func(t time.Time) (time.Time, bool) { return t.Truncate(time.Minute).Add(time.Minute), true }
+		dec := timer.Decide(prior, timer.RunResult{Outcome: timer.OutcomeSuccess, Finished: base.Add(150 * time.Second)}, every)
+		require.Equal(t, 2, dec.Skipped)
+		after, err := prior.Apply(dec)
+		require.NoError(t, err)
+		o, n := images(t, prior, after, finishAttrs(dec))
+		got, ok, err := ExecutionFromImages(o, n)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, 2, got.Skipped, "this finish's, not the counter's total")
+		require.Equal(t, timer.NewExecution(prior, dec), got)
+	})
 	t.Run("other records are not executions", func(t *testing.T) {
 		o, n := images(t, idle, running, nil) // the claim
 		_, ok, err := ExecutionFromImages(o, n)

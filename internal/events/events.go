@@ -32,6 +32,9 @@ const (
 	// ExecutionStopped: an operator (or the overlap policy cancel-other) stopped the running
 	// execution (timer.OutcomeStopped); its error says who.
 	ExecutionStopped = "Execution Stopped"
+	// InstantsSkipped: instants of the schedule passed while an execution was late or
+	// running and will not run (timer.Execution.Skipped; the timer's overlap policy).
+	InstantsSkipped = "Instants Skipped"
 )
 
 // MaxErrorBytes bounds the error text an event carries.
@@ -56,6 +59,8 @@ type Detail struct {
 	Since time.Time `json:"since,omitzero"`
 	// Until is when a pause ends (Timer Paused; absent: when an operator ends it).
 	Until time.Time `json:"until,omitzero"`
+	// Skipped is how many instants the execution skipped (Instants Skipped).
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // Event is one event to put.
@@ -136,11 +141,27 @@ func FromExecution(e timer.Execution) (Event, bool) {
 	}}, true
 }
 
-// FromExecutions are the events of es, in order.
+// FromSkipped is the event of an execution that skipped instants of its schedule (an
+// Instants Skipped event with their count); false when it skipped none.
+func FromSkipped(e timer.Execution) (Event, bool) {
+	if e.Skipped <= 0 {
+		return Event{}, false
+	}
+	return Event{DetailType: InstantsSkipped, Time: e.StartedAt.Add(e.Duration).UTC(), Detail: Detail{
+		App: e.Key.AppName(), Timer: e.Key.Timer, Tenant: e.Key.Tenant, ExecutionID: e.ExecutionID,
+		ScheduledAt: e.ScheduledAt.UTC(), Attempt: e.Attempt, Outcome: string(e.Outcome), Skipped: e.Skipped,
+	}}, true
+}
+
+// FromExecutions are the events of es, in order: each execution's outcome event, then its
+// Instants Skipped event.
 func FromExecutions(es []timer.Execution) []Event {
 	var out []Event
 	for _, e := range es {
 		if ev, ok := FromExecution(e); ok {
+			out = append(out, ev)
+		}
+		if ev, ok := FromSkipped(e); ok {
 			out = append(out, ev)
 		}
 	}

@@ -125,6 +125,26 @@ func TestEventsOfExecutions(t *testing.T) {
 	require.Contains(t, d, `a\u001b[2J\"b`)
 }
 
+// An execution that skipped instants leaves an Instants Skipped event beside its outcome's
+// (none for a plain success); one that skipped none leaves none.
+func TestEventsOfSkippedInstants(t *testing.T) {
+	start := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	e := timer.Execution{Key: timer.Key{App: "billing", Timer: "Close"}, ExecutionID: "X", Outcome: timer.OutcomeSuccess,
+		ScheduledAt: start, StartedAt: start, Duration: 3 * time.Minute, Attempt: 1, Skipped: 3}
+	evs := FromExecutions([]timer.Execution{e, {Key: e.Key, ExecutionID: "Y", Outcome: timer.OutcomeSuccess}})
+	require.Len(t, evs, 1)
+	require.Equal(t, InstantsSkipped, evs[0].DetailType)
+	require.Equal(t, start.Add(3*time.Minute), evs[0].Time)
+	d, err := evs[0].DetailJSON()
+	require.NoError(t, err)
+	require.JSONEq(t, `{"app":"billing","timer":"Close","tenant":"","executionId":"X","scheduledAt":"2026-11-25T10:00:00Z","attempt":1,"outcome":"success","skipped":3}`, d)
+	e.Outcome = timer.OutcomeError
+	evs = FromExecutions([]timer.Execution{e})
+	require.Len(t, evs, 2)
+	require.Equal(t, []string{ExecutionFailed, InstantsSkipped}, []string{evs[0].DetailType, evs[1].DetailType})
+	require.NotEqual(t, evs[0].ID(), evs[1].ID(), "two events, kept apart by the outbox")
+}
+
 // Put batches as PutEvents takes them: 10 entries, 256 KB.
 func TestPutBatches(t *testing.T) {
 	bus := &fakeBus{}

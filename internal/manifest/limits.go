@@ -88,7 +88,7 @@ func (t Timer) InstanceItemBytes() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := itemsize.Value(action) + len(t.Schedule) + len(t.Timezone) + len(t.DST) + len(t.Misfire) + len(t.RetryBackoff)
+	n := itemsize.Value(action) + len(t.Schedule) + len(t.Timezone) + len(t.DST) + len(t.Misfire) + len(t.RetryBackoff) + len(t.Overlap)
 	if len(props) > 0 {
 		av, err := attributevalue.Marshal(props)
 		if err != nil {

@@ -99,6 +99,9 @@ type Timer struct {
 	// pause (recovery's sweep activates the timer again; without it, an operator does).
 	PauseAfterFailures *int      `yaml:"pauseAfterFailures"`
 	PauseFor           *Duration `yaml:"pauseFor"`
+	// Overlap is what the schedule's instants that pass while an execution runs do:
+	// skip (the default), buffer-one or buffer-all (timer.OverlapPolicies).
+	Overlap string `yaml:"overlap"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -318,6 +321,9 @@ func (t Timer) problems(k timer.Key) []error {
 	if t.Misfire != "" && t.Misfire != timer.MisfireRunOnce && t.Misfire != timer.MisfireSkip {
 		errs = append(errs, fmt.Errorf("misfire: %q; expected %q (default) or %q", t.Misfire, timer.MisfireRunOnce, timer.MisfireSkip))
 	}
+	if err := timer.ValidateOverlap(t.Overlap); err != nil {
+		errs = append(errs, err)
+	}
 	if t.RetryBackoff != "" && t.RetryBackoff != timer.BackoffFixed && t.RetryBackoff != timer.BackoffExponential {
 		errs = append(errs, fmt.Errorf("retryBackoff: %q; expected %q (default) or %q", t.RetryBackoff, timer.BackoffFixed, timer.BackoffExponential))
 	}
@@ -441,6 +447,9 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	}
 	if s.Misfire == "" {
 		s.Misfire = timer.MisfireRunOnce
+	}
+	if t.Overlap != timer.OverlapSkip {
+		s.Overlap = t.Overlap // skip, the default, is stored as nothing
 	}
 	s.RetryBackoff, s.Async = t.RetryBackoff, t.Async
 	if s.RetryBackoff == "" {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,7 @@ func TestParse(t *testing.T) {
 			"empty file":       {"", "empty manifest"},
 			"not a list":       {"timers: 3\n", `line 1: timers: want a list, got "3"`},
 			"misfire":          {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
+			"overlap":          {entry("    schedule: \"16:15\"\n    overlap: queue\n"), `timers[0] "T": overlap: "queue"; expected "skip", "buffer-one", "buffer-all" (skip is the default)`},
 			"dst":              {entry("    schedule: \"16:15\"\n    dst: Skip\n"), `timers[0] "T": dst "Skip": expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip"`},
 			"dst unknown":      {entry("    schedule: \"16:15\"\n    dst: none\n"), `dst "none": expected "shift"`},
 			"H backwards":      {entry("    schedule: \"H(5-2) * * * *\"\n"), `timers[0] "T": schedule: schedule "H(5-2) * * * *": minute field "H(5-2)": range "H(5-2)" runs backwards`},
@@ -91,6 +93,18 @@ func TestParse(t *testing.T) {
 				"    action: {http: {url: \"http://h/\"}}\n"))
 			require.NoError(t, err, dst)
 			require.Equal(t, want, m.Timers[0].Settings(Defaults{}).DST, "stored as the instance keeps it: %q", dst)
+		}
+	})
+
+	t.Run("OverlapPolicy", func(t *testing.T) {
+		t.Parallel()
+		for field, want := range map[string]string{"": "", "    overlap: skip\n": "", "    overlap: buffer-one\n": timer.OverlapBufferOne,
+			"    overlap: buffer-all\n": timer.OverlapBufferAll} {
+			m, err := Parse(strings.NewReader("timers:\n  - name: T\n    schedule: every 1m\n" + field + "    action: {http: {url: \"http://h/\"}}\n"))
+			require.NoError(t, err, field)
+			st := m.Timers[0].Settings(Defaults{})
+			require.Equal(t, want, st.Overlap, "skip, the default, is stored as nothing: %q", field)
+			require.Equal(t, cmp.Or(want, timer.OverlapSkip), st.OverlapPolicy())
 		}
 	})
 

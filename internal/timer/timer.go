@@ -205,6 +205,9 @@ type Settings struct {
 	Alerts AlertRules `json:"alerts,omitzero"`
 	// AutoPause pauses the timer after failures in a row (pause.go).
 	AutoPause AutoPause `json:"autoPause,omitzero"`
+	// Overlap is what the instants that pass during a run do (overlap.go): "" (OverlapSkip),
+	// OverlapBufferOne or OverlapBufferAll.
+	Overlap string `json:"overlap,omitempty"`
 }
 
 // Retry backoff kinds.
@@ -295,6 +298,10 @@ type Instance struct {
 	LastOutput string `json:"lastOutput,omitempty"`
 	// LastReport is what the last execution said it did (Execution.Report).
 	LastReport Report `json:"lastReport,omitzero"`
+	// SkippedInstants counts the schedule's instants skipped because a run was late or still
+	// running (Finish.Skipped), since SkippedSince (the first of them); zero: none ever.
+	SkippedInstants int       `json:"skippedInstants,omitempty"`
+	SkippedSince    time.Time `json:"skippedSince,omitzero"`
 
 	// LastSuccessAt is when the last successful run (not a backfill's) ended, and
 	// LastSuccessFor the instant it was scheduled for: the start of the next run's window

@@ -78,6 +78,11 @@ type Finish struct {
 	GaveUp bool
 	// RetrySkipped: a retry would have reached the next scheduled firing, so it was dropped.
 	RetrySkipped bool
+	// Skipped counts the schedule's instants that passed while this firing was late or
+	// running and that will not run (the overlap policy buffered none of them);
+	// FirstSkipped is the first of them. Zero for most finishes.
+	Skipped      int
+	FirstSkipped time.Time
 
 	// What the decision assumed about state others may change during a run. KeepNextRun:
 	// NextRun was set during the run (by the action, an operator or Run Now) and stands;
@@ -133,11 +138,10 @@ type NextFunc func(t time.Time) (next time.Time, ok bool)
 // its MisfireWindow (MisfireThreshold unless the timer sets misfireAfter) after it was due, and how many later scheduled instants had also passed
 // by `now` (counted up to 10,000). Run Now, retries and requested next runs are not misfires.
 func Misfired(running Instance, next NextFunc, now time.Time) (misfired bool, missed int) {
-	scheduledAt, attempt := running.Run()
-	due := running.ClaimedNextRun
-	if running.RunBackfill != "" || attempt > 1 || !scheduledAt.Equal(due) || now.Sub(due) <= running.MisfireWindow() {
+	if !claimedLate(running, now) {
 		return false, 0
 	}
+	due := running.ClaimedNextRun
 	for t, ok := next(due); ok && !t.After(now) && missed < 10_000; t, ok = next(t) {
 		missed++
 	}
@@ -173,7 +177,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 	if in.RunBackfill != "" {
 		return decideBackfill(in, res, next, f)
 	}
-	scheduled, _ := next(res.Finished)
+	scheduled := overlapNext(in, res.Finished, next) // the schedule's next run, by the overlap policy
 	if res.Outcome == OutcomeMissed || res.Outcome == OutcomeStopped {
 		f.Tries = in.NumberOfTries
 		f.NextRun = scheduled
@@ -209,6 +213,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		f.NextRun = in.NextRun
 		f.PendingScheduledAt, f.PendingAttempt = time.Time{}, 0
 	}
+	f.Skipped, f.FirstSkipped = skippedBy(in, res.Finished, f.NextRun, next)
 	return f
 }
 
@@ -254,6 +259,12 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	if f.State != nil {
 		out.State = *f.State
 	}
+	if f.Skipped > 0 {
+		out.SkippedInstants += f.Skipped
+		if out.SkippedSince.IsZero() {
+			out.SkippedSince = f.FirstSkipped
+		}
+	}
 	return out, nil
 }
 
@@ -280,6 +291,9 @@ type Execution struct {
 	Report
 	NextRun time.Time `json:"nextRun"`
 	GaveUp  bool      `json:"gaveUp,omitempty"`
+	// Skipped counts the schedule's instants that passed while this execution was late or
+	// running and will not run (Finish.Skipped).
+	Skipped int `json:"skipped,omitempty"`
 	// Version is the instance version the execution held (its fence): the claim set it, the
 	// write that ended the execution made it Version+1. Consecutive executions of an instance
 	// differ by 2 unless something else (an operator's change) wrote the instance in between.
@@ -310,6 +324,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		Report:          f.Report,
 		NextRun:         f.NextRun,
 		GaveUp:          f.GaveUp,
+		Skipped:         f.Skipped,
 		Version:         running.Version,
 		Backfill:        running.RunBackfill != "",
 	}

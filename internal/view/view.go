@@ -59,6 +59,11 @@ type Timer struct {
 	// in a row, for that long (absent: no such rule; no pauseFor: until an operator activates it).
 	PauseAfterFailures int    `json:"pauseAfterFailures,omitempty"`
 	PauseFor           string `json:"pauseFor,omitempty"`
+	// Overlap is the timer's overlap policy (skip, buffer-one, buffer-all); SkippedInstants
+	// counts the instants its runs skipped, late or still running, since SkippedSince.
+	Overlap         string     `json:"overlap"`
+	SkippedInstants int        `json:"skippedInstants,omitempty"`
+	SkippedSince    *time.Time `json:"skippedSince,omitempty"`
 }
 
 // Execution is one log entry.
@@ -86,6 +91,9 @@ type Execution struct {
 	Warnings []string           `json:"warnings,omitempty"`
 	NextRun  *time.Time         `json:"nextRun"`
 	GaveUp   bool               `json:"gaveUp"`
+	// Skipped counts the schedule's instants that passed while this execution was late or
+	// running and will not run (the timer's overlap policy buffered none of them).
+	Skipped int `json:"skipped,omitempty"`
 	// Backfill: the execution ran an instant of a backfill (ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
 }
@@ -106,6 +114,7 @@ func OfTimer(in timer.Instance) Timer {
 		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 		Backfill: in.Backfill,
+		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince),
 	}
 	if a := in.AutoPause; a.After > 0 {
 		t.PauseAfterFailures = a.After
@@ -128,7 +137,7 @@ func OfExecution(e timer.Execution) Execution {
 		App: e.AppName(), Timer: e.Timer, Tenant: e.Tenant, ExecutionID: e.ExecutionID,
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
-		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill,
+		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill, Skipped: e.Skipped,
 		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}
 }
