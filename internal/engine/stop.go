@@ -17,6 +17,10 @@ import (
 const (
 	DefaultStopCheckAfter = 2 * time.Second
 	DefaultStopCheckEvery = 2 * time.Second
+	// CancelOtherLead is how long before the next instant a cancel-other execution is
+	// stopped (timer.CancelOtherAt): time for its finish and the next firing's send, so that
+	// the instant is claimed on time.
+	CancelOtherLead = time.Second
 )
 
 // Why a watched action's context was cancelled (context.Cause).
@@ -47,6 +51,15 @@ func (p *Processor) watchStop(ctx context.Context, running timer.Instance, log *
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	w := &stopWatch{ctx: wctx, cancel: cancel, done: make(chan struct{})}
+	// overlap: cancel-other: the next instant stops it (no read: the schedule is the item's).
+	var overlap <-chan time.Time
+	next, _ := p.finisher.schedules.next(running)
+	at, cancels := running.CancelOtherAt(next)
+	if d := at.Add(-CancelOtherLead).Sub(p.Clock.Now()); cancels && d > 0 {
+		ot := time.NewTimer(d)
+		defer func() { go func() { <-w.done; ot.Stop() }() }()
+		overlap = ot.C
+	}
 	go func() {
 		defer close(w.done)
 		t := time.NewTimer(after)
@@ -54,6 +67,12 @@ func (p *Processor) watchStop(ctx context.Context, running timer.Instance, log *
 		for {
 			select {
 			case <-wctx.Done():
+				return
+			case <-overlap:
+				stopped := running.OverlapStop(at)
+				log.Info("processor: the next instant cancels the running execution (overlap: cancel-other)", "next_instant", at)
+				w.seen = &stopped
+				cancel(errStopRequested)
 				return
 			case <-t.C:
 			}

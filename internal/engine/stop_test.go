@@ -24,16 +24,10 @@ func (s *getCounting) Get(ctx context.Context, key timer.Key) (timer.Instance, e
 	return s.countingStore.Get(ctx, key)
 }
 
-// requestStop writes a stop request as the store's RequestStop does.
+// requestStop asks the running execution to stop (the in-memory store's RequestStop).
 func requestStop(t *testing.T, f *fakes, key timer.Key, by string) {
 	t.Helper()
-	var err error
-	f.Store.Update(key, func(in *timer.Instance) {
-		var out timer.Instance
-		if out, err = in.RequestStop(by, f.Clock.Now()); err == nil {
-			*in = out
-		}
-	})
+	_, err := f.Store.RequestStop(context.Background(), key, by, f.Clock.Now())
 	require.NoError(t, err)
 }
 
@@ -177,4 +171,43 @@ func TestStop(t *testing.T) {
 		require.Equal(t, timer.OutcomeStopped, f.executions(in.Key)[0].Outcome)
 		require.Empty(t, f.get(t, in.Key).State, "the discarded report's state is not handed on")
 	})
+}
+
+// overlap: cancel-other: the schedule's next instant stops the running execution (by the
+// processor itself: no read) and becomes the next run, claimable once it has ended.
+func TestCancelOther(t *testing.T) {
+	t.Parallel()
+	f := newFakes(t)
+	store := &getCounting{countingStore: f.Store}
+	p := f.processor()
+	p.Store = store
+	in := instance("Sync", t0)
+	in.Schedule, in.Overlap = "every 2s", timer.OverlapCancelOther
+	f.put(in)
+	f.Invoker.fn = func(ctx context.Context, _ action.Payload) (action.Result, error) {
+		<-ctx.Done() // it would outlast its instant
+		return action.Result{}, ctx.Err()
+	}
+	began := time.Now()
+	handle(t, p, event(t, scheduled(in)))
+	took := time.Since(began)
+	require.Greater(t, took, 800*time.Millisecond, "stopped at the next instant less CancelOtherLead, not at once")
+	require.Less(t, took, 2*time.Second)
+	es := f.executions(in.Key)
+	require.Len(t, es, 1)
+	require.Equal(t, timer.OutcomeStopped, es[0].Outcome)
+	require.Equal(t, "stopped by platform (overlap: cancel-other) at 2026-11-21T18:15:02Z", es[0].Error)
+	after := f.get(t, in.Key)
+	require.False(t, after.Running())
+	require.Equal(t, t0.Add(2*time.Second), after.NextRun, "the instant that cancelled it runs next")
+	require.Zero(t, store.gets.Load(), "the processor stopped it by itself")
+
+	// That instant is claimed and runs (this time the action ends in time).
+	f.Invoker.fn = nil
+	f.Clock.Set(t0.Add(2 * time.Second))
+	handle(t, p, event(t, scheduled(after)))
+	es = f.executions(in.Key)
+	require.Len(t, es, 2)
+	require.Equal(t, timer.OutcomeSuccess, es[1].Outcome)
+	require.Equal(t, t0.Add(2*time.Second), es[1].ScheduledAt)
 }

@@ -58,26 +58,27 @@ func TestParse(t *testing.T) {
 			return "timers:\n  - name: T\n    action: {http: {url: \"http://h/\"}}\n" + fields
 		}
 		cases := map[string]struct{ yaml, want string }{
-			"bad schedule":     {entry("    schedule: \"25:00\"\n"), `timers[0] "T": schedule: schedule "25:00": hour 25`},
-			"missing schedule": {entry(""), `timers[0] "T": schedule:`},
-			"bad zone":         {entry("    schedule: \"16:15\"\n    timezone: Mars/Base\n"), `timers[0] "T": timezone: unknown time zone "Mars/Base"`},
-			"priority":         {entry("    schedule: \"16:15\"\n    priority: 5\n"), `priority: 5 is out of range 1 (highest) to 4 (lowest)`},
-			"timeout":          {entry("    schedule: \"16:15\"\n    timeout: 0s\n"), `timeout: 0s is out of range`},
-			"timeout syntax":   {entry("    schedule: \"16:15\"\n    timeout: soon\n"), `want a duration such as 20m or 10s, got "soon"`},
-			"retries":          {entry("    schedule: \"16:15\"\n    maxRetries: -1\n"), `maxRetries: -1 is out of range`},
-			"unknown field":    {entry("    schedule: \"16:15\"\n    shedule: x\n"), `timers[0] "T": unknown field "shedule"; did you mean "schedule"?`},
-			"no action":        {"timers:\n  - name: T\n    schedule: \"16:15\"\n", `timers[0] "T": action:`},
-			"bad name":         {"timers:\n  - name: \"<script>\"\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n", `name: "<script>" must match`},
-			"duplicate":        {entry("    schedule: \"16:15\"\n  - name: T\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n"), `timers[1] "T": name: duplicate timer name`},
-			"empty file":       {"", "empty manifest"},
-			"not a list":       {"timers: 3\n", `line 1: timers: want a list, got "3"`},
-			"misfire":          {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
-			"overlap":          {entry("    schedule: \"16:15\"\n    overlap: queue\n"), `timers[0] "T": overlap: "queue"; expected "skip", "buffer-one", "buffer-all" (skip is the default)`},
-			"dst":              {entry("    schedule: \"16:15\"\n    dst: Skip\n"), `timers[0] "T": dst "Skip": expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip"`},
-			"dst unknown":      {entry("    schedule: \"16:15\"\n    dst: none\n"), `dst "none": expected "shift"`},
-			"H backwards":      {entry("    schedule: \"H(5-2) * * * *\"\n"), `timers[0] "T": schedule: schedule "H(5-2) * * * *": minute field "H(5-2)": range "H(5-2)" runs backwards`},
-			"H step 0":         {entry("    schedule: \"H/0 * * * *\"\n"), `minute field "H/0": step "0" must be a positive integer`},
-			"H in year":        {entry("    schedule: \"cron(0 0 1 1 ? H)\"\n"), `year field "H": H cannot be used in the year field`},
+			"bad schedule":       {entry("    schedule: \"25:00\"\n"), `timers[0] "T": schedule: schedule "25:00": hour 25`},
+			"missing schedule":   {entry(""), `timers[0] "T": schedule:`},
+			"bad zone":           {entry("    schedule: \"16:15\"\n    timezone: Mars/Base\n"), `timers[0] "T": timezone: unknown time zone "Mars/Base"`},
+			"priority":           {entry("    schedule: \"16:15\"\n    priority: 5\n"), `priority: 5 is out of range 1 (highest) to 4 (lowest)`},
+			"timeout":            {entry("    schedule: \"16:15\"\n    timeout: 0s\n"), `timeout: 0s is out of range`},
+			"timeout syntax":     {entry("    schedule: \"16:15\"\n    timeout: soon\n"), `want a duration such as 20m or 10s, got "soon"`},
+			"retries":            {entry("    schedule: \"16:15\"\n    maxRetries: -1\n"), `maxRetries: -1 is out of range`},
+			"unknown field":      {entry("    schedule: \"16:15\"\n    shedule: x\n"), `timers[0] "T": unknown field "shedule"; did you mean "schedule"?`},
+			"no action":          {"timers:\n  - name: T\n    schedule: \"16:15\"\n", `timers[0] "T": action:`},
+			"bad name":           {"timers:\n  - name: \"<script>\"\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n", `name: "<script>" must match`},
+			"duplicate":          {entry("    schedule: \"16:15\"\n  - name: T\n    schedule: \"16:15\"\n    action: {http: {url: \"http://h/\"}}\n"), `timers[1] "T": name: duplicate timer name`},
+			"empty file":         {"", "empty manifest"},
+			"not a list":         {"timers: 3\n", `line 1: timers: want a list, got "3"`},
+			"misfire":            {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
+			"overlap":            {entry("    schedule: \"16:15\"\n    overlap: queue\n"), `timers[0] "T": overlap: "queue"; expected "skip", "buffer-one", "buffer-all", "cancel-other" (skip is the default)`},
+			"cancel-other async": {entry("    schedule: \"16:15\"\n    overlap: cancel-other\n    async: true\n    timeout: 1h\n"), `overlap: "cancel-other" needs a synchronous action`},
+			"dst":                {entry("    schedule: \"16:15\"\n    dst: Skip\n"), `timers[0] "T": dst "Skip": expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip"`},
+			"dst unknown":        {entry("    schedule: \"16:15\"\n    dst: none\n"), `dst "none": expected "shift"`},
+			"H backwards":        {entry("    schedule: \"H(5-2) * * * *\"\n"), `timers[0] "T": schedule: schedule "H(5-2) * * * *": minute field "H(5-2)": range "H(5-2)" runs backwards`},
+			"H step 0":           {entry("    schedule: \"H/0 * * * *\"\n"), `minute field "H/0": step "0" must be a positive integer`},
+			"H in year":          {entry("    schedule: \"cron(0 0 1 1 ? H)\"\n"), `year field "H": H cannot be used in the year field`},
 		}
 		for name, tc := range cases {
 			_, err := Parse(strings.NewReader(tc.yaml))
@@ -99,7 +100,7 @@ func TestParse(t *testing.T) {
 	t.Run("OverlapPolicy", func(t *testing.T) {
 		t.Parallel()
 		for field, want := range map[string]string{"": "", "    overlap: skip\n": "", "    overlap: buffer-one\n": timer.OverlapBufferOne,
-			"    overlap: buffer-all\n": timer.OverlapBufferAll} {
+			"    overlap: buffer-all\n": timer.OverlapBufferAll, "    overlap: cancel-other\n": timer.OverlapCancelOther} {
 			m, err := Parse(strings.NewReader("timers:\n  - name: T\n    schedule: every 1m\n" + field + "    action: {http: {url: \"http://h/\"}}\n"))
 			require.NoError(t, err, field)
 			st := m.Timers[0].Settings(Defaults{})

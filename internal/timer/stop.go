@@ -57,3 +57,28 @@ func (in Instance) RequestStop(by string, now time.Time) (Instance, error) {
 	}
 	return out, nil
 }
+
+// CancelOtherAt is when the running execution of a timer with overlap: cancel-other is
+// stopped: the schedule's first instant after the one it runs (ok false: none, an async
+// action — the manifest refuses cancel-other for those — or a backfill run). Its processor
+// stops it shortly before, by itself (OverlapStop: no write, no read), and the finish makes
+// that instant the next run, claimable only once this execution has ended.
+func (in Instance) CancelOtherAt(next NextFunc) (time.Time, bool) {
+	if in.OverlapPolicy() != OverlapCancelOther || in.Async || in.RunBackfill != "" || !in.Running() {
+		return time.Time{}, false
+	}
+	scheduledAt, _ := in.Run()
+	from := scheduledAt
+	if in.IsRunningSince.After(from) {
+		from = in.IsRunningSince // a late or Run Now run: the next instant after its start
+	}
+	return next(from)
+}
+
+// OverlapStop is the running instance as its processor ends it at the instant at
+// (CancelOtherAt): stopped by StopByOverlap, which makes at its next run (Decide).
+func (in Instance) OverlapStop(at time.Time) Instance {
+	out := in.Clone()
+	out.Stop = &StopRequest{By: StopByOverlap, At: at}
+	return out
+}

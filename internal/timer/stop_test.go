@@ -112,3 +112,59 @@ func TestDecideStopped(t *testing.T) {
 		require.False(t, OutcomeStopped.Succeeded())
 	})
 }
+
+func TestCancelOther(t *testing.T) {
+	t.Parallel()
+	every1m := func(t time.Time) (time.Time, bool) { return t.Truncate(time.Minute).Add(time.Minute), true }
+	running := func(t *testing.T, policy string) Instance {
+		in := claimed(t)
+		in.Overlap = policy
+		return in
+	}
+
+	t.Run("TheNextInstantStopsItAndRunsNext", func(t *testing.T) {
+		t.Parallel()
+		in := running(t, OverlapCancelOther)
+		at, ok := in.CancelOtherAt(every1m)
+		require.True(t, ok)
+		require.Equal(t, t0.Add(time.Minute), at)
+		f := Decide(in.OverlapStop(at), RunResult{Outcome: OutcomeError, Error: "context canceled", Finished: at.Add(-time.Second)}, every1m)
+		require.Equal(t, OutcomeStopped, f.Outcome)
+		require.Equal(t, "stopped by platform (overlap: cancel-other) at 2026-11-21T18:16:00Z", f.Error)
+		require.Equal(t, at, f.NextRun, "the instant that cancelled it is the next run")
+		require.Zero(t, f.Skipped)
+		late := Decide(in.OverlapStop(at), RunResult{Outcome: OutcomeStopped, Finished: at.Add(200 * time.Millisecond)}, every1m)
+		require.Equal(t, at, late.NextRun, "even when its finish comes after the instant")
+		after, err := in.Apply(f) // the stored instance carries no request: the stop was the processor's own
+		require.NoError(t, err)
+		require.Equal(t, at, after.NextRun)
+		require.False(t, after.Running())
+	})
+
+	t.Run("OnlyCancelOtherSynchronousRegularRuns", func(t *testing.T) {
+		t.Parallel()
+		for _, policy := range []string{"", OverlapSkip, OverlapBufferOne, OverlapBufferAll} {
+			_, ok := running(t, policy).CancelOtherAt(every1m)
+			require.False(t, ok, policy)
+		}
+		async := running(t, OverlapCancelOther)
+		async.Async = true
+		_, ok := async.CancelOtherAt(every1m)
+		require.False(t, ok)
+		backfill := running(t, OverlapCancelOther)
+		backfill.RunBackfill = "bf-1"
+		_, ok = backfill.CancelOtherAt(every1m)
+		require.False(t, ok)
+		_, ok = func() Instance { in := idle(); in.Overlap = OverlapCancelOther; return in }().CancelOtherAt(every1m)
+		require.False(t, ok, "nothing runs")
+	})
+
+	t.Run("AnOperatorsStopDecidedBeforeIsStillRequired", func(t *testing.T) {
+		t.Parallel()
+		stopped, err := claimed(t).RequestStop("alice", t0.Add(5*time.Second))
+		require.NoError(t, err)
+		f := Decide(claimed(t), RunResult{Outcome: OutcomeSuccess, Finished: t0.Add(6 * time.Second)}, every15m)
+		_, err = stopped.Apply(f)
+		require.ErrorIs(t, err, ErrChanged)
+	})
+}

@@ -90,7 +90,8 @@ type Finish struct {
 	KeepNextRun bool
 	Active      bool
 	// Stopped: a stop was requested of the execution (Instance.Stop), so it ends as
-	// OutcomeStopped; a finish decided without one is refused (ErrChanged) once one is.
+	// OutcomeStopped; a finish decided without one is refused (ErrChanged) once one is. (A
+	// stop by the overlap policy is the processor's own, never written: CancelOtherAt.)
 	Stopped bool
 	// IfLeaseExpiredBy, when set (recovery's finish), makes the change apply only if the
 	// execution's lease expired by then (LeaseExpiresAt <= it): a heartbeat that extended
@@ -181,6 +182,9 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 	if res.Outcome == OutcomeMissed || res.Outcome == OutcomeStopped {
 		f.Tries = in.NumberOfTries
 		f.NextRun = scheduled
+		if stopped && in.Stop.By == StopByOverlap {
+			f.NextRun = in.Stop.At // the instant that cancelled it runs next (CancelOtherAt)
+		}
 	} else if !res.Outcome.Failed() {
 		f.Tries = 0
 		f.NextRun = scheduled
@@ -226,7 +230,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	if !f.IfLeaseExpiredBy.IsZero() && in.LeaseExpiresAt.After(f.IfLeaseExpiredBy) {
 		return in, ErrLeaseLive
 	}
-	if in.Active != f.Active || in.NextRun.IsZero() == f.KeepNextRun || (in.Stop != nil) != f.Stopped {
+	if in.Active != f.Active || in.NextRun.IsZero() == f.KeepNextRun || in.Stop != nil && !f.Stopped {
 		return in, ErrChanged
 	}
 	if f.KeepNextRun && !in.NextRun.Equal(f.NextRun) {

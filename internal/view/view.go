@@ -59,7 +59,7 @@ type Timer struct {
 	// in a row, for that long (absent: no such rule; no pauseFor: until an operator activates it).
 	PauseAfterFailures int    `json:"pauseAfterFailures,omitempty"`
 	PauseFor           string `json:"pauseFor,omitempty"`
-	// Overlap is the timer's overlap policy (skip, buffer-one, buffer-all); SkippedInstants
+	// Overlap is the timer's overlap policy (skip, buffer-one, buffer-all, cancel-other); SkippedInstants
 	// counts the instants its runs skipped, late or still running, since SkippedSince.
 	Overlap         string     `json:"overlap"`
 	SkippedInstants int        `json:"skippedInstants,omitempty"`
