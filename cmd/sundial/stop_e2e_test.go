@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +24,7 @@ func TestStopEndToEnd(t *testing.T) {
 	}
 	started, aborted := make(chan string, 10), make(chan time.Time, 10)
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // read: the server then notices the caller's close
 		started <- r.URL.Path
 		select {
 		case <-r.Context().Done(): // the processor cancelled the call
@@ -63,6 +66,7 @@ func TestStopEndToEnd(t *testing.T) {
 		select {
 		case at := <-aborted:
 			require.Less(t, at.Sub(asked), 5*time.Second, "aborted within 5 s")
+			t.Logf("aborted %s after the stop was asked", at.Sub(asked).Round(time.Millisecond))
 		case <-time.After(5 * time.Second):
 			t.Fatal("the action was not aborted within 5 s")
 		}
@@ -103,4 +107,64 @@ func TestStopEndToEnd(t *testing.T) {
 		out = run("audit", "--json", "--timer", "Hang")
 		require.Equal(t, 2, strings.Count(out, `"action":"stop"`), out)
 	})
+}
+
+// overlap: cancel-other, end to end: an HTTP action that would run for a minute is stopped at
+// each next instant of its "every 3s" schedule (logged stopped by the platform), and each
+// instant runs: never two at once, no instant skipped.
+func TestCancelOtherEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sundial up against the emulator")
+	}
+	type call struct {
+		scheduledAt  time.Time
+		began, ended time.Time
+	}
+	calls := make(chan call, 100)
+	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p struct{ ScheduledAt time.Time }
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		_, _ = io.Copy(io.Discard, r.Body)
+		c := call{scheduledAt: p.ScheduledAt, began: time.Now()}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		c.ended = time.Now()
+		calls <- c
+	}))
+	t.Cleanup(action.Close)
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+  - {name: Cancel, schedule: "every 3s", timeout: 60s, overlap: cancel-other, action: {http: {url: "%s/long"}}}
+`, action.URL)), 0o644))
+	p := startPlatform(t, dir, manifestPath, nil)
+	var got []call
+	for len(got) < 4 {
+		select {
+		case c := <-calls:
+			got = append(got, c)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %d runs ended", len(got))
+		}
+	}
+	for i, c := range got {
+		require.Less(t, c.ended.Sub(c.began), 4*time.Second, "run %d was stopped by the next instant", i)
+		if i > 0 {
+			require.Equal(t, got[i-1].scheduledAt.Add(3*time.Second), c.scheduledAt, "each instant runs")
+			require.False(t, c.began.Before(got[i-1].ended.Add(-100*time.Millisecond)), "never two at once")
+		}
+	}
+	type entry struct{ Outcome, Error string }
+	var es []entry
+	waitUntil(t, 20*time.Second, 250*time.Millisecond, "the stopped runs logged", func() bool {
+		out, _, code := cli(t, dir, "logs", "--json", "--timer", "Cancel", "--limit", "100", "--endpoint", p.Endpoint)
+		es = jsonLines[entry](t, out)
+		return code == 0 && len(es) >= 4
+	})
+	for _, e := range es {
+		require.Equal(t, "stopped", e.Outcome)
+		require.Contains(t, e.Error, "stopped by platform (overlap: cancel-other) at ")
+	}
 }
