@@ -40,6 +40,11 @@ var (
 	ErrConflict = errkind.Conflict
 	// ErrUnavailable: the stack is not there (New).
 	ErrUnavailable = errkind.Unavailable
+	// ErrStopped: an operator stopped the execution (`sundial stop`, the console's Stop, the
+	// API), or its timer's overlap policy cancel-other did: Heartbeat (or Progress, Complete,
+	// Fail) answers it, the execution is logged stopped, and the action should stop its work.
+	// It also wraps ErrConflict.
+	ErrStopped = timer.ErrStopped
 )
 
 // Client talks to one Sundial stack directly (DynamoDB and SQS); it needs no server.
@@ -136,7 +141,8 @@ func clientActor(ctx context.Context, awsCfg aws.Config) ops.Actor {
 }
 
 // Heartbeat tells Sundial the async execution is alive; it returns when its lease now ends.
-// Call it more often than the timer's heartbeat window (default 5 minutes).
+// Call it more often than the timer's heartbeat window (default 5 minutes). ErrStopped: the
+// execution was stopped (this heartbeat ended it); stop the work.
 func (c *Client) Heartbeat(ctx context.Context, token string) (leaseUntil time.Time, err error) {
 	return c.app.Reporter.Heartbeat(ctx, token)
 }

@@ -40,7 +40,9 @@ Usage:
   sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N] [--app APP]
   sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
   sundial activate NAME [--app APP]
-  sundial deactivate NAME [--app APP]   a running execution is not stopped
+  sundial deactivate NAME [--stop] [--app APP]   a running execution is not stopped (--stop: stopped too)
+  sundial stop NAME[@tenant] [--app APP]   stop the running execution: a synchronous action is aborted
+                              within 5 s, an async one at its next heartbeat; logged stopped with who
   sundial deactivate --app APP (--all | --tenant T | --priority P | NAME...) --note TEXT [--until RFC3339]
                               pause many timers with a reason; at --until the platform activates them
   sundial activate --app APP (--all | --tenant T | --priority P | NAME...)   end a pause early
@@ -133,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHealth(ctx, rest, stdout)
 	case "alerts":
 		err = cmdAlerts(ctx, rest, stdout)
-	case "run-now", "activate", "deactivate":
+	case "run-now", "activate", "deactivate", "stop":
 		err = cmdOperate(ctx, cmd, rest, stdout)
 	case "sync":
 		err = cmdSync(ctx, rest, stdout)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +11,10 @@ import (
 
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/ops"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer) error {
@@ -20,13 +24,20 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	appName := appFlag(fs)
 	api := apiFlag(fs)
 	var bulk bulkFlags
-	if cmd != "run-now" {
+	if cmd != "run-now" && cmd != "stop" {
 		bulk.add(fs, cmd)
+	}
+	stopToo := new(bool)
+	if cmd == "deactivate" {
+		stopToo = fs.Bool("stop", false, "also stop the running execution (sundial stop)")
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if bulk.given(fs) {
+		if *stopToo {
+			return fmt.Errorf("%w: --stop deactivates and stops one timer (NAME[@tenant]), not a bulk selection", errkind.Invalid)
+		}
 		return cmdBulk(ctx, cmd, &t, fs, *appName, *api, bulk, stdout)
 	}
 	key, err := timerArg(fs, *appName)
@@ -40,6 +51,19 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	msg, err := be.Operate(ctx, key, cmd, cliActor())
 	if err != nil {
 		return withSuggestion(ctx, a, key, err)
+	}
+	if *stopToo {
+		// Deactivated first, so that no next run starts once this one is stopped.
+		smsg, err := be.Operate(ctx, key, ops.OpStop, cliActor())
+		switch {
+		case errors.Is(err, timer.ErrNotRunning) || err != nil && strings.Contains(err.Error(), timer.ErrNotRunning.Error()):
+			msg = fmt.Sprintf("%s deactivated: not scheduled (inactive); nothing was running to stop", key)
+		case err != nil:
+			printf(stdout, "%s\n", msg)
+			return err
+		default:
+			msg = fmt.Sprintf("%s deactivated: not scheduled (inactive). %s", key, smsg)
+		}
 	}
 	printf(stdout, "%s\n", msg)
 	return nil

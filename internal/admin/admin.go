@@ -70,7 +70,14 @@ func (s *Service) SetNextRun(ctx context.Context, key timer.Key, next time.Time)
 	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
 }
 
-// SetActive activates or deactivates a timer; a running execution is never stopped.
+// Stop asks the timer's running execution to stop (by who): a synchronous action is aborted
+// within seconds, an async one learns it from its next heartbeat; either ends as stopped
+// (timer.StopRequest).
+func (s *Service) Stop(ctx context.Context, key timer.Key, by string) (timer.Instance, error) {
+	return s.Store.RequestStop(ctx, key, by, s.Clock.Now())
+}
+
+// SetActive activates or deactivates a timer; a running execution is not stopped (Stop does).
 func (s *Service) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
 	in, err := s.Store.SetActive(ctx, key, active, timer.ActiveByOperator)
 	if err != nil || !active {

@@ -40,6 +40,10 @@ type InstanceStore interface {
 	// ResetState removes an idle instance's state (timer.Instance.State) and returns the
 	// instance as it was: timer.ErrNotFound, timer.ErrRunningState while it runs.
 	ResetState(ctx context.Context, key timer.Key) (timer.Instance, error)
+	// RequestStop records a stop of the instance's running execution (by who, at now) in
+	// one write fenced on that execution (timer.Instance.RequestStop): timer.ErrNotFound,
+	// timer.ErrNotRunning, timer.ErrStopped (already requested).
+	RequestStop(ctx context.Context, key timer.Key, by string, now time.Time) (timer.Instance, error)
 	// List returns every instance, ordered by name then tenant.
 	List(ctx context.Context) ([]timer.Instance, error)
 	// Instances reads a page of instances: one timer's or one app's costs what it holds;

@@ -54,6 +54,8 @@ const (
 	Job = "job"
 	// StateReset: an operator removed a timer's state (the state before in Before).
 	StateReset = "state-reset"
+	// Stop: an operator stopped a timer's running execution (its id in After).
+	Stop = "stop"
 	// JobCancel: an operator cancelled a job (internal/jobs; the job's id in After).
 	JobCancel = "job-cancel"
 )

@@ -25,7 +25,7 @@ const CalendarEdit = "calendar edit "
 
 // Actions are the actions a record may have (a calendar's edit aside: CalendarEdit + name).
 var Actions = []string{RunNow, Activate, Deactivate, Edit, Reset, TenantAdd, TenantRemove, AppRelease, DLQRedrive, Sync, Backfill, BackfillCancel,
-	BulkActivate, BulkDeactivate, LoginLink, Publish, Unpublish, Wake, SetNextRun, Job, JobCancel, StateReset}
+	BulkActivate, BulkDeactivate, LoginLink, Publish, Unpublish, Wake, SetNextRun, Job, JobCancel, StateReset, Stop}
 
 // Bounds of a record the writer accepts. Records are small (an action and its names); the
 // bounds keep one far below DynamoDB's 400 KB item and a hostile caller from filling the

@@ -91,7 +91,7 @@ func (s *Service) Now() time.Time { return s.Clock.Now() }
 // recorded there).
 func (s *Service) operate(ctx context.Context, key timer.Key, op, who string) (timer.Instance, error) {
 	switch op {
-	case ops.OpRunNow, ops.OpActivate, ops.OpDeactivate:
+	case ops.OpRunNow, ops.OpActivate, ops.OpDeactivate, ops.OpStop:
 	default:
 		return timer.Instance{}, errNoRoute
 	}

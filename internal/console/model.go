@@ -47,6 +47,9 @@ type TimerDetail struct {
 	Recent       []LogEntry    `json:"recent"`
 	// Progress is the running async execution's last progress report (nil: none).
 	Progress *RunProgress `json:"progress,omitempty"`
+	// Stop is the stop requested of the running execution (nil: none): it ends within
+	// seconds (an async one at its next heartbeat).
+	Stop *timer.StopRequest `json:"stop,omitempty"`
 	// State is the run context the instance hands to its next run (admin.StateOf).
 	State admin.StateInfo `json:"state"`
 	// settings are the instance's, for the edit page's preview (its calendar and window).

@@ -15,6 +15,8 @@ func OperationMessage(op string, in timer.Instance) string {
 
 func operationMessage(op string, in timer.Instance, now time.Time) string {
 	switch {
+	case op == "stop" && in.Stop != nil:
+		return fmt.Sprintf("%s: stop requested of execution %s (running since %s); %s", in.Key, in.ExecutionID, clock(in.IsRunningSince), stopWhen(in))
 	case op == "deactivate" && in.Running() && in.IsRunningSince.After(now):
 		// A firing claimed ahead of its instant (the processor holds it until then): it has
 		// not started yet, and "running since" a time to come reads as a wrong clock.
@@ -31,4 +33,12 @@ func operationMessage(op string, in timer.Instance, now time.Time) string {
 		return fmt.Sprintf("%s activated; not scheduled (no next run)", in.Key)
 	}
 	return fmt.Sprintf("%s activated; next run %s", in.Key, clock(in.NextRun))
+}
+
+// stopWhen says when a stopped execution ends.
+func stopWhen(in timer.Instance) string {
+	if in.Async {
+		return "it ends at its next heartbeat, or at " + clock(in.LeaseExpiresAt) + " if none comes"
+	}
+	return "its action is aborted within seconds (at " + clock(in.LeaseExpiresAt) + " at the latest)"
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/infra/local"
+	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/console"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -113,6 +114,22 @@ func TestBrowser(t *testing.T) {
 		require.Contains(t, bt.text(t, `tr[data-timer="`+ticker+`"]`), "not scheduled")
 		bt.navigate(t, bt.ts.URL+"/timers/"+ticker)
 		bt.shot(t, "03-deactivated")
+	})
+
+	t.Run("StopARunningExecution", func(t *testing.T) {
+		hang := bt.name("Hang")
+		// Its When Published run hangs until stopped (hangInvoker).
+		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.Calls(hang) == 1 && !bt.idle(t, hang) }, "Hang runs")
+		bt.navigate(t, bt.ts.URL+"/timers/"+hang)
+		bt.submit(t, "#stop")
+		require.Contains(t, bt.text(t, "#flash"), "stop requested")
+		bt.eventually(t, 10*time.Second, func() bool { return bt.idle(t, hang) }, "the stopped execution ended within seconds")
+		require.NoError(t, bt.p.Drained(bt.ctx))
+		bt.navigate(t, bt.ts.URL+"/logs?timer="+hang)
+		require.Contains(t, bt.text(t, "#log tbody tr"), "stopped")
+		bt.navigate(t, bt.ts.URL+"/timers/"+hang)
+		require.Equal(t, 0, bt.count(t, "#stop"), "nothing runs: no Stop")
+		bt.shot(t, "03b-stopped")
 	})
 
 	t.Run("EditInvalidThenValidSchedule", func(t *testing.T) {
@@ -397,6 +414,7 @@ timers:
   - {name: %[1]s-Ticker, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Pulse, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Editable, schedule: "every 15m", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: %[1]s-Hang, schedule: "When Published", timeout: 60s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - name: %[1]s-Hostile
     schedule: "every 1h"
     action: {http: {url: "http://127.0.0.1:9/x"}}
@@ -408,7 +426,7 @@ timers:
 	p, err := local.Up(ctx, local.Options{
 		Stack:    "console-browser-" + strings.ToLower(rand.Text()[:8]),
 		Template: templatePath(t), Manifest: manifest, Out: io.Discard, Log: io.Discard,
-		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: bt.inv},
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: hangInvoker{Invoker: bt.inv, hang: bt.name("Hang")}},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })
@@ -551,4 +569,20 @@ func artifactsDir(t *testing.T) string {
 	dir := filepath.Join(moduleRoot(t), "test-artifacts", "console")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	return dir
+}
+
+// hangInvoker is the test's invoker, except that the timer hang's calls wait until cancelled
+// (a Stop).
+type hangInvoker struct {
+	*testenv.Invoker
+	hang string
+}
+
+func (h hangInvoker) Invoke(ctx context.Context, spec action.Spec, p action.Payload) (action.Result, error) {
+	res, err := h.Invoker.Invoke(ctx, spec, p)
+	if p.Timer == h.hang {
+		<-ctx.Done()
+		return action.Result{}, ctx.Err()
+	}
+	return res, err
 }

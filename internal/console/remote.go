@@ -330,7 +330,7 @@ func (rm *Remote) Edit(ctx context.Context, key timer.Key, e admin.Edit) error {
 
 // Operate sends POST /api/apps/{app}/timers/{name}/{op}; the API records the caller.
 func (rm *Remote) Operate(ctx context.Context, key timer.Key, op, _ string) (string, error) {
-	if op != "run-now" && op != "activate" && op != "deactivate" {
+	if op != "run-now" && op != "activate" && op != "deactivate" && op != "stop" {
 		return "", errNoRoute
 	}
 	body, _, err := rm.do(ctx, http.MethodPost, instancePath(key)+"/"+op, url.Values{}, nil)

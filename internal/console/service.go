@@ -391,6 +391,9 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 		d.RunAttempt = max(in.RunAttempt, 1)
 	}
 	d.State = admin.StateOf(in)
+	if in.Running() {
+		d.Stop = in.Stop
+	}
 	if p := in.RunProgress; p != nil && in.Running() {
 		d.Progress = &RunProgress{Fraction: p.Fraction, Percent: int(p.Fraction*100 + 0.5), Note: p.Note, At: p.At}
 	}

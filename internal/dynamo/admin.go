@@ -397,3 +397,37 @@ func (s *Store) ResetState(ctx context.Context, key timer.Key) (timer.Instance, 
 	}
 	return decodeInstance(out.Attributes)
 }
+
+// RequestStop records a stop of the instance's running execution (by, at now) with one
+// UpdateItem fenced on that execution (its id and version, which it keeps: the execution's
+// own writes stay fenced) and on no stop requested yet, pulling its lease in
+// (timer.Instance.RequestStop): timer.ErrNotFound, timer.ErrNotRunning, timer.ErrStopped
+// (already requested). It returns the instance with the request.
+func (s *Store) RequestStop(ctx context.Context, key timer.Key, by string, now time.Time) (timer.Instance, error) {
+	for range 3 {
+		in, err := s.Get(ctx, key)
+		if err != nil {
+			return timer.Instance{}, err
+		}
+		after, err := in.RequestStop(by, now)
+		if err != nil {
+			return timer.Instance{}, err
+		}
+		n := expression.Name
+		cond := n("execId").Equal(expression.Value(in.ExecutionID)).
+			And(n("version").Equal(expression.Value(in.Version))).
+			And(n("stopAt").AttributeNotExists())
+		upd := expression.Set(n("stopBy"), expression.Value(by)).
+			Set(n("stopAt"), expression.Value(ms(now))).
+			Set(n("leaseExpiresAt"), expression.Value(ms(after.LeaseExpiresAt)))
+		out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)
+		if isConditionFailed(err) {
+			continue // it ended, or was stopped, since the read: read again and say which
+		}
+		if err != nil {
+			return timer.Instance{}, fmt.Errorf("stop %s: %w", key, err)
+		}
+		return decodeInstance(out.Attributes)
+	}
+	return timer.Instance{}, fmt.Errorf("stop %s: %w", key, timer.ErrChanged)
+}

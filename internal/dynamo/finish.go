@@ -112,6 +112,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		cond = cond.And(n("nextRun").AttributeNotExists())
 	}
+	if !f.Stopped {
+		// A stop requested during the run makes it end as stopped (timer.Decide): a finish
+		// decided without it is refused, re-read and decided again.
+		cond = cond.And(n("stopAt").AttributeNotExists())
+	}
 	if !f.IfLeaseExpiredBy.IsZero() {
 		// Recovery's finish: only a lease that has expired is taken back, whatever the
 		// (eventually consistent) read it decided from said.
@@ -145,7 +150,7 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastGaveUp"))
 	}
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress"} {
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt"} {
 		upd = upd.Remove(n(a))
 	}
 	if f.Backfill != nil {

@@ -45,6 +45,8 @@ type harness struct {
 	setActive func(ctx context.Context, key timer.Key, active bool) error
 	// resetState is an operator's reset of an instance's state (admin.InstanceStore).
 	resetState func(ctx context.Context, key timer.Key) (timer.Instance, error)
+	// requestStop is an operator's stop of the running execution (admin.Store.RequestStop).
+	requestStop func(ctx context.Context, key timer.Key, by string, now time.Time) (timer.Instance, error)
 	// logs returns the log entries of one instance, in any order.
 	logs   func(ctx context.Context, key timer.Key) ([]timer.Execution, error)
 	shards int
@@ -59,7 +61,7 @@ func dynamoHarness(t testing.TB, prefix string) harness {
 		instances:  s.Instances,
 		runNow:     s.RunNow,
 		setActive:  byOperator(s),
-		resetState: s.ResetState,
+		resetState: s.ResetState, requestStop: s.RequestStop,
 		logs: func(ctx context.Context, key timer.Key) ([]timer.Execution, error) {
 			testenv.DrainLog(t)
 			return s.Logs(ctx, timer.LogQuery{Key: &key, Before: time.Now().Add(48 * time.Hour), Limit: 1000})
@@ -85,7 +87,7 @@ func inmemHarness(shards int, prefix string) harness {
 		instances:  s.Instances,
 		runNow:     s.RunNow,
 		setActive:  byOperator(s),
-		resetState: s.ResetState,
+		resetState: s.ResetState, requestStop: s.RequestStop,
 		logs: func(_ context.Context, key timer.Key) ([]timer.Execution, error) {
 			var out []timer.Execution
 			for _, e := range s.Executions() {

@@ -133,6 +133,10 @@ type instanceItem struct {
 	// the backfill the running execution belongs to (set by its claim, removed by its finish).
 	Backfill    *backfillItem `dynamodbav:"backfill,omitempty"`
 	RunBackfill string        `dynamodbav:"runBackfill,omitempty"`
+	// StopBy and StopAt are a stop requested of the running execution (timer.StopRequest):
+	// written by Store.RequestStop, removed by the execution's finish.
+	StopBy string `dynamodbav:"stopBy,omitempty"`
+	StopAt int64  `dynamodbav:"stopAt,omitempty"`
 	// AutoPause is the timer's pause after failures (timer.AutoPause; absent: none).
 	AutoPause *autoPauseItem `dynamodbav:"autoPause,omitempty"`
 	// Deadlines are the timer's deadline rules (timer.Deadlines; absent: none).
@@ -256,6 +260,9 @@ func toItem(in timer.Instance) instanceItem {
 	}
 	it.AutoPause = autoPauseToItem(in.AutoPause)
 	it.Deadlines = deadlinesToItem(in.Deadlines)
+	if st := in.Stop; st != nil {
+		it.StopBy, it.StopAt = st.By, ms(st.At)
+	}
 	switch {
 	case in.Running():
 		// A running instance stays in the due index, where recovery finds an expired lease.
@@ -275,6 +282,9 @@ func (it instanceItem) instance() timer.Instance {
 	in.Deadlines = it.Deadlines.settings()
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
+	}
+	if it.StopAt != 0 {
+		in.Stop = &timer.StopRequest{By: it.StopBy, At: fromMs(it.StopAt)}
 	}
 	return in
 }

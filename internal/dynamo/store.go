@@ -347,7 +347,8 @@ func (s *Store) Claim(ctx context.Context, key timer.Key, c timer.Claim) (timer.
 // it extends only a lease that lives (leaseExpiresAt > now): once expired, recovery may be
 // ending the execution, and a heartbeat must not revive it. timer.ErrFenceLost if the
 // execution no longer holds the instance, timer.ErrLeaseExpired if its lease expired,
-// timer.ErrPastDeadline if `until` is past the deadline.
+// timer.ErrPastDeadline if `until` is past the deadline, timer.ErrStopped if a stop was
+// requested (RequestStop: the caller ends the execution as stopped).
 func (s *Store) ExtendLease(ctx context.Context, key timer.Key, fence timer.Fence, until, now time.Time) error {
 	return s.extendLease(ctx, key, fence, until, now, nil)
 }
@@ -362,7 +363,8 @@ func (s *Store) extendLease(ctx context.Context, key timer.Key, fence timer.Fenc
 	n := expression.Name
 	owns := n("execId").Equal(expression.Value(fence.ExecutionID)).And(n("version").Equal(expression.Value(fence.Version)))
 	cond := owns.And(n("leaseExpiresAt").GreaterThan(expression.Value(ms(now)))).
-		And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until))))
+		And(n("leaseDeadline").GreaterThanEqual(expression.Value(ms(until)))).
+		And(n("stopAt").AttributeNotExists())
 	upd := expression.Set(n("leaseExpiresAt"), expression.Value(ms(until)))
 	if p != nil {
 		upd = upd.Set(n("runProgress"), expression.Value(progressItem{Fraction: p.Fraction, Note: p.Note, At: ms(p.At)}))
@@ -392,6 +394,8 @@ func (s *Store) extendLease(ctx context.Context, key timer.Key, fence timer.Fenc
 		switch {
 		case in.Fence() != fence:
 			return timer.ErrFenceLost
+		case in.Stop != nil:
+			return fmt.Errorf("%w: %s: %s", timer.ErrStopped, key, in.Stop.Reason())
 		case !in.LeaseExpiresAt.After(now):
 			return leaseExpired(key, in.LeaseExpiresAt, now)
 		}

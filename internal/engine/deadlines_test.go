@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/sundialhq/sundial/internal/alerts"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/events"
-	"github.com/sundialhq/sundial/internal/inmem"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -43,17 +41,6 @@ func (b *alertBus) rules() []string {
 	return out
 }
 
-// getCounting counts the instance reads the alerter makes.
-type getCounting struct {
-	*inmem.Store
-	gets atomic.Int64
-}
-
-func (s *getCounting) Get(ctx context.Context, k timer.Key) (timer.Instance, error) {
-	s.gets.Add(1)
-	return s.Store.Get(ctx, k)
-}
-
 // watchedCount records how many instances each sweep handed over.
 type watchedCount struct {
 	engine.DeadlineSweeper
@@ -69,7 +56,7 @@ func (w *watchedCount) SweepDeadlines(ctx context.Context, watched []timer.Insta
 func deadlineFakes(t *testing.T) (*fakes, *engine.Recoverer, *alertBus, *getCounting, *watchedCount) {
 	f := newFakes(t)
 	bus := &alertBus{}
-	st := &getCounting{Store: f.Store.Store}
+	st := &getCounting{countingStore: f.Store} // stop_test.go
 	w := &watchedCount{DeadlineSweeper: &alerts.Alerter{Store: st, Events: bus, Log: f.Log, Now: f.Clock.Now}}
 	rec := f.recoverer()
 	rec.Deadlines = w

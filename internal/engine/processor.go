@@ -49,6 +49,9 @@ type Processor struct {
 	// Coalesce is how long a record's follow-up send waits for batch-mates ending at about
 	// the same time (DefaultCoalesce if zero; negative sends each at once).
 	Coalesce time.Duration
+	// StopCheckAfter and StopCheckEvery: when a running action starts to be checked for a
+	// stop request, and how often then (stop.go; zero: the defaults).
+	StopCheckAfter, StopCheckEvery time.Duration
 
 	finisher finisher
 	once     sync.Once
@@ -173,7 +176,14 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 
 	res := p.misfire(running, f.Reason, log)
 	if res == nil {
-		run, accepted := p.run(ctx, running, f.Trigger())
+		w := p.watchStop(ctx, running, log)
+		run, accepted := p.run(w.ctx, running, f.Trigger())
+		if seen := w.end(); seen != nil {
+			// Stopped while it ran: it ends as stopped (timer.Decide), from the instance that
+			// carries the request, whatever the action answered.
+			running, accepted = *seen, false
+			run = timer.RunResult{Outcome: timer.OutcomeStopped, Finished: p.Clock.Now()}
+		}
 		if accepted {
 			p.started(ctx, running, log)
 			return nil, nil, nil

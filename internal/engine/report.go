@@ -68,6 +68,13 @@ func (r *Reporter) heartbeat(ctx context.Context, token string, p *timer.Progres
 		extend = func() error { return r.Store.ReportProgress(ctx, tok.Key(), tok.Fence(), until, now, *p) }
 	}
 	if err := extend(); err != nil {
+		if errors.Is(err, timer.ErrStopped) {
+			// Stopped: this heartbeat ends the execution (as stopped, with who) and answers so.
+			if eerr := r.end(ctx, token, timer.RunResult{Outcome: timer.OutcomeStopped}); eerr != nil && !errors.Is(eerr, timer.ErrFenceLost) {
+				r.Log.Warn("report: could not end a stopped execution; recovery ends it at its lease's expiry", "error", eerr)
+			}
+			return time.Time{}, err
+		}
 		if errors.Is(err, timer.ErrPastDeadline) { // the token lies about its deadline; the store does not
 			return time.Time{}, fmt.Errorf("%w: %w", ErrDeadlinePassed, err)
 		}
@@ -151,11 +158,17 @@ func (r *Reporter) end(ctx context.Context, token string, res timer.RunResult) e
 	if err != nil {
 		return err
 	}
+	var stopped error
+	if exec.Outcome == timer.OutcomeStopped && res.Outcome != timer.OutcomeStopped {
+		// A report that came after a stop request: the execution ended as stopped, and what
+		// it reported is discarded.
+		stopped = fmt.Errorf("%w: %s; the report was discarded", timer.ErrStopped, exec.Error)
+	}
 	recordFiring(r.Metrics, running.Priority, exec)
 	metricsOr(r.Metrics).Flush()
 	r.Log.Log(ctx, executionLevel(exec), "execution", "app", running.AppName(), "timer", running.Timer, "tenant", running.Tenant, "execution_id", running.ExecutionID,
 		"scheduled_at", exec.ScheduledAt, "attempt", exec.Attempt, "outcome", exec.Outcome, "duration_ms", exec.Duration.Milliseconds(),
 		"lateness_ms", exec.StartedAt.Sub(exec.ShouldHaveRunAt).Milliseconds(), "error", exec.Error, "next_run", exec.NextRun,
 		"gave_up", exec.GaveUp, "async", true)
-	return r.finisher.followUps(ctx, []timer.Instance{after}, followUpReason)
+	return errors.Join(stopped, r.finisher.followUps(ctx, []timer.Instance{after}, followUpReason))
 }

@@ -29,6 +29,9 @@ const (
 	TimerPaused = "Timer Paused"
 	// ExecutionWarned: a success with warnings (timer.OutcomeWarnings).
 	ExecutionWarned = "Execution Succeeded With Warnings"
+	// ExecutionStopped: an operator (or the overlap policy cancel-other) stopped the running
+	// execution (timer.OutcomeStopped); its error says who.
+	ExecutionStopped = "Execution Stopped"
 	// InstantsSkipped: instants of the schedule passed while an execution was late or
 	// running and will not run (timer.Execution.Skipped; the timer's overlap policy).
 	InstantsSkipped = "Instants Skipped"
@@ -117,6 +120,7 @@ var detailTypes = map[timer.Outcome]string{
 	timer.OutcomeRecovered: ExecutionRecovered,
 	timer.OutcomeMissed:    ExecutionMissed,
 	timer.OutcomeWarnings:  ExecutionWarned,
+	timer.OutcomeStopped:   ExecutionStopped,
 }
 
 // FromExecution is the event of an execution that ended error, timeout or recovered, a

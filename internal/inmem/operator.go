@@ -519,3 +519,15 @@ func (s *Store) ResetState(_ context.Context, key timer.Key) (timer.Instance, er
 	})
 	return before, err
 }
+
+// RequestStop implements admin.Store.
+func (s *Store) RequestStop(_ context.Context, key timer.Key, by string, now time.Time) (timer.Instance, error) {
+	return s.change(key, func(in *timer.Instance) error {
+		out, err := in.RequestStop(by, now)
+		if err != nil {
+			return err
+		}
+		*in = out
+		return nil
+	})
+}

@@ -183,6 +183,9 @@ func (s *Store) extendLease(key timer.Key, fence timer.Fence, until, now time.Ti
 	if !ok || in.Fence() != fence {
 		return timer.ErrFenceLost
 	}
+	if in.Stop != nil {
+		return fmt.Errorf("%w: %s: %s", timer.ErrStopped, key, in.Stop.Reason())
+	}
 	if !in.LeaseExpiresAt.After(now) {
 		return fmt.Errorf("%w: %s's lease expired at %s (now %s)", timer.ErrLeaseExpired, key,
 			in.LeaseExpiresAt.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))

@@ -106,7 +106,7 @@ type Timer struct {
 	FinishBy    string `yaml:"finishBy" json:",omitempty"`
 	RunningOver string `yaml:"runningOver" json:",omitempty"`
 	// Overlap is what the schedule's instants that pass while an execution runs do:
-	// skip (the default), buffer-one or buffer-all (timer.OverlapPolicies).
+	// skip (the default), buffer-one, buffer-all or cancel-other (timer.OverlapPolicies).
 	Overlap string `yaml:"overlap" json:",omitempty"`
 }
 
@@ -329,6 +329,8 @@ func (t Timer) problems(k timer.Key) []error {
 	}
 	if err := timer.ValidateOverlap(t.Overlap); err != nil {
 		errs = append(errs, err)
+	} else if t.Overlap == timer.OverlapCancelOther && t.Async {
+		errs = append(errs, fmt.Errorf("overlap: %q needs a synchronous action: an async one (async: true) is stopped only by an operator (sundial stop)", t.Overlap))
 	}
 	if t.RetryBackoff != "" && t.RetryBackoff != timer.BackoffFixed && t.RetryBackoff != timer.BackoffExponential {
 		errs = append(errs, fmt.Errorf("retryBackoff: %q; expected %q (default) or %q", t.RetryBackoff, timer.BackoffFixed, timer.BackoffExponential))

@@ -72,7 +72,8 @@ func TestParse(t *testing.T) {
 			"empty file":       {"", "empty manifest"},
 			"not a list":       {"timers: 3\n", `line 1: timers: want a list, got "3"`},
 			"misfire":          {entry("    schedule: \"16:15\"\n    misfire: replay\n"), `misfire: "replay"; expected "run-once" (default) or "skip"`},
-			"overlap":          {entry("    schedule: \"16:15\"\n    overlap: queue\n"), `timers[0] "T": overlap: "queue"; expected "skip", "buffer-one", "buffer-all" (skip is the default)`},
+			"overlap":          {entry("    schedule: \"16:15\"\n    overlap: queue\n"), `timers[0] "T": overlap: "queue"; expected "skip", "buffer-one", "buffer-all", "cancel-other" (skip is the default)`},
+			"cancel async":     {entry("    schedule: \"16:15\"\n    overlap: cancel-other\n    async: true\n    timeout: 1h\n"), `overlap: "cancel-other" needs a synchronous action`},
 			"dst":              {entry("    schedule: \"16:15\"\n    dst: Skip\n"), `timers[0] "T": dst "Skip": expected "shift" (a time the clocks skip fires at the instant the old offset gives; the default) or "skip"`},
 			"dst unknown":      {entry("    schedule: \"16:15\"\n    dst: none\n"), `dst "none": expected "shift"`},
 			"H backwards":      {entry("    schedule: \"H(5-2) * * * *\"\n"), `timers[0] "T": schedule: schedule "H(5-2) * * * *": minute field "H(5-2)": range "H(5-2)" runs backwards`},
@@ -99,7 +100,7 @@ func TestParse(t *testing.T) {
 	t.Run("OverlapPolicy", func(t *testing.T) {
 		t.Parallel()
 		for field, want := range map[string]string{"": "", "    overlap: skip\n": "", "    overlap: buffer-one\n": timer.OverlapBufferOne,
-			"    overlap: buffer-all\n": timer.OverlapBufferAll} {
+			"    overlap: buffer-all\n": timer.OverlapBufferAll, "    overlap: cancel-other\n": timer.OverlapCancelOther} {
 			m, err := Parse(strings.NewReader("timers:\n  - name: T\n    schedule: every 1m\n" + field + "    action: {http: {url: \"http://h/\"}}\n"))
 			require.NoError(t, err, field)
 			st := m.Timers[0].Settings(Defaults{})

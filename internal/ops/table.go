@@ -82,6 +82,7 @@ const (
 	OpAppBackfills    = "app-backfills"
 	OpState           = "state"
 	OpStateReset      = "state-reset"
+	OpStop            = "stop"
 	invoke            = "execute-api:Invoke"
 	timersTableWrites = "dynamodb:UpdateItem on the timers table (and the audit trail's append)"
 )
@@ -124,6 +125,7 @@ var Table = []Operation{
 	{OpRunNow, "POST", "/api/apps/{app}/timers/{name}/run-now", invoke, audit.RunNow},
 	{OpActivate, "POST", "/api/apps/{app}/timers/{name}/activate", invoke, audit.Activate},
 	{OpDeactivate, "POST", "/api/apps/{app}/timers/{name}/deactivate", invoke, audit.Deactivate},
+	{OpStop, "POST", "/api/apps/{app}/timers/{name}/stop", invoke, audit.Stop},
 	{OpBulkActivate, "POST", "/api/apps/{app}/activate", invoke, audit.BulkActivate},
 	{OpBulkDeactivate, "POST", "/api/apps/{app}/deactivate", invoke, audit.BulkDeactivate},
 	{OpCalendarEdit, "PUT", "/api/apps/{app}/calendars/{name}", invoke, audit.CalendarEdit},

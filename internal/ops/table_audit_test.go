@@ -204,6 +204,15 @@ var surfaces = []surface{
 				require.NoError(t, err)
 				return f.api("POST", app+"/release", "")(t)
 			}},
+			{ops.OpStop, func(t *testing.T) ([]audit.Record, string) {
+				// An execution to stop: a processor's claim of the timer's next run.
+				ctx, k := context.Background(), timer.Key{App: f.name, Timer: f.timer}
+				in, err := f.app.Store.Get(ctx, k)
+				require.NoError(t, err)
+				_, err = f.app.Store.Claim(ctx, k, timer.Claim{Due: in.NextRun, ScheduledAt: in.NextRun, Attempt: 1, ExecutionID: "E-stop", By: "ops-test", Now: time.Now()})
+				require.NoError(t, err)
+				return f.api("POST", tm+"/stop", "")(t)
+			}},
 		}
 	}},
 	{"client", func(t *testing.T, f *fixture) []call {

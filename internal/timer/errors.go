@@ -23,6 +23,12 @@ var (
 	// ErrChanged: the instance changed under a guarded write that was not fenced by ownership
 	// (for example nextRun or active was edited during a run); re-read and decide again.
 	ErrChanged = errkind.New(errkind.Conflict, "timer changed concurrently")
+	// ErrStopped: the execution was asked to stop (an operator's Stop, or the overlap policy
+	// cancel-other); an async action's heartbeat or report is answered with it and the
+	// execution ends as stopped.
+	ErrStopped = errkind.New(errkind.Conflict, "the execution was stopped")
+	// ErrNotRunning: a stop was asked of an instance that runs no execution.
+	ErrNotRunning = errkind.New(errkind.Conflict, "the timer is not running")
 	// ErrExists: the item already exists (log entries are written once).
 	ErrExists = errkind.New(errkind.Conflict, "already exists")
 	// ErrAppOwned: another stack owns the app (AppOwner).

@@ -21,10 +21,13 @@ const (
 	// OverlapBufferAll runs each instant that passed, in order, one after the other; at most
 	// BufferAllMax of them wait at any time, and older ones are recorded as skipped.
 	OverlapBufferAll = "buffer-all"
+	// OverlapCancelOther stops the running execution when the schedule's next instant comes
+	// (stop.go: CancelOtherAt) and runs that instant, so nothing passes while it runs.
+	OverlapCancelOther = "cancel-other"
 )
 
 // OverlapPolicies are the values `overlap:` accepts, the default first.
-var OverlapPolicies = []string{OverlapSkip, OverlapBufferOne, OverlapBufferAll}
+var OverlapPolicies = []string{OverlapSkip, OverlapBufferOne, OverlapBufferAll, OverlapCancelOther}
 
 // BufferAllMax bounds the instants a buffer-all timer keeps waiting.
 const BufferAllMax = 100
@@ -56,7 +59,7 @@ func (s Settings) OverlapPolicy() string {
 func overlapNext(in Instance, finished time.Time, next NextFunc) time.Time {
 	after, _ := next(finished)
 	policy := in.OverlapPolicy()
-	if policy == OverlapSkip || in.RunBackfill != "" {
+	if policy == OverlapSkip || policy == OverlapCancelOther || in.RunBackfill != "" {
 		return after
 	}
 	floor := in.passedFrom()

@@ -322,6 +322,9 @@ type Instance struct {
 	// RunBackfill names the backfill whose firing the running execution is (set at claim).
 	Backfill    *BackfillCursor `json:"backfill,omitempty"`
 	RunBackfill string          `json:"runBackfill,omitempty"`
+
+	// Stop is the stop requested of the running execution (nil: none; stop.go).
+	Stop *StopRequest `json:"stop,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).
@@ -372,6 +375,10 @@ func (in Instance) Clone() Instance {
 		p := *in.RunProgress
 		in.RunProgress = &p
 	}
+	if in.Stop != nil {
+		st := *in.Stop
+		in.Stop = &st
+	}
 	if in.Action.Lambda != nil {
 		l := *in.Action.Lambda
 		in.Action.Lambda = &l
@@ -399,10 +406,13 @@ const (
 	// OutcomeWarnings: a success whose answer had "warnings" (Report): it counts as a
 	// success everywhere (retries, alerts, the window), and is shown apart.
 	OutcomeWarnings Outcome = "success-with-warnings"
+	// OutcomeStopped: an operator (or the overlap policy cancel-other) stopped the running
+	// execution (stop.go); it is neither a success nor a failure: no retry follows it.
+	OutcomeStopped Outcome = "stopped"
 )
 
 // Failed reports whether the outcome counts as a try without success.
-func (o Outcome) Failed() bool { return !o.Succeeded() && o != OutcomeMissed }
+func (o Outcome) Failed() bool { return !o.Succeeded() && o != OutcomeMissed && o != OutcomeStopped }
 
 // Succeeded reports whether the outcome is a success (with or without warnings).
 func (o Outcome) Succeeded() bool { return o == OutcomeSuccess || o == OutcomeWarnings }

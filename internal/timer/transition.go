@@ -89,6 +89,10 @@ type Finish struct {
 	// Active: whether the instance is active, which decides if it re-enters the due index.
 	KeepNextRun bool
 	Active      bool
+	// Stopped: a stop was requested of the execution (Instance.Stop), so it ends as
+	// OutcomeStopped; a finish decided without one is refused (ErrChanged) once one is. (A
+	// stop by the overlap policy is the processor's own, never written: CancelOtherAt.)
+	Stopped bool
 	// IfLeaseExpiredBy, when set (recovery's finish), makes the change apply only if the
 	// execution's lease expired by then (LeaseExpiresAt <= it): a heartbeat that extended
 	// the lease after recovery read the instance keeps the execution (ErrLeaseLive).
@@ -155,7 +159,14 @@ func Misfired(running Instance, next NextFunc, now time.Time) (misfired bool, mi
 // as last observed: if NextRun is set, someone changed it during the run and it stands).
 // It is the single place where retry and rescheduling rules live.
 func Decide(in Instance, res RunResult, next NextFunc) Finish {
+	stopped := in.Stop != nil
+	if stopped {
+		// A stop was requested: whatever the action did or answered, the execution ends as
+		// stopped (a late result is discarded), with who stopped it.
+		res = RunResult{Outcome: OutcomeStopped, Error: in.Stop.Reason(), Finished: res.Finished, IfLeaseExpiredBy: res.IfLeaseExpiredBy}
+	}
 	f := Finish{
+		Stopped:      stopped,
 		Fence:        in.Fence(),
 		Outcome:      res.Outcome,
 		Error:        res.Error,
@@ -175,9 +186,12 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		return decideBackfill(in, res, next, f)
 	}
 	scheduled := overlapNext(in, res.Finished, next) // the schedule's next run, by the overlap policy
-	if res.Outcome == OutcomeMissed {
+	if res.Outcome == OutcomeMissed || res.Outcome == OutcomeStopped {
 		f.Tries = in.NumberOfTries
 		f.NextRun = scheduled
+		if stopped && in.Stop.By == StopByOverlap {
+			f.NextRun = in.Stop.At // the instant that cancelled it runs next (CancelOtherAt)
+		}
 	} else if !res.Outcome.Failed() {
 		f.Tries = 0
 		f.NextRun = scheduled
@@ -223,7 +237,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	if !f.IfLeaseExpiredBy.IsZero() && in.LeaseExpiresAt.After(f.IfLeaseExpiredBy) {
 		return in, ErrLeaseLive
 	}
-	if in.Active != f.Active || in.NextRun.IsZero() == f.KeepNextRun {
+	if in.Active != f.Active || in.NextRun.IsZero() == f.KeepNextRun || in.Stop != nil && !f.Stopped {
 		return in, ErrChanged
 	}
 	if f.KeepNextRun && !in.NextRun.Equal(f.NextRun) {
@@ -245,6 +259,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.LeaseExpiresAt, out.LeaseDeadline = time.Time{}, time.Time{}
 	out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}
 	out.RunScheduledAt, out.RunAttempt, out.RunProgress = time.Time{}, 0, nil
+	out.Stop = nil
 	out.Version++
 	out.LastRun = f.LastRun
 	out.LastDuration = f.LastDuration

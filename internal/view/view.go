@@ -64,7 +64,7 @@ type Timer struct {
 	StartBy     string `json:"startBy,omitempty"`
 	FinishBy    string `json:"finishBy,omitempty"`
 	RunningOver string `json:"runningOver,omitempty"`
-	// Overlap is the timer's overlap policy (skip, buffer-one, buffer-all); SkippedInstants
+	// Overlap is the timer's overlap policy (skip, buffer-one, buffer-all, cancel-other); SkippedInstants
 	// counts the instants its runs skipped, late or still running, since SkippedSince.
 	Overlap         string     `json:"overlap"`
 	SkippedInstants int        `json:"skippedInstants,omitempty"`

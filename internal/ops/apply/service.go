@@ -61,8 +61,8 @@ func (s *Service) now() time.Time {
 	return s.Clock.Now()
 }
 
-// Operate is Run Now (OpRunNow), activate (OpActivate) or deactivate (OpDeactivate) of one
-// instance: the one place that switch is written.
+// Operate is Run Now (OpRunNow), activate (OpActivate), deactivate (OpDeactivate) or stop
+// (OpStop: of its running execution) of one instance: the one place that switch is written.
 func (s *Service) Operate(ctx context.Context, a ops.Actor, key timer.Key, op string) (timer.Instance, error) {
 	if err := check(a); err != nil {
 		return timer.Instance{}, err
@@ -78,13 +78,19 @@ func (s *Service) Operate(ctx context.Context, a ops.Actor, key timer.Key, op st
 		in, err = s.Admin.SetActive(ctx, key, true)
 	case ops.OpDeactivate:
 		in, err = s.Admin.SetActive(ctx, key, false)
+	case ops.OpStop:
+		in, err = s.Admin.Stop(ctx, key, a.Name)
 	default:
-		return in, fmt.Errorf("%w: operation %q: want run-now, activate or deactivate", errkind.Invalid, op)
+		return in, fmt.Errorf("%w: operation %q: want run-now, activate, deactivate or stop", errkind.Invalid, op)
 	}
 	if err != nil {
 		return in, err
 	}
-	return in, s.record(ctx, a, op, audit.Record{}.ForKey(key))
+	r := audit.Record{}.ForKey(key)
+	if op == ops.OpStop {
+		r.After = map[string]any{"executionId": in.ExecutionID}
+	}
+	return in, s.record(ctx, a, op, r)
 }
 
 // Wake is the public client's Wake<Timer>: Run Now, recorded as the client's.
