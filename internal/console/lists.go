@@ -35,35 +35,13 @@ func (s *Service) TenantPage(ctx context.Context, limit int, cursor string) (pag
 	if err != nil {
 		return page.Page[timer.Tenant]{}, err
 	}
-	after := ""
-	if cursor != "" {
-		if err := page.Decode(cursor, tenantScope, &after); err != nil {
-			return page.Page[timer.Tenant]{}, err
+	return page.Keyed(n, tenantScope, cursor, func(after string, n int) ([]timer.Tenant, bool, error) {
+		tp, ok := s.Admin.Store.(tenantPager)
+		if !ok {
+			return nil, false, fmt.Errorf("%w: this store lists no tenants by page", errkind.Unavailable)
 		}
-	}
-	tp, ok := s.Admin.Store.(tenantPager)
-	if !ok {
-		return page.Page[timer.Tenant]{}, fmt.Errorf("%w: this store lists no tenants by page", errkind.Unavailable)
-	}
-	ts, more, err := tp.TenantsAfter(ctx, after, n)
-	if err != nil {
-		return page.Page[timer.Tenant]{}, err
-	}
-	b := page.NewBuilder[timer.Tenant](n)
-	for _, t := range ts {
-		if b.Full() {
-			more = true
-			break
-		}
-		if err := b.Add(t); err != nil {
-			return page.Page[timer.Tenant]{}, err
-		}
-		after = t.Name
-	}
-	if !more || b.Len() == 0 {
-		return b.Page(""), nil
-	}
-	return b.Page(page.Cursor(tenantScope, after)), nil
+		return tp.TenantsAfter(ctx, after, n)
+	}, func(t timer.Tenant) string { return t.Name })
 }
 
 func (s *Server) apiTenants(r *http.Request) (any, error) {
@@ -106,38 +84,17 @@ func (s *Service) AlertPage(ctx context.Context, app string, limit int, cursor s
 	if err := timer.ValidateApp(app); err != nil {
 		return none, err
 	}
-	scope, after := "alerts:"+timer.NormApp(app), ""
+	scope := "alerts:" + timer.NormApp(app)
 	if app == "" {
 		scope = "alerts"
 	}
-	if cursor != "" {
-		if err := page.Decode(cursor, scope, &after); err != nil {
-			return none, err
+	return page.Keyed(n, scope, cursor, func(after string, n int) ([]timer.Alert, bool, error) {
+		ap, ok := s.Store.(alertPager)
+		if !ok {
+			return nil, false, fmt.Errorf("%w: this store lists no alerts by page", errkind.Unavailable)
 		}
-	}
-	ap, ok := s.Store.(alertPager)
-	if !ok {
-		return none, fmt.Errorf("%w: this store lists no alerts by page", errkind.Unavailable)
-	}
-	list, more, err := ap.AlertsAfter(ctx, app, after, n)
-	if err != nil {
-		return none, err
-	}
-	b := page.NewBuilder[timer.Alert](n)
-	for _, a := range list {
-		if b.Full() {
-			more = true
-			break
-		}
-		if err := b.Add(a); err != nil {
-			return none, err
-		}
-		after = alertKey(a)
-	}
-	if !more || b.Len() == 0 {
-		return b.Page(""), nil
-	}
-	return b.Page(page.Cursor(scope, after)), nil
+		return ap.AlertsAfter(ctx, app, after, n)
+	}, alertKey)
 }
 
 func (s *Server) apiAlerts(r *http.Request) (any, error) {
@@ -180,38 +137,17 @@ func (s *Service) BackfillPage(ctx context.Context, app string, limit int, curso
 	if err := timer.ValidateApp(app); err != nil {
 		return none, err
 	}
-	scope, after := "backfills:"+timer.NormApp(app), ""
+	scope := "backfills:" + timer.NormApp(app)
 	if app == "" {
 		scope = "backfills"
 	}
-	if cursor != "" {
-		if err := page.Decode(cursor, scope, &after); err != nil {
-			return none, err
+	return page.Keyed(n, scope, cursor, func(after string, n int) ([]timer.Backfill, bool, error) {
+		bp, ok := s.Store.(backfillPager)
+		if !ok {
+			return nil, false, fmt.Errorf("%w: this store keeps no backfills (they live in the stack's timers table)", errkind.Unavailable)
 		}
-	}
-	bp, ok := s.Store.(backfillPager)
-	if !ok {
-		return none, fmt.Errorf("%w: this store keeps no backfills (they live in the stack's timers table)", errkind.Unavailable)
-	}
-	list, more, err := bp.BackfillsAfter(ctx, app, after, n)
-	if err != nil {
-		return none, err
-	}
-	b := page.NewBuilder[timer.Backfill](n)
-	for _, bf := range list {
-		if b.Full() {
-			more = true
-			break
-		}
-		if err := b.Add(bf); err != nil {
-			return none, err
-		}
-		after = timer.AppName(bf.App) + "#" + bf.Timer
-	}
-	if !more || b.Len() == 0 {
-		return b.Page(""), nil
-	}
-	return b.Page(page.Cursor(scope, after)), nil
+		return bp.BackfillsAfter(ctx, app, after, n)
+	}, func(bf timer.Backfill) string { return timer.AppName(bf.App) + "#" + bf.Timer })
 }
 
 func (s *Server) apiBackfills(r *http.Request) (any, error) {
