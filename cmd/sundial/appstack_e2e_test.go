@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,10 +34,9 @@ func TestAppStackEndToEnd(t *testing.T) {
 	billingDir := filepath.Join(repo, "examples", "billing")
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - {name: Cleanup, schedule: "every 2s", timeout: 5s, action: {http: {url: "%s/ok"}}}
-`, srvURL)), 0o644))
+`, srvURL))
 	p := startPlatform(t, dir, manifestPath, nil, "--app-stack", billingDir, "--console", "")
 	endpoint := p.Endpoint
 	var appLines []string
