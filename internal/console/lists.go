@@ -76,17 +76,9 @@ func alertKey(a timer.Alert) string { return a.Key.String() + "|" + a.Rule }
 // AlertPage is a page of up to limit open alerts of app ("": every app's) by instance and
 // rule (0: DefaultListPage), from the previous page's Next.
 func (s *Service) AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error) {
-	none := page.Page[timer.Alert]{Items: []timer.Alert{}}
-	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	scope, n, err := appListing("alerts", app, limit)
 	if err != nil {
-		return none, err
-	}
-	if err := timer.ValidateApp(app); err != nil {
-		return none, err
-	}
-	scope := "alerts:" + timer.NormApp(app)
-	if app == "" {
-		scope = "alerts"
+		return page.Page[timer.Alert]{Items: []timer.Alert{}}, err
 	}
 	return page.Keyed(n, scope, cursor, func(after string, n int) ([]timer.Alert, bool, error) {
 		ap, ok := s.Store.(alertPager)
@@ -97,26 +89,11 @@ func (s *Service) AlertPage(ctx context.Context, app string, limit int, cursor s
 	}, alertKey)
 }
 
-func (s *Server) apiAlerts(r *http.Request) (any, error) {
-	app, err := appOf(r)
-	if err != nil {
-		return nil, err
-	}
-	n, err := page.ParseSize(r.URL.Query().Get("limit"), DefaultListPage, MaxListPage)
-	if err != nil {
-		return nil, err
-	}
-	return s.svc.AlertPage(r.Context(), app, n, r.URL.Query().Get("cursor"))
-}
+func (s *Server) apiAlerts(r *http.Request) (any, error) { return apiAppPage(r, s.svc.AlertPage) }
 
 // AlertPage reads a page of GET /api/alerts (or the app's).
 func (rm *Remote) AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error) {
-	p := "/api/alerts"
-	if app != "" {
-		p = appPath(app) + "/alerts"
-	}
-	var out page.Page[timer.Alert]
-	return out, rm.get(ctx, p, pageQuery(limit, cursor), &out)
+	return remoteAppPage[timer.Alert](ctx, rm, "alerts", app, limit, cursor)
 }
 
 // backfillPager is a store that reads the timers' latest backfills a page at a time
@@ -129,17 +106,9 @@ type backfillPager interface {
 // by app and timer (0: DefaultListPage), from the previous page's Next; each is the record
 // (range, state, who, when), its progress per instance being BackfillStatus's.
 func (s *Service) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
-	none := page.Page[timer.Backfill]{Items: []timer.Backfill{}}
-	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	scope, n, err := appListing("backfills", app, limit)
 	if err != nil {
-		return none, err
-	}
-	if err := timer.ValidateApp(app); err != nil {
-		return none, err
-	}
-	scope := "backfills:" + timer.NormApp(app)
-	if app == "" {
-		scope = "backfills"
+		return page.Page[timer.Backfill]{Items: []timer.Backfill{}}, err
 	}
 	return page.Keyed(n, scope, cursor, func(after string, n int) ([]timer.Backfill, bool, error) {
 		bp, ok := s.Store.(backfillPager)
@@ -150,7 +119,32 @@ func (s *Service) BackfillPage(ctx context.Context, app string, limit int, curso
 	}, func(bf timer.Backfill) string { return timer.AppName(bf.App) + "#" + bf.Timer })
 }
 
-func (s *Server) apiBackfills(r *http.Request) (any, error) {
+func (s *Server) apiBackfills(r *http.Request) (any, error) { return apiAppPage(r, s.svc.BackfillPage) }
+
+// BackfillPage reads a page of GET /api/backfills (or the app's).
+func (rm *Remote) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
+	return remoteAppPage[timer.Backfill](ctx, rm, "backfills", app, limit, cursor)
+}
+
+// appListing is the cursor scope of listing name of app ("": every app's, name alone) and
+// its page size (limit; 0: DefaultListPage), or why app or limit is refused.
+func appListing(name, app string, limit int) (string, int, error) {
+	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := timer.ValidateApp(app); err != nil {
+		return "", 0, err
+	}
+	if app == "" {
+		return name, n, nil
+	}
+	return name + ":" + timer.NormApp(app), n, nil
+}
+
+// apiAppPage answers a request for a page of a listing of every app (/api/NAME) or of the
+// path's app (/api/apps/{app}/NAME), by its limit and cursor.
+func apiAppPage[T any](r *http.Request, read func(ctx context.Context, app string, limit int, cursor string) (page.Page[T], error)) (any, error) {
 	app, err := appOf(r)
 	if err != nil {
 		return nil, err
@@ -159,16 +153,16 @@ func (s *Server) apiBackfills(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.BackfillPage(r.Context(), app, n, r.URL.Query().Get("cursor"))
+	return read(r.Context(), app, n, r.URL.Query().Get("cursor"))
 }
 
-// BackfillPage reads a page of GET /api/backfills (or the app's).
-func (rm *Remote) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
-	p := "/api/backfills"
+// remoteAppPage reads a page of GET /api/NAME (app ""), or of the app's listing.
+func remoteAppPage[T any](ctx context.Context, rm *Remote, name, app string, limit int, cursor string) (page.Page[T], error) {
+	p := "/api/" + name
 	if app != "" {
-		p = appPath(app) + "/backfills"
+		p = appPath(app) + "/" + name
 	}
-	var out page.Page[timer.Backfill]
+	var out page.Page[T]
 	return out, rm.get(ctx, p, pageQuery(limit, cursor), &out)
 }
 
