@@ -58,6 +58,26 @@ func writeManifestIn(t *testing.T, dir, manifest string) string {
 	return path
 }
 
+// writeFileIn writes a file (an operators file, an app's manifest) into dir, readable by its
+// owner alone, and returns its path.
+func writeFileIn(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+	return path
+}
+
+// billingOps is an operators file (up --operators): billing-ops reads everything and posts
+// to billing's routes alone.
+const billingOps = `operators:
+  - name: billing-ops
+    accessKeyId: AKIDBILLINGOPS
+    secretAccessKey: "billing-secret"
+    policies:
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
+      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*"}]}
+`
+
 // upReady reads `sundial up`'s output until its banner's try line, after the endpoint line;
 // the test fails if up exits first or is not ready within 90 s. The rest of its output is
 // read into the platform's Output.
