@@ -28,12 +28,7 @@ timers:
   - {name: Biz, schedule: "every 2s", calendar: closed, timeout: 5s, action: {http: {url: "%s/ok"}}}
 `, today.Format("2006-01-02"), srvURL))
 	endpoint := startPlatform(t, dir, manifestPath, nil).Endpoint
-	run := func(args ...string) string {
-		t.Helper()
-		out, stderr, code := cli(t, dir, append(args, "--endpoint", endpoint)...)
-		require.Equal(t, 0, code, "sundial %v: %s", args, stderr)
-		return out
-	}
+	run := runner(t, dir, endpoint)
 	var shown struct {
 		NextRun  *time.Time  `json:"nextRun"`
 		NextRuns []time.Time `json:"nextRuns"`

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/view"
 )
 
 // platform is a `sundial up` a test started and waited for.
@@ -48,6 +50,27 @@ func startPlatform(t *testing.T, dir, manifestPath string, env []string, flags .
 	p := upReady(t, stdout)
 	p.Cmd = cmd
 	return p
+}
+
+// runner runs the CLI in dir against endpoint: it answers what the CLI printed, failing the
+// test unless the CLI succeeded.
+func runner(t *testing.T, dir, endpoint string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, stderr, code := cli(t, dir, append(args, "--endpoint", endpoint)...)
+		require.Equal(t, 0, code, "sundial %v: %s", args, stderr)
+		return out
+	}
+}
+
+// timersByKey lists the instances (`timers list --json`, through run) by key.
+func timersByKey(t *testing.T, run func(args ...string) string) map[string]view.Timer {
+	t.Helper()
+	out := map[string]view.Timer{}
+	for _, tm := range jsonLines[view.Timer](t, run("timers", "list", "--json")) {
+		out[tm.Key().String()] = tm
+	}
+	return out
 }
 
 // writeManifestIn writes a manifest into dir as timers.yaml and returns its path.
