@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -29,8 +25,6 @@ func TestAlertsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	var mu sync.Mutex
 	calls := map[string]int{}
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,72 +42,20 @@ func TestAlertsEndToEnd(t *testing.T) {
 		fmt.Fprint(w, `{}`)
 	}))
 	t.Cleanup(action.Close)
-	var events []map[string]any
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var ev map[string]any
-		if json.Unmarshal(b, &ev) != nil {
-			http.Error(w, "want an event", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}))
-	t.Cleanup(receiver.Close)
-	count := func(timerName, detailType, rule string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, ev := range events {
-			d := ev["detail"].(map[string]any)
-			if d["timer"] == timerName && ev["detail-type"] == detailType && (rule == "" || d["rule"] == rule) {
-				n++
-			}
-		}
-		return n
-	}
+	sink := serveEvents(t)
+	count := sink.count
 
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: billing
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`app: billing
 alerts: {consecutiveFailures: 3, notify: "arn:aws:sns:us-east-1:000000000000:sundial-alerts-billing"}
 timers:
   - {name: Flapping, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "%[1]s/flap"}}}
   - {name: Stopping, schedule: "every 1s", timeout: 5s, maxRetries: 0, alerts: {noSuccessWithin: 4s}, action: {http: {url: "%[1]s/stop"}}}
   - {name: Slow, schedule: "every 2s", timeout: 5s, alerts: {durationOver: 1s}, action: {http: {url: "%[1]s/slow"}}}
   - {name: Quiet, schedule: "every 1s", timeout: 5s, maxRetries: 0, alerts: {}, action: {http: {url: "%[1]s/quiet"}}}
-`, action.URL)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "up.log"))
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
-					t.Log(l)
-				}
-			}
-		}
-	})
-	ready := make(chan string, 1)
-	var printed []string
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			mu.Lock()
-			printed = append(printed, sc.Text())
-			mu.Unlock()
-			if ep, found := strings.CutPrefix(sc.Text(), "endpoint   "); found {
-				ready <- strings.Fields(ep)[0]
-			}
-		}
-	}()
-	var endpoint string
-	select {
-	case endpoint = <-ready:
-	case <-time.After(90 * time.Second):
-		t.Fatal("sundial up not ready after 90s")
-	}
+`, action.URL))
+	up := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "")
+	endpoint := up.Endpoint
 
 	waitUntil(t, 60*time.Second, 250*time.Millisecond, "Flapping's alert raised and resolved", func() bool {
 		return count("Flapping", "Alert Resolved", "") >= 1
@@ -131,9 +73,7 @@ timers:
 	require.Zero(t, count("Stopping", "Alert Raised", "consecutiveFailures"), "a timer's own alerts replace the app's")
 	require.Equal(t, 1, count("Slow", "Alert Raised", "durationOver"))
 	require.Zero(t, count("Quiet", "Alert Raised", ""), "alerts: {} turns them off")
-	mu.Lock() // copied, then checked unlocked: a failed check must not hold the lock the servers take
-	lines, evs := append([]string(nil), printed...), append([]map[string]any(nil), events...)
-	mu.Unlock()
+	lines, evs := up.Output.Lines(), sink.all() // copies: a failed check holds no lock the servers take
 	// The app's notify topic is told of Flapping's alert, raised and resolved; the timers with
 	// their own rules name none.
 	var told []string
@@ -178,8 +118,6 @@ func TestAutoPauseEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	var mu sync.Mutex
 	calls := map[string]int{}
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -195,65 +133,16 @@ func TestAutoPauseEndToEnd(t *testing.T) {
 		defer mu.Unlock()
 		return calls[path]
 	}
-	var events []map[string]any
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var ev map[string]any
-		if json.Unmarshal(b, &ev) != nil {
-			http.Error(w, "want an event", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}))
-	t.Cleanup(receiver.Close)
-	count := func(timerName, detailType, rule string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, ev := range events {
-			d := ev["detail"].(map[string]any)
-			if d["timer"] == timerName && ev["detail-type"] == detailType && (rule == "" || d["rule"] == rule) {
-				n++
-			}
-		}
-		return n
-	}
+	sink := serveEvents(t)
+	count := sink.count
 
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: billing
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`app: billing
 timers:
   - {name: Broken, schedule: "every 2s", timeout: 5s, maxRetries: 1, retryDelay: 0s, pauseAfterFailures: 3, pauseFor: 6s, action: {http: {url: "%[1]s/broken"}}}
   - {name: Stuck, schedule: "every 1s", timeout: 5s, maxRetries: 0, pauseAfterFailures: 2, action: {http: {url: "%[1]s/stuck"}}}
-`, action.URL)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "up.log"))
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
-					t.Log(l)
-				}
-			}
-		}
-	})
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if ep, found := strings.CutPrefix(sc.Text(), "endpoint   "); found {
-				ready <- strings.Fields(ep)[0]
-			}
-		}
-	}()
-	var endpoint string
-	select {
-	case endpoint = <-ready:
-	case <-time.After(90 * time.Second):
-		t.Fatal("sundial up not ready after 90s")
-	}
+`, action.URL))
+	endpoint := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "").Endpoint
 
 	waitUntil(t, 60*time.Second, 200*time.Millisecond, "Broken and Stuck paused", func() bool {
 		return count("Broken", "Timer Paused", "") >= 1 && count("Stuck", "Timer Paused", "") >= 1

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,10 +34,9 @@ func TestAppStackEndToEnd(t *testing.T) {
 	billingDir := filepath.Join(repo, "examples", "billing")
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - {name: Cleanup, schedule: "every 2s", timeout: 5s, action: {http: {url: "%s/ok"}}}
-`, srvURL)), 0o644))
+`, srvURL))
 	p := startPlatform(t, dir, manifestPath, nil, "--app-stack", billingDir, "--console", "")
 	endpoint := p.Endpoint
 	var appLines []string
@@ -51,20 +49,8 @@ func TestAppStackEndToEnd(t *testing.T) {
 	require.Contains(t, report, "app stack  billing ("+billingDir+"): tables billing-RunsTable; functions sundial-action-billing-invoices on the Lambda Invoke API")
 	require.Contains(t, report, "Timers (Custom::SundialTimers): app billing: created 3, updated 0")
 	require.Contains(t, report, "When Published woken 1")
-	run := func(args ...string) string {
-		t.Helper()
-		out, stderr, code := cli(t, dir, append(args, "--endpoint", endpoint)...)
-		require.Equal(t, 0, code, "sundial %v: %s", args, stderr)
-		return out
-	}
-	list := func() map[string]view.Timer {
-		ts := jsonLines[view.Timer](t, run("timers", "list", "--json"))
-		out := map[string]view.Timer{}
-		for _, tm := range ts {
-			out[tm.Key().String()] = tm
-		}
-		return out
-	}
+	run := runner(t, dir, endpoint)
+	list := func() map[string]view.Timer { return timersByKey(t, run) }
 	logs := func(args ...string) []view.Execution {
 		return jsonLines[view.Execution](t, run(append([]string{"logs", "--json", "--limit", "500"}, args...)...))
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -29,10 +27,9 @@ func TestBackfillEndToEnd(t *testing.T) {
 	}
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - {name: Bf, schedule: "every 3s", timeout: 10s, maxRetries: 0, action: {http: {url: "%s/slow"}}}
-`, srvURL)), 0o644))
+`, srvURL))
 	env := []string{"SUNDIAL_LOST_AFTER=4s"} // resume soon after the restart
 	start := func() (string, func()) {
 		p := startPlatform(t, dir, manifestPath, env)

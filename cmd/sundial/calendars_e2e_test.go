@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,20 +21,14 @@ func TestCalendarsEndToEnd(t *testing.T) {
 	}
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
 	today := time.Now().UTC()
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`calendars:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`calendars:
   - {name: closed, dates: [%q]}
 timers:
   - {name: Biz, schedule: "every 2s", calendar: closed, timeout: 5s, action: {http: {url: "%s/ok"}}}
-`, today.Format("2006-01-02"), srvURL)), 0o644))
+`, today.Format("2006-01-02"), srvURL))
 	endpoint := startPlatform(t, dir, manifestPath, nil).Endpoint
-	run := func(args ...string) string {
-		t.Helper()
-		out, stderr, code := cli(t, dir, append(args, "--endpoint", endpoint)...)
-		require.Equal(t, 0, code, "sundial %v: %s", args, stderr)
-		return out
-	}
+	run := runner(t, dir, endpoint)
 	var shown struct {
 		NextRun  *time.Time  `json:"nextRun"`
 		NextRuns []time.Time `json:"nextRuns"`

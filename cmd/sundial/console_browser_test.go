@@ -59,21 +59,10 @@ func TestConsoleForADeployedStack(t *testing.T) {
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
+	write := func(name, body string) string { return writeFileIn(t, dir, name, body) }
 	billing := write("billing.yaml", fmt.Sprintf("app: billing\ntimers:\n  - {name: Invoice, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", actions.URL))
 	shipping := write("shipping.yaml", fmt.Sprintf("app: shipping\ntimers:\n  - {name: Label, schedule: \"every 1h\", action: {http: {url: \"%s/ok\"}}}\n", actions.URL))
-	ops := write("operators.yaml", `operators:
-  - name: billing-ops
-    accessKeyId: AKIDBILLINGOPS
-    secretAccessKey: "billing-secret"
-    policies:
-      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/GET/*"}]}
-      - {Version: "2012-10-17", Statement: [{Effect: Allow, Action: "execute-api:Invoke", Resource: "arn:aws:execute-api:*:*:*/*/POST/api/apps/billing/*"}]}
-`)
+	ops := write("operators.yaml", billingOps)
 	up := startPlatform(t, dir, billing, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0", "--operators", ops).Banner
 	_, errOut, code := cli(t, dir, "sync", shipping)
 	require.Equal(t, 0, code, errOut)

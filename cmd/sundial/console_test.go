@@ -28,11 +28,10 @@ func TestConsoleCommands(t *testing.T) {
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - {name: Tick, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "%[1]s/ok"}}}
   - {name: Daily, schedule: "02:00 Mon", timezone: Europe/Lisbon, action: {http: {url: "%[1]s/ok"}}}
-`, actions.URL)), 0o644))
+`, actions.URL))
 	p := startPlatform(t, dir, manifestPath, []string{"SUNDIAL_CONSOLE_TOKEN="}, "--console", "127.0.0.1:0")
 	up, printed := p.Cmd, p.Banner
 	endpoint, base, login, token := printed["emulator"], strings.TrimSuffix(printed["console"], "/"), printed["login"], printed["token"]

@@ -147,8 +147,7 @@ func TestEndToEnd(t *testing.T) {
 	rec, srvURL := serveRecorder(t)
 
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - name: Fast
     schedule: "every 1s"
     priority: 1
@@ -181,7 +180,7 @@ func TestEndToEnd(t *testing.T) {
     maxRetries: 0
     priority: 4
     action: {http: {url: "%[1]s/hang"}}
-`, srvURL)), 0o644))
+`, srvURL))
 	p := startPlatform(t, dir, manifestPath, []string{"SUNDIAL_FAILED_BACKOFF=1s"})
 	up, endpoint := p.Cmd, p.Endpoint
 	started := time.Now()

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,8 +19,6 @@ func TestEventsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	var mu sync.Mutex
 	calls := 0
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -40,68 +33,33 @@ func TestEventsEndToEnd(t *testing.T) {
 		fmt.Fprint(w, `{}`)
 	}))
 	t.Cleanup(action.Close)
-	var events []map[string]any
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var ev map[string]any
-		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &ev) != nil {
-			http.Error(w, "want a POSTed event", http.StatusBadRequest)
-			return
-		}
-		if ev["detail-type"] == "Instants Skipped" {
-			return // a run claimed late on a loaded machine passes an instant: not this test's subject
-		}
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}))
-	t.Cleanup(receiver.Close)
+	sink := serveEvents(t) // it takes only POSTed JSON events
 
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: billing
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`app: billing
 timers:
   - {name: Flapping, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "%s/x"}}}
-`, action.URL)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
-	var (
-		linesMu  sync.Mutex
-		printed  []string
-		endpoint string
-	)
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		once := sync.Once{}
-		for sc.Scan() {
-			l := sc.Text()
-			linesMu.Lock()
-			printed = append(printed, l)
-			if ep, found := strings.CutPrefix(l, "endpoint   "); found {
-				endpoint = strings.Fields(ep)[0]
-				once.Do(func() { close(ready) })
-			}
-			linesMu.Unlock()
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(90 * time.Second):
-		t.Fatal("sundial up not ready after 90s")
-	}
+`, action.URL))
+	up := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "")
+	endpoint := up.Endpoint
 	waitUntil(t, 60*time.Second, 200*time.Millisecond, "four failures and two successes", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return calls >= 6
 	})
-	waitUntil(t, 30*time.Second, 200*time.Millisecond, "four events", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(events) >= 4
-	})
+	// A run claimed late on a loaded machine passes an instant: its Instants Skipped event
+	// is not this test's subject.
+	outcomes := func() (out []map[string]any) {
+		for _, ev := range sink.all() {
+			if ev["detail-type"] != "Instants Skipped" {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	waitUntil(t, 30*time.Second, 200*time.Millisecond, "four events", func() bool { return len(outcomes()) >= 4 })
 	time.Sleep(3 * time.Second) // later successes put nothing
-	mu.Lock()
-	defer mu.Unlock()
+	events := outcomes()
 	require.Len(t, events, 4, "one event per failed execution, none for a success")
 	ids := map[string]bool{}
 	for i, ev := range events {
@@ -130,15 +88,13 @@ timers:
 		}
 	}
 	require.Equal(t, 4, failed)
-	linesMu.Lock()
 	n := 0
-	for _, l := range printed {
+	for _, l := range up.Output.Lines() {
 		if strings.Contains(l, "event Execution Failed") && strings.Contains(l, "billing:Flapping") {
 			n++
 			require.NotContains(t, l, "\x1b", "printed lines are terminal-safe")
 		}
 	}
-	linesMu.Unlock()
 	require.Equal(t, 4, n, "sundial up prints each event")
 	requireIAMClean(t, dir, endpoint)
 }

@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -31,8 +29,6 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 	}
 	bin, err := sundialBinary()
 	require.NoError(t, err)
-	repo, err := filepath.Abs("../..")
-	require.NoError(t, err)
 	dir := t.TempDir()
 	const n = 1500
 	var m strings.Builder
@@ -40,33 +36,11 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&m, "  - {name: T%04d, schedule: \"every 12h\", timeout: 5s, action: {http: {url: \"http://127.0.0.1:9/unused\"}}}\n", i)
 	}
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(m.String()), 0o644))
+	manifestPath := writeManifestIn(t, dir, m.String())
 
 	start := func() *exec.Cmd {
-		up := exec.Command(bin, "up", "--manifest", manifestPath, "--tick", "1s", "--template", filepath.Join(repo, "template.yaml"),
-			"--console", "", "--sam-env", "")
-		up.Dir = dir
-		up.Env = append(os.Environ(), "AWS_ENDPOINT_URL=")
-		stdout, err := up.StdoutPipe()
-		require.NoError(t, err)
-		up.Stderr = os.Stderr
-		require.NoError(t, up.Start())
-		t.Cleanup(func() {
-			if up.ProcessState == nil {
-				_ = up.Process.Signal(syscall.SIGINT)
-				_ = up.Wait()
-			}
-		})
-		lines := &lockedLines{}
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				lines.add(sc.Text())
-			}
-		}()
-		require.Eventually(t, func() bool { return strings.Contains(lines.String(), "Ctrl-C stops") }, 4*time.Minute, 200*time.Millisecond,
-			"sundial up started; its output:\n%s", lines.String())
+		up, stdout := startUp(t, bin, dir, manifestPath, nil, "--console", "", "--sam-env", "")
+		upReadyWithin(t, stdout, 4*time.Minute) // 1,500 timers to publish
 		return up
 	}
 	getJob := func(id string) jobs.Job {

@@ -3,14 +3,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,43 +30,20 @@ func TestUpKilledLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	rec, srvURL := serveRecorder(t)
 	dir, tmp := t.TempDir(), t.TempDir() // tmp is the up processes' TMPDIR
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, fmt.Appendf(nil, `timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - name: Tick
     schedule: "every 1s"
     timeout: 5s
     action: {http: {url: "%s/ok"}}
-`, srvURL), 0o644))
+`, srvURL))
 
-	start := func(processes bool) (*exec.Cmd, *lockedLines) {
-		args := []string{"up", "--manifest", manifestPath, "--tick", "1s", "--template", filepath.Join(repo, "template.yaml"),
-			"--log", filepath.Join(dir, "up.log"), "--console", "", "--sam-env", "", "--data", ""}
+	start := func(processes bool) (*exec.Cmd, *upOutput) {
+		flags := []string{"--console", "", "--sam-env", "", "--data", ""}
 		if processes {
-			args = append(args, "--processes", "--source", repo)
+			flags = append(flags, "--processes", "--source", repo)
 		}
-		up := exec.Command(bin, args...)
-		up.Dir = dir
-		up.Env = append(os.Environ(), "AWS_ENDPOINT_URL=", "TMPDIR="+tmp)
-		stdout, err := up.StdoutPipe()
-		require.NoError(t, err)
-		up.Stderr = os.Stderr
-		require.NoError(t, up.Start())
-		t.Cleanup(func() {
-			if up.ProcessState == nil {
-				_ = up.Process.Signal(syscall.SIGINT)
-				_ = up.Wait()
-			}
-		})
-		lines := &lockedLines{}
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				lines.add(sc.Text())
-			}
-		}()
-		require.Eventually(t, func() bool { return strings.Contains(lines.String(), "Ctrl-C stops") }, 3*time.Minute, 100*time.Millisecond,
-			"sundial up started; its output:\n%s", lines.String())
-		return up, lines
+		up, stdout := startUp(t, bin, dir, manifestPath, []string{"TMPDIR=" + tmp}, flags...)
+		return up, upReadyWithin(t, stdout, 3*time.Minute).Output // the function processes to build
 	}
 
 	up, lines := start(true)
@@ -144,22 +119,4 @@ func procStat(pid int) (comm, state string, ppid int, ok bool) {
 	}
 	ppid, _ = strconv.Atoi(f[1])
 	return s[open+1 : end], f[0], ppid, true
-}
-
-// lockedLines collects a process's output lines for a test to read while they come.
-type lockedLines struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLines) add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(line + "\n")
-}
-
-func (l *lockedLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -50,20 +50,8 @@ timers:
 	}
 	require.Contains(t, manifestLine, "created 7", "Init, Report@acme, Report@globex, Sweep-0..2, Legacy")
 	require.Contains(t, manifestLine, "When Published woken 1")
-	run := func(args ...string) string {
-		t.Helper()
-		out, stderr, code := cli(t, dir, append(args, "--endpoint", endpoint)...)
-		require.Equal(t, 0, code, "sundial %v: %s", args, stderr)
-		return out
-	}
-	list := func() map[string]view.Timer {
-		ts := jsonLines[view.Timer](t, run("timers", "list", "--json"))
-		out := map[string]view.Timer{}
-		for _, tm := range ts {
-			out[tm.Key().String()] = tm
-		}
-		return out
-	}
+	run := runner(t, dir, endpoint)
+	list := func() map[string]view.Timer { return timersByKey(t, run) }
 
 	t.Run("OneEntryPerRuntimeInstance", func(t *testing.T) {
 		ts := list()

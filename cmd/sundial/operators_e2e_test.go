@@ -38,10 +38,9 @@ func TestUpOperators(t *testing.T) {
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - {name: Nightly, schedule: "02:00 Mon", action: {http: {url: "%s/ok"}}}
-`, actions.URL)), 0o644))
+`, actions.URL))
 	opsPath := filepath.Join(dir, "operators.yaml")
 	require.NoError(t, os.WriteFile(opsPath, []byte(`operators:
   - name: billing-ops

@@ -44,13 +44,12 @@ func TestListCommandsFollowPages(t *testing.T) {
 	for i := range 3 {
 		tenants = append(tenants, fmt.Sprintf("t%03d", i))
 	}
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`tenants: [%[2]s]
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`tenants: [%[2]s]
 timers:
   - {name: Fast, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "%[1]s/ok"}}}
   - {name: Failing, schedule: "every 1s", timeout: 5s, maxRetries: 0, alerts: {consecutiveFailures: 1}, action: {http: {url: "%[1]s/fail"}}}
   - {name: PerTenant, schedule: "every 12h", multiTenant: true, timeout: 5s, action: {http: {url: "%[1]s/ok"}}}
-`, actions.URL, strings.Join(tenants, ", "))), 0o644))
+`, actions.URL, strings.Join(tenants, ", ")))
 	opsPath := filepath.Join(dir, "operators.yaml")
 	require.NoError(t, os.WriteFile(opsPath, []byte(`operators:
   - name: viewer

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,8 +22,6 @@ func TestReportEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	var mu sync.Mutex
 	n := 0
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,53 +47,17 @@ func TestReportEndToEnd(t *testing.T) {
 		fmt.Fprintf(w, `{"summary": "%d rows imported", "counters": {"rows": %d}%s, "state": {"runs": %d}}`, rows, rows, warn, runs+1)
 	}))
 	t.Cleanup(action.Close)
-	var events []map[string]any
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var ev map[string]any
-		if json.Unmarshal(b, &ev) != nil {
-			http.Error(w, "want an event", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}))
-	t.Cleanup(receiver.Close)
+	sink := serveEvents(t)
 	count := func(detailType, rule string) (int, []map[string]any) {
-		mu.Lock()
-		defer mu.Unlock()
-		var ds []map[string]any
-		for _, ev := range events {
-			d := ev["detail"].(map[string]any)
-			if d["timer"] == "Rows" && ev["detail-type"] == detailType && (rule == "" || d["rule"] == rule) {
-				ds = append(ds, d)
-			}
-		}
+		ds := sink.details("Rows", detailType, rule)
 		return len(ds), ds
 	}
 
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - {name: Rows, schedule: "every 1s", timeout: 5s, alerts: {counter: {rows: {below: 1}}}, action: {http: {url: "%s/rows"}}}
-`, action.URL)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if ep, found := strings.CutPrefix(sc.Text(), "endpoint   "); found {
-				ready <- strings.Fields(ep)[0]
-			}
-		}
-	}()
-	var endpoint string
-	select {
-	case endpoint = <-ready:
-	case <-time.After(90 * time.Second):
-		t.Fatal("sundial up not ready after 90s")
-	}
+`, action.URL))
+	endpoint := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "").Endpoint
 	waitUntil(t, 60*time.Second, 250*time.Millisecond, "the counter alert raised and resolved", func() bool {
 		resolved, _ := count("Alert Resolved", "counter:rows")
 		return resolved >= 1

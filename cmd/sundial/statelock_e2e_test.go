@@ -28,15 +28,14 @@ func TestSecondUpOnTheSameStateIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - name: Beat
     schedule: "every 1s"
     timeout: 5s
     action: {http: {url: "%s/ok"}}
-`, srvURL)), 0o644))
-	first, out := startUp(t, bin, dir, manifestPath, nil, "--console", "")
-	endpoint := upReady(t, out).Endpoint
+`, srvURL))
+	up1 := startPlatform(t, dir, manifestPath, nil, "--console", "")
+	first, endpoint := up1.Cmd, up1.Endpoint
 	statePath := filepath.Join(dir, local.DefaultStateFile)
 	before, err := os.ReadFile(statePath)
 	require.NoError(t, err)
@@ -71,8 +70,8 @@ func TestSecondUpOnTheSameStateIsRefused(t *testing.T) {
 
 	// A separate platform on its own state runs beside it; commands reach it with --state.
 	other := filepath.Join(dir, ".sundial-2")
-	third, out3 := startUp(t, bin, dir, manifestPath, nil, "--console", "", "--state", other, "--log", filepath.Join(other, "up.log"))
-	endpoint3 := upReady(t, out3).Endpoint
+	up3 := startPlatform(t, dir, manifestPath, nil, "--console", "", "--state", other, "--log", filepath.Join(other, "up.log"))
+	third, endpoint3 := up3.Cmd, up3.Endpoint
 	require.NotEqual(t, endpoint, endpoint3)
 	for _, p := range []string{"local.json", "dynamodb", "lock", "up.log"} {
 		_, err := os.Stat(filepath.Join(other, p))

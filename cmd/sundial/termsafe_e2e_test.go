@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,40 +24,31 @@ func TestTerminalSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
-	bin, err := sundialBinary()
-	require.NoError(t, err)
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte(hostileBody))
 	}))
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
-	manifestPath := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
+	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:
   - {name: Evil, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "%s/fail"}}}
-`, actions.URL)), 0o644))
-	_, stdout := startUp(t, bin, dir, manifestPath, nil, "--console", "")
+`, actions.URL))
+	up := startPlatform(t, dir, manifestPath, nil, "--console", "")
+	endpoint := up.Endpoint
 
-	var endpoint, evilLine string
+	// What up printed through the failed execution's line.
+	var evilLine string
 	var raw []string
-	sc := bufio.NewScanner(stdout)
-	deadline := time.Now().Add(90 * time.Second)
-	for sc.Scan() && time.Now().Before(deadline) {
-		line := sc.Text()
-		raw = append(raw, line)
-		if word, rest, _ := strings.Cut(line, " "); word == "emulator" {
-			endpoint = strings.TrimSpace(rest)
+	waitUntil(t, 90*time.Second, 100*time.Millisecond, "the failed execution printed", func() bool {
+		raw = up.Output.Lines()
+		for i, l := range raw {
+			if strings.Contains(l, "Evil") && strings.Contains(l, "db down") {
+				evilLine, raw = l, raw[:i+1]
+				return true
+			}
 		}
-		if strings.Contains(line, "Evil") && strings.Contains(line, "db down") {
-			evilLine = line
-			break
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	require.NotEmpty(t, evilLine, "no failed execution printed: %q", raw)
+		return false
+	})
 	for _, l := range raw {
 		require.NotContains(t, l, "\x1b", "sundial up printed an escape sequence raw")
 		require.NotContains(t, l, "\a")

@@ -79,11 +79,7 @@ func (s *Service) Stop(ctx context.Context, key timer.Key, by string) (timer.Ins
 
 // SetActive activates or deactivates a timer; a running execution is not stopped (Stop does).
 func (s *Service) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
-	in, err := s.Store.SetActive(ctx, key, active, timer.ActiveByOperator)
-	if err != nil || !active {
-		return in, err
-	}
-	return in, s.enqueueIfCovered(ctx, []timer.Instance{in}, message.ReasonSchedule)
+	return engine.Activator{Store: s.Store, Queue: s.Queue, Clock: s.Clock}.SetActive(ctx, key, active)
 }
 
 // enqueueIfCovered sends the firings the fetch will not see: those due at or before its

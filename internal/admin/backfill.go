@@ -11,20 +11,16 @@ import (
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/jobs"
-	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // BackfillStore keeps backfills (timer.Backfill) and the instances' parts of them
-// (timer.BackfillCursor). dynamo.Store implements it; a store that does not answers
+// (timer.BackfillCursor): it writes a backfill's record, and what its start writes after it
+// (engine.BackfillStarter). dynamo.Store implements it; a store that does not answers
 // StartBackfill with errkind.Unavailable.
 type BackfillStore interface {
+	engine.BackfillStarter
 	PutBackfill(ctx context.Context, b timer.Backfill) error
-	GetBackfill(ctx context.Context, app, name string) (timer.Backfill, error)
-	SetBackfillState(ctx context.Context, b timer.Backfill, state, by string, now time.Time) error
-	SetBackfillCursor(ctx context.Context, key timer.Key, c timer.BackfillCursor) error
-	CancelBackfillCursor(ctx context.Context, key timer.Key, id string) error
-	StartBackfillPart(ctx context.Context, key timer.Key, id string, now time.Time) error
 }
 
 // MaxBackfillParallel bounds --parallel (instances backfilled at once).
@@ -106,14 +102,10 @@ func (s *Service) AcceptBackfill(ctx context.Context, r BackfillRequest) (timer.
 	return acc.b, err
 }
 
-// acceptedBackfill is a backfill whose record is written, starting, with what its start read.
+// acceptedBackfill is a backfill whose record is written, starting, with its store.
 type acceptedBackfill struct {
-	b     timer.Backfill
-	bs    BackfillStore
-	prev  timer.Backfill
-	ins   []timer.Instance
-	plans map[string][]time.Time
-	app   string
+	b  timer.Backfill
+	bs BackfillStore
 }
 
 func (s *Service) acceptBackfill(ctx context.Context, r BackfillRequest) (acceptedBackfill, error) {
@@ -155,7 +147,6 @@ func (s *Service) acceptBackfill(ctx context.Context, r BackfillRequest) (accept
 	}
 	b := timer.Backfill{ID: "bf-" + rand.Text()[:10], App: app, Timer: r.Timer, From: r.From.UTC(), To: r.To.UTC(),
 		Parallel: r.Parallel, By: r.By, At: now, State: timer.BackfillStarting}
-	plans := map[string][]time.Time{}
 	for _, in := range ins {
 		switch {
 		case in.Async:
@@ -167,7 +158,6 @@ func (s *Service) acceptBackfill(ctx context.Context, r BackfillRequest) (accept
 		if err != nil {
 			return acceptedBackfill{}, fmt.Errorf("%s: %w", in.Key, err)
 		}
-		plans[in.Tenant] = at
 		b.Tenants = append(b.Tenants, in.Tenant)
 		b.Total += len(at)
 	}
@@ -207,14 +197,14 @@ func (s *Service) acceptBackfill(ctx context.Context, r BackfillRequest) (accept
 		}
 		return acceptedBackfill{}, fmt.Errorf("backfill of %s not started: %w", name, err)
 	}
-	return acceptedBackfill{b: b, bs: bs, prev: prev, ins: ins, plans: plans, app: app}, nil
+	return acceptedBackfill{b: b, bs: bs}, nil
 }
 
-// writeBackfill writes an accepted backfill's parts within the call, then runs it.
+// writeBackfill writes an accepted backfill's parts within the call, then runs it, as its
+// job does (engine.WriteBackfillPart, engine.RunBackfill); should a part not be written, or
+// the backfill not run, nothing of it runs: its record fails and its parts are cancelled.
 func (s *Service) writeBackfill(ctx context.Context, acc acceptedBackfill) (BackfillStatus, error) {
-	b, bs, prev, ins, plans, app := acc.b, acc.bs, acc.prev, acc.ins, acc.plans, acc.app
-	name := timer.Key{App: app, Timer: b.Timer}.Name()
-	now := b.At
+	b, bs := acc.b, acc.bs
 	var written []timer.Key
 	fail := func(err error) (BackfillStatus, error) {
 		// Nothing of it runs: the record fails (unless recovery or a cancel ended it), and
@@ -223,72 +213,24 @@ func (s *Service) writeBackfill(ctx context.Context, acc acceptedBackfill) (Back
 		for _, key := range written {
 			_ = bs.CancelBackfillCursor(ctx, key, b.ID)
 		}
-		return BackfillStatus{}, fmt.Errorf("backfill %s of %s not started (none of it runs): %w", b.ID, name, err)
+		return BackfillStatus{}, fmt.Errorf("backfill %s of %s not started (none of it runs): %w", b.ID, b.Key("").Name(), err)
 	}
 	for _, tenant := range b.Tenants {
-		at := plans[tenant]
-		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at)}
-		if len(at) > 0 {
-			c.Next, c.Attempt, c.Waiting = at[0], 1, true
-		}
 		key := b.Key(tenant)
-		err := bs.SetBackfillCursor(ctx, key, c)
-		if errors.Is(err, timer.ErrChanged) && clearStale(ctx, s.Store, bs, key, prev) {
-			err = bs.SetBackfillCursor(ctx, key, c)
-		}
-		if err != nil {
+		if err := engine.WriteBackfillPart(ctx, bs, b, tenant); err != nil {
 			return fail(fmt.Errorf("%s: %w", key, err))
 		}
 		written = append(written, key)
 	}
-	if err := bs.SetBackfillState(ctx, b, timer.BackfillRunning, "", now); err != nil {
-		return fail(err)
-	}
-	b.State = timer.BackfillRunning
-	var msgs []engine.Outgoing
-	var errs []error
-	for _, tenant := range b.Tenants {
-		if len(msgs)+len(errs) >= b.Parallel {
-			break
-		}
-		if len(plans[tenant]) == 0 {
-			continue
-		}
-		key := b.Key(tenant)
-		if err := bs.StartBackfillPart(ctx, key, b.ID, now); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", key, err))
-			continue
-		}
-		at := plans[tenant]
-		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at), Next: at[0], Attempt: 1, Due: now, SentAt: now}
-		in := timer.Instance{Key: key, Backfill: &c, Active: true}
-		for _, x := range ins {
-			if x.Tenant == tenant {
-				in.Settings = x.Settings
-			}
-		}
-		msgs = append(msgs, engine.Outgoing{Firing: message.ForBackfill(in), Priority: timer.EffectivePriority(in, now)})
-	}
-	if err := errors.Join(append(errs, s.Queue.Send(ctx, msgs))...); err != nil {
+	err := engine.RunBackfill(ctx, bs, s.Queue, s.Clock, b)
+	switch {
+	case errors.Is(err, engine.ErrBackfillUnsent):
 		// It is running: recovery starts the parts not started and sends what was not sent.
 		return BackfillStatus{}, fmt.Errorf("backfill %s started, but its first firings were not sent (recovery will): %w", b.ID, err)
+	case err != nil:
+		return fail(err)
 	}
-	return s.BackfillStatus(ctx, app, b.Timer)
-}
-
-// clearStale cancels key's part of the timer's previous backfill prev when that one is over
-// (failed, or cancelled) though the part is not: a failed start, or a cancel, cut before it
-// cancelled every part. Such a part never runs again (only a running backfill's parts are
-// started or sent); cancelling it lets a new part be written. It reports whether it did.
-func clearStale(ctx context.Context, st Store, bs BackfillStore, key timer.Key, prev timer.Backfill) bool {
-	if prev.State != timer.BackfillFailed && prev.State != timer.BackfillCancelled {
-		return false
-	}
-	in, err := st.Get(ctx, key)
-	if err != nil || in.Backfill == nil || in.Backfill.ID != prev.ID {
-		return false
-	}
-	return bs.CancelBackfillCursor(ctx, key, prev.ID) == nil
+	return s.BackfillStatus(ctx, b.App, b.Timer)
 }
 
 // BackfillStatus is the timer's latest backfill with its progress (timer.ErrNotFound: none).

@@ -70,13 +70,14 @@ timers:
 		require.ErrorContains(t, err, c.want)
 	}
 
-	// The last tenant's instance still has a part of an earlier backfill under way (its cancel was cut
-	// short): the new backfill is refused, and the first tenant's part, written before, is cancelled.
+	// The last tenant's part cannot be written: the new backfill is not started, and the first
+	// tenant's part, written before, is cancelled.
 	first, last := min(t1, t2), max(t1, t2) // the parts are written in tenant order
 	k1, k2 := timer.Key{App: app, Timer: "MT", Tenant: first}, timer.Key{App: app, Timer: "MT", Tenant: last}
-	require.NoError(t, store.SetBackfillCursor(ctx, k2, timer.BackfillCursor{ID: "bf-stray", Next: from, Attempt: 1, To: to, Total: 1}))
-	_, err = s.StartBackfill(ctx, req("MT"))
-	require.ErrorIs(t, err, timer.ErrChanged)
+	failing := *s
+	failing.Store = partFails{Store: store, key: k2}
+	_, err = failing.StartBackfill(ctx, req("MT"))
+	require.ErrorIs(t, err, errCut)
 	require.ErrorContains(t, err, "not started")
 	in1, err := store.Get(ctx, k1)
 	require.NoError(t, err)
@@ -85,10 +86,16 @@ timers:
 	require.NoError(t, err)
 	require.Equal(t, timer.BackfillFailed, rec.State, "its record says the start failed")
 
-	// Once the stray part is over, it starts: both tenants, one at a time (parallel 1).
-	require.NoError(t, store.CancelBackfillCursor(ctx, k2, "bf-stray"))
+	// The last tenant's instance still has a part of an earlier backfill (its cancel was cut
+	// short; the timer's record is another's since): that backfill is over, so the start
+	// cancels its part and writes its own, as the backfill job does (engine.WriteBackfillPart).
+	// Both tenants, one at a time (parallel 1).
+	require.NoError(t, store.SetBackfillCursor(ctx, k2, timer.BackfillCursor{ID: "bf-stray", Next: from, Attempt: 1, To: to, Total: 1}))
 	st, err := s.StartBackfill(ctx, req("MT"))
 	require.NoError(t, err)
+	in2, err := store.Get(ctx, k2)
+	require.NoError(t, err)
+	require.Equal(t, st.ID, in2.Backfill.ID, "the stray part was replaced")
 	require.Equal(t, 10, st.Total, "5 hourly instants per tenant: 05:00..09:00, both bounds included")
 	require.Len(t, st.Parts, 2)
 	require.False(t, st.Parts[0].Waiting)
@@ -106,6 +113,19 @@ type cutStart struct {
 }
 
 var errCut = errors.New("injected: the invocation was cut")
+
+// partFails is the DynamoDB store on which key's backfill part cannot be written.
+type partFails struct {
+	*dynamo.Store
+	key timer.Key
+}
+
+func (p partFails) SetBackfillCursor(ctx context.Context, key timer.Key, c timer.BackfillCursor) error {
+	if key == p.key {
+		return errCut
+	}
+	return p.Store.SetBackfillCursor(ctx, key, c)
+}
 
 func (c *cutStart) dead() bool { return c.after >= 0 && c.parts >= c.after }
 

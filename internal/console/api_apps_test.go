@@ -18,11 +18,7 @@ func TestAPIApps(t *testing.T) {
 	f := setup(t)
 	app := f.prefix + "app"
 	def := f.create(t, "Cleanup", "every 5m", nil)
-	mine := f.create(t, "Cleanup", "every 7m", func(in *timer.Instance) {
-		in.Key.App = app
-		in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
-	})
-	mine.App = app
+	mine := f.createIn(t, app, "", "Cleanup", "every 7m", nil)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	f.logEntry(t, def, "e-def", now.Add(-time.Minute), timer.OutcomeSuccess, "")
 	f.logEntry(t, mine, "e-app", now.Add(-time.Minute), timer.OutcomeSuccess, "")

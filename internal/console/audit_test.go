@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/audit"
-	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // Every console action writes one audit record with its caller: Run Now, deactivate and
@@ -19,11 +18,7 @@ func TestAuditTrail(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	app := f.prefix + "audited"
-	key := f.create(t, "Audited", "every 1h", func(in *timer.Instance) {
-		in.Key.App = app
-		in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
-	})
-	key.App = app
+	key := f.createIn(t, app, "", "Audited", "every 1h", nil)
 	for _, op := range []string{"deactivate", "activate", "run-now"} {
 		status, body, _ := f.do(t, "POST", timerPath(key)+"/"+op, f.token, "")
 		require.Equal(t, http.StatusOK, status, body)

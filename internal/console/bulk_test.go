@@ -22,12 +22,7 @@ func TestBulkPause(t *testing.T) {
 	f := setup(t)
 	app := f.prefix + "bulk"
 	mk := func(name, tenant string, prio int) timer.Key {
-		k := f.create(t, name, "every 1h", func(in *timer.Instance) {
-			in.Key.App, in.Key.Tenant, in.Priority = app, tenant, prio
-			in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
-		})
-		k.App, k.Tenant = app, tenant
-		return k
+		return f.createIn(t, app, tenant, name, "every 1h", func(in *timer.Instance) { in.Priority = prio })
 	}
 	a1, a2, b := mk("A", "acme", 3), mk("B", "acme", 2), mk("C", "", 3)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)

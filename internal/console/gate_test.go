@@ -60,14 +60,7 @@ func TestOperatorsGate(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	billing, shipping := f.prefix+"billing", f.prefix+"shipping"
-	in := func(app, name string) timer.Key {
-		k := f.create(t, app+"-"+name, "every 1h", func(in *timer.Instance) {
-			in.Key.App = app
-			in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
-		})
-		k.App = app
-		return k
-	}
+	in := func(app, name string) timer.Key { return f.createIn(t, app, "", app+"-"+name, "every 1h", nil) }
 	mine, theirs := in(billing, "Invoice"), in(shipping, "Label")
 
 	file := &operators.File{Operators: []operators.Operator{billingOps(billing)}}

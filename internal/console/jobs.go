@@ -37,32 +37,14 @@ func (s *Service) JobList(ctx context.Context, q jobs.Query, cursor string) (pag
 	if err != nil {
 		return page.Page[jobs.Job]{}, err
 	}
-	scope := "jobs:" + q.App + ":" + string(q.State)
-	if cursor != "" {
-		if err := page.Decode(cursor, scope, &q.Before); err != nil {
-			return page.Page[jobs.Job]{}, err
+	return page.Keyed(n, "jobs:"+q.App+":"+string(q.State), cursor, func(after string, n int) ([]jobs.Job, bool, error) {
+		if cursor != "" {
+			q.Before = after
 		}
-	}
-	q.Limit = n
-	list, err := js.List(ctx, q)
-	if err != nil {
-		return page.Page[jobs.Job]{}, err
-	}
-	b := page.NewBuilder[jobs.Job](n)
-	for _, j := range list {
-		if b.Full() {
-			break
-		}
-		if err := b.Add(j); err != nil {
-			return page.Page[jobs.Job]{}, err
-		}
-	}
-	if b.Len() == 0 || (len(list) < n && b.Len() == len(list)) {
-		return b.Page(""), nil
-	}
-	p := b.Page("")
-	p.Next = page.Cursor(scope, p.Items[len(p.Items)-1].ID)
-	return p, nil
+		q.Limit = n
+		list, err := js.List(ctx, q)
+		return list, len(list) >= n, err // a full page: older jobs may follow
+	}, func(j jobs.Job) string { return j.ID })
 }
 
 // Job reads a job; app ("": any) must be the job's.

@@ -35,11 +35,7 @@ func TestBulkPauseMidJob(t *testing.T) {
 		if i%3 != 0 {
 			due = now.Add(horizon + 6*time.Hour)
 		}
-		k := f.create(t, fmt.Sprintf("T%02d", i), "every 12h", func(in *timer.Instance) {
-			in.Key.App, in.NextRun = app, due
-			in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
-		})
-		k.App = app
+		k := f.createIn(t, app, "", fmt.Sprintf("T%02d", i), "every 12h", func(in *timer.Instance) { in.NextRun = due })
 		if i%3 == 0 {
 			soon = append(soon, k)
 		} else {
@@ -48,14 +44,7 @@ func TestBulkPauseMidJob(t *testing.T) {
 	}
 	// The job's worker does nothing past what it must before accepting (no inline work):
 	// as when the request is cut right after it answered.
-	js := *f.svc.Jobs
-	js.Inline = 0
-	svc := *f.svc
-	svc.Jobs = &js
-	o := *f.svc.Ops // the operations layer starts the job (apply.Service.Bulk)
-	o.Jobs = &js
-	svc.Ops = &o
-	j, err := svc.Bulk(ctx, app, "deactivate", console.BulkBody{All: true, Note: "migration"}, "ana")
+	j, err := f.noInlineJobs().Bulk(ctx, app, "deactivate", console.BulkBody{All: true, Note: "migration"}, "ana")
 	require.NoError(t, err)
 	require.Equal(t, jobs.Queued, j.State)
 	require.Zero(t, j.Done, "progress counts the instances as the job's cursor passes them; the ones due soon are paused already (below)")
@@ -120,19 +109,9 @@ func TestBulkJobCancel(t *testing.T) {
 	ctx := context.Background()
 	app := f.prefix + "canceljob"
 	for i := range 3 {
-		f.create(t, fmt.Sprintf("T%d", i), "every 12h", func(in *timer.Instance) {
-			in.Key.App, in.NextRun = app, time.Now().Add(24*time.Hour)
-			in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
-		})
+		f.createIn(t, app, "", fmt.Sprintf("T%d", i), "every 12h", func(in *timer.Instance) { in.NextRun = time.Now().Add(24 * time.Hour) })
 	}
-	js := *f.svc.Jobs
-	js.Inline = 0
-	svc := *f.svc
-	svc.Jobs = &js
-	o := *f.svc.Ops // the operations layer starts the job (apply.Service.Bulk)
-	o.Jobs = &js
-	svc.Ops = &o
-	j, err := svc.Bulk(ctx, app, "deactivate", console.BulkBody{All: true, Note: "x"}, "ana")
+	j, err := f.noInlineJobs().Bulk(ctx, app, "deactivate", console.BulkBody{All: true, Note: "x"}, "ana")
 	require.NoError(t, err)
 	require.Equal(t, jobs.Queued, j.State)
 	// Cancelled from the Jobs page's button (the app in its path, for the operators' gate).
@@ -164,4 +143,17 @@ func TestBulkJobCancel(t *testing.T) {
 	require.Equal(t, map[string]string{audit.BulkDeactivate: "ana", audit.JobCancel: "console", audit.Job: jobs.Platform}, got,
 		"the start and the cancel, each once as the operator's, and the job's end as the platform's")
 	require.Len(t, recs, 3)
+}
+
+// noInlineJobs is the fixture's service whose jobs do no work within the request that starts
+// them (jobs.Service.Inline 0): a job is accepted, queued, and left to recovery's sweep.
+func (f fixture) noInlineJobs() *console.Service {
+	js := *f.svc.Jobs
+	js.Inline = 0
+	svc := *f.svc
+	svc.Jobs = &js
+	o := *f.svc.Ops // the operations layer starts the job (apply.Service.Bulk)
+	o.Jobs = &js
+	svc.Ops = &o
+	return &svc
 }

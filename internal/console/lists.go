@@ -35,35 +35,13 @@ func (s *Service) TenantPage(ctx context.Context, limit int, cursor string) (pag
 	if err != nil {
 		return page.Page[timer.Tenant]{}, err
 	}
-	after := ""
-	if cursor != "" {
-		if err := page.Decode(cursor, tenantScope, &after); err != nil {
-			return page.Page[timer.Tenant]{}, err
+	return page.Keyed(n, tenantScope, cursor, func(after string, n int) ([]timer.Tenant, bool, error) {
+		tp, ok := s.Admin.Store.(tenantPager)
+		if !ok {
+			return nil, false, fmt.Errorf("%w: this store lists no tenants by page", errkind.Unavailable)
 		}
-	}
-	tp, ok := s.Admin.Store.(tenantPager)
-	if !ok {
-		return page.Page[timer.Tenant]{}, fmt.Errorf("%w: this store lists no tenants by page", errkind.Unavailable)
-	}
-	ts, more, err := tp.TenantsAfter(ctx, after, n)
-	if err != nil {
-		return page.Page[timer.Tenant]{}, err
-	}
-	b := page.NewBuilder[timer.Tenant](n)
-	for _, t := range ts {
-		if b.Full() {
-			more = true
-			break
-		}
-		if err := b.Add(t); err != nil {
-			return page.Page[timer.Tenant]{}, err
-		}
-		after = t.Name
-	}
-	if !more || b.Len() == 0 {
-		return b.Page(""), nil
-	}
-	return b.Page(page.Cursor(tenantScope, after)), nil
+		return tp.TenantsAfter(ctx, after, n)
+	}, func(t timer.Tenant) string { return t.Name })
 }
 
 func (s *Server) apiTenants(r *http.Request) (any, error) {
@@ -98,68 +76,24 @@ func alertKey(a timer.Alert) string { return a.Key.String() + "|" + a.Rule }
 // AlertPage is a page of up to limit open alerts of app ("": every app's) by instance and
 // rule (0: DefaultListPage), from the previous page's Next.
 func (s *Service) AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error) {
-	none := page.Page[timer.Alert]{Items: []timer.Alert{}}
-	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	scope, n, err := appListing("alerts", app, limit)
 	if err != nil {
-		return none, err
+		return page.Page[timer.Alert]{Items: []timer.Alert{}}, err
 	}
-	if err := timer.ValidateApp(app); err != nil {
-		return none, err
-	}
-	scope, after := "alerts:"+timer.NormApp(app), ""
-	if app == "" {
-		scope = "alerts"
-	}
-	if cursor != "" {
-		if err := page.Decode(cursor, scope, &after); err != nil {
-			return none, err
+	return page.Keyed(n, scope, cursor, func(after string, n int) ([]timer.Alert, bool, error) {
+		ap, ok := s.Store.(alertPager)
+		if !ok {
+			return nil, false, fmt.Errorf("%w: this store lists no alerts by page", errkind.Unavailable)
 		}
-	}
-	ap, ok := s.Store.(alertPager)
-	if !ok {
-		return none, fmt.Errorf("%w: this store lists no alerts by page", errkind.Unavailable)
-	}
-	list, more, err := ap.AlertsAfter(ctx, app, after, n)
-	if err != nil {
-		return none, err
-	}
-	b := page.NewBuilder[timer.Alert](n)
-	for _, a := range list {
-		if b.Full() {
-			more = true
-			break
-		}
-		if err := b.Add(a); err != nil {
-			return none, err
-		}
-		after = alertKey(a)
-	}
-	if !more || b.Len() == 0 {
-		return b.Page(""), nil
-	}
-	return b.Page(page.Cursor(scope, after)), nil
+		return ap.AlertsAfter(ctx, app, after, n)
+	}, alertKey)
 }
 
-func (s *Server) apiAlerts(r *http.Request) (any, error) {
-	app, err := appOf(r)
-	if err != nil {
-		return nil, err
-	}
-	n, err := page.ParseSize(r.URL.Query().Get("limit"), DefaultListPage, MaxListPage)
-	if err != nil {
-		return nil, err
-	}
-	return s.svc.AlertPage(r.Context(), app, n, r.URL.Query().Get("cursor"))
-}
+func (s *Server) apiAlerts(r *http.Request) (any, error) { return apiAppPage(r, s.svc.AlertPage) }
 
 // AlertPage reads a page of GET /api/alerts (or the app's).
 func (rm *Remote) AlertPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Alert], error) {
-	p := "/api/alerts"
-	if app != "" {
-		p = appPath(app) + "/alerts"
-	}
-	var out page.Page[timer.Alert]
-	return out, rm.get(ctx, p, pageQuery(limit, cursor), &out)
+	return remoteAppPage[timer.Alert](ctx, rm, "alerts", app, limit, cursor)
 }
 
 // backfillPager is a store that reads the timers' latest backfills a page at a time
@@ -172,49 +106,45 @@ type backfillPager interface {
 // by app and timer (0: DefaultListPage), from the previous page's Next; each is the record
 // (range, state, who, when), its progress per instance being BackfillStatus's.
 func (s *Service) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
-	none := page.Page[timer.Backfill]{Items: []timer.Backfill{}}
-	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	scope, n, err := appListing("backfills", app, limit)
 	if err != nil {
-		return none, err
+		return page.Page[timer.Backfill]{Items: []timer.Backfill{}}, err
 	}
-	if err := timer.ValidateApp(app); err != nil {
-		return none, err
-	}
-	scope, after := "backfills:"+timer.NormApp(app), ""
-	if app == "" {
-		scope = "backfills"
-	}
-	if cursor != "" {
-		if err := page.Decode(cursor, scope, &after); err != nil {
-			return none, err
+	return page.Keyed(n, scope, cursor, func(after string, n int) ([]timer.Backfill, bool, error) {
+		bp, ok := s.Store.(backfillPager)
+		if !ok {
+			return nil, false, fmt.Errorf("%w: this store keeps no backfills (they live in the stack's timers table)", errkind.Unavailable)
 		}
-	}
-	bp, ok := s.Store.(backfillPager)
-	if !ok {
-		return none, fmt.Errorf("%w: this store keeps no backfills (they live in the stack's timers table)", errkind.Unavailable)
-	}
-	list, more, err := bp.BackfillsAfter(ctx, app, after, n)
-	if err != nil {
-		return none, err
-	}
-	b := page.NewBuilder[timer.Backfill](n)
-	for _, bf := range list {
-		if b.Full() {
-			more = true
-			break
-		}
-		if err := b.Add(bf); err != nil {
-			return none, err
-		}
-		after = timer.AppName(bf.App) + "#" + bf.Timer
-	}
-	if !more || b.Len() == 0 {
-		return b.Page(""), nil
-	}
-	return b.Page(page.Cursor(scope, after)), nil
+		return bp.BackfillsAfter(ctx, app, after, n)
+	}, func(bf timer.Backfill) string { return timer.AppName(bf.App) + "#" + bf.Timer })
 }
 
-func (s *Server) apiBackfills(r *http.Request) (any, error) {
+func (s *Server) apiBackfills(r *http.Request) (any, error) { return apiAppPage(r, s.svc.BackfillPage) }
+
+// BackfillPage reads a page of GET /api/backfills (or the app's).
+func (rm *Remote) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
+	return remoteAppPage[timer.Backfill](ctx, rm, "backfills", app, limit, cursor)
+}
+
+// appListing is the cursor scope of listing name of app ("": every app's, name alone) and
+// its page size (limit; 0: DefaultListPage), or why app or limit is refused.
+func appListing(name, app string, limit int) (string, int, error) {
+	n, err := page.Size(limit, DefaultListPage, MaxListPage)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := timer.ValidateApp(app); err != nil {
+		return "", 0, err
+	}
+	if app == "" {
+		return name, n, nil
+	}
+	return name + ":" + timer.NormApp(app), n, nil
+}
+
+// apiAppPage answers a request for a page of a listing of every app (/api/NAME) or of the
+// path's app (/api/apps/{app}/NAME), by its limit and cursor.
+func apiAppPage[T any](r *http.Request, read func(ctx context.Context, app string, limit int, cursor string) (page.Page[T], error)) (any, error) {
 	app, err := appOf(r)
 	if err != nil {
 		return nil, err
@@ -223,16 +153,16 @@ func (s *Server) apiBackfills(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.BackfillPage(r.Context(), app, n, r.URL.Query().Get("cursor"))
+	return read(r.Context(), app, n, r.URL.Query().Get("cursor"))
 }
 
-// BackfillPage reads a page of GET /api/backfills (or the app's).
-func (rm *Remote) BackfillPage(ctx context.Context, app string, limit int, cursor string) (page.Page[timer.Backfill], error) {
-	p := "/api/backfills"
+// remoteAppPage reads a page of GET /api/NAME (app ""), or of the app's listing.
+func remoteAppPage[T any](ctx context.Context, rm *Remote, name, app string, limit int, cursor string) (page.Page[T], error) {
+	p := "/api/" + name
 	if app != "" {
-		p = appPath(app) + "/backfills"
+		p = appPath(app) + "/" + name
 	}
-	var out page.Page[timer.Backfill]
+	var out page.Page[T]
 	return out, rm.get(ctx, p, pageQuery(limit, cursor), &out)
 }
 

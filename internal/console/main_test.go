@@ -74,6 +74,21 @@ func (f fixture) create(t *testing.T, name, sched string, edit func(*timer.Insta
 	return key
 }
 
+// createIn is create for an instance of app and tenant ("": none) filed under its due shard,
+// edit applied after; it returns the instance's whole key.
+func (f fixture) createIn(t *testing.T, app, tenant, name, sched string, edit func(*timer.Instance)) timer.Key {
+	t.Helper()
+	key := f.create(t, name, sched, func(in *timer.Instance) {
+		in.Key.App, in.Key.Tenant = app, tenant
+		in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
+		if edit != nil {
+			edit(in)
+		}
+	})
+	key.App, key.Tenant = app, tenant
+	return key
+}
+
 // logEntry writes an execution of key into the log.
 func (f fixture) logEntry(t *testing.T, key timer.Key, id string, started time.Time, outcome timer.Outcome, errText string) timer.Execution {
 	t.Helper()

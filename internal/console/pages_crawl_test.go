@@ -25,23 +25,11 @@ func TestCrawlEveryLink(t *testing.T) {
 	f := setup(t)
 	app := f.prefix + "-app"
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	// withKey files the instance under another app or tenant; create returns the plain key.
-	withKey := func(app, tenant string) (func(*timer.Instance), func(timer.Key) timer.Key) {
-		rekey := func(k timer.Key) timer.Key { k.App, k.Tenant = app, tenant; return k }
-		return func(in *timer.Instance) {
-			in.Key = rekey(in.Key)
-			in.Shard = timer.ShardOf(in.Key, f.app.Config.DueShards)
-		}, rekey
-	}
 	var keys []timer.Key
 	for _, c := range []struct{ name, app, tenant string }{
 		{"Plain", "", ""}, {"Report", "", "acme"}, {"Sync", app, ""}, {"Bill", app, "globex"}, {"Off", "", ""},
 	} {
-		edit, rekey := withKey(c.app, c.tenant)
-		keys = append(keys, rekey(f.create(t, c.name, "every 5m", func(in *timer.Instance) {
-			edit(in)
-			in.Active = c.name != "Off"
-		})))
+		keys = append(keys, f.createIn(t, c.app, c.tenant, c.name, "every 5m", func(in *timer.Instance) { in.Active = c.name != "Off" }))
 	}
 	for i, k := range keys {
 		f.logEntry(t, k, fmt.Sprintf("ok-%d", i), now.Add(-time.Duration(i+1)*time.Minute), timer.OutcomeSuccess, "")

@@ -95,7 +95,7 @@ func (r *Recoverer) driveBackfills(ctx context.Context) (sent int, err error) {
 // becomes failed (conditionally: a start that marked it running meanwhile keeps it), then its
 // parts, which never ran (they were written waiting), are cancelled. A sweep cut between the
 // two leaves waiting parts of a failed backfill: they never run either, and the timer's next
-// backfill start cancels them where it finds them (admin.StartBackfill).
+// backfill start cancels them where it finds them (WriteBackfillPart).
 func (r *Recoverer) abandonStart(ctx context.Context, b timer.Backfill) error {
 	now := r.Clock.Now()
 	if now.Sub(b.At) < BackfillStartBound {

@@ -55,3 +55,28 @@ type watermarkOnly struct {
 func (w watermarkOnly) Watermark(ctx context.Context) (time.Time, error) {
 	return w.read.Watermark(ctx)
 }
+
+// ActiveStore is what Activator writes and reads (dynamo.Store).
+type ActiveStore interface {
+	WatermarkReader
+	SetActive(ctx context.Context, key timer.Key, active bool, by string) (timer.Instance, error)
+}
+
+// Activator activates and deactivates instances as an operator does, on the store and the
+// queues alone: the store's SetActive (which ends a pause), then, on an activate, the firing
+// the fetch already passed (SendFollowUps). admin.Service.SetActive and the bulk job
+// (jobkinds.BulkKind, worked by the recovery role, which links no internal/admin) both use it.
+type Activator struct {
+	Store ActiveStore
+	Queue Queue
+	Clock timer.Clock
+}
+
+// SetActive activates (active) or deactivates key as an operator (timer.ActiveByOperator).
+func (a Activator) SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error) {
+	in, err := a.Store.SetActive(ctx, key, active, timer.ActiveByOperator)
+	if err != nil || !active {
+		return in, err
+	}
+	return in, SendFollowUps(ctx, a.Store, a.Queue, a.Clock, []timer.Instance{in}, message.ReasonSchedule)
+}

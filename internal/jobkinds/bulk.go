@@ -90,8 +90,8 @@ type BulkStore interface {
 	Pause(ctx context.Context, key timer.Key, p timer.Pause) (timer.Instance, error)
 }
 
-// Activator activates an instance as an operator (admin.Service.SetActive: it ends a pause
-// and sends a firing the fetch already passed).
+// Activator activates an instance as an operator (engine.Activator, as
+// admin.Service.SetActive: it ends a pause and sends a firing the fetch already passed).
 type Activator interface {
 	SetActive(ctx context.Context, key timer.Key, active bool) (timer.Instance, error)
 }

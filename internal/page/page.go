@@ -88,6 +88,40 @@ func (b *Builder[T]) Page(next string) Page[T] {
 	return p
 }
 
+// Keyed is a page of up to size items of a listing read in key order, from cursor (the
+// previous page's Next, a cursor of scope; "": the first page). read answers up to n items
+// after the position after ("": from the start) and whether more follow them; key is an
+// item's position. Items past the byte bound are left for the next page, which starts after
+// the last item kept; the last page (or an empty one) has no Next.
+func Keyed[T any](size int, scope, cursor string, read func(after string, n int) ([]T, bool, error), key func(T) string) (Page[T], error) {
+	none := Page[T]{Items: []T{}}
+	after := ""
+	if cursor != "" {
+		if err := Decode(cursor, scope, &after); err != nil {
+			return none, err
+		}
+	}
+	items, more, err := read(after, size)
+	if err != nil {
+		return none, err
+	}
+	b := NewBuilder[T](size)
+	for _, v := range items {
+		if b.Full() {
+			more = true
+			break
+		}
+		if err := b.Add(v); err != nil {
+			return none, err
+		}
+		after = key(v)
+	}
+	if !more || b.Len() == 0 {
+		return b.Page(""), nil
+	}
+	return b.Page(Cursor(scope, after)), nil
+}
+
 // Cursor encodes a listing's position v as an opaque cursor, valid for scope only (a
 // cursor of one listing, or of the same listing with other filters, is refused).
 func Cursor(scope string, v any) string {

@@ -2,6 +2,7 @@ package page_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,4 +62,53 @@ func TestCursor(t *testing.T) {
 		require.ErrorIs(t, err, errkind.Invalid, bad)
 		require.Contains(t, err.Error(), "not a cursor of this listing")
 	}
+}
+
+// A keyed listing read page after page holds every item once, in order: pages end at their
+// size or at the byte bound (large items), the last has no Next, and a cursor of another
+// listing is refused.
+func TestKeyed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		items     int
+		itemBytes int
+		size      int
+		pages     int
+	}{
+		{"by size", 7, 10, 3, 3},
+		{"exactly full pages", 6, 10, 3, 3}, // the last page is empty: the store said more might follow
+		{"by bytes", 9, 200 << 10, 100, 3},
+		{"empty", 0, 10, 5, 1},
+	} {
+		var all []string
+		for i := range c.items {
+			all = append(all, fmt.Sprintf("%03d", i)+strings.Repeat("x", c.itemBytes))
+		}
+		read := func(after string, n int) ([]string, bool, error) {
+			i := 0
+			for i < len(all) && all[i] <= after {
+				i++
+			}
+			end := min(i+n, len(all))
+			return all[i:end], end-i == n, nil
+		}
+		var got []string
+		cursor, pages := "", 0
+		for {
+			p, err := page.Keyed(c.size, "s", cursor, read, func(s string) string { return s })
+			require.NoError(t, err, c.name)
+			pages++
+			require.LessOrEqual(t, len(p.Items), c.size, c.name)
+			got = append(got, p.Items...)
+			if p.Next == "" {
+				break
+			}
+			cursor = p.Next
+		}
+		require.Equal(t, all, got, c.name)
+		require.Equal(t, c.pages, pages, c.name)
+	}
+	_, err := page.Keyed(3, "s", page.Cursor("other", "x"), func(string, int) ([]string, bool, error) { return nil, false, nil }, func(s string) string { return s })
+	require.ErrorIs(t, err, errkind.Invalid)
 }
