@@ -25,6 +25,7 @@ func TestAlertsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
+	t.Parallel()
 	var mu sync.Mutex
 	calls := map[string]int{}
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -118,6 +119,7 @@ func TestAutoPauseEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
+	t.Parallel()
 	var mu sync.Mutex
 	calls := map[string]int{}
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

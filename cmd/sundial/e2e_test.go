@@ -144,6 +144,7 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator for about a minute")
 	}
+	t.Parallel()
 	rec, srvURL := serveRecorder(t)
 
 	dir := t.TempDir()

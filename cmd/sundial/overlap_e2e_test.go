@@ -24,6 +24,7 @@ func TestOverlapBufferOneEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
+	t.Parallel()
 	type call struct {
 		ScheduledAt time.Time
 		Trigger     string
