@@ -130,6 +130,10 @@ type instanceItem struct {
 	RunBackfill string        `dynamodbav:"runBackfill,omitempty"`
 	// AutoPause is the timer's pause after failures (timer.AutoPause; absent: none).
 	AutoPause *autoPauseItem `dynamodbav:"autoPause,omitempty"`
+	// Parameters are the timer's declared parameters (absent: none); runParams a pending or
+	// running Run Now's overrides (timer.Instance.RunParams).
+	Parameters timer.Params `dynamodbav:"parameters,omitempty"`
+	RunParams  string       `dynamodbav:"runParams,omitempty"`
 }
 
 // backfillItem is the stored form of timer.BackfillCursor (a map attribute; false flags and
@@ -242,6 +246,7 @@ func toItem(in timer.Instance) instanceItem {
 		LastSuccessAt: ms(in.LastSuccessAt), LastSuccessFor: ms(in.LastSuccessFor), State: in.State,
 		LastSummary: in.LastReport.Summary, LastCounters: in.LastReport.Counters, LastWarnings: in.LastReport.Warnings,
 		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
+		Parameters: in.Parameters, RunParams: in.RunParams,
 	}
 	if p := in.Pause; p != nil {
 		it.PauseNote, it.PausedBy, it.PausedAt, it.ResumeAt = p.Note, p.By, ms(p.At), ms(p.Until)
@@ -281,6 +286,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 			Calendar: it.Calendar, OnExcluded: it.OnExcluded, Window: timer.Window{Start: fromMs(it.StartMs), End: fromMs(it.EndMs)},
 			MisfireAfter: time.Duration(it.MisfireAfterMs) * time.Millisecond,
 			Alerts:       it.Alerts.rules(),
+			Parameters:   it.Parameters,
 		},
 		Active: it.Active, ActiveBy: it.ActiveBy, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),
@@ -295,6 +301,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		LastSuccessAt: fromMs(it.LastSuccessAt), LastSuccessFor: fromMs(it.LastSuccessFor), State: it.State,
 		LastReport: timer.Report{Summary: it.LastSummary, Counters: it.LastCounters, Warnings: it.LastWarnings},
 		Backfill:   it.Backfill.cursor(), RunBackfill: it.RunBackfill,
+		RunParams: it.RunParams,
 	}
 }
 
@@ -320,14 +327,16 @@ type logItem struct {
 	Error           string `dynamodbav:"error,omitempty"`
 	Output          string `dynamodbav:"output,omitempty"`
 	// Summary, Counters and Warnings: the run's report (timer.Report).
-	Summary   string             `dynamodbav:"summary,omitempty"`
-	Counters  map[string]float64 `dynamodbav:"counters,omitempty"`
-	Warnings  []string           `dynamodbav:"warnings,omitempty"`
-	NextRun   int64              `dynamodbav:"nextRun,omitempty"`
-	GaveUp    bool               `dynamodbav:"gaveUp,omitempty"`
-	Version   int64              `dynamodbav:"version,omitempty"`
-	Backfill  bool               `dynamodbav:"backfill,omitempty"`
-	ExpiresAt int64              `dynamodbav:"expiresAt"`
+	Summary  string             `dynamodbav:"summary,omitempty"`
+	Counters map[string]float64 `dynamodbav:"counters,omitempty"`
+	Warnings []string           `dynamodbav:"warnings,omitempty"`
+	NextRun  int64              `dynamodbav:"nextRun,omitempty"`
+	GaveUp   bool               `dynamodbav:"gaveUp,omitempty"`
+	Version  int64              `dynamodbav:"version,omitempty"`
+	Backfill bool               `dynamodbav:"backfill,omitempty"`
+	// Params are the Run Now's parameter overrides the execution ran with (JSON; absent: none).
+	Params    string `dynamodbav:"params,omitempty"`
+	ExpiresAt int64  `dynamodbav:"expiresAt"`
 }
 
 const logSortLayout = "2006-01-02T15:04:05.000Z"
@@ -347,6 +356,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
 		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}
+	it.Params, _ = timer.EncodeParams(e.Parameters) // values a JSON decode gave: they encode
 	if e.Outcome.Failed() {
 		it.ErrDay = errShardPK(appAttr(e.App), started.Format(time.DateOnly), e.ExecutionID)
 	}
@@ -360,6 +370,7 @@ func (it logItem) execution() timer.Execution {
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp,
 		Version: it.Version, Backfill: it.Backfill,
-		Report: timer.Report{Summary: it.Summary, Counters: it.Counters, Warnings: it.Warnings},
+		Report:     timer.Report{Summary: it.Summary, Counters: it.Counters, Warnings: it.Warnings},
+		Parameters: timer.DecodeParams(it.Params),
 	}
 }

@@ -99,6 +99,9 @@ type Timer struct {
 	// pause (recovery's sweep activates the timer again; without it, an operator does).
 	PauseAfterFailures *int      `yaml:"pauseAfterFailures"`
 	PauseFor           *Duration `yaml:"pauseFor"`
+	// Parameters are the values a Run Now may override (timer.Param): name, type (string,
+	// integer, number, boolean, date, enum), default, required, values (enum), description.
+	Parameters timer.Params `yaml:"parameters"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -337,6 +340,7 @@ func (t Timer) problems(k timer.Key) []error {
 	errs = append(errs, t.Alerts.problems()...)
 	errs = append(errs, t.autoPauseProblems()...)
 	errs = append(errs, t.itemProblems()...)
+	errs = append(errs, t.Parameters.Problems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
 			errs = append(errs, fmt.Errorf("properties: key %q must be 1..128 characters", k))
@@ -467,6 +471,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	t.applyCalendar(&s)
 	s.Alerts = t.Alerts.Rules()
 	s.AutoPause = t.autoPause()
+	s.Parameters = t.Parameters
 	return s
 }
 

@@ -205,6 +205,8 @@ type Settings struct {
 	Alerts AlertRules `json:"alerts,omitzero"`
 	// AutoPause pauses the timer after failures in a row (pause.go).
 	AutoPause AutoPause `json:"autoPause,omitzero"`
+	// Parameters are the values a Run Now or a backfill may override (params.go).
+	Parameters Params `json:"parameters,omitempty"`
 }
 
 // Retry backoff kinds.
@@ -313,6 +315,10 @@ type Instance struct {
 	// RunBackfill names the backfill whose firing the running execution is (set at claim).
 	Backfill    *BackfillCursor `json:"backfill,omitempty"`
 	RunBackfill string          `json:"runBackfill,omitempty"`
+	// RunParams are a Run Now's parameter overrides (JSON, EncodeParams): set by the Run Now
+	// of an idle instance, read by the claim with the item, kept through the run's retries
+	// and removed by the finish that ends it ("" when none).
+	RunParams string `json:"runParams,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).
@@ -345,6 +351,7 @@ func (in Instance) Run() (scheduledAt time.Time, attempt int) {
 // Clone returns a deep copy (properties included), so stores never share maps with callers.
 func (in Instance) Clone() Instance {
 	in.Properties = maps.Clone(in.Properties)
+	in.Parameters = slices.Clone(in.Parameters)
 	if in.Action.HTTP != nil {
 		h := *in.Action.HTTP
 		h.Headers = maps.Clone(h.Headers)

@@ -78,6 +78,9 @@ type Finish struct {
 	GaveUp bool
 	// RetrySkipped: a retry would have reached the next scheduled firing, so it was dropped.
 	RetrySkipped bool
+	// ClearRunParams: the change ends a Run Now's run (no retry of it follows): its
+	// parameter overrides (Instance.RunParams) are removed.
+	ClearRunParams bool
 
 	// What the decision assumed about state others may change during a run. KeepNextRun:
 	// NextRun was set during the run (by the action, an operator or Run Now) and stands;
@@ -199,6 +202,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		f.NextRun = in.NextRun
 		f.PendingScheduledAt, f.PendingAttempt = time.Time{}, 0
 	}
+	f.ClearRunParams = f.PendingAttempt == 0 // a Run Now's parameters last through its retries
 	return f
 }
 
@@ -222,6 +226,9 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	}
 	out := in.Clone()
 	out.RunBackfill = ""
+	if f.ClearRunParams {
+		out.RunParams = ""
+	}
 	if f.Backfill != nil {
 		b := *f.Backfill
 		out.Backfill = &b
@@ -275,6 +282,9 @@ type Execution struct {
 	Version int64 `json:"version,omitempty"`
 	// Backfill: the execution ran an instant of a backfill (its ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
+	// Parameters are the overrides of the Run Now the execution ran (absent: none; its
+	// payload had the timer's defaults).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // NewExecution builds the log entry for an execution of `running` ended by f.
@@ -301,6 +311,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		GaveUp:          f.GaveUp,
 		Version:         running.Version,
 		Backfill:        running.RunBackfill != "",
+		Parameters:      running.RunOverrides(),
 	}
 }
 
