@@ -51,6 +51,9 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(t)
 	},
 	"ms":   fmtMs,
+	// runNowFields are a timer's Run Now form fields (runnow.go); deref a default's text.
+	"runNowFields": runNowFields,
+	"deref":        func(s *string) string { return *s },
 	"late": fmtLate,
 	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	// appOptions are the App filter's choices: the apps the caller may read (pageData.Apps),

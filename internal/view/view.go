@@ -59,6 +59,8 @@ type Timer struct {
 	// in a row, for that long (absent: no such rule; no pauseFor: until an operator activates it).
 	PauseAfterFailures int    `json:"pauseAfterFailures,omitempty"`
 	PauseFor           string `json:"pauseFor,omitempty"`
+	// Parameters are the timer's declared parameters (a Run Now may override them).
+	Parameters timer.Params `json:"parameters,omitempty"`
 }
 
 // Execution is one log entry.
@@ -88,6 +90,9 @@ type Execution struct {
 	GaveUp   bool               `json:"gaveUp"`
 	// Backfill: the execution ran an instant of a backfill (ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
+	// Parameters are the overrides of the Run Now the execution ran (absent: none; the run
+	// had the timer's defaults).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // OfTimer builds the view of an instance.
@@ -105,7 +110,7 @@ func OfTimer(in timer.Instance) Timer {
 		LastOutcome: string(in.LastOutcome), LastError: in.LastError, PendingAttempt: in.PendingAttempt, Pause: in.Pause,
 		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
-		Backfill: in.Backfill,
+		Backfill: in.Backfill, Parameters: in.Parameters,
 	}
 	if a := in.AutoPause; a.After > 0 {
 		t.PauseAfterFailures = a.After
@@ -129,7 +134,7 @@ func OfExecution(e timer.Execution) Execution {
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill,
-		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
+		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings, Parameters: e.Parameters,
 	}
 }
 

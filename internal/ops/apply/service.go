@@ -73,7 +73,7 @@ func (s *Service) Operate(ctx context.Context, a ops.Actor, key timer.Key, op st
 	)
 	switch op {
 	case ops.OpRunNow:
-		in, err = s.Admin.RunNow(ctx, key)
+		return s.RunNow(ctx, a, key, nil) // the declared parameters' checks apply (params.go)
 	case ops.OpActivate:
 		in, err = s.Admin.SetActive(ctx, key, true)
 	case ops.OpDeactivate:
