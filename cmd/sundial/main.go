@@ -38,7 +38,8 @@ Usage:
   sundial health [--json] [--app APP]   Environment Health: fetcher, queues, processors, execution order
   sundial alerts [--json] [--app APP]   the open alerts: timers whose alert rule holds (manifest alerts:)
   sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N] [--app APP]
-  sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
+  sundial run-now NAME [--param KEY=VALUE]... [--app APP]   run as soon as possible (activates a
+                              deactivated timer); --param overrides a declared parameter (manifest parameters:)
   sundial activate NAME [--app APP]
   sundial deactivate NAME [--app APP]   a running execution is not stopped
   sundial deactivate --app APP (--all | --tenant T | --priority P | NAME...) --note TEXT [--until RFC3339]

@@ -20,8 +20,11 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	appName := appFlag(fs)
 	api := apiFlag(fs)
 	var bulk bulkFlags
+	var params paramFlag
 	if cmd != "run-now" {
 		bulk.add(fs, cmd)
+	} else {
+		params = addParamFlag(fs)
 	}
 	if err := parse(fs, args); err != nil {
 		return err
@@ -37,7 +40,12 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	msg, err := be.Operate(ctx, key, cmd, cliActor())
+	var msg string
+	if pr, ok := be.(paramRunner); ok && len(params) > 0 {
+		msg, err = pr.RunNowWith(ctx, key, cliActor(), params)
+	} else {
+		msg, err = be.Operate(ctx, key, cmd, cliActor())
+	}
 	if err != nil {
 		return withSuggestion(ctx, a, key, err)
 	}
