@@ -50,12 +50,12 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(t)
 	},
-	"ms":   fmtMs,
+	"ms": fmtMs,
 	// runNowFields are a timer's Run Now form fields (runnow.go); deref a default's text.
 	"runNowFields": runNowFields,
 	"deref":        func(s *string) string { return *s },
-	"late": fmtLate,
-	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"late":         fmtLate,
+	"f1":           func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	// appOptions are the App filter's choices: the apps the caller may read (pageData.Apps),
 	// and the one the page shows when it is not among them (typed into the URL).
 	"appOptions": func(apps []string, cur string) []appOption {
