@@ -50,12 +50,9 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(t)
 	},
-	"ms": fmtMs,
-	// runNowFields are a timer's Run Now form fields (runnow.go); deref a default's text.
-	"runNowFields": runNowFields,
-	"deref":        func(s *string) string { return *s },
-	"late":         fmtLate,
-	"f1":           func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"ms":   fmtMs,
+	"late": fmtLate,
+	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	// appOptions are the App filter's choices: the apps the caller may read (pageData.Apps),
 	// and the one the page shows when it is not among them (typed into the URL).
 	"appOptions": func(apps []string, cur string) []appOption {
@@ -85,6 +82,9 @@ var funcs = template.FuncMap{
 	"jobStates":     func() []string { return []string{"queued", "running", "done", "failed", "cancelled"} },
 	"timerStates":   func() []string { return TimerStates },
 	"pageSizes":     func() []int { return []int{50, 100, 250, 500, 1000} },
+	// runNowFields are a timer's Run Now form fields (runnow.go); deref a default's text.
+	"runNowFields": runNowFields,
+	"deref":        func(s *string) string { return *s },
 }
 
 func parsePages() (map[string]*template.Template, error) {
