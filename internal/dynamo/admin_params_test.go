@@ -14,8 +14,8 @@ import (
 // A Run Now's parameter overrides, on DynamoDB and in memory: the declared parameters
 // round-trip with the instance; the overrides are written with the next run of an idle
 // instance (a running one refuses them and is left as it was), returned by the claim, kept by
-// a failed run's finish for its retry, removed by the finish that ends the Run Now's run, and
-// each of its executions is logged with them.
+// a failed run's finish for its retry, removed by the finish that ends the Run Now's run; in
+// memory each of its executions is logged with them.
 func TestRunNowParameters(t *testing.T) {
 	testenv.Integration(t)
 	prefix := testenv.Unique(t)
@@ -76,6 +76,12 @@ func runNowParamsScenario(t *testing.T, h harness) {
 	require.NoError(t, err)
 	require.Empty(t, got.RunParams, "the finish that ends the Run Now's run removes them")
 
+	if _, mem := h.Store.(paramRunNower).(interface{ Executions() []timer.Execution }); !mem {
+		// On DynamoDB the log is the stream's (ExecutionFromImages reads the overrides from
+		// the old image): TestRunNowParametersEndToEnd reads it through `sundial logs`. The
+		// package's stream drain is left to the tests that need it.
+		return
+	}
 	logged := h.logged(t, key)
 	require.Len(t, logged, 2)
 	for _, e := range logged {
