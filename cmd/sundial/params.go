@@ -30,7 +30,7 @@ func (p paramFlag) Set(v string) error {
 // addParamFlag adds --param to fs.
 func addParamFlag(fs *flag.FlagSet) paramFlag {
 	p := paramFlag{}
-	fs.Var(p, "param", "a parameter's value for this run, `KEY=VALUE` (repeatable; checked against the timer's declared parameters)")
+	fs.Var(p, "param", "a parameter's value, `KEY=VALUE`, for the run (run-now) or every run (backfill); repeatable; checked against the timer's declared parameters")
 	return p
 }
 

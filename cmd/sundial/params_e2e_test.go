@@ -21,7 +21,8 @@ import (
 // missing is refused with an error per field and runs nothing; accepted, the HTTP action's
 // payload has the defaults overlaid with the overrides, typed; `sundial logs --json` and
 // the audit record of the Run Now carry the overrides. A Run Now without --param of a timer
-// whose parameters are all optional gets the defaults.
+// whose parameters are all optional gets the defaults. A backfill with --param is checked the
+// same way, and each of its runs has the overrides.
 func TestRunNowParametersEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
@@ -137,4 +138,52 @@ func TestRunNowParametersEndToEnd(t *testing.T) {
 			require.Empty(t, r.After)
 		}
 	}
+
+	// A backfill with --param: refused per field the same way, then every run of it has
+	// the overrides, as have its log entries and the audit record of its start.
+	to := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	from := to.Add(-15 * 24 * time.Hour)
+	bf := []string{"backfill", "Reload", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "--detach"}
+	_, stderr, code = run(append(bf, "--param", "limit=many")...)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, `parameter limit: integer: "many" is not an integer`)
+	require.Contains(t, stderr, "parameter day: required: give a value")
+	_, stderr, code = run(append(bf, "--param", "day=2026-10-01", "--param", "mode=full")...)
+	require.Equal(t, 0, code, stderr)
+	backfillCalls := func() []map[string]any {
+		var out []map[string]any
+		for _, c := range calls() {
+			if c["trigger"] == "backfill" {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	waitUntil(t, 60*time.Second, 250*time.Millisecond, "the backfill's runs", func() bool { return len(backfillCalls()) >= 2 })
+	for _, c := range backfillCalls() {
+		require.Equal(t, map[string]any{"day": "2026-10-01", "limit": 100.0, "mode": "full", "dry": false}, c["parameters"])
+	}
+	waitUntil(t, 30*time.Second, 250*time.Millisecond, "the backfill's runs logged", func() bool {
+		out, _, code := run("logs", "--json", "--timer", "Reload")
+		if code != 0 {
+			return false
+		}
+		n := 0
+		for _, e := range jsonLines[entry](t, out) {
+			if e.Parameters["day"] == "2026-10-01" && e.Parameters["mode"] == "full" {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	out, stderr, code = run("audit", "--json")
+	require.Equal(t, 0, code, stderr)
+	var starts []audit.Record
+	for _, r := range jsonLines[audit.Record](t, out) {
+		if r.Action == audit.Backfill {
+			starts = append(starts, r)
+		}
+	}
+	require.Len(t, starts, 1, "only the accepted start is recorded")
+	require.Equal(t, map[string]any{"day": "2026-10-01", "mode": "full"}, starts[0].After["parameters"])
 }

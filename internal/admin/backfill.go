@@ -42,6 +42,9 @@ type BackfillRequest struct {
 	// instance the instants always run one at a time, never beside the timer's own run.
 	Parallel int    `json:"parallel,omitempty"`
 	By       string `json:"-"`
+	// Parameters override the timer's declared parameters for every run of the backfill
+	// (checked as a Run Now's are: timer.Params.Resolve).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // BackfillStatus is a backfill with its progress, summed over its instances.
@@ -155,6 +158,9 @@ func (s *Service) acceptBackfill(ctx context.Context, r BackfillRequest) (accept
 	}
 	b := timer.Backfill{ID: "bf-" + rand.Text()[:10], App: app, Timer: r.Timer, From: r.From.UTC(), To: r.To.UTC(),
 		Parallel: r.Parallel, By: r.By, At: now, State: timer.BackfillStarting}
+	if b.Params, err = backfillParams(ins[0], r.Parameters); err != nil {
+		return acceptedBackfill{}, err
+	}
 	plans := map[string][]time.Time{}
 	for _, in := range ins {
 		switch {
@@ -227,7 +233,7 @@ func (s *Service) writeBackfill(ctx context.Context, acc acceptedBackfill) (Back
 	}
 	for _, tenant := range b.Tenants {
 		at := plans[tenant]
-		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at)}
+		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at), Params: b.Params}
 		if len(at) > 0 {
 			c.Next, c.Attempt, c.Waiting = at[0], 1, true
 		}
@@ -260,7 +266,7 @@ func (s *Service) writeBackfill(ctx context.Context, acc acceptedBackfill) (Back
 			continue
 		}
 		at := plans[tenant]
-		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at), Next: at[0], Attempt: 1, Due: now, SentAt: now}
+		c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at), Next: at[0], Attempt: 1, Due: now, SentAt: now, Params: b.Params}
 		in := timer.Instance{Key: key, Backfill: &c, Active: true}
 		for _, x := range ins {
 			if x.Tenant == tenant {

@@ -8,6 +8,16 @@ import (
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
+// backfillParams checks a backfill's overrides against the parameters its timer declares
+// (in, one of its instances) and returns them as its runs carry them (timer.EncodeParams).
+func backfillParams(in timer.Instance, overrides map[string]any) (string, error) {
+	typed, err := in.Parameters.Resolve(overrides)
+	if err != nil {
+		return "", err
+	}
+	return timer.EncodeParams(typed)
+}
+
 // RunNowWith is RunNow with parameter overrides, validated against the parameters the
 // instance in (as read) declares: every field's refusal at once (timer.ParamErrors), and
 // nothing written then. The typed overrides are stored with the next run, in the same write

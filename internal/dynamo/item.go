@@ -150,6 +150,7 @@ type backfillItem struct {
 	Failed    int    `dynamodbav:"failed"`
 	Waiting   bool   `dynamodbav:"waiting,omitempty"`
 	Cancelled bool   `dynamodbav:"cancelled,omitempty"`
+	Params    string `dynamodbav:"params,omitempty"`
 }
 
 func toBackfillItem(c *timer.BackfillCursor) *backfillItem {
@@ -157,7 +158,7 @@ func toBackfillItem(c *timer.BackfillCursor) *backfillItem {
 		return nil
 	}
 	return &backfillItem{ID: c.ID, Next: ms(c.Next), Attempt: c.Attempt, Due: ms(c.Due), SentAt: ms(c.SentAt), To: ms(c.To),
-		Total: c.Total, Done: c.Done, Failed: c.Failed, Waiting: c.Waiting, Cancelled: c.Cancelled}
+		Total: c.Total, Done: c.Done, Failed: c.Failed, Waiting: c.Waiting, Cancelled: c.Cancelled, Params: c.Params}
 }
 
 func (b *backfillItem) cursor() *timer.BackfillCursor {
@@ -165,7 +166,7 @@ func (b *backfillItem) cursor() *timer.BackfillCursor {
 		return nil
 	}
 	return &timer.BackfillCursor{ID: b.ID, Next: fromMs(b.Next), Attempt: b.Attempt, Due: fromMs(b.Due), SentAt: fromMs(b.SentAt), To: fromMs(b.To),
-		Total: b.Total, Done: b.Done, Failed: b.Failed, Waiting: b.Waiting, Cancelled: b.Cancelled}
+		Total: b.Total, Done: b.Done, Failed: b.Failed, Waiting: b.Waiting, Cancelled: b.Cancelled, Params: b.Params}
 }
 
 // progressItem is the stored form of timer.Progress.

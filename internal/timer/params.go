@@ -294,10 +294,13 @@ func DecodeParams(s string) map[string]any {
 	return m
 }
 
-// RunOverrides are the parameter overrides of the run the instance holds (nil: none, or a
-// backfill's run, which carries its backfill's).
+// RunOverrides are the parameter overrides of the run the instance holds: a Run Now's, or
+// for a backfill's run its backfill's (nil: none).
 func (in Instance) RunOverrides() map[string]any {
 	if in.RunBackfill != "" {
+		if in.Backfill != nil && in.Backfill.ID == in.RunBackfill {
+			return DecodeParams(in.Backfill.Params)
+		}
 		return nil
 	}
 	return DecodeParams(in.RunParams)

@@ -222,6 +222,9 @@ func (s *Service) StartBackfill(ctx context.Context, a ops.Actor, r admin.Backfi
 		return admin.BackfillStatus{}, err
 	}
 	after := map[string]any{"id": b.ID, "from": b.From, "to": b.To, "parallel": b.Parallel, "instants": b.Total}
+	if p := timer.DecodeParams(b.Params); p != nil {
+		after["parameters"] = p
+	}
 	if r.Tenant != "" {
 		after["tenant"] = r.Tenant
 	}
