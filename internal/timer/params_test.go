@@ -70,5 +70,9 @@ func TestParamsValues(t *testing.T) {
 	in := timer.Instance{RunParams: stored}
 	require.Equal(t, map[string]any{"limit": float64(5), "day": "2026-02-01"}, in.RunOverrides())
 	in.RunBackfill = "b1"
+	require.Nil(t, in.RunOverrides(), "a backfill's run has its backfill's overrides, not a Run Now's")
+	in.Backfill = &timer.BackfillCursor{ID: "b1", Params: `{"day":"2026-10-01"}`}
+	require.Equal(t, map[string]any{"day": "2026-10-01"}, in.RunOverrides())
+	in.Backfill.ID = "b0" // a cursor of another backfill
 	require.Nil(t, in.RunOverrides())
 }
