@@ -144,6 +144,7 @@ func (s *Server) backfillSubmit(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: parallel %q is not a number", errkind.Invalid, p)
 		}
 	}
+	req.Parameters, _ = formParams(r.PostForm) // the parameter fields (an empty one: the default)
 	st, err := s.be.StartBackfill(r.Context(), req, by(r))
 	if err != nil {
 		return err

@@ -115,17 +115,19 @@ func formParams(form url.Values) (overrides map[string]any, ok bool) {
 // parameter, typed as the browser offers it (an enum as a select), required ones marked.
 type runNowField struct {
 	timer.Param
+	ID       string // the element's id: <prefix>-<name>
 	Input    string // the <input> type: text, number, date; "select" for enum and boolean
 	Step     string // a number input's step
 	Options  []string
 	Selected string
 }
 
-// runNowFields are the form's fields of the declared parameters.
-func runNowFields(ps timer.Params) []runNowField {
+// runNowFields are the form's fields of the declared parameters (the Run Now form's and the
+// backfill form's: their ids start with prefix).
+func runNowFields(prefix string, ps timer.Params) []runNowField {
 	out := make([]runNowField, 0, len(ps))
 	for _, p := range ps {
-		f := runNowField{Param: p, Input: "text"}
+		f := runNowField{Param: p, ID: prefix + "-" + p.Name, Input: "text"}
 		if p.Default != nil && p.Required { // an optional select offers "default" first
 			f.Selected = *p.Default
 		}

@@ -122,6 +122,26 @@ func TestRunNowParametersForm(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, status, page)
 	require.JSONEq(t, `{"day":"2026-11-02","limit":5,"mode":"full"}`, f.get(t, key).RunParams)
 
+	// The backfill form has the same fields; posted, the backfill carries the overrides.
+	status, page, _ = b.send(t, "GET", "/timers/"+keyPath(key), nil, "")
+	require.Equal(t, http.StatusOK, status, page)
+	require.Contains(t, page, `<input id="bf-param-day" name="param.day" type="date" required>`)
+	to := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	bf := url.Values{"csrf": {csrf}, "from": {to.Add(-3 * time.Hour).Format(time.RFC3339)}, "to": {to.Format(time.RFC3339)}, "param.mode": {"half"}}
+	status, page, _ = b.send(t, "POST", "/timers/"+keyPath(key)+"/backfill", bf, "")
+	require.Equal(t, http.StatusBadRequest, status, page)
+	require.Contains(t, page, `parameter mode: enum: &#34;half&#34; is not one of full, delta`)
+	require.Contains(t, page, "parameter day: required: give a value")
+	bf.Set("param.mode", "full")
+	bf.Set("param.day", "2026-10-01")
+	status, page, _ = b.send(t, "POST", "/timers/"+keyPath(key)+"/backfill", bf, "")
+	require.Equal(t, http.StatusSeeOther, status, page)
+	status, body, _ := f.do(t, "GET", apiTimerPath(key)+"/backfill", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var st struct{ Parameters string }
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	require.JSONEq(t, `{"day":"2026-10-01","mode":"full"}`, st.Parameters)
+
 	// A timer without parameters keeps its one-click button.
 	plain := f.create(t, "PlainForm", "every 1h", nil)
 	status, page, _ = b.send(t, "GET", "/timers/"+keyPath(plain), nil, "")
@@ -134,7 +154,7 @@ func TestRunNowParametersForm(t *testing.T) {
 	e := timer.Execution{Key: key, ExecutionID: "par-1", ScheduledAt: done, ShouldHaveRunAt: done, StartedAt: done, Duration: time.Second,
 		ExecutedBy: "n", Attempt: 1, Outcome: timer.OutcomeSuccess, Parameters: map[string]any{"day": "2026-11-02", "limit": 5}}
 	require.NoError(t, f.app.Store.PutExecution(context.Background(), e))
-	status, body, _ := f.do(t, "GET", "/api/apps/"+key.AppName()+"/logs?timer="+url.QueryEscape(key.Timer), f.token, "")
+	status, body, _ = f.do(t, "GET", "/api/apps/"+key.AppName()+"/logs?timer="+url.QueryEscape(key.Timer), f.token, "")
 	require.Equal(t, http.StatusOK, status, body)
 	var lp struct {
 		Items []struct {
