@@ -32,6 +32,10 @@ func (s *Service) RunNowWith(ctx context.Context, in timer.Instance, overrides m
 	if err != nil {
 		return in, nil, err
 	}
+	if enc == "" && in.RunParams != "" && !in.Running() {
+		// An earlier Run Now's overrides are pending: this one, without any, replaces them.
+		enc = "{}"
+	}
 	out, err := s.Store.RunNowWith(ctx, in.Key, s.Clock.Now(), enc)
 	if err != nil {
 		return out, nil, err

@@ -169,3 +169,20 @@ func TestRunNowParametersForm(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, page)
 	require.Contains(t, page, `<table id="entry-parameters"><tbody><tr><th>day</th><td><code>2026-11-02</code></td></tr><tr><th>limit</th><td><code>5</code></td></tr></tbody></table>`)
 }
+
+// A Run Now without overrides replaces a pending one's: its run gets the defaults.
+func TestRunNowParametersReplaced(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	key := f.create(t, "Replaced", "every 1h", func(in *timer.Instance) {
+		in.Parameters = timer.Params{{Name: "limit", Type: timer.ParamInteger, Default: strp("100")}}
+	})
+	status, body, _ := f.do(t, "POST", timerPath(key)+"/run-now", f.token, `{"parameters":{"limit":7}}`)
+	require.Equal(t, http.StatusOK, status, body)
+	require.JSONEq(t, `{"limit":7}`, f.get(t, key).RunParams)
+	status, body, _ = f.do(t, "POST", timerPath(key)+"/run-now", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	in := f.get(t, key)
+	require.Empty(t, in.RunOverrides())
+	require.Equal(t, map[string]any{"limit": int64(100)}, in.Parameters.Values(in.RunOverrides()))
+}
