@@ -186,4 +186,5 @@ func TestRunNowParametersEndToEnd(t *testing.T) {
 	}
 	require.Len(t, starts, 1, "only the accepted start is recorded")
 	require.Equal(t, map[string]any{"day": "2026-10-01", "mode": "full"}, starts[0].After["parameters"])
+	requireIAMClean(t, dir, p.Endpoint)
 }
