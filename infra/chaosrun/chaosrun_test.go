@@ -19,7 +19,7 @@ func TestManifestIsValid(t *testing.T) {
 	m, err := manifest.Parse(strings.NewReader(chaosrun.Manifest(30, 6, "http://127.0.0.1:9")))
 	require.NoError(t, err)
 	require.NoError(t, m.Validate())
-	require.Len(t, m.Timers, 39)
+	require.Len(t, m.Timers, 40)
 	require.True(t, m.Timers[30].Async)
 	for i, policy := range []string{"", timer.OverlapBufferOne, timer.OverlapBufferAll} {
 		require.Equal(t, policy, m.Timers[36+i].Settings(manifest.Defaults{}).Overlap, "a timer of each overlap policy")
@@ -85,4 +85,5 @@ func TestChaos(t *testing.T) {
 	// they came during; the invariants above (no overlap, every instant accounted) cover them.
 	require.Positive(t, res.SkippedInstants, "instants passed while runs ran were recorded as skipped")
 	require.Positive(t, res.Buffered, "instants passed while runs ran were buffered and run")
+	require.Positive(t, res.Stopped, "cancel-other's runs were stopped by the next instant")
 }

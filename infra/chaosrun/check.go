@@ -62,6 +62,8 @@ type Result struct {
 	// an instant that came due while the run before it was still running (overlap buffer-one,
 	// buffer-all). Unaccounted: instants neither run nor recorded as skipped (see Check).
 	SkippedInstants, Buffered, Unaccounted int
+	// Stopped: executions ended as stopped (cancel-other's, at the next instant).
+	Stopped int
 	// ZombiesDiscarded: results discarded by a fenced write; each must have been recovered.
 	ZombiesDiscarded int
 	// LatenessP50/P95/Max: claim time minus due time of first attempts (skew-corrected).
@@ -177,6 +179,9 @@ func (r *Result) chain(k timer.Key, initial timer.Instance, entries []timer.Exec
 			r.Executed++
 			if e.Outcome == timer.OutcomeSuccess {
 				r.Succeeded++
+			}
+			if e.Outcome == timer.OutcomeStopped {
+				r.Stopped++
 			}
 		}
 		if e.Attempt > 1 {

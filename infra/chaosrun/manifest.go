@@ -36,6 +36,9 @@ var overlapTimers = []struct{ policy, schedule, query string }{
 	{"skip", "every 1s", "min=1200&max=2500"},
 	{"buffer-one", "every 2s", "min=1500&max=4500"},
 	{"buffer-all", "every 3s", "min=500&max=4000"},
+	// cancel-other's action stops when the processor hangs up (at the next instant): the
+	// recorder ends its call then, so an overlap of the two calls would show.
+	{"cancel-other", "every 2s", "min=1000&max=3500&hangup=stop"},
 }
 
 // asyncSchedules cycle over the async timers.

@@ -61,7 +61,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(tw, "INVARIANTS\t\t")
 	row("overlaps", res.ActionOverlaps+res.LogOverlaps, fmt.Sprintf("actions %d (action server), outcomes after a newer claim %d (log)", res.ActionOverlaps, res.LogOverlaps))
 	row("lost", res.Lost, "firings neither executed nor accounted for (see check.go)")
-	row("instants unaccounted", res.Unaccounted, fmt.Sprintf("neither run nor recorded as skipped; %d recorded skipped, %d buffered runs (overlap policies)", res.SkippedInstants, res.Buffered))
+	row("instants unaccounted", res.Unaccounted, fmt.Sprintf("neither run nor recorded as skipped; %d recorded skipped, %d buffered runs, %d stopped by the next instant (overlap policies)", res.SkippedInstants, res.Buffered, res.Stopped))
 	row("unfinished at stop", res.UnfinishedAtStop, "claimed, still running: recovery finds the expired lease and ends it")
 	calls := 0
 	for _, n := range r.IAM.Calls {

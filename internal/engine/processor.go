@@ -380,6 +380,8 @@ func (p *Processor) runContext(payload *action.Payload, in timer.Instance, trigg
 	if in.State != "" {
 		payload.State = json.RawMessage(in.State)
 	}
+	// From the claimed item too: the declared defaults and a Run Now's overrides.
+	payload.Parameters = in.Parameters.Values(in.RunOverrides())
 }
 
 // started records an accepted async start: the lease shrinks to one heartbeat window (the

@@ -108,6 +108,9 @@ type Timer struct {
 	// Overlap is what the schedule's instants that pass while an execution runs do:
 	// skip (the default), buffer-one, buffer-all or cancel-other (timer.OverlapPolicies).
 	Overlap string `yaml:"overlap" json:",omitempty"`
+	// Parameters are the values a Run Now may override (timer.Param): name, type (string,
+	// integer, number, boolean, date, enum), default, required, values (enum), description.
+	Parameters timer.Params `yaml:"parameters"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -352,6 +355,7 @@ func (t Timer) problems(k timer.Key) []error {
 	errs = append(errs, t.autoPauseProblems()...)
 	errs = append(errs, t.deadlineProblems()...)
 	errs = append(errs, t.itemProblems()...)
+	errs = append(errs, t.Parameters.Problems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
 			errs = append(errs, fmt.Errorf("properties: key %q must be 1..128 characters", k))
@@ -486,6 +490,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	s.Alerts = t.Alerts.Rules()
 	s.AutoPause = t.autoPause()
 	s.Deadlines = t.deadlines()
+	s.Parameters = t.Parameters
 	return s
 }
 

@@ -69,6 +69,8 @@ type Timer struct {
 	Overlap         string     `json:"overlap"`
 	SkippedInstants int        `json:"skippedInstants,omitempty"`
 	SkippedSince    *time.Time `json:"skippedSince,omitempty"`
+	// Parameters are the timer's declared parameters (a Run Now may override them).
+	Parameters timer.Params `json:"parameters,omitempty"`
 }
 
 // Execution is one log entry.
@@ -101,6 +103,9 @@ type Execution struct {
 	Skipped int `json:"skipped,omitempty"`
 	// Backfill: the execution ran an instant of a backfill (ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
+	// Parameters are the overrides of the Run Now the execution ran (absent: none; the run
+	// had the timer's defaults).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // OfTimer builds the view of an instance.
@@ -119,7 +124,7 @@ func OfTimer(in timer.Instance) Timer {
 		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 		Backfill: in.Backfill,
-		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince),
+		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince), Parameters: in.Parameters,
 	}
 	if a := in.AutoPause; a.After > 0 {
 		t.PauseAfterFailures = a.After
@@ -150,7 +155,7 @@ func OfExecution(e timer.Execution) Execution {
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill, Skipped: e.Skipped,
-		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
+		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings, Parameters: e.Parameters,
 	}
 }
 
