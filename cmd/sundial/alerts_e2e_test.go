@@ -139,9 +139,11 @@ func TestAutoPauseEndToEnd(t *testing.T) {
 	count := sink.count
 
 	dir := t.TempDir()
+	// pauseFor 20 s: the test reads the open alert after a CLI call and 3 s of waiting, which
+	// a loaded machine (the e2e tests run two at a time) took past a 6 s pause.
 	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`app: billing
 timers:
-  - {name: Broken, schedule: "every 2s", timeout: 5s, maxRetries: 1, retryDelay: 0s, pauseAfterFailures: 3, pauseFor: 6s, action: {http: {url: "%[1]s/broken"}}}
+  - {name: Broken, schedule: "every 2s", timeout: 5s, maxRetries: 1, retryDelay: 0s, pauseAfterFailures: 3, pauseFor: 20s, action: {http: {url: "%[1]s/broken"}}}
   - {name: Stuck, schedule: "every 1s", timeout: 5s, maxRetries: 0, pauseAfterFailures: 2, action: {http: {url: "%[1]s/stuck"}}}
 `, action.URL))
 	endpoint := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "").Endpoint
@@ -152,7 +154,7 @@ timers:
 	out, errOut, code := cli(t, dir, "timers", "show", "Broken", "--app", "billing", "--endpoint", endpoint)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "pause after:")
-	require.Contains(t, out, "3 failures in a row, for 6s")
+	require.Contains(t, out, "3 failures in a row, for 20s")
 	require.Contains(t, out, "paused:")
 	require.Contains(t, out, "by platform at")
 	require.Contains(t, out, "paused after 4 failures in a row (pauseAfterFailures: 3) until")
