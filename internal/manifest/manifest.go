@@ -34,12 +34,19 @@ type Manifest struct {
 	Timers []Timer `yaml:"timers"`
 	// Calendars are the business calendars the timers may name (calendar.go).
 	Calendars []Calendar `yaml:"calendars"`
+	// Resources are the app's shared resources, each with its slot count: at most that many
+	// executions of the timers that use it hold it at once (resources.go). The default
+	// app's are environment-wide.
+	Resources map[string]int `yaml:"resources"`
 
 	// shared are the default app's calendars, which another app's timers may name too (its
 	// own of the same name wins); sharedKnown says they were read (WithShared): offline,
 	// another app's reference to a calendar it does not define is left to the publish.
 	shared      []Calendar
 	sharedKnown bool
+	// sharedResources are the default app's resources (WithSharedResources).
+	sharedResources      map[string]int
+	sharedResourcesKnown bool
 	// asOf is the instant a calendar must leave its timers a firing from (AsOf); zero: now.
 	asOf time.Time
 	// written is App as the file wrote it (WrittenApp).
@@ -108,6 +115,10 @@ type Timer struct {
 	// Overlap is what the schedule's instants that pass while an execution runs do:
 	// skip (the default), buffer-one, buffer-all or cancel-other (timer.OverlapPolicies).
 	Overlap string `yaml:"overlap" json:",omitempty"`
+	// Uses names the resources (top-level resources:) an execution must hold a slot of
+	// to run; ResourceUses is them resolved by Manifest.Resolve (not read from YAML).
+	Uses         []string            `yaml:"uses" json:",omitempty"`
+	ResourceUses []timer.ResourceUse `yaml:"-" json:",omitempty"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -293,6 +304,7 @@ func (m Manifest) Validate() error {
 		seen[t.Name] = true
 	}
 	errs = append(errs, m.calendarProblems()...)
+	errs = append(errs, m.resourceProblems()...)
 	return errors.Join(errs...)
 }
 
@@ -486,6 +498,7 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	s.Alerts = t.Alerts.Rules()
 	s.AutoPause = t.autoPause()
 	s.Deadlines = t.deadlines()
+	s.Resources = t.ResourceUses
 	return s
 }
 

@@ -210,6 +210,8 @@ type Settings struct {
 	// Overlap is what the instants that pass during a run do (overlap.go): "" (OverlapSkip),
 	// OverlapBufferOne or OverlapBufferAll.
 	Overlap string `json:"overlap,omitempty"`
+	// Resources are the shared resources an execution holds a slot of (resources.go).
+	Resources []ResourceUse `json:"resources,omitempty"`
 }
 
 // Retry backoff kinds.
