@@ -31,24 +31,19 @@ func PoolName(app, name string) string {
 	return app + "/" + name
 }
 
-// SlotHolder is one execution holding a slot of a pool: the execution's claim (its owner
-// and version fence the slot as they fence the execution) and the lease expiry it was
-// claimed with. A holder whose lease expired holds nothing: recovery of the execution
-// recovers its slot.
+// SlotHolder is one execution holding a slot of a pool: the slot is fenced with the
+// execution (its id; a finish releases only its own execution's slot) and leased with it:
+// Until is the latest the execution's lease may ever reach (its LeaseDeadline: the due
+// instant plus Lease()), so a holder whose lease expired holds nothing, and recovering the
+// execution recovers its slot.
 type SlotHolder struct {
-	Timer   string    `json:"timer" dynamodbav:"timer"`     // Key.String() of the instance
-	Owner   string    `json:"owner" dynamodbav:"owner"`     // the claim's owner
-	Version int64     `json:"version" dynamodbav:"version"` // the claim's version
-	Until   time.Time `json:"until" dynamodbav:"until"`     // the claim's lease expiry
+	Timer     string    `json:"timer" dynamodbav:"timer"` // Key.String() of the instance
+	Execution string    `json:"execution" dynamodbav:"execution"`
+	Until     time.Time `json:"until" dynamodbav:"until"`
 }
 
 // Live reports whether h still holds its slot at now.
 func (h SlotHolder) Live(now time.Time) bool { return now.Before(h.Until) }
-
-// Same reports whether h and o are the same execution (timer, owner and version).
-func (h SlotHolder) Same(o SlotHolder) bool {
-	return h.Timer == o.Timer && h.Owner == o.Owner && h.Version == o.Version
-}
 
 // ErrNoSlot is TakeSlot's answer when every slot is held by a live holder.
 type ErrNoSlot struct {
@@ -76,23 +71,26 @@ func LiveHolders(holders []SlotHolder, now time.Time) []SlotHolder {
 }
 
 // TakeSlot is the pool's holders after h takes a slot of a pool of size slots at now: the
-// expired holders are dropped (their executions' leases ran out), an earlier claim of the
-// same timer is replaced (a timer instance never runs twice at once, so its older claim is
-// over), and h is added when fewer than slots live holders remain. Otherwise the error is
-// *ErrNoSlot naming the holders.
+// expired holders are dropped (their executions' leases ran out) and h is added when fewer
+// than slots live holders remain; taking again for h's execution changes nothing (a retried
+// write). A live holder of h's timer keeps h waiting too, whatever the count: the slot is
+// taken before the claim, so it is a duplicate firing's, or an execution still running.
+// Otherwise the error is *ErrNoSlot naming the holders.
 func TakeSlot(pool string, holders []SlotHolder, slots int, h SlotHolder, now time.Time) ([]SlotHolder, error) {
-	live := slices.DeleteFunc(LiveHolders(holders, now), func(o SlotHolder) bool { return o.Timer == h.Timer })
-	if len(live) >= slots {
+	live := LiveHolders(holders, now)
+	if slices.ContainsFunc(live, func(o SlotHolder) bool { return o.Execution == h.Execution }) {
+		return live, nil
+	}
+	if len(live) >= slots || slices.ContainsFunc(live, func(o SlotHolder) bool { return o.Timer == h.Timer }) {
 		return nil, &ErrNoSlot{Pool: pool, Holders: live}
 	}
 	return append(live, h), nil
 }
 
-// ReleaseSlot is the holders without h's execution (the same timer, owner and version): a
-// finish releases only its own slot, never the slot of a newer claim of the same timer.
-// The bool reports whether h held one.
-func ReleaseSlot(holders []SlotHolder, h SlotHolder) ([]SlotHolder, bool) {
-	i := slices.IndexFunc(holders, h.Same)
+// ReleaseSlot is the holders without execution's: a finish releases only its own slot, never
+// the slot of another execution of the same timer. The bool reports whether it held one.
+func ReleaseSlot(holders []SlotHolder, execution string) ([]SlotHolder, bool) {
+	i := slices.IndexFunc(holders, func(o SlotHolder) bool { return o.Execution == execution })
 	if i < 0 {
 		return holders, false
 	}

@@ -8,15 +8,15 @@ import (
 )
 
 // A pool of 2: a third execution waits (named holders), an expired holder holds nothing, a
-// timer's newer claim replaces its older one, and a release frees only its own execution's
-// slot (a stale finish does not free a newer claim's).
+// live holder of the same timer keeps a second firing of it waiting, a retried take is a
+// no-op, and a release frees only its own execution's slot.
 func TestTakeSlot(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
-	h := func(tm, owner string, v int64, until time.Duration) SlotHolder {
-		return SlotHolder{Timer: tm, Owner: owner, Version: v, Until: now.Add(until)}
+	h := func(tm, exec string, until time.Duration) SlotHolder {
+		return SlotHolder{Timer: tm, Execution: exec, Until: now.Add(until)}
 	}
-	x, y := h("X", "p1", 1, time.Minute), h("Y", "p2", 4, time.Minute)
+	x, y, z := h("X", "e1", time.Minute), h("Y", "e2", time.Minute), h("Z", "e3", time.Minute)
 	for _, c := range []struct {
 		name    string
 		holders []SlotHolder
@@ -26,13 +26,11 @@ func TestTakeSlot(t *testing.T) {
 	}{
 		{"empty pool", nil, x, []SlotHolder{x}, nil},
 		{"one free slot", []SlotHolder{x}, y, []SlotHolder{x, y}, nil},
-		{"full", []SlotHolder{x, y}, h("Z", "p3", 1, time.Minute), nil, []string{"X", "Y"}},
-		{"expired holder frees its slot", []SlotHolder{h("X", "p1", 1, -time.Second), y}, h("Z", "p3", 1, time.Minute),
-			[]SlotHolder{y, h("Z", "p3", 1, time.Minute)}, nil},
-		{"lease ending now holds nothing", []SlotHolder{h("X", "p1", 1, 0), y}, h("Z", "p3", 1, time.Minute),
-			[]SlotHolder{y, h("Z", "p3", 1, time.Minute)}, nil},
-		{"the timer's newer claim replaces its older", []SlotHolder{x, y}, h("X", "p9", 2, time.Minute),
-			[]SlotHolder{y, h("X", "p9", 2, time.Minute)}, nil},
+		{"full", []SlotHolder{x, y}, z, nil, []string{"X", "Y"}},
+		{"expired holder frees its slot", []SlotHolder{h("X", "e1", -time.Second), y}, z, []SlotHolder{y, z}, nil},
+		{"lease ending now holds nothing", []SlotHolder{h("X", "e1", 0), y}, z, []SlotHolder{y, z}, nil},
+		{"the same timer's live holder keeps a second firing waiting", []SlotHolder{x}, h("X", "e9", time.Minute), nil, []string{"X"}},
+		{"a retried take is a no-op", []SlotHolder{x, y}, y, []SlotHolder{x, y}, nil},
 	} {
 		got, err := TakeSlot("erp", c.holders, 2, c.take, now)
 		if c.waitFor != nil {
@@ -43,21 +41,21 @@ func TestTakeSlot(t *testing.T) {
 				names = append(names, o.Timer)
 			}
 			require.Equal(t, c.waitFor, names, c.name)
-			require.EqualError(t, err, "waiting for erp (held by X, Y)", c.name)
 			continue
 		}
 		require.NoError(t, err, c.name)
 		require.Equal(t, c.want, got, c.name)
 	}
+	_, err := TakeSlot("erp", []SlotHolder{x, y}, 2, z, now)
+	require.EqualError(t, err, "waiting for erp (held by X, Y)")
 
-	left, ok := ReleaseSlot([]SlotHolder{x, y}, x)
+	left, ok := ReleaseSlot([]SlotHolder{x, y}, "e1")
 	require.True(t, ok)
 	require.Equal(t, []SlotHolder{y}, left)
-	stale := h("X", "p1", 0, time.Minute)
-	left, ok = ReleaseSlot([]SlotHolder{x, y}, stale)
-	require.False(t, ok, "a stale finish (older version) releases nothing")
+	left, ok = ReleaseSlot([]SlotHolder{x, y}, "e9")
+	require.False(t, ok, "another execution of the timer releases nothing")
 	require.Equal(t, []SlotHolder{x, y}, left)
-	require.Equal(t, []SlotHolder{y}, LiveHolders([]SlotHolder{h("X", "p1", 1, -time.Minute), y}, now))
+	require.Equal(t, []SlotHolder{y}, LiveHolders([]SlotHolder{h("X", "e1", -time.Minute), y}, now))
 	require.Equal(t, "gl", PoolName("", "gl"))
 	require.Equal(t, "billing/erp", PoolName("billing", "erp"))
 }
