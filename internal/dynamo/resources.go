@@ -132,3 +132,11 @@ func (s *Store) SlotHolders(ctx context.Context, pool string) ([]timer.SlotHolde
 }
 
 var errPoolContended = errors.New("the pool changed under every try; the message is redelivered")
+
+// setResources writes a timer's resources (uses:) with its settings, or removes them.
+func setResources(upd expression.UpdateBuilder, uses []timer.ResourceUse) expression.UpdateBuilder {
+	if len(uses) == 0 {
+		return upd.Remove(expression.Name("resources"))
+	}
+	return upd.Set(expression.Name("resources"), expression.Value(uses))
+}

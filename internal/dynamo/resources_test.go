@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -74,4 +75,36 @@ func TestPoolSlotsOnDynamo(t *testing.T) {
 	}
 	err = s.TakeSlot(ctx, use, timer.SlotHolder{Timer: "n3", Execution: "n3", Until: later.Add(time.Minute)}, later)
 	require.EqualError(t, err, fmt.Sprintf("waiting for %s (held by n1, n2)", pool))
+}
+
+// A timer's resources are stored with it (created, read back, changed and removed by a
+// settings update): the processor's messages carry them from the instance it reads.
+func TestPoolResourcesStoredWithTheTimer(t *testing.T) {
+	testenv.Integration(t)
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newStore(t)
+	key := timer.Key{App: "pools", Timer: fmt.Sprintf("Uses%d", time.Now().UnixNano())}
+	in := timer.Instance{Key: key, Active: true, Settings: timer.Settings{Schedule: "every 1m", Priority: 3, Timeout: time.Minute,
+		Action:    actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/"}},
+		Resources: []timer.ResourceUse{{Pool: "pools/erp", Slots: 2}}}}
+	require.NoError(t, s.Create(ctx, in))
+	got, err := s.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, []timer.ResourceUse{{Pool: "pools/erp", Slots: 2}}, got.Resources)
+
+	st := got.Settings
+	st.Resources = []timer.ResourceUse{{Pool: "erp", Slots: 3}}
+	_, err = s.UpdateSettings(ctx, key, st, false, time.Time{})
+	require.NoError(t, err)
+	got, err = s.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, []timer.ResourceUse{{Pool: "erp", Slots: 3}}, got.Resources)
+
+	st.Resources = nil
+	_, err = s.UpdateSettings(ctx, key, st, false, time.Time{})
+	require.NoError(t, err)
+	got, err = s.Get(ctx, key)
+	require.NoError(t, err)
+	require.Empty(t, got.Resources)
 }

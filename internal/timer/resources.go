@@ -17,8 +17,8 @@ const MaxUses = 8
 // ResourceUse is one resource a timer uses (manifest uses:), resolved at publish: Pool is
 // the pool's stored name (PoolName), Slots its size as the publish read it.
 type ResourceUse struct {
-	Pool  string `json:"pool"`
-	Slots int    `json:"slots"`
+	Pool  string `json:"pool" dynamodbav:"pool"`
+	Slots int    `json:"slots" dynamodbav:"slots"`
 }
 
 // PoolName is the stored name of resource name of app: an app's own resource is private to
