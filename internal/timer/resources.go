@@ -96,3 +96,16 @@ func ReleaseSlot(holders []SlotHolder, execution string) ([]SlotHolder, bool) {
 	}
 	return slices.Delete(slices.Clone(holders), i, i+1), true
 }
+
+// UsesText is each resource of uses as surfaces show it: "billing/erp (2 slots)".
+func UsesText(uses []ResourceUse) []string {
+	var out []string
+	for _, u := range uses {
+		slots := "slots"
+		if u.Slots == 1 {
+			slots = "slot"
+		}
+		out = append(out, fmt.Sprintf("%s (%d %s)", u.Pool, u.Slots, slots))
+	}
+	return out
+}

@@ -69,6 +69,9 @@ type Timer struct {
 	Overlap         string     `json:"overlap"`
 	SkippedInstants int        `json:"skippedInstants,omitempty"`
 	SkippedSince    *time.Time `json:"skippedSince,omitempty"`
+	// Uses are the shared resources each execution holds a slot of ("erp (2 slots)"; the
+	// pool as stored: an app's own is "<app>/<name>"); absent: none.
+	Uses []string `json:"uses,omitempty"`
 }
 
 // Execution is one log entry.
@@ -120,6 +123,7 @@ func OfTimer(in timer.Instance) Timer {
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 		Backfill: in.Backfill,
 		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince),
+		Uses:     timer.UsesText(in.Resources),
 	}
 	if a := in.AutoPause; a.After > 0 {
 		t.PauseAfterFailures = a.After
