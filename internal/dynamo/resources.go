@@ -34,8 +34,8 @@ const (
 )
 
 type poolItem struct {
-	Holders []timer.SlotHolder `dynamodbav:"holders"`
-	Ver     int64              `dynamodbav:"ver"`
+	timer.Pool
+	Ver int64 `dynamodbav:"ver"`
 }
 
 func poolKey(pool string) map[string]types.AttributeValue {
@@ -60,17 +60,24 @@ func (s *Store) readPool(ctx context.Context, pool string) (poolItem, error) {
 
 // writePool replaces the pool's holders if its version is still it.Ver; false: another
 // writer came first.
-func (s *Store) writePool(ctx context.Context, pool string, it poolItem, holders []timer.SlotHolder) (bool, error) {
+func (s *Store) writePool(ctx context.Context, pool string, it poolItem, next timer.Pool) (bool, error) {
 	n := expression.Name
-	if holders == nil {
-		holders = []timer.SlotHolder{}
+	if next.Holders == nil {
+		next.Holders = []timer.SlotHolder{}
 	}
-	av, err := attributevalue.Marshal(holders)
+	if next.Waiters == nil {
+		next.Waiters = []timer.SlotWaiter{}
+	}
+	holders, err := attributevalue.Marshal(next.Holders)
 	if err != nil {
 		return false, fmt.Errorf("encode pool %s: %w", pool, err)
 	}
-	upd := expression.Set(n("kind"), expression.Value(kindPool)).Set(n("holders"), expression.Value(av)).
-		Set(n("ver"), expression.Value(it.Ver+1))
+	waiters, err := attributevalue.Marshal(next.Waiters)
+	if err != nil {
+		return false, fmt.Errorf("encode pool %s: %w", pool, err)
+	}
+	upd := expression.Set(n("kind"), expression.Value(kindPool)).Set(n("holders"), expression.Value(holders)).
+		Set(n("waiters"), expression.Value(waiters)).Set(n("ver"), expression.Value(it.Ver+1))
 	cond := expression.AttributeNotExists(n("pk"))
 	if it.Ver > 0 {
 		cond = expression.Equal(n("ver"), expression.Value(it.Ver))
@@ -86,23 +93,28 @@ func (s *Store) writePool(ctx context.Context, pool string, it poolItem, holders
 }
 
 // TakeSlot implements engine.Pools: a consistent read of the pool and a write conditional on
-// its version (a full pool costs the read only).
+// its version, also when the firing must wait (it records the waiter, so that it is served
+// before later comers).
 func (s *Store) TakeSlot(ctx context.Context, use timer.ResourceUse, h timer.SlotHolder, now time.Time) error {
+	var waiting error
 	for range poolTries {
 		it, err := s.readPool(ctx, use.Pool)
 		if err != nil {
 			return err
 		}
-		next, err := timer.TakeSlot(use.Pool, it.Holders, use.Slots, h, now)
-		if err != nil {
-			return err
-		}
-		if slices.Equal(next, it.Holders) {
+		next, taken := timer.TakeSlot(use.Pool, it.Pool, use.Slots, h, now)
+		if taken == nil && slices.Equal(next.Holders, it.Holders) && slices.Equal(next.Waiters, it.Waiters) {
 			return nil // a retried take
 		}
-		if ok, err := s.writePool(ctx, use.Pool, it, next); ok || err != nil {
+		if ok, err := s.writePool(ctx, use.Pool, it, next); err != nil {
 			return err
+		} else if ok {
+			return taken
 		}
+		waiting = taken
+	}
+	if waiting != nil {
+		return waiting // it waits, unrecorded this time: it asks again after its wait
 	}
 	return fmt.Errorf("take a slot of pool %s: %w", use.Pool, errPoolContended)
 }
@@ -118,7 +130,7 @@ func (s *Store) ReleaseSlot(ctx context.Context, pool, execution string) error {
 		if !held {
 			return nil
 		}
-		if ok, err := s.writePool(ctx, pool, it, next); ok || err != nil {
+		if ok, err := s.writePool(ctx, pool, it, timer.Pool{Holders: next, Waiters: it.Waiters}); ok || err != nil {
 			return err
 		}
 	}

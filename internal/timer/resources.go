@@ -70,21 +70,62 @@ func LiveHolders(holders []SlotHolder, now time.Time) []SlotHolder {
 	return out
 }
 
-// TakeSlot is the pool's holders after h takes a slot of a pool of size slots at now: the
-// expired holders are dropped (their executions' leases ran out) and h is added when fewer
-// than slots live holders remain; taking again for h's execution changes nothing (a retried
-// write). A live holder of h's timer keeps h waiting too, whatever the count: the slot is
-// taken before the claim, so it is a duplicate firing's, or an execution still running.
-// Otherwise the error is *ErrNoSlot naming the holders.
-func TakeSlot(pool string, holders []SlotHolder, slots int, h SlotHolder, now time.Time) ([]SlotHolder, error) {
-	live := LiveHolders(holders, now)
-	if slices.ContainsFunc(live, func(o SlotHolder) bool { return o.Execution == h.Execution }) {
-		return live, nil
+// SlotWaiter is a timer whose firing found no free slot: waiters are served in the order
+// they first waited (a newcomer does not take a slot an earlier waiter is owed), and a waiter
+// that has not asked again within SlotWaiterTTL is forgotten (its firing was claimed
+// elsewhere, or is gone).
+type SlotWaiter struct {
+	Timer string    `json:"timer" dynamodbav:"timer"`
+	Since time.Time `json:"since" dynamodbav:"since"`
+	Until time.Time `json:"until" dynamodbav:"until"`
+}
+
+// SlotWaiterTTL is how long a waiter is remembered after it last asked (three of the
+// engine's 5 s waits).
+const SlotWaiterTTL = 15 * time.Second
+
+// Pool is a pool's state: its holders and its waiters.
+type Pool struct {
+	Holders []SlotHolder `dynamodbav:"holders"`
+	Waiters []SlotWaiter `dynamodbav:"waiters"`
+}
+
+// TakeSlot is the pool after h takes a slot of a pool of size slots at now: expired holders
+// (their executions' leases ran out) and forgotten waiters are dropped, and h is added when
+// a slot is free that no earlier waiter is owed; taking again for h's execution changes
+// nothing (a retried write). A live holder of h's timer keeps h waiting too, whatever the
+// count: the slot is taken before the claim, so it is a duplicate firing's, or an execution
+// still running. When h must wait, the error is *ErrNoSlot naming the holders, and the pool
+// returned records h's timer as a waiter (the caller writes it).
+func TakeSlot(pool string, p Pool, slots int, h SlotHolder, now time.Time) (Pool, error) {
+	out := Pool{Holders: LiveHolders(p.Holders, now)}
+	for _, w := range p.Waiters {
+		if now.Before(w.Until) {
+			out.Waiters = append(out.Waiters, w)
+		}
 	}
-	if len(live) >= slots || slices.ContainsFunc(live, func(o SlotHolder) bool { return o.Timer == h.Timer }) {
-		return nil, &ErrNoSlot{Pool: pool, Holders: live}
+	if slices.ContainsFunc(out.Holders, func(o SlotHolder) bool { return o.Execution == h.Execution }) {
+		return out, nil
 	}
-	return append(live, h), nil
+	since := now
+	if i := slices.IndexFunc(out.Waiters, func(w SlotWaiter) bool { return w.Timer == h.Timer }); i >= 0 {
+		since = out.Waiters[i].Since
+	}
+	ahead := 0
+	for _, w := range out.Waiters {
+		if w.Timer != h.Timer && w.Since.Before(since) {
+			ahead++
+		}
+	}
+	own := slices.ContainsFunc(out.Holders, func(o SlotHolder) bool { return o.Timer == h.Timer })
+	if !own && slots-len(out.Holders) > ahead {
+		out.Waiters = slices.DeleteFunc(out.Waiters, func(w SlotWaiter) bool { return w.Timer == h.Timer })
+		out.Holders = append(out.Holders, h)
+		return out, nil
+	}
+	out.Waiters = slices.DeleteFunc(out.Waiters, func(w SlotWaiter) bool { return w.Timer == h.Timer })
+	out.Waiters = append(out.Waiters, SlotWaiter{Timer: h.Timer, Since: since, Until: now.Add(SlotWaiterTTL)})
+	return out, &ErrNoSlot{Pool: pool, Holders: out.Holders}
 }
 
 // ReleaseSlot is the holders without execution's: a finish releases only its own slot, never
