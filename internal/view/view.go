@@ -123,7 +123,7 @@ func OfTimer(in timer.Instance) Timer {
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 		Backfill: in.Backfill,
 		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince),
-		Uses:     timer.UsesText(in.Resources),
+		Uses: timer.UsesText(in.Resources),
 	}
 	if a := in.AutoPause; a.After > 0 {
 		t.PauseAfterFailures = a.After
