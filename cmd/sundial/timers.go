@@ -216,6 +216,9 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	if d := deadlinesText(s.StartBy, s.FinishBy, s.RunningOver); d != "" {
 		line("deadlines", d)
 	}
+	if len(s.Uses) > 0 {
+		line("uses", strings.Join(s.Uses, ", "))
+	}
 	active := strconv.FormatBool(s.Active)
 	if s.ActiveBy != "" {
 		active += " (by " + s.ActiveBy + ")"

@@ -48,6 +48,9 @@ type Result struct {
 	// LogOverlaps: an execution's outcome written after the next execution of the timer was
 	// claimed (skew-corrected log instants): a zombie's write over a newer run.
 	ActionOverlaps, LogOverlaps int
+	// PoolMaxHolders: the most actions of the shared resource's timers at once (pools.go);
+	// PoolOverruns: the instants it exceeded the resource's slots.
+	PoolMaxHolders, PoolOverruns int
 	// Async executions (calls answered 202, async.go): AsyncStarted; their workers'
 	// Heartbeats accepted, HeartbeatsExpired refused because the lease had expired,
 	// HeartbeatsFenced refused because recovery had ended the execution; AsyncRecovered those
@@ -153,6 +156,7 @@ func Check(ev Evidence) Result {
 		}
 	}
 	r.actions(ev.Calls, logged, running)
+	r.poolBound(ev.Calls)
 	r.ZombiesDiscarded = len(ev.Zombies)
 	for _, id := range ev.Zombies {
 		if e, ok := logged[id]; !ok || e.Outcome != timer.OutcomeRecovered {

@@ -51,6 +51,7 @@ var asyncSchedules = []string{"every 2s", "/3 * * * * ?", "every 1s"}
 // through the client (async.go): heartbeat window 8 s, timeout 40 s.
 func Manifest(n, async int, url string) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "resources: {%s: %d}\n", PoolResource, PoolSlots)
 	b.WriteString("timers:\n")
 	for i := range n {
 		p := profiles[i%len(profiles)]
@@ -65,6 +66,7 @@ func Manifest(n, async int, url string) string {
 		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    priority: 2\n    timeout: 10s\n    overlap: %s\n    action: {http: {url: %q}}\n",
 			OverlapName(i), o.schedule, o.policy, url+"/act?"+o.query)
 	}
+	writePoolTimers(&b, url)
 	return b.String()
 }
 

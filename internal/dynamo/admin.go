@@ -84,6 +84,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		} else {
 			upd = upd.Remove(n("overlap"))
 		}
+		upd = setResources(upd, st.Resources)
 		upd = setCalendar(upd, st)
 		// An instance written before the byApp index existed joins it at its next settings
 		// write (a publish writes every instance's); the values never change.

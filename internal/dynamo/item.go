@@ -59,9 +59,11 @@ type instanceItem struct {
 	Properties   map[string]string `dynamodbav:"properties,omitempty"`
 	Misfire      string            `dynamodbav:"misfire,omitempty"`
 	Overlap      string            `dynamodbav:"overlap,omitempty"`
-	RetryBackoff string            `dynamodbav:"retryBackoff,omitempty"`
-	Async        bool              `dynamodbav:"async,omitempty"`
-	HeartbeatMs  int64             `dynamodbav:"heartbeatMs,omitempty"`
+	// Resources are the shared resources the timer uses (timer.ResourceUse; absent: none).
+	Resources    []timer.ResourceUse `dynamodbav:"resources,omitempty"`
+	RetryBackoff string              `dynamodbav:"retryBackoff,omitempty"`
+	Async        bool                `dynamodbav:"async,omitempty"`
+	HeartbeatMs  int64               `dynamodbav:"heartbeatMs,omitempty"`
 	// Calendar is the timer's business calendar with its rules (copied in at publish, so the
 	// processor computes a next run from the item it claimed); the attributes below are
 	// absent for a timer without them.
@@ -242,7 +244,7 @@ func toItem(in timer.Instance) instanceItem {
 		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
-		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Overlap: in.Overlap, Active: in.Active, ActiveBy: in.ActiveBy,
+		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Overlap: in.Overlap, Resources: in.Resources, Active: in.Active, ActiveBy: in.ActiveBy,
 		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
 		Calendar: in.Calendar, OnExcluded: in.OnExcluded, StartMs: ms(in.Start), EndMs: ms(in.End),
 		MisfireAfterMs: in.MisfireAfter.Milliseconds(),
@@ -302,7 +304,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 			Schedule: it.Schedule, Timezone: it.Timezone, DST: it.DST, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
-			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire, Overlap: it.Overlap,
+			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire, Overlap: it.Overlap, Resources: it.Resources,
 			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
 			Calendar: it.Calendar, OnExcluded: it.OnExcluded, Window: timer.Window{Start: fromMs(it.StartMs), End: fromMs(it.EndMs)},
 			MisfireAfter: time.Duration(it.MisfireAfterMs) * time.Millisecond,

@@ -212,6 +212,8 @@ type Settings struct {
 	Overlap string `json:"overlap,omitempty"`
 	// Parameters are the values a Run Now or a backfill may override (params.go).
 	Parameters Params `json:"parameters,omitempty"`
+	// Resources are the shared resources an execution holds a slot of (resources.go).
+	Resources []ResourceUse `json:"resources,omitempty"`
 }
 
 // Retry backoff kinds.

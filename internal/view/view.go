@@ -71,6 +71,9 @@ type Timer struct {
 	SkippedSince    *time.Time `json:"skippedSince,omitempty"`
 	// Parameters are the timer's declared parameters (a Run Now may override them).
 	Parameters timer.Params `json:"parameters,omitempty"`
+	// Uses are the shared resources each execution holds a slot of ("erp (2 slots)"; the
+	// pool as stored: an app's own is "<app>/<name>"); absent: none.
+	Uses []string `json:"uses,omitempty"`
 }
 
 // Execution is one log entry.
@@ -125,6 +128,7 @@ func OfTimer(in timer.Instance) Timer {
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 		Backfill: in.Backfill,
 		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince), Parameters: in.Parameters,
+		Uses: timer.UsesText(in.Resources),
 	}
 	if a := in.AutoPause; a.After > 0 {
 		t.PauseAfterFailures = a.After
