@@ -68,6 +68,10 @@ type loadResult struct {
 	Items         cost.ItemSizes              `json:"itemBytes"`
 	LoadAvgStart  string                      `json:"loadAvg1mAtWindowStart"`
 	LoadAvg       string                      `json:"loadAvg1mAtWindowEnd"`
+	// CPUSeconds is the CPU time each process of the benchmark's tree spent in the window, by
+	// name: the benchmark itself (the functions, the endpoint, the clients), DynamoDB Local's
+	// JVMs (java), fauxqs (node). Where the machine's time went (issue 37, item 2).
+	CPUSeconds map[string]float64 `json:"cpuSecondsByProcess,omitempty"`
 
 	// For the plots: every execution's start and lateness, and the window's bounds.
 	Samples     []sample  `json:"-"`
@@ -135,6 +139,7 @@ func (e *env) runLoad(ctx context.Context, s loadSpec) (loadResult, error) {
 	}
 	before, emptyBefore, logsBefore := e.counter.Snapshot(), p.sqs.empty.Load(), p.logs.n.Load()
 	st0 := statsOf(p)
+	cpu0 := cpuNow()
 	r.LoadAvgStart = loadAvg()
 	e.log.Info("measuring", "phase", s.Name, "window", s.Window, "load_avg", r.LoadAvgStart)
 	if err := sleepUntil(ctx, r.WindowEnd); err != nil {
@@ -145,6 +150,7 @@ func (e *env) runLoad(ctx context.Context, s loadSpec) (loadResult, error) {
 	r.EmptyReceives = p.sqs.empty.Load() - emptyBefore
 	r.LogBytes = p.logs.n.Load() - logsBefore
 	st1 := statsOf(p)
+	r.CPUSeconds = cpuNow().secondsSince(cpu0)
 	r.LoadAvg = loadAvg()
 	p.stop()
 

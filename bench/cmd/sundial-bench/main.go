@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -161,6 +162,9 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		fmt.Printf("  delivered to the processor: p50 %+.3f s p99 %+.3f s (relative to due)\n", r.Delivery.P50, r.Delivery.P99)
 		if inv := r.Lambda["processor"]; inv.Count > 0 {
 			fmt.Printf("  processor: %d invocations, %.1f records each, %.3f billed s per firing\n", inv.Count, r.BatchSizes.Mean, float64(inv.BilledMs)/1000/float64(max(r.Recorded, 1)))
+		}
+		for _, name := range slices.Sorted(maps.Keys(r.CPUSeconds)) {
+			fmt.Printf("  CPU %-32s %8.1f s (%.2f cores)\n", name, r.CPUSeconds[name], r.CPUSeconds[name]/r.WindowSeconds)
 		}
 		for _, op := range r.Calls.Ops() {
 			st := r.Calls[op]

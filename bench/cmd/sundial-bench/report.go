@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,6 +126,7 @@ func (r *results) reportPrecision(w func(string, ...any), img func(string, strin
 		w("\nThe sweep ended: %s%s. Highest rate held: **%.1f firings/s** (`sustained_firings_per_s`).\n\n", orNA(r.SweepStoppedBy),
 			map[bool]string{true: " — the sweep's own bound (`sweep_limit_reached`), so Sundial's limit lies higher", false: ""}[r.SweepLimitReached], r.SustainedFiringsPerS)
 	}
+	r.reportCPU(w)
 	w("**History (moto).** Before this platform, the same benchmark ran on moto_server with a serializing proxy: it sustained 7–9 firings/s, and the 1,000-timer run had p99 lateness 156 s (moto's SQS walked every queued message per call; its DynamoDB needed one request at a time).\n\n")
 	img("cdf", "Lateness CDF")
 	for _, l := range r.loads() {
@@ -589,4 +592,34 @@ func (r *results) reportOperator(w func(string, ...any)) {
 			thousands(float64(s.MaxBytes)), job, s.PeakRSSMB, verdict)
 	}
 	w("\nThe jobs' work was done by the recovery function's sweeps (%d, one a minute; its bootstrap's peak %.0f of %d MB) after the API's request answered 202.\n\n", o.Sweeps, o.SweepPeakRSSMB, o.SweepMemoryMB)
+}
+
+// reportCPU is where the machine's CPU went in each load run's window, by process (issue 37,
+// item 2): the benchmark (the functions, the endpoint, the clients), DynamoDB Local's JVMs
+// and fauxqs, in cores (CPU seconds ÷ window seconds), beside the machine's cores.
+func (r *results) reportCPU(w func(string, ...any)) {
+	loads := r.loads()
+	names := map[string]bool{}
+	for _, l := range loads {
+		for n := range l.CPUSeconds {
+			names[n] = true
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	cols := slices.Sorted(maps.Keys(names))
+	w("**Where the machine's CPU went** in each window, in cores (CPU seconds ÷ window seconds) by process of the benchmark's tree (`cpuSecondsByProcess`: `sundial-bench` runs the functions, the endpoint and the clients; `java` is DynamoDB Local's engines; `node` fauxqs), on %d cores:\n\n", r.Machine.Cores)
+	w("| Run | %s | Total |\n|---|%s---|\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, l := range loads {
+		var cells []string
+		var total float64
+		for _, n := range cols {
+			c := l.CPUSeconds[n] / max(l.WindowSeconds, 1)
+			total += c
+			cells = append(cells, fmt.Sprintf("%.2f", c))
+		}
+		w("| %s | %s | %.2f |\n", l.Spec.Name, strings.Join(cells, " | "), total)
+	}
+	w("\n")
 }

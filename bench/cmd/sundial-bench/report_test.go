@@ -63,7 +63,8 @@ func TestReportRenders(t *testing.T) {
 			Start: start, WindowStart: start.Add(10 * time.Second), WindowEnd: start.Add(20 * time.Second),
 			WindowSeconds: 10, Executions: 100, Recorded: 100, Calls: calls, EmptyReceives: 20, Offered: float64(timers) / 5,
 			Lambda:   map[string]cost.Invocations{"processor": {Count: 10, BilledMs: 5000}},
-			LogBytes: 50_000, Items: cost.ItemSizes{Timer: 464, Log: 295}, LoadAvgStart: "1.0", LoadAvg: "2.0"}
+			LogBytes: 50_000, Items: cost.ItemSizes{Timer: 464, Log: 295}, LoadAvgStart: "1.0", LoadAvg: "2.0",
+			CPUSeconds: map[string]float64{"java": 12, "node": 3.5, "sundial-bench": 4}}
 		for i := range 120 {
 			at := start.Add(time.Duration(i) * 150 * time.Millisecond)
 			l.Samples = append(l.Samples, sample{Timer: "T", ScheduledAt: at.Add(-time.Duration(i) * 10 * time.Millisecond), At: at})
@@ -115,6 +116,8 @@ func TestReportRenders(t *testing.T) {
 	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	require.NoError(t, err)
 	require.NotContains(t, string(report), "%!", "a format verb lacks its argument")
+	require.Contains(t, string(report), "| Run | java | node | sundial-bench | Total |")
+	require.Contains(t, string(report), "| precision | 1.20 | 0.35 | 0.40 | 1.95 |", "CPU seconds over the 10 s window, in cores")
 	require.Contains(t, string(report), "## 7. Scale")
 	require.Contains(t, string(report), "only 30,000 done; timed out")
 	require.Contains(t, string(report), "## 8. Operator actions at scale (operator_scale)")
