@@ -45,9 +45,28 @@ var normalising = regexp.MustCompile(`\bNormApp\(|[!=]=\s*(timer\.)?DefaultApp\b
 // program, so only the boundaries translate (appBoundaries).
 func TestDefaultAppNormalisedOnlyAtBoundaries(t *testing.T) {
 	t.Parallel()
+	var bad []string
+	eachSource(t, func(rel string, src []byte) {
+		if slices.ContainsFunc(appBoundaries, func(b string) bool { return rel == b || strings.HasSuffix(b, "/") && strings.HasPrefix(rel, b) }) {
+			return
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if code, _, _ := strings.Cut(line, "//"); normalising.MatchString(code) {
+				bad = append(bad, rel+":"+strconv.Itoa(i+1)+": "+strings.TrimSpace(line))
+			}
+		}
+	})
+	require.Empty(t, bad, "the default app is \"\" inside the program: translate only at a boundary (appBoundaries)")
+}
+
+// eachSource calls fn with every non-test Go file of the module (its path from the module's
+// root, with slashes), but for hidden, testdata and node_modules directories; it fails the
+// test if it finds few (the walk did not start at the root).
+func eachSource(t *testing.T, fn func(rel string, src []byte)) {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	var bad []string
+	files := 0
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -60,23 +79,19 @@ func TestDefaultAppNormalisedOnlyAtBoundaries(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") ||
-			slices.ContainsFunc(appBoundaries, func(b string) bool { return rel == b || strings.HasSuffix(b, "/") && strings.HasPrefix(rel, b) }) {
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		for i, line := range strings.Split(string(src), "\n") {
-			if code, _, _ := strings.Cut(line, "//"); normalising.MatchString(code) {
-				bad = append(bad, rel+":"+strconv.Itoa(i+1)+": "+strings.TrimSpace(line))
-			}
-		}
+		files++
+		fn(rel, src)
 		return nil
 	})
 	require.NoError(t, err)
-	require.Empty(t, bad, "the default app is \"\" inside the program: translate only at a boundary (appBoundaries)")
+	require.Greater(t, files, 100, "the walk did not start at the module's root")
 }
 
 // defaultLiteralAllowed are the places outside internal/timer whose string literal "default"
@@ -98,36 +113,15 @@ var defaultLiteralAllowed = map[string]string{
 // composite literal, a return value, an argument) the literal, but for defaultLiteralAllowed.
 func TestDefaultAppLiteralOnlyInTimer(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
 	var bad []string
 	seen := map[string]bool{}
-	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if n := d.Name(); rel != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules" || rel == "internal/timer") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
+	eachSource(t, func(rel string, src []byte) {
+		if strings.HasPrefix(rel, "internal/timer/") {
+			return
 		}
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		files++
+		f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
+		require.NoError(t, err)
 		lines := strings.Split(string(src), "\n")
 		for _, lit := range defaultLiteralUses(f) {
 			line := fset.Position(lit.Pos()).Line
@@ -138,10 +132,7 @@ func TestDefaultAppLiteralOnlyInTimer(t *testing.T) {
 			}
 			bad = append(bad, rel+":"+strconv.Itoa(line)+": "+strings.TrimSpace(lines[line-1]))
 		}
-		return nil
 	})
-	require.NoError(t, err)
-	require.Greater(t, files, 100, "the walk did not start at the module's root")
 	require.Empty(t, bad, "write the default app's outside name as timer.DefaultApp (or translate with timer.AppName / timer.NormApp), "+
 		"or add the place to defaultLiteralAllowed with its reason")
 	for key := range defaultLiteralAllowed {
