@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sundialhq/sundial/internal/console"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // bulkFlags select many of an app's timers for activate or deactivate.
@@ -45,7 +46,7 @@ func (b bulkFlags) given(fs *flag.FlagSet) bool {
 // through it, else on the tables.
 func cmdBulk(ctx context.Context, cmd string, t *target, fs *flag.FlagSet, app, api string, f bulkFlags, stdout io.Writer) error {
 	if app == "" {
-		app = "default"
+		app = timer.DefaultApp
 	}
 	b := console.BulkBody{All: *f.all, Tenant: *f.tenant, Priority: *f.priority, Names: fs.Args()}
 	if f.note != nil {

@@ -8,33 +8,43 @@ import (
 )
 
 // Kill ends the process group of the instance in slot index with SIGKILL, as a crash or Lambda's own kill would:
-// the invocation it was handling fails with a Runtime.ExitError, and the next invocation on
-// that slot is a cold start. It reports whether a process was running there.
+// the invocation it was handling fails with a Runtime.ExitError, even when its payload was
+// still on its way to the runtime, and the next invocation on that slot is a cold start. It
+// reports whether a process was running there.
 func (p *ProcessFunction) Kill(index int) bool {
 	p.mu.Lock()
-	var in *instance
-	if index >= 0 && index < len(p.slots) {
-		in = p.slots[index].inst
-	}
-	p.mu.Unlock()
-	if in == nil || in.hasExited() {
+	defer p.mu.Unlock()
+	if index < 0 || index >= len(p.slots) {
 		return false
 	}
-	in.kill()
-	return true
+	return p.killSlot(index)
 }
 
 // KillInvocation kills the instance handling requestID, if one is; see Kill.
 func (p *ProcessFunction) KillInvocation(requestID string) bool {
 	p.mu.Lock()
-	idx := -1
+	defer p.mu.Unlock()
 	for i, s := range p.slots {
-		if s.requestID == requestID && s.inst != nil {
-			idx = i
+		if s.inv != nil && s.inv.id == requestID && s.inst != nil {
+			return p.killSlot(i)
 		}
 	}
-	p.mu.Unlock()
-	return idx >= 0 && p.Kill(idx)
+	return false
+}
+
+// killSlot kills slot i's instance; p.mu is held, so the slot's instance and invocation are
+// the ones looked at. The invocation is marked first: an instance killed before its /next
+// wrote the payload must not look like one that died idle (run retries those elsewhere).
+func (p *ProcessFunction) killSlot(i int) bool {
+	s := p.slots[i]
+	if s.inst == nil || s.inst.hasExited() {
+		return false
+	}
+	if s.inv != nil {
+		s.inv.killed.Store(true)
+	}
+	s.inst.kill()
+	return true
 }
 
 // InstanceInfo describes a live instance.
@@ -51,7 +61,7 @@ func (p *ProcessFunction) Instances() []InstanceInfo {
 	var out []InstanceInfo
 	for i, s := range p.slots {
 		if s.inst != nil && !s.inst.hasExited() {
-			out = append(out, InstanceInfo{Index: i, PID: s.inst.pid, RequestID: s.requestID})
+			out = append(out, InstanceInfo{Index: i, PID: s.inst.pid, RequestID: s.requestID()})
 		}
 	}
 	return out

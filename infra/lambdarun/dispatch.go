@@ -50,7 +50,7 @@ func (p *ProcessFunction) attempt(slot int, id, trace string, payload []byte) ([
 	}
 	p.stats.invocations.Add(1)
 	p.mu.Lock()
-	p.slots[slot].requestID = id
+	p.slots[slot].inv = inv // from now on, killing the instance fails inv (Kill)
 	p.mu.Unlock()
 	if p.cfg.OnInvoke != nil {
 		p.cfg.OnInvoke(slot, id)
@@ -149,7 +149,10 @@ func (p *ProcessFunction) await(in *instance, inv *invocation) ([]byte, error) {
 		if p.stoppingNow() {
 			return nil, fmt.Errorf("%s: %w", p.cfg.Name, ErrStopped)
 		}
-		if !inv.delivered.Load() {
+		// Not delivered: the process died before it could read the payload. A crash of an
+		// idle instance is retried on a fresh one, but not a Kill aimed at this invocation
+		// (handed out, its payload still in flight): it fails as Kill promises.
+		if !inv.delivered.Load() && !inv.killed.Load() {
 			return nil, errRetry
 		}
 		p.stats.exits.Add(1)

@@ -24,6 +24,8 @@ type instance struct {
 	pid  int
 	srv  *http.Server
 
+	beforeDeliver func(requestID string) // ProcessConfig.beforeDeliver
+
 	next    chan *invocation    // unbuffered: a send succeeds only into a waiting /next
 	ready   chan struct{}       // closed at the first /next: init is done
 	initErr chan *FunctionError // an init error the runtime posted
@@ -43,6 +45,7 @@ type invocation struct {
 	payload        []byte
 	deadline       time.Time
 	delivered      atomic.Bool // the payload was written to the runtime's /next
+	killed         atomic.Bool // Kill ended its instance while it was handed out: no retry
 	finished       atomic.Bool
 	result         chan result // buffered 1, written once
 }
@@ -69,7 +72,7 @@ func (p *ProcessFunction) spawn(slot int) (*instance, error) {
 		return nil, fmt.Errorf("lambdarun: %s: runtime API listener: %w", p.cfg.Name, err)
 	}
 	in := &instance{
-		slot: slot, next: make(chan *invocation), ready: make(chan struct{}),
+		slot: slot, beforeDeliver: p.cfg.beforeDeliver, next: make(chan *invocation), ready: make(chan struct{}),
 		initErr: make(chan *FunctionError, 1), exited: make(chan struct{}), logDone: make(chan struct{}),
 	}
 	in.srv = &http.Server{Handler: in.routes(), ReadHeaderTimeout: 10 * time.Second}

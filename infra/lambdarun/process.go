@@ -36,6 +36,10 @@ type ProcessConfig struct {
 	// StopGrace is how long Stop waits after SIGTERM before SIGKILL; default 500 ms (what
 	// Lambda gives a runtime at shutdown).
 	StopGrace time.Duration
+
+	// beforeDeliver, if set (by tests, export_test.go), is called by an instance's /next
+	// after it took an invocation and before it writes the payload.
+	beforeDeliver func(requestID string)
 }
 
 // ProcessFunction runs a function's bootstrap as separate processes behind an emulated Lambda
@@ -59,8 +63,15 @@ type ProcessFunction struct {
 }
 
 type slot struct {
-	inst      *instance
-	requestID string // the invocation in progress, if any
+	inst *instance
+	inv  *invocation // the invocation in progress (handed to inst), if any
+}
+
+func (s slot) requestID() string {
+	if s.inv == nil {
+		return ""
+	}
+	return s.inv.id
 }
 
 // NewProcessFunction checks the configuration; instances start when invocations need them.
@@ -169,7 +180,7 @@ func (p *ProcessFunction) acquire(ctx context.Context) (int, error) {
 
 func (p *ProcessFunction) release(s int) {
 	p.mu.Lock()
-	p.slots[s].requestID = ""
+	p.slots[s].inv = nil
 	p.free = append(p.free, s)
 	p.mu.Unlock()
 	<-p.sem

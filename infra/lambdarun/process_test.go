@@ -249,6 +249,47 @@ func TestProcessFunction(t *testing.T) {
 		require.False(t, p.KillInvocation("req-victim"), "nothing handles it any more")
 	})
 
+	t.Run("KillInvocation before the payload reached the runtime fails it, not retried", func(t *testing.T) {
+		t.Parallel()
+		// The window CI hit once: the instance's /next has taken the invocation (it is
+		// handed out, KillInvocation finds it) but has not written the payload yet. The kill
+		// must fail this invocation; retrying it on a fresh instance, as for an instance
+		// that died idle, would let it run on after KillInvocation said true.
+		var p *lambdarun.ProcessFunction
+		var once sync.Once
+		killed := make(chan bool, 1)
+		cfg := lambdarun.ProcessConfig{Timeout: 30 * time.Second}
+		lambdarun.SetBeforeDeliver(&cfg, func(requestID string) {
+			if requestID != "req-early" {
+				return
+			}
+			once.Do(func() {
+				victim := p.Instances()[0].PID
+				// Invoke records the handed-out invocation just after /next took it.
+				deadline := time.Now().Add(5 * time.Second)
+				for !p.KillInvocation(requestID) && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				gone := func() bool {
+					return !slices.ContainsFunc(p.Instances(), func(i lambdarun.InstanceInfo) bool { return i.PID == victim })
+				}
+				for !gone() && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond) // reaped: the payload cannot reach it
+				}
+				killed <- gone()
+			})
+		})
+		p, _ = newFn(t, cfg)
+		_, err := call(t, p, "", request{})
+		require.NoError(t, err, "warm")
+		_, err = call(t, p, "req-early", request{Op: "sleep", Ms: 300})
+		require.True(t, <-killed, "the hook killed the instance that took req-early")
+		fe := requireFunctionError(t, err, lambdarun.ErrorTypeExit)
+		require.Equal(t, "req-early", fe.RequestID)
+		require.EqualValues(t, 1, p.Stats().ColdStarts, "not run again on a fresh instance")
+		require.EqualValues(t, 1, p.Stats().Exits)
+	})
+
 	t.Run("init failures fail the invocation and discard the instance", func(t *testing.T) {
 		t.Parallel()
 		exit, out := newFn(t, lambdarun.ProcessConfig{Env: map[string]string{"TEST_INIT": "exit"}})

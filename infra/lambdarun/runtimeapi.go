@@ -55,6 +55,9 @@ func (in *instance) handleNext(w http.ResponseWriter, r *http.Request) {
 	in.mu.Lock()
 	in.cur = inv
 	in.mu.Unlock()
+	if in.beforeDeliver != nil {
+		in.beforeDeliver(inv.id)
+	}
 	h := w.Header()
 	h.Set(hdrRequestID, inv.id)
 	h.Set(hdrDeadlineMs, strconv.FormatInt(inv.deadline.UnixMilli(), 10))

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,9 +44,7 @@ func TestRunContextEndToEnd(t *testing.T) {
 	fnLambda := func(context.Context, local.ActionEnv) (lambdarun.Invoker, error) {
 		return lambdarun.NewFunction("sundial-action-ctx", actionkit.Lambda(fn), 5*time.Second), nil
 	}
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(`timers:
+	manifest := writeManifest(t, []byte(`timers:
   - name: CtxHTTP
     schedule: "every 1s"
     timeout: 5s
@@ -57,7 +53,7 @@ func TestRunContextEndToEnd(t *testing.T) {
     schedule: "every 1s"
     timeout: 5s
     action: {lambda: {function: sundial-action-ctx}}
-`), 0o644))
+`))
 	var out, logs testenv.SyncBuffer
 	p, err := local.Up(context.Background(), local.Options{
 		Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs,

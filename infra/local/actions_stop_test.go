@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,16 +29,14 @@ func TestAsyncStopEndToEnd(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(`timers:
+	manifest := writeManifest(t, []byte(`timers:
   - name: Export
     schedule: "every 1h"
     timeout: 1h
     async: true
     heartbeat: 1m
     action: {http: {url: "`+srv.URL+`/export"}}
-`), 0o644))
+`))
 	var out, logs testenv.SyncBuffer
 	p, err := local.Up(context.Background(), local.Options{
 		Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs,

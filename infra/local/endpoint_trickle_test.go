@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -78,14 +76,12 @@ func TestTimersFireBesideATrickle(t *testing.T) {
 		fmt.Fprintln(w, `{}`)
 	}))
 	t.Cleanup(action.Close)
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, fmt.Appendf(nil, `timers:
+	manifest := writeManifest(t, fmt.Appendf(nil, `timers:
   - name: Tick
     schedule: "every 1s"
     timeout: 5s
     action: {http: {url: "%s/tick"}}
-`, action.URL), 0o644))
+`, action.URL))
 	var out, logs testenv.SyncBuffer
 	pl, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs, FunctionOptions: local.FunctionOptions{Tick: time.Second}})
 	require.NoError(t, err, "log:\n%s", logs.String())

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -68,11 +66,9 @@ func TestEventsSurvivePutEventsFaults(t *testing.T) {
 	receiver := httptest.NewServer(recv)
 	t.Cleanup(receiver.Close)
 
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(`timers:
+	manifest := writeManifest(t, []byte(`timers:
   - {name: Failing, schedule: "every 1s", timeout: 5s, maxRetries: 0, action: {http: {url: "`+action.URL+`/x"}}}
-`), 0o644))
+`))
 
 	var mu sync.Mutex
 	var calls, failedCalls, failedEntries int

@@ -3,8 +3,6 @@ package local_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,9 +31,7 @@ func TestAuditWriterAlone(t *testing.T) {
 	testenv.Integration(t)
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte("timers:\n  - {name: Nightly, schedule: \"02:00 Mon\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"), 0o644))
+	manifest := writeManifest(t, []byte("timers:\n  - {name: Nightly, schedule: \"02:00 Mon\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"))
 	var out, logs testenv.SyncBuffer
 	p, err := local.Up(ctx, local.Options{Template: "../../template.yaml", Manifest: manifest, Out: &out, Log: &logs, FunctionOptions: local.FunctionOptions{Tick: time.Second}})
 	require.NoError(t, err, "log:\n%s", logs.String())

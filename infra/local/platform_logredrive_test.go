@@ -2,8 +2,6 @@ package local_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -30,12 +28,10 @@ import (
 func TestLogWriterFailureDestinationAndRedrive(t *testing.T) {
 	testenv.Integration(t)
 	t.Parallel()
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(`timers:
+	manifest := writeManifest(t, []byte(`timers:
   - {name: Poison, schedule: "every 1h", timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: Later, schedule: "every 1s", timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
-`), 0o644))
+`))
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
 	ctx := context.Background()

@@ -2,8 +2,6 @@ package local_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +22,8 @@ import (
 func TestFrequentTimerRunsPastLambdaRecursionLimit(t *testing.T) {
 	testenv.Integration(t)
 	t.Parallel()
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "timers.yaml")
-	require.NoError(t, os.WriteFile(manifest, []byte(
-		"timers:\n  - {name: Every2s, schedule: \"every 2s\", timeout: 5s, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"), 0o644))
+	manifest := writeManifest(t, []byte(
+		"timers:\n  - {name: Every2s, schedule: \"every 2s\", timeout: 5s, action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n"))
 	inv := &testenv.Invoker{}
 	var logs testenv.SyncBuffer
 	p, err := local.Up(context.Background(), local.Options{Template: "../../template.yaml", Manifest: manifest, Log: &logs, FunctionOptions: local.FunctionOptions{Invoker: inv}})

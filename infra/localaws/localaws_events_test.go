@@ -1,10 +1,7 @@
 package localaws
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,16 +17,8 @@ import (
 // nowhere else; entries are checked as EventBridge checks them; each event taken reaches the
 // sink as EventBridge delivers it to a target.
 func TestPutEventsEmulated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts the engines; -short (make test-unit) skips it")
-	}
-	ctx := context.Background()
-	body, err := os.ReadFile(filepath.Join("..", "..", "template.yaml"))
-	require.NoError(t, err)
-	e, err := Start(ctx, Options{Template: body})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = e.Stop() })
-	_, err = e.Provision(ctx, "evtest", map[string]string{"EventBusName": "ops"})
+	ctx, e := startEnv(t)
+	_, err := e.Provision(ctx, "evtest", map[string]string{"EventBusName": "ops"})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []string

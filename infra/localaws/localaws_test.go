@@ -1,10 +1,7 @@
 package localaws
 
 import (
-	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,15 +16,7 @@ import (
 )
 
 func TestLocalAWS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts the engines; -short (make test-unit) skips it")
-	}
-	ctx := context.Background()
-	body, err := os.ReadFile(filepath.Join("..", "..", "template.yaml"))
-	require.NoError(t, err)
-	e, err := Start(ctx, Options{Template: body})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = e.Stop() })
+	ctx, e := startEnv(t)
 	st, err := e.Provision(ctx, "iamtest", nil)
 	require.NoError(t, err)
 	outs, err := Outputs(st)
@@ -121,16 +110,8 @@ func requireCode(t *testing.T, err error, code string) {
 }
 
 func TestIAMReportEndpoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts the engines; -short (make test-unit) skips it")
-	}
-	ctx := context.Background()
-	body, err := os.ReadFile(filepath.Join("..", "..", "template.yaml"))
-	require.NoError(t, err)
-	e, err := Start(ctx, Options{Template: body})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = e.Stop() })
-	_, err = e.Provision(ctx, "reptest", nil)
+	ctx, e := startEnv(t)
+	_, err := e.Provision(ctx, "reptest", nil)
 	require.NoError(t, err)
 	rec, err := e.Config("reptest", "RecoveryFunction")
 	require.NoError(t, err)

@@ -1,17 +1,12 @@
 package stack
 
 import (
-	"context"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sundialhq/sundial/infra/emulator"
 )
 
 // CloudFormation (moto's) deploys the template with Capacity=Provisioned, auto scaling
@@ -19,19 +14,7 @@ import (
 // checked: moto's stack update leaves an existing table's billing mode as it was; AWS's
 // switches it.)
 func TestDeployProvisionedCapacity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: deploys on moto; -short (make test-unit) skips it")
-	}
-	if _, err := exec.LookPath("moto_server"); err != nil {
-		t.Skip(`moto_server is not installed (pip install "moto[server]"); skipping the deploy test against the emulator`)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	emu, err := emulator.StartMoto(ctx, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, emu.Stop()) })
-	cfg, err := emulator.AWSConfig(ctx, emu.Endpoint, "us-east-1")
-	require.NoError(t, err)
+	ctx, _, cfg := startMoto(t)
 	db := dynamodb.NewFromConfig(cfg)
 	describe := func(table string) *ddbtypes.TableDescription {
 		d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})

@@ -1,10 +1,8 @@
 package stack
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,27 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sundialhq/sundial/infra/emulator"
 )
 
 // TestDeploy deploys the real template.yaml to a moto_server started for the
 // test and checks what the functions rely on.
 func TestDeploy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: deploys on moto; -short (make test-unit) skips it")
-	}
-	if _, err := exec.LookPath("moto_server"); err != nil {
-		t.Skip(`moto_server is not installed (pip install "moto[server]"); skipping the deploy test against the emulator`)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	emu, err := emulator.StartMoto(ctx, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, emu.Stop()) })
-	cfg, err := emulator.AWSConfig(ctx, emu.Endpoint, "us-east-1")
-	require.NoError(t, err)
+	ctx, emu, cfg := startMoto(t)
 	db := dynamodb.NewFromConfig(cfg)
 	queues := sqs.NewFromConfig(cfg)
 

@@ -2,7 +2,6 @@ package admin_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,25 +15,14 @@ import (
 // app's uses: of a resource its manifest does not define is refused.
 func TestSyncResources(t *testing.T) {
 	eachStore(t, func(t *testing.T, f fixture) {
-		s := f.svc
-		ctx := context.Background()
-		a := uniq(t, "A")
-		doc := func(res, fields string) string {
-			return fmt.Sprintf("%stimers:\n  - {name: %s, schedule: \"0 4 * * *\", %s%s}\n", res, a, fields, act)
-		}
-		_, err := s.Sync(ctx, manifestOf(t, doc("resources: {erp: 2}\n", "uses: [erp], ")))
-		require.NoError(t, err)
-		require.Equal(t, []timer.ResourceUse{{Pool: "erp", Slots: 2}}, get(t, s, timer.Key{Timer: a}).Resources)
+		a := newOneTimer(t, f.svc, "0 4 * * *")
+		require.Equal(t, []timer.ResourceUse{{Pool: "erp", Slots: 2}}, a.publish("resources: {erp: 2}\n", "uses: [erp], ").Resources)
 
-		_, err = s.Sync(ctx, manifestOf(t, doc("resources: {erp: 3}\n", "uses: [erp], ")))
-		require.NoError(t, err)
-		require.Equal(t, []timer.ResourceUse{{Pool: "erp", Slots: 3}}, get(t, s, timer.Key{Timer: a}).Resources)
+		require.Equal(t, []timer.ResourceUse{{Pool: "erp", Slots: 3}}, a.publish("resources: {erp: 3}\n", "uses: [erp], ").Resources)
 
-		_, err = s.Sync(ctx, manifestOf(t, doc("resources: {erp: 3}\n", "")))
-		require.NoError(t, err)
-		require.Empty(t, get(t, s, timer.Key{Timer: a}).Resources)
+		require.Empty(t, a.publish("resources: {erp: 3}\n", "").Resources)
 
-		_, err = s.Sync(ctx, manifestOf(t, "app: "+uniq(t, "billing")+"\n"+doc("", "uses: [erp], ")))
+		_, err := f.svc.Sync(context.Background(), manifestOf(t, "app: "+uniq(t, "billing")+"\n"+a.doc("", "uses: [erp], ")))
 		require.ErrorIs(t, err, errkind.Invalid)
 		require.ErrorContains(t, err, `uses: unknown resource "erp"`)
 	})

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -342,28 +343,49 @@ func (b *Batch) Paused(ctx context.Context, in timer.Instance, p timer.Pause, e 
 	return b.raise(ctx, al, "pause@"+e.ExecutionID, in.Alerts.Notify, &e, p.At)
 }
 
-// SweepPaused resolves the pausedAfterFailures alerts of the timers active again (an
-// operator's activate, or the pause's end that recovery's sweep applied) or gone. It reads the
-// open alerts (one Query of their partition) and, for each such alert, its instance.
-func (a *Alerter) SweepPaused(ctx context.Context) error {
+// SweepEnded resolves the open alerts that no run will resolve: the pausedAfterFailures
+// alerts of the timers active again (an operator's activate, or the pause's end that
+// recovery's sweep applied) or gone, and the counter alerts whose rule the timer no longer
+// has (a publish removed it, or the timer) — a run resolves a counter alert only through its
+// rule. The fixed rules' alerts are resolved by the timer's next run when their rule is
+// removed (Executions). It reads the open alerts (one Query of their partition) and, once,
+// the instance of each such alert; each is resolved (Alert Resolved, its notify topic told)
+// like any other.
+func (a *Alerter) SweepEnded(ctx context.Context) error {
 	list, err := a.Store.Alerts(ctx, "")
 	if err != nil {
 		return err
 	}
 	b := &Batch{a: a, open: map[string]bool{}}
 	now := a.Now()
+	type read struct {
+		in    timer.Instance
+		found bool
+	}
+	reads := map[timer.Key]read{}
 	for _, al := range list {
-		if al.Rule != timer.RulePausedAfterFailures {
+		counter, isCounter := strings.CutPrefix(al.Rule, timer.RuleCounterPrefix)
+		if al.Rule != timer.RulePausedAfterFailures && !isCounter {
 			continue
 		}
-		b.open[openKey(al.Key, al.Rule)] = true
-		in, err := a.Store.Get(ctx, al.Key)
-		if err != nil && !errors.Is(err, timer.ErrNotFound) {
-			return err
+		r, ok := reads[al.Key]
+		if !ok {
+			in, err := a.Store.Get(ctx, al.Key)
+			if err != nil && !errors.Is(err, timer.ErrNotFound) {
+				return err
+			}
+			r = read{in, err == nil}
+			reads[al.Key] = r
 		}
-		if err == nil && !in.Active && in.Pause != nil && in.Pause.By == timer.PausedBy {
+		in := r.in
+		if isCounter {
+			if _, kept := in.Alerts.Counters[counter]; r.found && kept {
+				continue // its rule stands: a run resolves it
+			}
+		} else if r.found && !in.Active && in.Pause != nil && in.Pause.By == timer.PausedBy {
 			continue // the platform's pause lasts
 		}
+		b.open[openKey(al.Key, al.Rule)] = true
 		if err := b.resolve(ctx, al.Key, al.Rule, in.Alerts.Notify, nil, now, false); err != nil {
 			return err
 		}

@@ -69,3 +69,54 @@ func TestAlertCounter(t *testing.T) {
 		}
 	})
 }
+
+// A counter alert whose rule the timer no longer has (a publish removed it, or the timer) is
+// resolved by the next sweep (SweepEnded), once, with its Alert Resolved event; one whose rule
+// stands is left to the runs.
+func TestAlertCounterRuleRemoved(t *testing.T) {
+	eachStore(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		a, bus := f.a, f.bus
+		one, zero := 1.0, 0.0
+		rows := timer.AlertRules{Counters: map[string]timer.CounterBound{"rows": {Below: &one}}}
+		base := testenv.Unique(t)
+		removed, kept, gone := base+"-removed", base+"-kept", base+"-gone"
+		for _, name := range []string{removed, kept, gone} {
+			k := timer.Key{App: "billing", Timer: name}
+			in := timer.Instance{Key: k, Active: true, Settings: timer.Settings{Alerts: rows}}
+			e := f.execution(k, "Z-"+name, timer.OutcomeSuccess, time.Millisecond)
+			e.Counters = map[string]float64{"rows": zero}
+			run(t, a, in, e) // raised under the rule as it was
+			require.Equal(t, 1, bus.countFor(events.AlertRaised, name))
+			switch name {
+			case removed: // published again without the counter rule (another rule stays)
+				in.Alerts = timer.AlertRules{ConsecutiveFailures: 3}
+				require.NoError(t, f.store.Create(ctx, in))
+			case kept:
+				require.NoError(t, f.store.Create(ctx, in))
+			}
+		}
+		f.clock.Add(time.Minute)
+		require.NoError(t, a.SweepEnded(ctx))
+		require.NoError(t, a.SweepEnded(ctx)) // the next sweep: nothing twice
+		require.Equal(t, 1, bus.countFor(events.AlertResolved, removed), "its rule was removed")
+		require.Equal(t, 1, bus.countFor(events.AlertResolved, gone), "its timer was removed")
+		require.Zero(t, bus.countFor(events.AlertResolved, kept), "its rule stands")
+		open, err := f.store.Alerts(ctx, "billing")
+		require.NoError(t, err)
+		var still []string
+		for _, al := range open {
+			if strings.HasPrefix(al.Key.Timer, base) {
+				still = append(still, al.Key.Timer+" "+al.Rule)
+			}
+		}
+		require.Equal(t, []string{kept + " counter:rows"}, still)
+		bus.mu.Lock()
+		defer bus.mu.Unlock()
+		for i, dt := range bus.types {
+			if dt == events.AlertResolved && strings.Contains(bus.details[i], removed) {
+				require.Contains(t, bus.details[i], `"rule":"counter:rows"`)
+			}
+		}
+	})
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -17,10 +16,7 @@ import (
 // a failed run's finish for its retry, removed by the finish that ends the Run Now's run; in
 // memory each of its executions is logged with them.
 func TestRunNowParameters(t *testing.T) {
-	testenv.Integration(t)
-	prefix := testenv.Unique(t)
-	t.Run("dynamo", func(t *testing.T) { runNowParamsScenario(t, dynamoHarness(t, prefix)) })
-	t.Run("inmem", func(t *testing.T) { runNowParamsScenario(t, inmemHarness(1, prefix)) })
+	onEachStore(t, runNowParamsScenario)
 }
 
 type paramRunNower interface {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -17,10 +16,7 @@ import (
 // stopped and removes the request; an idle instance and a second stop are refused. The same
 // on DynamoDB and in memory.
 func TestRequestStop(t *testing.T) {
-	testenv.Integration(t)
-	prefix := testenv.Unique(t)
-	t.Run("dynamo", func(t *testing.T) { requestStopScenario(t, dynamoHarness(t, prefix)) })
-	t.Run("inmem", func(t *testing.T) { requestStopScenario(t, inmemHarness(1, prefix)) })
+	onEachStore(t, requestStopScenario)
 }
 
 func requestStopScenario(t *testing.T, h harness) {

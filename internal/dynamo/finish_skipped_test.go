@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/schedule"
-	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -16,10 +15,7 @@ import (
 // and its log entry says how many; a plain finish leaves the counter absent. A buffer-one
 // finish makes the skipped instant the next run. The same on DynamoDB and in memory.
 func TestFinishSkipped(t *testing.T) {
-	testenv.Integration(t)
-	prefix := testenv.Unique(t)
-	t.Run("dynamo", func(t *testing.T) { finishSkippedScenario(t, dynamoHarness(t, prefix)) })
-	t.Run("inmem", func(t *testing.T) { finishSkippedScenario(t, inmemHarness(1, prefix)) })
+	onEachStore(t, finishSkippedScenario)
 }
 
 func finishSkippedScenario(t *testing.T, h harness) {

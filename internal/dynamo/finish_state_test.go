@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -16,10 +15,7 @@ import (
 // does not; an operator's reset removes the state of an idle instance only. The same on
 // DynamoDB and in memory.
 func TestFinishState(t *testing.T) {
-	testenv.Integration(t)
-	prefix := testenv.Unique(t)
-	t.Run("dynamo", func(t *testing.T) { finishStateScenario(t, dynamoHarness(t, prefix)) })
-	t.Run("inmem", func(t *testing.T) { finishStateScenario(t, inmemHarness(1, prefix)) })
+	onEachStore(t, finishStateScenario)
 }
 
 func finishStateScenario(t *testing.T, h harness) {
@@ -95,10 +91,7 @@ func finishStateScenario(t *testing.T, h harness) {
 // A run's progress rides on its lease extension and ends with its finish; the report its
 // finish writes reaches its log entry (on DynamoDB, through the table's stream).
 func TestFinishReport(t *testing.T) {
-	testenv.Integration(t)
-	prefix := testenv.Unique(t)
-	t.Run("dynamo", func(t *testing.T) { finishReportScenario(t, dynamoHarness(t, prefix)) })
-	t.Run("inmem", func(t *testing.T) { finishReportScenario(t, inmemHarness(1, prefix)) })
+	onEachStore(t, finishReportScenario)
 }
 
 func finishReportScenario(t *testing.T, h harness) {

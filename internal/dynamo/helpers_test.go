@@ -241,3 +241,13 @@ func (h harness) logged(t testing.TB, key timer.Key) []timer.Execution {
 	slices.SortFunc(out, func(a, b timer.Execution) int { return a.StartedAt.Compare(b.StartedAt) })
 	return out
 }
+
+// onEachStore runs scenario on DynamoDB and in memory (one shard), its instances named under
+// one prefix: the store contract's behaviours hold on both.
+func onEachStore(t *testing.T, scenario func(t *testing.T, h harness)) {
+	t.Helper()
+	testenv.Integration(t)
+	prefix := testenv.Unique(t)
+	t.Run("dynamo", func(t *testing.T) { scenario(t, dynamoHarness(t, prefix)) })
+	t.Run("inmem", func(t *testing.T) { scenario(t, inmemHarness(1, prefix)) })
+}

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/admin"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/engine"
@@ -58,15 +56,12 @@ func TestBackfillStartIsAJob(t *testing.T) {
 	clock := timer.NewManualClock(time.Now().UTC().Truncate(time.Hour))
 	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "operator-1", Clock: clock})
 	require.NoError(t, err)
-	name := strings.ToLower(testenv.Unique(t))
-	appName := "b" + name[max(0, len(name)-20):]
+	appName := appOf(t, "b")
 	const n = 150
 	for _, tm := range []string{"Resumed", "Abandoned"} {
 		for i := range n {
 			key := timer.Key{App: appName, Timer: tm, Tenant: fmt.Sprintf("t%03d", i)}
-			in := timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards), NextRun: clock.Now().Add(24 * time.Hour),
-				Settings: timer.Settings{Schedule: "every 1h", Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
-					RetryDelay: time.Second, Misfire: timer.MisfireRunOnce, Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}
+			in := idleInstance(key, a.Config.DueShards, clock.Now().Add(24*time.Hour), "every 1h", nil)
 			require.NoError(t, a.Store.Create(ctx, in))
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/actionspec"
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/jobkinds"
@@ -105,15 +104,11 @@ func TestBulkJobResumedAfterTheWorkerDied(t *testing.T) {
 	first := &dying{Client: dynamodb.NewFromConfig(cfg), budget: 130, byItem: map[string]int{}}
 	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "platform-1", Clock: clock, DynamoDB: first})
 	require.NoError(t, err)
-	name := strings.ToLower(testenv.Unique(t))
-	appName := "j" + name[max(0, len(name)-20):]
+	appName := appOf(t, "j")
 	const n = 250
 	for i := range n {
 		key := timer.Key{App: appName, Timer: fmt.Sprintf("T%03d", i)}
-		in := timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards),
-			NextRun: clock.Now().Add(time.Duration(6+i) * time.Hour),
-			Settings: timer.Settings{Schedule: "every 12h", Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
-				RetryDelay: time.Second, Misfire: timer.MisfireRunOnce, Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}
+		in := idleInstance(key, a.Config.DueShards, clock.Now().Add(time.Duration(6+i)*time.Hour), "every 12h", nil)
 		require.NoError(t, a.Store.Create(ctx, in))
 	}
 	p, err := jobkinds.NewBulkParams(appName, "deactivate", jobkinds.Selection{All: true}, "maintenance", nil, clock.Now())
@@ -213,15 +208,11 @@ func TestBulkJobReadsTheAppOnce(t *testing.T) {
 	counted := &reads{Client: dynamodb.NewFromConfig(cfg)}
 	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "platform-1", Clock: clock, DynamoDB: counted})
 	require.NoError(t, err)
-	name := strings.ToLower(testenv.Unique(t))
-	appName := "r" + name[max(0, len(name)-20):]
+	appName := appOf(t, "r")
 	const n = 450
 	for i := range n {
 		key := timer.Key{App: appName, Timer: fmt.Sprintf("T%03d", i)}
-		in := timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards),
-			NextRun: clock.Now().Add(time.Duration(6+i) * time.Hour),
-			Settings: timer.Settings{Schedule: "every 12h", Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
-				RetryDelay: time.Second, Misfire: timer.MisfireRunOnce, Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}
+		in := idleInstance(key, a.Config.DueShards, clock.Now().Add(time.Duration(6+i)*time.Hour), "every 12h", nil)
 		require.NoError(t, a.Store.Create(ctx, in))
 	}
 	for _, op := range []string{"deactivate", "activate"} {

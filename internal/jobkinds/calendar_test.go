@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,15 +101,11 @@ func TestCalendarEditInForceBeforeItsJobReachesAnInstance(t *testing.T) {
 	fetch.Queue = q
 	require.NotNil(t, fetch.Calendars, "the deployed fetch reads the edits in transit")
 
-	name := strings.ToLower(testenv.Unique(t))
-	appName := "c" + name[max(0, len(name)-20):]
+	appName := appOf(t, "c")
 	biz := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}
 	mk := func(timerName, sched string, next time.Time) timer.Key {
 		key := timer.Key{App: appName, Timer: timerName}
-		in := timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards), NextRun: next,
-			Settings: timer.Settings{Schedule: sched, Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
-				RetryDelay: time.Second, Misfire: timer.MisfireRunOnce, Calendar: &timer.Calendar{Name: "biz", CalendarRules: biz},
-				Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}
+		in := idleInstance(key, a.Config.DueShards, next, sched, &timer.Calendar{Name: "biz", CalendarRules: biz})
 		require.NoError(t, a.Store.Create(ctx, in))
 		return key
 	}
@@ -237,18 +232,13 @@ func TestCalendarEditReadsBoundedBesideTenants(t *testing.T) {
 	counted := &queried{reads: &reads{Client: dynamodb.NewFromConfig(cfg)}}
 	a, err := app.ForStack(cfg, outs, app.Options{Log: quiet, Node: "operator-1", Clock: clock, DynamoDB: counted})
 	require.NoError(t, err)
-	name := strings.ToLower(testenv.Unique(t))
-	appName := "b" + name[max(0, len(name)-20):]
+	appName := appOf(t, "b")
 	biz := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}
 	const timers, tenants = 3, 150
 	for i := range timers {
 		for k := range tenants {
 			key := timer.Key{App: appName, Timer: fmt.Sprintf("T%d", i), Tenant: fmt.Sprintf("t%03d", k)}
-			in := timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards),
-				NextRun: clock.Now().Add(time.Duration(6*60+k) * time.Minute),
-				Settings: timer.Settings{Schedule: "every 12h", Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
-					RetryDelay: time.Second, Misfire: timer.MisfireRunOnce, Calendar: &timer.Calendar{Name: "biz", CalendarRules: biz},
-					Action: actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}
+			in := idleInstance(key, a.Config.DueShards, clock.Now().Add(time.Duration(6*60+k)*time.Minute), "every 12h", &timer.Calendar{Name: "biz", CalendarRules: biz})
 			if i == 0 && k == 1 {
 				in.Settings.Schedule = "cron(0 9 ? * TUE *)" // one tenant's own schedule: Tuesdays
 			}
@@ -321,15 +311,9 @@ func TestCalendarEditReachesARunningExecution(t *testing.T) {
 	require.NoError(t, err)
 	q := &sentQueue{Queue: a.Queues}
 
-	name := strings.ToLower(testenv.Unique(t))
-	appName := "r" + name[max(0, len(name)-20):]
+	appName := appOf(t, "r")
 	key := timer.Key{App: appName, Timer: "Busy"}
-	require.NoError(t, a.Store.Create(ctx, timer.Instance{Key: key, Active: true, Shard: timer.ShardOf(key, a.Config.DueShards),
-		NextRun: monday.Add(time.Minute),
-		Settings: timer.Settings{Schedule: "every 1m", Timezone: "UTC", Priority: 3, Timeout: 20 * time.Second, MaxRetries: 1,
-			RetryDelay: time.Second, Misfire: timer.MisfireRunOnce,
-			Calendar: &timer.Calendar{Name: "biz", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}},
-			Action:   actionspec.Spec{HTTP: &actionspec.HTTPSpec{URL: "http://127.0.0.1:9/unused"}}}}))
+	require.NoError(t, a.Store.Create(ctx, idleInstance(key, a.Config.DueShards, monday.Add(time.Minute), "every 1m", &timer.Calendar{Name: "biz", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}})))
 	// During the run an operator closes Monday and Tuesday.
 	edit := schedule.CalendarRules{Weekdays: []string{"sat", "sun"}, Dates: []string{"2031-03-03", "2031-03-04"}}
 	svc := &apply.Service{Admin: a.Admin, Store: a.Store, Audit: &records{}, Clock: clock, Jobs: a.Jobs}

@@ -273,12 +273,12 @@ func TestWriterPausesAfterFailures(t *testing.T) {
 	require.Equal(t, timer.RulePausedAfterFailures, open[0].Rule)
 	require.Equal(t, in.Pause.Note, open[0].Detail)
 
-	require.NoError(t, w.Alerts.SweepPaused(ctx))
+	require.NoError(t, w.Alerts.SweepEnded(ctx))
 	require.Len(t, b.types, 7, "still paused: the alert stays open")
 	_, err = store.SetActive(ctx, k, true, timer.ActiveByOperator)
 	require.NoError(t, err)
 	for range 2 {
-		require.NoError(t, w.Alerts.SweepPaused(ctx))
+		require.NoError(t, w.Alerts.SweepEnded(ctx))
 	}
 	require.Equal(t, sdevents.AlertResolved, b.types[len(b.types)-1])
 	require.Len(t, b.types, 8, "resolved once")

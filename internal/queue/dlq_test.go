@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,20 +68,8 @@ func TestDLQ(t *testing.T) {
 // it long-polls, and stops at an empty answer only when the queue's counts agree. Messages
 // another reader holds are said, not silently left out.
 func TestDLQListsEveryMessage(t *testing.T) {
-	cfg, out := testenv.Stack(t)
 	ctx := context.Background()
-	api := sqs.NewFromConfig(cfg)
-	qs, err := queue.New(api, out.Queues)
-	require.NoError(t, err)
-	// A queue of its own: the shared stack's DLQ holds other tests' messages.
-	name := testenv.Unique(t)
-	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
-	require.NoError(t, err)
-	dlq := queue.NewDLQ(api, aws.ToString(q.QueueUrl), qs)
-	for i := range 25 {
-		_, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(fmt.Sprintf("dead %d", i))})
-		require.NoError(t, err)
-	}
+	api, url, dlq := newOwnDLQ(t, deadBodies(25)...)
 
 	listed, err := dlq.List(ctx, 100)
 	require.NoError(t, err)
@@ -92,7 +79,7 @@ func TestDLQListsEveryMessage(t *testing.T) {
 	require.Len(t, listed, 10, "the limit")
 
 	// Another reader holds 3 for a minute: the listing sees 22 and says 3 more exist.
-	held, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 3, VisibilityTimeout: 60, WaitTimeSeconds: 1})
+	held, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 3, VisibilityTimeout: 60, WaitTimeSeconds: 1})
 	require.NoError(t, err)
 	require.Len(t, held.Messages, 3)
 	listed, err = dlq.List(ctx, 100)
@@ -108,19 +95,8 @@ func TestDLQListsEveryMessage(t *testing.T) {
 // until the listing's deadline), every message once over the pages, the last page says so;
 // a page asked for past the deadline is refused; a one-page listing hides nothing after it.
 func TestDLQPages(t *testing.T) {
-	cfg, out := testenv.Stack(t)
 	ctx := context.Background()
-	api := sqs.NewFromConfig(cfg)
-	qs, err := queue.New(api, out.Queues)
-	require.NoError(t, err)
-	name := testenv.Unique(t)
-	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
-	require.NoError(t, err)
-	dlq := queue.NewDLQ(api, aws.ToString(q.QueueUrl), qs)
-	for i := range 25 {
-		_, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(fmt.Sprintf("dead %d", i))})
-		require.NoError(t, err)
-	}
+	_, _, dlq := newOwnDLQ(t, deadBodies(25)...)
 
 	// One page of all: nothing stays hidden after it.
 	msgs, _, more, err := dlq.ListPage(ctx, 100, queue.ListPosition{}, time.Now())
@@ -160,19 +136,9 @@ func TestDLQPages(t *testing.T) {
 // A page of large dead-lettered messages (SQS takes up to 1 MiB each) keeps ListBodyBytes of
 // each body, saying its size, so a page of ten stays well under 1 MB.
 func TestDLQPageCutsLargeBodies(t *testing.T) {
-	cfg, out := testenv.Stack(t)
 	ctx := context.Background()
-	api := sqs.NewFromConfig(cfg)
-	qs, err := queue.New(api, out.Queues)
-	require.NoError(t, err)
-	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(testenv.Unique(t))})
-	require.NoError(t, err)
-	dlq := queue.NewDLQ(api, aws.ToString(q.QueueUrl), qs)
 	big := strings.Repeat("x", 200<<10)
-	for range 3 {
-		_, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(big)})
-		require.NoError(t, err)
-	}
+	_, _, dlq := newOwnDLQ(t, big, big, big)
 	msgs, _, _, err := dlq.ListPage(ctx, 10, queue.ListPosition{}, time.Now())
 	require.NoError(t, err)
 	require.Len(t, msgs, 3)

@@ -46,12 +46,18 @@ type spreader struct {
 	used bool
 }
 
+// defaultApp is timer.DefaultApp, the default app's name outside the program, which the
+// canonical text spells for App "". schedule cannot import timer (timer imports schedule),
+// so the name is repeated here; TestSeedSpellsTheDefaultAppAsTimerDoes (spread_app_test.go)
+// fails if the two differ.
+const defaultApp = "default"
+
 // canonical is the text hashed for the seed: fixed so that values never change between
 // releases (vectors in spread_test.go).
 func (s Seed) canonical() string {
 	app := s.App
 	if app == "" {
-		app = "default"
+		app = defaultApp
 	}
 	return app + "\x00" + s.Timer + "\x00" + s.Tenant
 }

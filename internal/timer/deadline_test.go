@@ -25,11 +25,7 @@ func TestDeadlinesEvaluate(t *testing.T) {
 	ny, err := time.LoadLocation("America/New_York")
 	require.NoError(t, err)
 	christmas := func(_ int, m time.Month, d int) bool { return m == time.December && d == 25 }
-	utc := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		require.NoError(t, err)
-		return v
-	}
+	utc := rfc3339(t)
 	tests := []struct {
 		name  string
 		d     timer.Deadlines
@@ -112,11 +108,7 @@ func TestDeadlineParse(t *testing.T) {
 // in flight, and only while it is active; they read its zone and calendar from its settings,
 // and a failed attempt whose retry is pending has not finished its firing.
 func TestInstanceDeadlineBreaches(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		require.NoError(t, err)
-		return v
-	}
+	at := rfc3339(t)
 	base := timer.Instance{Key: timer.Key{Timer: "Report"}, Active: true, Settings: timer.Settings{
 		Timezone: "Europe/Lisbon", Calendar: &timer.Calendar{Name: "pt", CalendarRules: schedule.CalendarRules{Dates: []string{"2026-12-08"}}},
 		Deadlines: timer.Deadlines{StartBy: clockAt(t, "04:30"), FinishBy: clockAt(t, "06:00")}}}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -14,12 +13,8 @@ import (
 // instant runs next and how many instants are recorded as skipped, per policy.
 func TestOverlapPolicies(t *testing.T) {
 	t.Parallel()
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		require.NoError(t, err)
-		return v
-	}
-	weekdays := &timer.Calendar{Name: "weekdays", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}}
+	at := rfc3339(t)
+	weekdays := weekdaysCalendar()
 	tests := []struct {
 		name     string
 		schedule string

@@ -14,12 +14,8 @@ import (
 
 func TestRunWindow(t *testing.T) {
 	t.Parallel()
-	d := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		require.NoError(t, err)
-		return v
-	}
-	weekdays := &timer.Calendar{Name: "weekdays", CalendarRules: schedule.CalendarRules{Weekdays: []string{"sat", "sun"}}}
+	d := rfc3339(t)
+	weekdays := weekdaysCalendar()
 	tests := []struct {
 		name        string
 		calendar    *timer.Calendar

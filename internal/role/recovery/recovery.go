@@ -101,9 +101,9 @@ func (r *Recovery) ResumePauses(ctx context.Context) (int, error) {
 }
 
 // SweepAlerts raises noSuccessWithin alerts (alerts.Alerter.Sweep) and resolves the
-// pausedAfterFailures alerts of the timers active again (SweepPaused: after ResumePauses, so
-// a pause that ended this sweep resolves its alert in it); a failure is logged and left to
-// the next sweep.
+// pausedAfterFailures alerts of the timers active again and the counter alerts whose rule
+// was removed (SweepEnded: after ResumePauses, so a pause that ended this sweep resolves its
+// alert in it); a failure is logged and left to the next sweep.
 func (r *Recovery) SweepAlerts(ctx context.Context) {
 	if r.Alerter == nil {
 		return
@@ -111,8 +111,8 @@ func (r *Recovery) SweepAlerts(ctx context.Context) {
 	if err := r.Alerter.Sweep(ctx); err != nil {
 		r.Alerter.Log.Error("recovery: alerts sweep", "error", err)
 	}
-	if err := r.Alerter.SweepPaused(ctx); err != nil {
-		r.Alerter.Log.Error("recovery: paused-after-failures alerts sweep", "error", err)
+	if err := r.Alerter.SweepEnded(ctx); err != nil {
+		r.Alerter.Log.Error("recovery: ended alerts sweep", "error", err)
 	}
 }
 
