@@ -108,7 +108,7 @@ type LambdaAPI interface {
 
 // Client appends records by invoking the writer function synchronously (RequestResponse:
 // the answer is the append's outcome). Its Lambda client should retry only what cannot
-// have run (action.LambdaOptions): an invoke retried after the writer appended would append
+// have run (lambdainvoke.Options): an invoke retried after the writer appended would append
 // the record twice.
 type Client struct {
 	API      LambdaAPI

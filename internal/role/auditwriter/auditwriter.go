@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/sundialhq/sundial/internal/action/lambdainvoke"
 	"github.com/sundialhq/sundial/internal/audit"
 	"github.com/sundialhq/sundial/internal/auditwriter"
 	"github.com/sundialhq/sundial/internal/dynamo"
@@ -25,7 +26,8 @@ func Trail(b *role.Base) audit.Log {
 	}
 	// Invoked with the retryer of Lambda actions: an invoke is retried only when it cannot
 	// have run, never after the writer may have appended the record.
-	return audit.Split{Writer: &auditwriter.Client{API: b.LambdaClient(), Function: b.Config.AuditWriter}, Lister: Direct(b)}
+	client := lambdainvoke.NewClient(b.AWS, b.Config.LambdaEndpoint)
+	return audit.Split{Writer: &auditwriter.Client{API: client, Function: b.Config.AuditWriter}, Lister: Direct(b)}
 }
 
 // Handler is the audit writer function's Lambda handler: it validates the record it is
