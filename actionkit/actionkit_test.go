@@ -16,6 +16,7 @@ import (
 
 	"github.com/sundialhq/sundial/actionkit"
 	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/action/lambdainvoke"
 )
 
 // summary is an action's answer as an author writes it: Result embedded for nextRun.
@@ -41,7 +42,7 @@ func invokers(t *testing.T, fn actionkit.Func[summary]) map[string]func(context.
 	srv := httptest.NewServer(actionkit.HTTP(fn))
 	t.Cleanup(srv.Close)
 	h := &action.HTTPInvoker{}
-	l := &action.LambdaInvoker{Client: runtime{actionkit.Lambda(fn)}}
+	l := &lambdainvoke.Invoker{Client: runtime{actionkit.Lambda(fn)}}
 	return map[string]func(context.Context, action.Payload) (action.Result, error){
 		"http": func(ctx context.Context, p action.Payload) (action.Result, error) {
 			return h.Invoke(ctx, action.Spec{HTTP: &action.HTTPSpec{URL: srv.URL}}, p)

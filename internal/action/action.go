@@ -76,6 +76,10 @@ func (f *Failure) Error() string {
 	return b.String()
 }
 
+// Failed is the failure of a call, head saying what failed (e.g. "lambda invoke failed"); the
+// adapters set Status and Excerpt when they have them, and Classify marks a timeout.
+func Failed(head string, err error) *Failure { return &Failure{head: head, Err: err} }
+
 func (f *Failure) Unwrap() error {
 	if f == nil {
 		return nil
@@ -88,16 +92,17 @@ type Invoker interface {
 	Invoke(ctx context.Context, spec Spec, p Payload) (Result, error)
 }
 
-// Dispatcher routes on the Spec to its HTTP or Lambda invoker.
+// Dispatcher routes on the Spec to its HTTP or Lambda invoker. The Lambda invoker is
+// internal/action/lambdainvoke's, in its own package so that only the roles that invoke
+// Lambda functions link the Lambda client.
 type Dispatcher struct {
 	HTTP   *HTTPInvoker
-	Lambda *LambdaInvoker
+	Lambda Invoker
 }
 
 var (
 	_ Invoker = Dispatcher{}
 	_ Invoker = (*HTTPInvoker)(nil)
-	_ Invoker = (*LambdaInvoker)(nil)
 )
 
 func (d Dispatcher) Invoke(ctx context.Context, spec Spec, p Payload) (Result, error) {
@@ -116,8 +121,9 @@ func (d Dispatcher) Invoke(ctx context.Context, spec Spec, p Payload) (Result, e
 	return d.Lambda.Invoke(ctx, spec, p)
 }
 
-// encodePayload is shared by both adapters so HTTP and Lambda actions see identical bytes.
-func encodePayload(p Payload) ([]byte, error) {
+// EncodePayload is shared by both adapters (HTTP here, Lambda in lambdainvoke) so HTTP and
+// Lambda actions see identical bytes.
+func EncodePayload(p Payload) ([]byte, error) {
 	if p.Properties == nil {
 		p.Properties = map[string]string{} // the contract says an object, never null
 	}
@@ -129,7 +135,7 @@ func encodePayload(p Payload) ([]byte, error) {
 	return b, nil
 }
 
-// fence keeps a call from reaching the action after its deadline. The processor's context
+// Fence keeps a call from reaching the action after its deadline. The processor's context
 // deadline ends the action within its lease; but a process that stalls (a host frozen, a
 // long GC pause) between building the request and writing it would, on waking, write it
 // before the runtime's timers have cancelled the context — and the action would start
@@ -138,7 +144,7 @@ func encodePayload(p Payload) ([]byte, error) {
 // deadline while the request is written (the network poller refuses a write after it,
 // whenever the process woke), then cleared so that a pooled connection carries no stale
 // deadline to its next request.
-func fence(ctx context.Context) (context.Context, error) {
+func Fence(ctx context.Context) (context.Context, error) {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return ctx, nil
@@ -162,8 +168,8 @@ func fence(ctx context.Context) (context.Context, error) {
 	}), nil
 }
 
-// budget is how long the call may take; measured up front so a timeout can report it.
-func budget(ctx context.Context) time.Duration {
+// Budget is how long the call may take; measured up front so a timeout can report it.
+func Budget(ctx context.Context) time.Duration {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return 0
@@ -171,9 +177,9 @@ func budget(ctx context.Context) time.Duration {
 	return time.Until(d).Round(time.Millisecond)
 }
 
-// classify turns a call error into a Timeout failure when the deadline is what ended the call.
+// Classify turns a call error into a Timeout failure when the deadline is what ended the call.
 // The ctx is asked rather than the error, because transports wrap the deadline in many ways.
-func classify(ctx context.Context, limit time.Duration, f *Failure) *Failure {
+func Classify(ctx context.Context, limit time.Duration, f *Failure) *Failure {
 	// The wall clock too: after a stall the deadline may have passed (and the fence refused
 	// the write) before the runtime cancelled the context.
 	dl, ok := ctx.Deadline()

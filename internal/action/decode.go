@@ -15,9 +15,9 @@ import (
 // excerptMax bounds what a failure carries into logs and DynamoDB items.
 const excerptMax = 512
 
-// excerpt returns at most excerptMax bytes of b as valid UTF-8: cut at a rune boundary, with
+// Excerpt returns at most excerptMax bytes of b as valid UTF-8: cut at a rune boundary, with
 // invalid bytes replaced, so the result is always safe to store and print.
-func excerpt(b []byte) string { return clip(b, excerptMax) }
+func Excerpt(b []byte) string { return clip(b, excerptMax) }
 
 // output is what the execution's log keeps of a successful answer: at most
 // actionkit.OutputMaxBytes of valid UTF-8, a longer answer (or one the reader cut, truncated)
@@ -91,6 +91,16 @@ type answer struct {
 	State *string
 	// Report is the answer's "summary", "counters" and "warnings", normalized.
 	Report timer.Report
+}
+
+// Answer is the Result of a complete answer (body) with the given status: its nextRun, state and
+// report decoded, its start kept as Output. An answer that cannot be decoded is an error.
+func Answer(status int, body []byte) (Result, error) {
+	a, err := decodeAnswer(body)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Status: status, NextRun: a.NextRun, State: a.State, Report: a.Report, Output: output(body, false)}, nil
 }
 
 // decodeAnswer reads an answer's "nextRun" (decodeResult) and "state". A body that is not a

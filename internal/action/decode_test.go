@@ -77,7 +77,7 @@ func TestExcerpt(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := excerpt([]byte(tc.in))
+			got := Excerpt([]byte(tc.in))
 			require.Equal(t, tc.want, got)
 			require.True(t, utf8.ValidString(got))
 			require.LessOrEqual(t, len(got), excerptMax)
@@ -103,7 +103,7 @@ func FuzzDecodeResult(f *testing.F) {
 		if next != nil {
 			require.Equal(t, time.UTC, next.Location())
 		}
-		ex := excerpt(body)
+		ex := Excerpt(body)
 		require.LessOrEqual(t, len(ex), excerptMax)
 		require.True(t, utf8.ValidString(ex))
 		if utf8.Valid(body) {

@@ -76,14 +76,14 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 	if spec.HTTP == nil {
 		return Result{}, fmt.Errorf("action: the HTTP invoker cannot call %s", spec)
 	}
-	body, err := encodePayload(p)
+	body, err := EncodePayload(p)
 	if err != nil {
 		return Result{}, err
 	}
-	limit := budget(ctx)
-	fenced, err := fence(ctx)
+	limit := Budget(ctx)
+	fenced, err := Fence(ctx)
 	if err != nil {
-		return Result{}, classify(ctx, limit, &Failure{head: "http request not sent: its deadline had passed", Err: err})
+		return Result{}, Classify(ctx, limit, &Failure{head: "http request not sent: its deadline had passed", Err: err})
 	}
 	req, err := http.NewRequestWithContext(fenced, http.MethodPost, spec.HTTP.URL, bytes.NewReader(body))
 	if err != nil {
@@ -98,7 +98,7 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 
 	resp, err := h.client().Do(req)
 	if err != nil {
-		return Result{}, classify(ctx, limit, &Failure{head: "http request failed", Err: err})
+		return Result{}, Classify(ctx, limit, &Failure{head: "http request failed", Err: err})
 	}
 	defer resp.Body.Close()
 
@@ -106,11 +106,11 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 	head := fmt.Sprintf("http %d", status)
 	raw, truncated, err := readCapped(resp.Body)
 	if err != nil {
-		f := &Failure{head: head, Status: status, Excerpt: excerpt(raw), Err: fmt.Errorf("reading body: %w", err)}
-		return Result{}, classify(ctx, limit, f)
+		f := &Failure{head: head, Status: status, Excerpt: Excerpt(raw), Err: fmt.Errorf("reading body: %w", err)}
+		return Result{}, Classify(ctx, limit, f)
 	}
 	if status < 200 || status > 299 {
-		return Result{}, &Failure{head: head, Status: status, Excerpt: excerpt(raw)}
+		return Result{}, &Failure{head: head, Status: status, Excerpt: Excerpt(raw)}
 	}
 	if p.Async && status == http.StatusAccepted {
 		return Result{Status: status, Accepted: true}, nil
@@ -119,11 +119,11 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result,
 		// Only a complete body can carry a trustworthy nextRun; a cut one is not parsed.
 		return Result{Status: status, Output: output(raw, true)}, nil
 	}
-	a, err := decodeAnswer(raw)
+	res, err := Answer(status, raw)
 	if err != nil {
-		return Result{}, &Failure{head: head, Status: status, Excerpt: excerpt(raw), Err: err}
+		return Result{}, &Failure{head: head, Status: status, Excerpt: Excerpt(raw), Err: err}
 	}
-	return Result{Status: status, NextRun: a.NextRun, State: a.State, Report: a.Report, Output: output(raw, false)}, nil
+	return res, nil
 }
 
 // readCapped reads at most bodyMax bytes and reports whether more were available.

@@ -14,7 +14,7 @@ import (
 
 // Writer appends records to the trail: the audit writer function's DynamoDB chain
 // (dynamo.AuditLog) or, for the functions whose roles may not write audit items, a client
-// invoking that function (internal/auditwriter.Client).
+// invoking that function (internal/role/audittrail.Client).
 type Writer interface {
 	// Add records r (its ID and At are set when empty).
 	Add(ctx context.Context, r Record) error

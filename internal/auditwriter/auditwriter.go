@@ -1,6 +1,8 @@
 // Package auditwriter is the audit writer function: the one role allowed to append to the
 // audit trail (template.yaml, AuditWriterFunction). The API and recovery functions, whose
-// roles may only read audit items, append through it (Client, a synchronous Lambda invoke);
+// roles may only read audit items, append through it (internal/role/audittrail's Client, a
+// synchronous Lambda invoke, in its own package so that the writer does not link the Lambda
+// client);
 // it validates each record (audit.Validate), stamps it with its own clock and id, and
 // appends it to the hash chain (dynamo.AuditLog.Add). See docs/console.md, "Audit".
 //
@@ -15,15 +17,10 @@ package auditwriter
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
-
 	"github.com/sundialhq/sundial/internal/audit"
-	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/strictjson"
 )
 
@@ -99,56 +96,4 @@ func Decode(raw []byte) (audit.Record, error) {
 		return refuse("%v", err)
 	}
 	return r, nil
-}
-
-// LambdaAPI is the part of *lambda.Client the client needs.
-type LambdaAPI interface {
-	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
-}
-
-// Client appends records by invoking the writer function synchronously (RequestResponse:
-// the answer is the append's outcome). Its Lambda client should retry only what cannot
-// have run (action.LambdaOptions): an invoke retried after the writer appended would append
-// the record twice.
-type Client struct {
-	API      LambdaAPI
-	Function string // the writer's name or ARN (SUNDIAL_AUDIT_WRITER)
-}
-
-var _ audit.Writer = (*Client)(nil)
-
-// Add asks the writer to append r; r's own id and time, if any, are left to the writer.
-func (c *Client) Add(ctx context.Context, r audit.Record) error {
-	r.ID, r.At = "", time.Time{}
-	rec, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode audit record: %w", err)
-	}
-	body, err := json.Marshal(Request{Record: rec})
-	if err != nil {
-		return fmt.Errorf("encode audit record: %w", err)
-	}
-	out, err := c.API.Invoke(ctx, &lambda.InvokeInput{FunctionName: &c.Function, InvocationType: types.InvocationTypeRequestResponse, Payload: body})
-	if err != nil {
-		return fmt.Errorf("invoke the audit writer %s: %w", c.Function, err)
-	}
-	if out.FunctionError != nil {
-		var fe struct {
-			Message string `json:"errorMessage"`
-			Type    string `json:"errorType"`
-		}
-		_ = json.Unmarshal(out.Payload, &fe)
-		if fe.Message == "" {
-			fe.Message = string(out.Payload)
-		}
-		if fe.Type == "Refused" {
-			return fmt.Errorf("%w: %s", errkind.Invalid, fe.Message)
-		}
-		return fmt.Errorf("the audit writer %s failed (%s): %s", c.Function, *out.FunctionError, fe.Message)
-	}
-	var resp Response
-	if err := json.Unmarshal(out.Payload, &resp); err != nil || resp.ID == "" {
-		return errors.New("the audit writer " + c.Function + " answered without the record's id: " + string(out.Payload))
-	}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
 	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/action/lambdainvoke"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -62,7 +63,7 @@ func TestLambdaActionRunsOncePerExecution(t *testing.T) {
 				Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 
 			p, f := setupProcessor(t)
-			p.Invoker = action.Dispatcher{Lambda: &action.LambdaInvoker{Client: client}}
+			p.Invoker = action.Dispatcher{Lambda: &lambdainvoke.Invoker{Client: client}}
 			p.DeadlineMargin = 3 * time.Second
 			in := instance("Nightly", t0)
 			in.Timeout, in.Async = tc.timeout, tc.async

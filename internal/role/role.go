@@ -17,10 +17,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/emf"
@@ -92,17 +90,6 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*Base, error) {
 // Lookahead is how far ahead of now the fetch sends firings (engine.Fetcher.Lookahead), which
 // bounds how early the processor may see one (engine.MaxAheadFor).
 func Lookahead(cfg config.Config) time.Duration { return 2*cfg.Tick + cfg.IndexLag }
-
-// LambdaClient invokes Lambda functions (actions, the audit writer): at the AWS endpoint, or
-// at cfg.LambdaEndpoint when set (locally, the platform's emulated Invoke API: the AWS
-// emulator cannot run functions). Invoked with the retryer of Lambda actions: an invoke is
-// retried only when it cannot have run.
-func (b *Base) LambdaClient() *lambda.Client {
-	if b.Config.LambdaEndpoint == "" {
-		return lambda.NewFromConfig(b.AWS, action.LambdaOptions)
-	}
-	return lambda.NewFromConfig(b.AWS, action.LambdaOptions, func(o *lambda.Options) { o.BaseEndpoint = aws.String(b.Config.LambdaEndpoint) })
-}
 
 // Reporter ends async executions (their heartbeats and outcomes): the public client's.
 func (b *Base) Reporter() *engine.Reporter {

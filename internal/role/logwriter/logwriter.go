@@ -11,13 +11,13 @@ import (
 	sdevents "github.com/sundialhq/sundial/internal/events"
 	"github.com/sundialhq/sundial/internal/logwriter"
 	"github.com/sundialhq/sundial/internal/role"
-	"github.com/sundialhq/sundial/internal/role/auditwriter"
+	"github.com/sundialhq/sundial/internal/role/audittrail"
 	"github.com/sundialhq/sundial/internal/role/notify"
 )
 
 // New builds the writer; eb overrides the EventBridge client (nil: built from b.AWS).
 func New(b *role.Base, eb sdevents.API) *logwriter.Writer {
-	w := &logwriter.Writer{Store: b.Store, Log: b.Log, Pauses: &logwriter.Pauses{Store: b.Store, Audit: auditwriter.Trail(b)}}
+	w := &logwriter.Writer{Store: b.Store, Log: b.Log, Pauses: &logwriter.Pauses{Store: b.Store, Audit: audittrail.Trail(b)}}
 	if pub, al := notify.New(b, eb); pub != nil {
 		w.Events, w.Alerts = pub, al
 	}

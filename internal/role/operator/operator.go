@@ -15,6 +15,7 @@ import (
 	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/role"
+	"github.com/sundialhq/sundial/internal/role/audittrail"
 	"github.com/sundialhq/sundial/internal/role/auditwriter"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -37,7 +38,7 @@ type Operator struct {
 // New builds the operator's services on b.
 func New(b *role.Base) *Operator {
 	c := b.Config
-	o := &Operator{Base: b, Reporter: b.Reporter(), Audit: auditwriter.Trail(b),
+	o := &Operator{Base: b, Reporter: b.Reporter(), Audit: audittrail.Trail(b),
 		Admin: &admin.Service{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Shards: c.DueShards,
 			Defaults: admin.Defaults{MaxRetries: c.DefaultMaxRetries, RetryDelay: c.DefaultRetryDelay,
 				ProcessorWait: timer.MaxSyncTimeout(c.ProcessorTimeout), Region: b.AWS.Region}}}

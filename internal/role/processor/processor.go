@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sundialhq/sundial/internal/action"
+	"github.com/sundialhq/sundial/internal/action/lambdainvoke"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/role"
 )
@@ -16,7 +17,7 @@ import (
 // New builds the processor; inv invokes the actions (nil: HTTP and Lambda, as deployed).
 func New(b *role.Base, inv engine.Invoker) *engine.Processor {
 	if inv == nil {
-		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &action.LambdaInvoker{Client: b.LambdaClient()}}
+		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &lambdainvoke.Invoker{Client: lambdainvoke.NewClient(b.AWS, b.Config.LambdaEndpoint)}}
 	}
 	return &engine.Processor{
 		Store: b.Store, Queue: b.Queues, Invoker: inv, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics, Node: b.Node, NewID: role.NewExecutionID,

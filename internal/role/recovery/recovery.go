@@ -19,7 +19,7 @@ import (
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/role"
-	"github.com/sundialhq/sundial/internal/role/auditwriter"
+	"github.com/sundialhq/sundial/internal/role/audittrail"
 	"github.com/sundialhq/sundial/internal/role/notify"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -42,7 +42,7 @@ type Recovery struct {
 // New builds the role; eb overrides the EventBridge client (nil: built from b.AWS).
 func New(b *role.Base, eb events.API) *Recovery {
 	c := b.Config
-	r := &Recovery{Store: b.Store, Clock: b.Clock, Log: b.Log, Audit: auditwriter.Trail(b),
+	r := &Recovery{Store: b.Store, Clock: b.Clock, Log: b.Log, Audit: audittrail.Trail(b),
 		Recoverer: &engine.Recoverer{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics,
 			Shards: c.DueShards, LostAfter: c.LostAfter, Backfills: b.Store, Calendars: b.Store}}
 	r.Jobs = jobkinds.NewService(b, r.Audit)

@@ -1,4 +1,8 @@
-package action
+// Package lambdainvoke runs Lambda actions (action.Invoker for an action.LambdaSpec) and
+// builds the Lambda client Sundial invokes functions with (actions, the audit writer). It is
+// its own package so that only the roles that invoke Lambda link the Lambda client: the
+// processor and the roles that append to the audit trail through the audit writer.
+package lambdainvoke
 
 import (
 	"context"
@@ -10,18 +14,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/sundialhq/sundial/internal/action"
 )
 
-// LambdaAPI is the part of *lambda.Client the invoker needs, so tests and middleware can wrap it.
-type LambdaAPI interface {
+// API is the part of *lambda.Client the invoker needs, so tests and middleware can wrap it.
+type API interface {
 	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
 }
 
-var _ LambdaAPI = (*lambda.Client)(nil)
+var _ API = (*lambda.Client)(nil)
 
-// LambdaOptions configures a Lambda client that invokes actions (pass it to lambda.New or
+// Options configures a Lambda client that invokes actions (pass it to lambda.New or
 // lambda.NewFromConfig): its SDK retries only the calls Lambda cannot have run.
-func LambdaOptions(o *lambda.Options) { o.Retryer = InvokeRetryer() }
+func Options(o *lambda.Options) { o.Retryer = InvokeRetryer() }
+
+// NewClient invokes Lambda functions (actions, the audit writer): at the AWS endpoint, or at
+// endpoint when set (locally, the platform's emulated Invoke API, config.Config's
+// LambdaEndpoint: the AWS emulator cannot run functions). Invoked with the retryer of Lambda
+// actions (Options): an invoke is retried only when it cannot have run.
+func NewClient(awsCfg aws.Config, endpoint string) *lambda.Client {
+	if endpoint == "" {
+		return lambda.NewFromConfig(awsCfg, Options)
+	}
+	return lambda.NewFromConfig(awsCfg, Options, func(o *lambda.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
 
 // InvokeRetryer is the SDK's standard retryer retrying only an Invoke that never reached a
 // function: a connection that could not be made (the request never left), and a throttle
@@ -51,40 +68,42 @@ func notSent(err error) aws.Ternary {
 	return aws.UnknownTernary
 }
 
-// LambdaInvoker runs a Lambda action synchronously (RequestResponse), so the run's outcome and
+// Invoker runs a Lambda action synchronously (RequestResponse), so the run's outcome and
 // duration are the function's own, exactly like an HTTP action; an async action's answer is
 // its acceptance.
-type LambdaInvoker struct {
-	Client LambdaAPI
+type Invoker struct {
+	Client API
 }
+
+var _ action.Invoker = (*Invoker)(nil)
 
 // Invoke sends p as the event. An API error, a function error (Handled or Unhandled), a
 // non-2xx status or an invalid "nextRun" in the returned payload is a *Failure.
-func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Result, error) {
+func (l *Invoker) Invoke(ctx context.Context, spec action.Spec, p action.Payload) (action.Result, error) {
 	if err := spec.Validate(); err != nil {
-		return Result{}, err
+		return action.Result{}, err
 	}
 	if spec.Lambda == nil {
-		return Result{}, fmt.Errorf("action: the Lambda invoker cannot call %s", spec)
+		return action.Result{}, fmt.Errorf("action: the Lambda invoker cannot call %s", spec)
 	}
 	if l == nil || l.Client == nil {
-		return Result{}, fmt.Errorf("action: the Lambda invoker has no client to call %s", spec)
+		return action.Result{}, fmt.Errorf("action: the Lambda invoker has no client to call %s", spec)
 	}
-	body, err := encodePayload(p)
+	body, err := action.EncodePayload(p)
 	if err != nil {
-		return Result{}, err
+		return action.Result{}, err
 	}
 	fn := spec.Lambda.Function
-	limit := budget(ctx)
+	limit := action.Budget(ctx)
 	// Always RequestResponse, async actions too: an Event invocation is Lambda's to retry
 	// (twice after a function error), to keep for hours when throttled and sometimes to
 	// deliver twice — runs of one firing that Sundial neither fences nor logs. An async action
 	// answers at once that it started the work (elsewhere: a Lambda function stops when it
 	// answers) and reports with the client.
 	kind := types.InvocationTypeRequestResponse
-	fenced, err := fence(ctx)
+	fenced, err := action.Fence(ctx)
 	if err != nil {
-		return Result{}, classify(ctx, limit, &Failure{head: "lambda invoke not sent: its deadline had passed", Err: err})
+		return action.Result{}, action.Classify(ctx, limit, action.Failed("lambda invoke not sent: its deadline had passed", err))
 	}
 	out, err := l.Client.Invoke(fenced, &lambda.InvokeInput{
 		FunctionName:   &fn,
@@ -92,17 +111,17 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 		Payload:        body,
 	})
 	if err != nil {
-		f := &Failure{head: "lambda invoke failed", Err: err}
+		f := action.Failed("lambda invoke failed", err)
 		// SDK response errors expose the HTTP status (404 not found, 429 throttled, ...),
 		// which lets the caller tell a missing function from a transient problem.
 		var se interface{ HTTPStatusCode() int }
 		if errors.As(err, &se) {
 			f.Status = se.HTTPStatusCode()
 		}
-		return Result{}, classify(ctx, limit, f)
+		return action.Result{}, action.Classify(ctx, limit, f)
 	}
 	if out == nil {
-		return Result{}, &Failure{head: "lambda invoke returned no output"}
+		return action.Result{}, action.Failed("lambda invoke returned no output", nil)
 	}
 	// Lambda answers 200 even when the function threw; the header is the only signal.
 	if out.FunctionError != nil {
@@ -110,23 +129,25 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec Spec, p Payload) (Resul
 		if *out.FunctionError != "" {
 			head += " " + *out.FunctionError
 		}
-		return Result{}, &Failure{head: head, Excerpt: excerpt(out.Payload)}
+		f := action.Failed(head, nil)
+		f.Excerpt = action.Excerpt(out.Payload)
+		return action.Result{}, f
 	}
 	if out.StatusCode < 200 || out.StatusCode > 299 {
-		return Result{}, &Failure{
-			head:    fmt.Sprintf("lambda status %d", out.StatusCode),
-			Status:  int(out.StatusCode),
-			Excerpt: excerpt(out.Payload),
-		}
+		f := action.Failed(fmt.Sprintf("lambda status %d", out.StatusCode), nil)
+		f.Status, f.Excerpt = int(out.StatusCode), action.Excerpt(out.Payload)
+		return action.Result{}, f
 	}
 	if p.Async {
 		// A successful answer to an async payload is the acceptance; the outcome comes
 		// with the client's Complete or Fail.
-		return Result{Status: 200, Accepted: true}, nil
+		return action.Result{Status: 200, Accepted: true}, nil
 	}
-	a, err := decodeAnswer(out.Payload)
+	res, err := action.Answer(200, out.Payload)
 	if err != nil {
-		return Result{}, &Failure{head: "lambda result", Excerpt: excerpt(out.Payload), Err: err}
+		f := action.Failed("lambda result", err)
+		f.Excerpt = action.Excerpt(out.Payload)
+		return action.Result{}, f
 	}
-	return Result{Status: 200, NextRun: a.NextRun, State: a.State, Report: a.Report, Output: output(out.Payload, false)}, nil
+	return res, nil
 }

@@ -1,4 +1,4 @@
-package action
+package lambdainvoke
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/action"
 )
 
 // The SDK retries an Invoke only when Lambda cannot have run the function. A connection reset
@@ -23,13 +25,13 @@ import (
 // show one run.
 func TestLambdaInvokeRetries(t *testing.T) {
 	t.Parallel()
-	spec := Spec{Lambda: &LambdaSpec{Function: "act"}}
-	client := func(url string, optFns ...func(*lambda.Options)) *LambdaInvoker {
-		opts := append([]func(*lambda.Options){LambdaOptions, func(o *lambda.Options) {
+	spec := action.Spec{Lambda: &action.LambdaSpec{Function: "act"}}
+	client := func(url string, optFns ...func(*lambda.Options)) *Invoker {
+		opts := append([]func(*lambda.Options){Options, func(o *lambda.Options) {
 			o.Region, o.BaseEndpoint = "us-east-1", aws.String(url)
 			o.Credentials = credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")
 		}}, optFns...)
-		return &LambdaInvoker{Client: lambda.New(lambda.Options{}, opts...)}
+		return &Invoker{Client: lambda.New(lambda.Options{}, opts...)}
 	}
 
 	t.Run("AResetAfterTheRequestWasSentIsNotRetried", func(t *testing.T) {
@@ -46,8 +48,8 @@ func TestLambdaInvokeRetries(t *testing.T) {
 			_ = conn.Close()
 		}))
 		t.Cleanup(srv.Close)
-		_, err := client(srv.URL).Invoke(context.Background(), spec, Payload{Timer: "T", ExecutionID: "e1"})
-		var f *Failure
+		_, err := client(srv.URL).Invoke(context.Background(), spec, action.Payload{Timer: "T", ExecutionID: "e1"})
+		var f *action.Failure
 		require.ErrorAs(t, err, &f)
 		require.Contains(t, err.Error(), "lambda invoke failed")
 		require.EqualValues(t, 1, runs.Load(), "one run for one execution: the next attempt is Sundial's, logged")
@@ -67,7 +69,7 @@ func TestLambdaInvokeRetries(t *testing.T) {
 			_, _ = io.WriteString(w, `{}`)
 		}))
 		t.Cleanup(srv.Close)
-		_, err := client(srv.URL).Invoke(context.Background(), spec, Payload{Timer: "T"})
+		_, err := client(srv.URL).Invoke(context.Background(), spec, action.Payload{Timer: "T"})
 		require.NoError(t, err, "a throttled invoke ran nothing: retried")
 		require.EqualValues(t, 2, calls.Load())
 	})
@@ -85,7 +87,7 @@ func TestLambdaInvokeRetries(t *testing.T) {
 				return http.DefaultClient.Do(r)
 			})
 		}
-		_, err := client(srv.URL, refuseOnce).Invoke(context.Background(), spec, Payload{Timer: "T"})
+		_, err := client(srv.URL, refuseOnce).Invoke(context.Background(), spec, action.Payload{Timer: "T"})
 		require.NoError(t, err, "nothing was sent: retried")
 		require.EqualValues(t, 2, dials.Load())
 	})
