@@ -95,14 +95,14 @@ func (s *Store) writePool(ctx context.Context, pool string, it poolItem, next ti
 // TakeSlot implements engine.Pools: a consistent read of the pool and a write conditional on
 // its version, also when the firing must wait (it records the waiter, so that it is served
 // before later comers).
-func (s *Store) TakeSlot(ctx context.Context, use timer.ResourceUse, h timer.SlotHolder, now time.Time) error {
+func (s *Store) TakeSlot(ctx context.Context, use timer.ResourceUse, h timer.SlotHolder, priority int, now time.Time) error {
 	var waiting error
 	for range poolTries {
 		it, err := s.readPool(ctx, use.Pool)
 		if err != nil {
 			return err
 		}
-		next, taken := timer.TakeSlot(use.Pool, it.Pool, use.Slots, h, now)
+		next, taken := timer.TakeSlot(use.Pool, it.Pool, use.Slots, h, priority, now)
 		if taken == nil && slices.Equal(next.Holders, it.Holders) && slices.Equal(next.Waiters, it.Waiters) {
 			return nil // a retried take
 		}
@@ -141,6 +141,12 @@ func (s *Store) ReleaseSlot(ctx context.Context, pool, execution string) error {
 func (s *Store) SlotHolders(ctx context.Context, pool string) ([]timer.SlotHolder, error) {
 	it, err := s.readPool(ctx, pool)
 	return it.Holders, err
+}
+
+// SlotPool reads a pool's holders and waiters as stored (expired ones included).
+func (s *Store) SlotPool(ctx context.Context, pool string) (timer.Pool, error) {
+	it, err := s.readPool(ctx, pool)
+	return it.Pool, err
 }
 
 var errPoolContended = errors.New("the pool changed under every try; the message is redelivered")

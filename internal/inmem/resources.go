@@ -16,10 +16,10 @@ type poolState struct {
 }
 
 // TakeSlot implements engine.Pools.
-func (s *Store) TakeSlot(_ context.Context, use timer.ResourceUse, h timer.SlotHolder, now time.Time) error {
+func (s *Store) TakeSlot(_ context.Context, use timer.ResourceUse, h timer.SlotHolder, priority int, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next, err := timer.TakeSlot(use.Pool, s.pools.pools[use.Pool], use.Slots, h, now)
+	next, err := timer.TakeSlot(use.Pool, s.pools.pools[use.Pool], use.Slots, h, priority, now)
 	if s.pools.pools == nil {
 		s.pools.pools, s.pools.max = map[string]timer.Pool{}, map[string]int{}
 	}
