@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -157,4 +158,32 @@ func setResources(upd expression.UpdateBuilder, uses []timer.ResourceUse) expres
 		return upd.Remove(expression.Name("resources"))
 	}
 	return upd.Set(expression.Name("resources"), expression.Value(uses))
+}
+
+// SlotPools reads the pools named (BatchGetItem, 100 a request, eventually consistent: for
+// display), by name; a pool never written is left out.
+func (s *Store) SlotPools(ctx context.Context, pools []string) (map[string]timer.Pool, error) {
+	out := map[string]timer.Pool{}
+	if len(pools) == 0 {
+		return out, nil
+	}
+	keys := make([]map[string]types.AttributeValue, 0, len(pools))
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(pools))) {
+		keys = append(keys, poolKey(p))
+	}
+	items, err := s.batchGet(ctx, s.timers, keys, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		var it struct {
+			PK string `dynamodbav:"pk"`
+			timer.Pool
+		}
+		if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+			return nil, fmt.Errorf("decode pool %s: %w", it.PK, err)
+		}
+		out[strings.TrimPrefix(it.PK, poolPKPrefix)] = it.Pool
+	}
+	return out, nil
 }

@@ -53,3 +53,16 @@ func (s *Store) MaxSlotHolders(pool string) int {
 	defer s.mu.Unlock()
 	return s.pools.max[pool]
 }
+
+// SlotPools reads the pools named, by name (a pool never written is left out).
+func (s *Store) SlotPools(_ context.Context, pools []string) (map[string]timer.Pool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]timer.Pool{}
+	for _, name := range pools {
+		if p, ok := s.pools.pools[name]; ok {
+			out[name] = timer.Pool{Holders: slices.Clone(p.Holders), Waiters: slices.Clone(p.Waiters)}
+		}
+	}
+	return out, nil
+}

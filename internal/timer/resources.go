@@ -219,3 +219,63 @@ func UsesText(uses []ResourceUse) []string {
 	}
 	return out
 }
+
+// PoolWait is a timer's firing waiting for a slot of a pool, as surfaces show it: read
+// from the pool's item when it is shown (the waiter's record says when it first waited),
+// never written for display.
+type PoolWait struct {
+	Pool    string
+	Since   time.Time
+	Holders []SlotHolder // the live holders, in the order they took their slots
+}
+
+// PoolWaitsOf lists the pools of uses in which the timer instance named key (Key.String())
+// is a waiter at now, with each pool's live holders; pools maps a pool to its state (a pool
+// missing from it has no waiter).
+func PoolWaitsOf(key string, uses []ResourceUse, pools map[string]Pool, now time.Time) []PoolWait {
+	var out []PoolWait
+	for _, u := range uses {
+		p, ok := pools[u.Pool]
+		if !ok {
+			continue
+		}
+		for _, w := range LiveWaiters(p.Waiters, now) {
+			if w.Timer == key {
+				out = append(out, PoolWait{Pool: u.Pool, Since: w.Since, Holders: LiveHolders(p.Holders, now)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Text is w as every surface says it: "waiting for erp since 2026-11-27T04:00:05Z (held by
+// billing:X since 2026-11-27T04:00:00Z, Y since …)".
+func (w PoolWait) Text() string {
+	var hs []string
+	for _, h := range w.Holders {
+		s := h.Timer
+		if !h.Since.IsZero() {
+			s += " since " + h.Since.UTC().Format(time.RFC3339)
+		}
+		hs = append(hs, s)
+	}
+	held := "held by " + strings.Join(hs, ", ")
+	if len(hs) == 0 {
+		held = "its free slots are owed to earlier or higher-priority waiters"
+	}
+	return fmt.Sprintf("waiting for %s since %s (%s)", w.Pool, w.Since.UTC().Format(time.RFC3339), held)
+}
+
+// PoolsOf lists the pools the instances use, once each, in order of first use.
+func PoolsOf(ins []Instance) []string {
+	var out []string
+	for _, in := range ins {
+		for _, u := range in.Resources {
+			if !slices.Contains(out, u.Pool) {
+				out = append(out, u.Pool)
+			}
+		}
+	}
+	return out
+}

@@ -228,3 +228,28 @@ func TestSlotWaitersNotStarved(t *testing.T) {
 	t.Logf("priority 4 served after %s, %d priority-1 executions before it", low.Sub(t0), slices.Index(order, "Low"))
 	require.Greater(t, len(order), 20, "the stream kept being served")
 }
+
+// A timer's waits are read from its pools' waiter records: only pools it uses, only a live
+// record, with the live holders and since when they hold; a pool not read shows nothing.
+func TestPoolWaitsOf(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 4, 0, 10, 0, time.UTC)
+	since := now.Add(-5 * time.Second)
+	x := SlotHolder{Timer: "billing:X", Execution: "e1", Until: now.Add(time.Minute), Since: now.Add(-10 * time.Second)}
+	gone := SlotHolder{Timer: "Y", Execution: "e2", Until: now.Add(-time.Second)}
+	old := SlotHolder{Timer: "Z", Execution: "e3", Until: now.Add(time.Minute)} // written before holders kept since
+	pools := map[string]Pool{
+		"erp": {Holders: []SlotHolder{x, gone, old}, Waiters: []SlotWaiter{{Timer: "A@acme", Since: since, Until: now.Add(10 * time.Second), Priority: 2}}},
+		"gl":  {Waiters: []SlotWaiter{{Timer: "A@acme", Since: since, Until: now}}}, // forgotten
+		"ftp": {Waiters: []SlotWaiter{{Timer: "B", Since: since, Until: now.Add(time.Second)}}},
+	}
+	uses := []ResourceUse{{Pool: "erp", Slots: 2}, {Pool: "gl", Slots: 1}, {Pool: "ftp", Slots: 1}, {Pool: "unread", Slots: 1}}
+	got := PoolWaitsOf("A@acme", uses, pools, now)
+	require.Equal(t, []PoolWait{{Pool: "erp", Since: since, Holders: []SlotHolder{x, old}}}, got)
+	require.Equal(t, "waiting for erp since 2026-11-27T04:00:05Z (held by billing:X since 2026-11-27T04:00:00Z, Z)", got[0].Text())
+	require.Empty(t, PoolWaitsOf("A@acme", uses[:1], map[string]Pool{}, now))
+	require.Equal(t, "waiting for ftp since 2026-11-27T04:00:05Z (its free slots are owed to earlier or higher-priority waiters)",
+		PoolWaitsOf("B", uses, pools, now)[0].Text())
+	require.Equal(t, []string{"erp", "gl"}, PoolsOf([]Instance{
+		{Settings: Settings{Resources: []ResourceUse{{Pool: "erp"}, {Pool: "gl"}}}}, {}, {Settings: Settings{Resources: []ResourceUse{{Pool: "erp"}}}}}))
+}

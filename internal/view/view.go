@@ -74,6 +74,38 @@ type Timer struct {
 	// Uses are the shared resources each execution holds a slot of ("erp (2 slots)"; the
 	// pool as stored: an app's own is "<app>/<name>"); absent: none.
 	Uses []string `json:"uses,omitempty"`
+	// WaitingForSlot: a firing of the timer waits for a slot of these pools, read from the
+	// pools when shown (absent: it waits for none; see SlotWaitsOf).
+	WaitingForSlot []SlotWait `json:"waitingForSlot,omitempty"`
+}
+
+// SlotWait is a firing waiting for a slot of a pool: since when, who holds the slots
+// (timer, since when, lease deadline), and the text every surface shows.
+type SlotWait struct {
+	Pool   string     `json:"pool"`
+	Since  time.Time  `json:"since"`
+	HeldBy []SlotHeld `json:"heldBy"`
+	Text   string     `json:"text"`
+}
+
+// SlotHeld is a live holder of a slot.
+type SlotHeld struct {
+	Timer string     `json:"timer"`
+	Since *time.Time `json:"since,omitempty"`
+	Until time.Time  `json:"until"`
+}
+
+// SlotWaitsOf is the view of a timer's waits (timer.PoolWaitsOf); nil for none.
+func SlotWaitsOf(ws []timer.PoolWait) []SlotWait {
+	var out []SlotWait
+	for _, w := range ws {
+		v := SlotWait{Pool: w.Pool, Since: w.Since.UTC(), HeldBy: []SlotHeld{}, Text: w.Text()}
+		for _, h := range w.Holders {
+			v.HeldBy = append(v.HeldBy, SlotHeld{Timer: h.Timer, Since: ptr(h.Since), Until: h.Until.UTC()})
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // Execution is one log entry.

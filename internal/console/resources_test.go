@@ -1,0 +1,75 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/timer"
+	"github.com/sundialhq/sundial/internal/view"
+)
+
+// A firing waiting for a slot is shown on every console surface from the pool's own
+// waiter record (no write for display): the API's timer JSON and its list rows carry
+// waitingForSlot (the pool, since when, the live holders and since when they hold, the
+// text), the timers list and the timer page say it; a timer of the page that waits for
+// nothing shows nothing.
+func TestSlotWaitShown(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	pool := f.prefix + "/erp"
+	uses := func(in *timer.Instance) { in.Resources = []timer.ResourceUse{{Pool: pool, Slots: 1}} }
+	waiter := f.createIn(t, "pools", "", "Waiter", "every 1h", uses)
+	idle := f.createIn(t, "pools", "", "Idle", "every 1h", uses)
+	now := time.Now().UTC().Truncate(time.Second)
+	holder := timer.SlotHolder{Timer: "pools:X", Execution: "exec-x", Until: now.Add(time.Hour), Since: now.Add(-time.Second)}
+	require.NoError(t, f.app.Store.TakeSlot(ctx, timer.ResourceUse{Pool: pool, Slots: 1}, holder, 3, now))
+	err := f.app.Store.TakeSlot(ctx, timer.ResourceUse{Pool: pool, Slots: 1},
+		timer.SlotHolder{Timer: waiter.String(), Execution: "exec-w", Until: now.Add(time.Hour), Since: now}, 3, now)
+	require.ErrorAs(t, err, new(*timer.ErrNoSlot))
+	want := "waiting for " + pool + " since " + now.Format(time.RFC3339) + " (held by pools:X since " + now.Add(-time.Second).Format(time.RFC3339) + ")"
+
+	status, body, _ := f.do(t, "GET", apiTimerPath(waiter), f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var one struct{ view.Timer }
+	require.NoError(t, json.Unmarshal([]byte(body), &one))
+	require.Len(t, one.WaitingForSlot, 1, body)
+	w := one.WaitingForSlot[0]
+	require.Equal(t, want, w.Text)
+	require.Equal(t, pool, w.Pool)
+	require.True(t, now.Equal(w.Since))
+	require.Len(t, w.HeldBy, 1)
+	require.Equal(t, "pools:X", w.HeldBy[0].Timer)
+
+	status, body, _ = f.do(t, "GET", "/api/apps/pools/timers?name="+f.prefix, f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var list struct {
+		Items []struct{ view.Timer } `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	seen := map[string]int{}
+	for _, it := range list.Items {
+		seen[it.Name] = len(it.WaitingForSlot)
+		if it.Name == waiter.Timer {
+			require.Equal(t, want, it.WaitingForSlot[0].Text)
+		}
+	}
+	require.Equal(t, map[string]int{waiter.Timer: 1, idle.Timer: 0}, seen)
+
+	b := f.login(t)
+	status, page, _ := b.send(t, "GET", "/timers?app=pools&name="+f.prefix, nil, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, html.UnescapeString(page), want)
+	status, page, _ = b.send(t, "GET", "/timers/"+keyPath(waiter), nil, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, html.UnescapeString(page), want)
+	require.Contains(t, html.UnescapeString(page), pool+" (1 slot)")
+	status, page, _ = b.send(t, "GET", "/timers/"+keyPath(idle), nil, "")
+	require.Equal(t, http.StatusOK, status)
+	require.NotContains(t, page, "waiting for")
+}
