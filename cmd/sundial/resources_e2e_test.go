@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,9 @@ import (
 // Shared resources end to end on the local platform: three "every 2s" timers share erp, a
 // resource of 1 slot, and each action lasts 1.2 s, so their firings meet every time. Their
 // actions never run at once (on the action server's clock), each of them runs, and
-// `sundial timers show` lists the resource.
+// `sundial timers show` lists the resource; `sundial timers list` shows a waiting firing
+// ("waiting for erp since … (held by …)"), and each wait puts one Slot Wait Started event
+// (once per wait, not per 5 s ask).
 func TestSharedResourcesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
@@ -49,7 +52,12 @@ timers:
   - {name: B, schedule: "every 2s", timeout: 10s, uses: [erp], action: {http: {url: "%[1]s/b"}}}
   - {name: C, schedule: "every 2s", timeout: 10s, uses: [erp], action: {http: {url: "%[1]s/c"}}}
 `, action.URL)), 0o644))
-	p := startPlatform(t, dir, manifestPath, nil, "--console", "")
+	sink := serveEvents(t)
+	p := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "")
+	waitUntil(t, 60*time.Second, 200*time.Millisecond, "timers list shows a firing waiting for erp", func() bool {
+		out, _, code := cli(t, dir, "timers", "list", "--endpoint", p.Endpoint)
+		return code == 0 && strings.Contains(out, ": waiting for erp since ") && strings.Contains(out, "(held by ")
+	})
 
 	waitUntil(t, 90*time.Second, 250*time.Millisecond, "each of the three timers ran, 6 runs in all", func() bool {
 		mu.Lock()
@@ -72,4 +80,27 @@ timers:
 	out, stderr, code := cli(t, dir, "timers", "show", "B", "--endpoint", p.Endpoint)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "erp (1 slot)")
+
+	waitUntil(t, 30*time.Second, 250*time.Millisecond, "a Slot Wait Started event", func() bool {
+		return len(slotWaits(sink)) > 0
+	})
+	seen := map[string]bool{}
+	for _, d := range slotWaits(sink) {
+		require.Equal(t, "erp", d["pool"])
+		require.Contains(t, d["error"], "waiting for erp since ")
+		id := fmt.Sprint(d["timer"], d["since"])
+		require.False(t, seen[id], "one event per wait: %s came twice", id)
+		seen[id] = true
+	}
+}
+
+// slotWaits are the details of the Slot Wait Started events the sink received.
+func slotWaits(sink *eventSink) []map[string]any {
+	var out []map[string]any
+	for _, ev := range sink.all() {
+		if ev["detail-type"] == "Slot Wait Started" {
+			out = append(out, ev["detail"].(map[string]any))
+		}
+	}
+	return out
 }

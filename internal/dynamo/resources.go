@@ -32,6 +32,9 @@ const (
 	kindPool     = "pool"
 	// poolTries bounds the retries of a write that lost a race with another taker.
 	poolTries = 8
+	// poolNewWaiter is the attribute naming the timer whose wait the item's last write
+	// started (writePool).
+	poolNewWaiter = "newWaiter"
 )
 
 type poolItem struct {
@@ -60,8 +63,11 @@ func (s *Store) readPool(ctx context.Context, pool string) (poolItem, error) {
 }
 
 // writePool replaces the pool's holders if its version is still it.Ver; false: another
-// writer came first.
-func (s *Store) writePool(ctx context.Context, pool string, it poolItem, next timer.Pool) (bool, error) {
+// writer came first. newWaiter names the timer whose wait this write starts ("": none): it
+// is kept in the item's newWaiter attribute until the next write, so that the stream
+// record of this write, and of no other pool write, passes the log writer's event filter
+// (template.yaml), which puts a Slot Wait Started event (SlotWaitFromImage).
+func (s *Store) writePool(ctx context.Context, pool string, it poolItem, next timer.Pool, newWaiter string) (bool, error) {
 	n := expression.Name
 	if next.Holders == nil {
 		next.Holders = []timer.SlotHolder{}
@@ -79,6 +85,11 @@ func (s *Store) writePool(ctx context.Context, pool string, it poolItem, next ti
 	}
 	upd := expression.Set(n("kind"), expression.Value(kindPool)).Set(n("holders"), expression.Value(holders)).
 		Set(n("waiters"), expression.Value(waiters)).Set(n("ver"), expression.Value(it.Ver+1))
+	if newWaiter != "" {
+		upd = upd.Set(n(poolNewWaiter), expression.Value(newWaiter))
+	} else {
+		upd = upd.Remove(n(poolNewWaiter))
+	}
 	cond := expression.AttributeNotExists(n("pk"))
 	if it.Ver > 0 {
 		cond = expression.Equal(n("ver"), expression.Value(it.Ver))
@@ -107,7 +118,11 @@ func (s *Store) TakeSlot(ctx context.Context, use timer.ResourceUse, h timer.Slo
 		if taken == nil && slices.Equal(next.Holders, it.Holders) && slices.Equal(next.Waiters, it.Waiters) {
 			return nil // a retried take
 		}
-		if ok, err := s.writePool(ctx, use.Pool, it, next); err != nil {
+		newWaiter := ""
+		if no := (*timer.ErrNoSlot)(nil); errors.As(taken, &no) && no.First {
+			newWaiter = h.Timer
+		}
+		if ok, err := s.writePool(ctx, use.Pool, it, next, newWaiter); err != nil {
 			return err
 		} else if ok {
 			return taken
@@ -131,7 +146,7 @@ func (s *Store) ReleaseSlot(ctx context.Context, pool, execution string) error {
 		if !held {
 			return nil
 		}
-		if ok, err := s.writePool(ctx, pool, it, timer.Pool{Holders: next, Waiters: it.Waiters}); ok || err != nil {
+		if ok, err := s.writePool(ctx, pool, it, timer.Pool{Holders: next, Waiters: it.Waiters}, ""); ok || err != nil {
 			return err
 		}
 	}
@@ -186,4 +201,38 @@ func (s *Store) SlotPools(ctx context.Context, pools []string) (map[string]timer
 		out[strings.TrimPrefix(it.PK, poolPKPrefix)] = it.Pool
 	}
 	return out, nil
+}
+
+// SlotWaitFromImage reads a stream record's new image of a pool item whose write started
+// a wait (its newWaiter attribute): the waiting timer and its wait (the pool, its first
+// wait, the holders live then). ok is false for any other image.
+func SlotWaitFromImage(img map[string]types.AttributeValue) (key timer.Key, w timer.PoolWait, ok bool, err error) {
+	if kind, _ := img["kind"].(*types.AttributeValueMemberS); kind == nil || kind.Value != kindPool {
+		return timer.Key{}, timer.PoolWait{}, false, nil
+	}
+	if _, has := img[poolNewWaiter]; !has {
+		return timer.Key{}, timer.PoolWait{}, false, nil
+	}
+	var it struct {
+		PK        string `dynamodbav:"pk"`
+		NewWaiter string `dynamodbav:"newWaiter"`
+		timer.Pool
+	}
+	if err := attributevalue.UnmarshalMap(img, &it); err != nil {
+		return timer.Key{}, timer.PoolWait{}, false, fmt.Errorf("decode pool image: %w", err)
+	}
+	if key, err = timer.ParseKey(it.NewWaiter); err != nil {
+		return timer.Key{}, timer.PoolWait{}, false, fmt.Errorf("pool image %s: waiter: %w", it.PK, err)
+	}
+	w = timer.PoolWait{Pool: strings.TrimPrefix(it.PK, poolPKPrefix)}
+	for _, x := range it.Waiters {
+		if x.Timer == it.NewWaiter {
+			w.Since = x.Since
+		}
+	}
+	if w.Since.IsZero() {
+		return timer.Key{}, timer.PoolWait{}, false, fmt.Errorf("pool image %s: waiter %s has no waiter record", it.PK, it.NewWaiter)
+	}
+	w.Holders = timer.LiveHolders(it.Holders, w.Since)
+	return key, w, true, nil
 }

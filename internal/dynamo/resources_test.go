@@ -8,9 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/actionspec"
+	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/testenv"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -158,4 +162,48 @@ func waiterNames(ws []timer.SlotWaiter) []string {
 		out = append(out, w.Timer)
 	}
 	return out
+}
+
+// The pool write that starts a firing's wait names the waiter (newWaiter, which the log
+// writer's stream filter lets through: one Slot Wait Started event per wait); the next
+// asks of the same wait and the other pool writes remove it, so their records are
+// filtered out. SlotWaitFromImage reads the wait back from the item.
+func TestPoolNewWaiterMarksTheWaitsStart(t *testing.T) {
+	testenv.Integration(t)
+	t.Parallel()
+	ctx := context.Background()
+	cfg, out := testenv.Stack(t)
+	api := dynamodb.NewFromConfig(cfg)
+	s, _ := newStore(t)
+	now := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	pool := fmt.Sprintf("test/nw-%d", time.Now().UnixNano())
+	use := timer.ResourceUse{Pool: pool, Slots: 1}
+	raw := func() map[string]types.AttributeValue {
+		got, err := api.GetItem(ctx, &dynamodb.GetItemInput{TableName: &out.TimersTable, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "POOL#" + pool}, "sk": &types.AttributeValueMemberS{Value: "POOL"}}})
+		require.NoError(t, err)
+		return got.Item
+	}
+	x := timer.SlotHolder{Timer: "billing:X", Execution: "e-x", Until: now.Add(time.Minute), Since: now}
+	require.NoError(t, s.TakeSlot(ctx, use, x, 3, now))
+	_, _, ok, err := dynamo.SlotWaitFromImage(raw())
+	require.NoError(t, err)
+	require.False(t, ok, "a take starts no wait")
+
+	waiter := timer.SlotHolder{Timer: "billing:Post@acme", Execution: "e-p", Until: now.Add(time.Minute), Since: now.Add(time.Second)}
+	require.Error(t, s.TakeSlot(ctx, use, waiter, 2, now.Add(time.Second)))
+	key, w, ok, err := dynamo.SlotWaitFromImage(raw())
+	require.NoError(t, err)
+	require.True(t, ok, "the write that starts the wait names it")
+	require.Equal(t, timer.Key{App: "billing", Timer: "Post", Tenant: "acme"}, key)
+	require.Equal(t, timer.PoolWait{Pool: pool, Since: now.Add(time.Second), Holders: []timer.SlotHolder{x}}, w)
+
+	waiter.Execution = "e-p2"
+	require.Error(t, s.TakeSlot(ctx, use, waiter, 2, now.Add(6*time.Second)))
+	_, _, ok, err = dynamo.SlotWaitFromImage(raw())
+	require.NoError(t, err)
+	require.False(t, ok, "a later ask of the same wait is not a new one")
+	require.NoError(t, s.ReleaseSlot(ctx, pool, "e-x"))
+	_, _, ok, _ = dynamo.SlotWaitFromImage(raw())
+	require.False(t, ok)
 }
