@@ -2,6 +2,8 @@ package console
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/timer"
@@ -39,4 +41,43 @@ func (s *Service) withSlotWaits(ctx context.Context, rows []TimerRow, ins []time
 		rows[i].WaitingForSlot = waits[ins[i].Key]
 	}
 	return nil
+}
+
+// Resources lists every declared shared resource's pool: one Query of the apps' declared
+// resources (an item per app) and one BatchGetItem per 100 pools, by app then name.
+func (s *Service) Resources(ctx context.Context) ([]view.Pool, error) {
+	apps, err := s.Store.AppResources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type decl struct {
+		app, name string
+		slots     int
+	}
+	var decls []decl
+	var names []string
+	for _, a := range apps {
+		for _, name := range slices.Sorted(maps.Keys(a.Resources)) {
+			decls = append(decls, decl{a.App, name, a.Resources[name]})
+			names = append(names, timer.PoolName(a.App, name))
+		}
+	}
+	pools, err := s.Store.SlotPools(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	out := make([]view.Pool, 0, len(decls))
+	for _, d := range decls {
+		var usedBy []string
+		if d.app == "" {
+			for _, a := range apps {
+				if a.App != "" && slices.Contains(a.SharedUses, d.name) {
+					usedBy = append(usedBy, a.App)
+				}
+			}
+		}
+		out = append(out, view.OfPool(d.app, d.name, d.slots, usedBy, pools[timer.PoolName(d.app, d.name)], now))
+	}
+	return out, nil
 }

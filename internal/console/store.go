@@ -35,4 +35,6 @@ type Store interface {
 // written is left out).
 type PoolReader interface {
 	SlotPools(ctx context.Context, pools []string) (map[string]timer.Pool, error)
+	// AppResources lists what each app's last publish declared (admin.ResourceStore).
+	AppResources(ctx context.Context) ([]timer.AppResources, error)
 }

@@ -236,3 +236,55 @@ func SlotWaitFromImage(img map[string]types.AttributeValue) (key timer.Key, w ti
 	w.Holders = timer.LiveHolders(it.Holders, w.Since)
 	return key, w, true, nil
 }
+
+// What each app's last publish declared about shared resources (timer.AppResources) is an
+// item of the timers table per app (pk "RESOURCES", sk the app's name), written by its
+// publish (one UpdateItem) and read by one Query of the partition: the default app's
+// publish checks the others' uses, another app's resolves the default app's, and
+// `sundial resources list` lists every pool. Like the pools, no index sees it.
+const appResourcesPK = "RESOURCES"
+
+type appResourcesItem struct {
+	App        string         `dynamodbav:"app"`
+	Resources  map[string]int `dynamodbav:"resources"`
+	SharedUses []string       `dynamodbav:"sharedUses,omitempty"`
+}
+
+// AppResources implements admin.ResourceStore.
+func (s *Store) AppResources(ctx context.Context) ([]timer.AppResources, error) {
+	items, err := queryPartition[appResourcesItem](ctx, s, appResourcesPK, "the apps' resources")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]timer.AppResources, 0, len(items))
+	for _, it := range items {
+		out = append(out, timer.AppResources{App: timer.NormApp(it.App), Resources: it.Resources, SharedUses: it.SharedUses})
+	}
+	slices.SortFunc(out, func(a, b timer.AppResources) int { return strings.Compare(a.App, b.App) })
+	return out, nil
+}
+
+// PutAppResources implements admin.ResourceStore.
+func (s *Store) PutAppResources(ctx context.Context, r timer.AppResources) error {
+	n := expression.Name
+	app := timer.Key{App: r.App}.AppName()
+	res := r.Resources
+	if res == nil {
+		res = map[string]int{}
+	}
+	upd := expression.Set(n("kind"), expression.Value("app-resources")).Set(n("app"), expression.Value(app)).
+		Set(n("resources"), expression.Value(res))
+	if len(r.SharedUses) > 0 {
+		upd = upd.Set(n("sharedUses"), expression.Value(r.SharedUses))
+	} else {
+		upd = upd.Remove(n("sharedUses"))
+	}
+	key := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: appResourcesPK},
+		"sk": &types.AttributeValueMemberS{Value: app},
+	}
+	if _, err := s.update(ctx, s.timers, key, upd, nil, types.ReturnValueNone); err != nil {
+		return fmt.Errorf("save app %s's resources: %w", app, err)
+	}
+	return nil
+}

@@ -2,7 +2,9 @@ package inmem
 
 import (
 	"context"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/timer"
@@ -13,6 +15,8 @@ type poolState struct {
 	pools map[string]timer.Pool
 	// Max is the most live holders each pool had at once (for tests of the bound).
 	max map[string]int
+	// apps are the apps' declared resources (admin.ResourceStore), by app.
+	apps map[string]timer.AppResources
 }
 
 // TakeSlot implements engine.Pools.
@@ -65,4 +69,28 @@ func (s *Store) SlotPools(_ context.Context, pools []string) (map[string]timer.P
 		}
 	}
 	return out, nil
+}
+
+// AppResources implements admin.ResourceStore.
+func (s *Store) AppResources(context.Context) ([]timer.AppResources, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]timer.AppResources, 0, len(s.pools.apps))
+	for _, a := range s.pools.apps {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b timer.AppResources) int { return strings.Compare(a.App, b.App) })
+	return out, nil
+}
+
+// PutAppResources implements admin.ResourceStore.
+func (s *Store) PutAppResources(_ context.Context, r timer.AppResources) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pools.apps == nil {
+		s.pools.apps = map[string]timer.AppResources{}
+	}
+	r.Resources, r.SharedUses = maps.Clone(r.Resources), slices.Clone(r.SharedUses)
+	s.pools.apps[r.App] = r
+	return nil
 }

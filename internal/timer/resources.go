@@ -2,9 +2,12 @@ package timer
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 )
 
 // MaxResourceSlots bounds a resource's slot count (resources: {erp: N}): a pool's holders
@@ -278,4 +281,49 @@ func PoolsOf(ins []Instance) []string {
 		}
 	}
 	return out
+}
+
+// AppResources is what one app's last publish declared about shared resources: its own
+// (manifest resources:, by name, with their slots) and the default app's it uses
+// (SharedUses: names its timers' uses: resolve to the default app's environment-wide
+// pools). The default app's Resources are the environment-wide ones; a publish of the
+// default app that removes one another app uses is refused (naming the apps).
+type AppResources struct {
+	App        string         `json:"app"` // "" for the default app
+	Resources  map[string]int `json:"resources"`
+	SharedUses []string       `json:"sharedUses,omitempty"`
+}
+
+// RemovedInUse checks a publish of the default app that declares resources next, against
+// what every app's last publish declared (apps; the default app's own entry says what it
+// declared before): a resource it declared and no longer declares must not be used by
+// another app (SharedUses), since that app's timers would wait for a pool nobody declares.
+// The error names each such resource and the apps that use it.
+func RemovedInUse(next map[string]int, apps []AppResources) error {
+	var before map[string]int
+	for _, a := range apps {
+		if a.App == "" {
+			before = a.Resources
+		}
+	}
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(before)) {
+		if _, kept := next[name]; kept {
+			continue
+		}
+		var users []string
+		for _, a := range apps {
+			if a.App != "" && slices.Contains(a.SharedUses, name) {
+				users = append(users, a.App)
+			}
+		}
+		if len(users) > 0 {
+			slices.Sort(users)
+			problems = append(problems, fmt.Sprintf("%q (used by app %s)", name, strings.Join(users, ", ")))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: resources: the default app's resources are environment-wide, and this publish removes %s: publish those apps without it first, or keep it", errkind.Invalid, strings.Join(problems, ", "))
 }
