@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/view"
 )
 
 // Shared resources end to end on the local platform: three "every 2s" timers share erp, a
@@ -167,6 +170,14 @@ timers:
 		require.False(t, got[i].start.Before(got[i-1].end), "%s started at %s while %s held erp until %s: two holders of a pool of 1",
 			got[i].path, got[i].start.Format("15:04:05.000"), got[i-1].path, got[i-1].end.Format("15:04:05.000"))
 	}
+
+	var pools []view.Pool
+	require.NoError(t, json.Unmarshal([]byte(run("resources", "list", "--json")), &pools))
+	require.Len(t, pools, 1)
+	require.Equal(t, "erp", pools[0].Pool)
+	require.Equal(t, 1, pools[0].Slots)
+	require.Equal(t, []string{"billing", "crm"}, pools[0].UsedBy)
+	require.LessOrEqual(t, len(pools[0].Holders), 1)
 
 	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
   - {name: A, schedule: "every 2s", timeout: 10s, action: {http: {url: "%s/a"}}}

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"maps"
+	"net/http"
 	"slices"
 	"time"
 
@@ -80,4 +81,16 @@ func (s *Service) Resources(ctx context.Context) ([]view.Pool, error) {
 		out = append(out, view.OfPool(d.app, d.name, d.slots, usedBy, pools[timer.PoolName(d.app, d.name)], now))
 	}
 	return out, nil
+}
+
+// apiResources is GET /api/resources: every declared pool (every app's, as the pools are
+// environment-wide state; one partition read and one batch of pool reads).
+func (s *Server) apiResources(r *http.Request) (any, error) {
+	return s.svc.Resources(r.Context())
+}
+
+// Resources reads GET /api/resources.
+func (rm *Remote) Resources(ctx context.Context) ([]view.Pool, error) {
+	var out []view.Pool
+	return out, rm.get(ctx, "/api/resources", nil, &out)
 }

@@ -73,3 +73,46 @@ func TestSlotWaitShown(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.NotContains(t, page, "waiting for")
 }
+
+// GET /api/resources lists every declared pool: the declaring app, slots, the apps using
+// the default app's, the live holders and the waiters in the order they are served (with
+// their effective priority); a pool never written has none.
+func TestResourcesListed(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	app := f.prefix + "-app"
+	shared, own := f.prefix+"-erp", "gl"
+	require.NoError(t, f.app.Store.PutAppResources(ctx, timer.AppResources{Resources: map[string]int{shared: 1}}))
+	require.NoError(t, f.app.Store.PutAppResources(ctx, timer.AppResources{App: app, Resources: map[string]int{own: 2}, SharedUses: []string{shared}}))
+	now := time.Now().UTC().Truncate(time.Second)
+	use := timer.ResourceUse{Pool: shared, Slots: 1}
+	require.NoError(t, f.app.Store.TakeSlot(ctx, use, timer.SlotHolder{Timer: "X", Execution: "e-x", Until: now.Add(time.Hour), Since: now}, 3, now))
+	for _, at := range []time.Time{now.Add(-9 * time.Second), now} { // Low waits since 9 s ago, and asks again now
+		require.Error(t, f.app.Store.TakeSlot(ctx, use, timer.SlotHolder{Timer: "Low", Execution: "e-l", Until: now.Add(time.Hour)}, 4, at))
+	}
+	require.Error(t, f.app.Store.TakeSlot(ctx, use, timer.SlotHolder{Timer: "High", Execution: "e-h", Until: now.Add(time.Hour)}, 1, now))
+
+	status, body, _ := f.do(t, "GET", "/api/resources", f.token, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var pools []view.Pool
+	require.NoError(t, json.Unmarshal([]byte(body), &pools))
+	byPool := map[string]view.Pool{}
+	for _, p := range pools {
+		byPool[p.Pool] = p
+	}
+	p := byPool[shared]
+	require.Equal(t, timer.DefaultApp, p.App)
+	require.Equal(t, 1, p.Slots)
+	require.Contains(t, p.UsedBy, app)
+	require.Len(t, p.Holders, 1)
+	require.Equal(t, "X", p.Holders[0].Timer)
+	require.Len(t, p.Waiters, 2)
+	require.Equal(t, "High", p.Waiters[0].Timer, "priority 1 is served first")
+	require.Equal(t, 4, p.Waiters[1].Priority)
+	require.GreaterOrEqual(t, p.Waiters[1].EffectivePriority, 2)
+	g := byPool[app+"/"+own]
+	require.Equal(t, app, g.App)
+	require.Equal(t, 2, g.Slots)
+	require.Empty(t, g.Holders)
+	require.Empty(t, g.Waiters)
+}

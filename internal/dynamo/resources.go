@@ -258,7 +258,7 @@ func (s *Store) AppResources(ctx context.Context) ([]timer.AppResources, error) 
 	}
 	out := make([]timer.AppResources, 0, len(items))
 	for _, it := range items {
-		out = append(out, timer.AppResources{App: timer.NormApp(it.App), Resources: it.Resources, SharedUses: it.SharedUses})
+		out = append(out, timer.AppResources{App: appOf(it.App), Resources: it.Resources, SharedUses: it.SharedUses})
 	}
 	slices.SortFunc(out, func(a, b timer.AppResources) int { return strings.Compare(a.App, b.App) })
 	return out, nil
@@ -267,7 +267,7 @@ func (s *Store) AppResources(ctx context.Context) ([]timer.AppResources, error) 
 // PutAppResources implements admin.ResourceStore.
 func (s *Store) PutAppResources(ctx context.Context, r timer.AppResources) error {
 	n := expression.Name
-	app := timer.Key{App: r.App}.AppName()
+	app := appAttr(r.App)
 	res := r.Resources
 	if res == nil {
 		res = map[string]int{}
