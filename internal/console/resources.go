@@ -94,3 +94,13 @@ func (rm *Remote) Resources(ctx context.Context) ([]view.Pool, error) {
 	var out []view.Pool
 	return out, rm.get(ctx, "/api/resources", nil, &out)
 }
+
+// resourcesPage lists the pools (GET /resources).
+func (s *Server) resourcesPage(w http.ResponseWriter, r *http.Request) error {
+	pools, err := s.be.Resources(r.Context())
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "resources", pageData{Title: "Shared resources", Nav: "resources", Data: struct{ Pools []view.Pool }{pools}})
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +116,14 @@ func TestResourcesListed(t *testing.T) {
 	require.Equal(t, 2, g.Slots)
 	require.Empty(t, g.Holders)
 	require.Empty(t, g.Waiters)
+
+	// The console's Resources page shows the same.
+	status, page, _ := f.login(t).send(t, "GET", "/resources", nil, "")
+	require.Equal(t, http.StatusOK, status)
+	row := page[strings.Index(page, `data-pool="`+shared+`"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	require.Contains(t, row, ">X</a>")
+	require.Less(t, strings.Index(row, ">High</a>"), strings.Index(row, ">Low</a>"), "waiters in serving order")
+	require.Contains(t, row, "priority 4, now ") // aged by the 9 s it waited
+	require.Contains(t, row, app)
 }
