@@ -96,12 +96,13 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		ferr   error
 	)
 	for i, r := range ev.Records {
-		if w, ok, err := slotWait(r); ok || err != nil {
+		if sw, ok, err := slotWait(r); ok || err != nil {
 			if err != nil {
-				failAt, ferr = i, err
-				break
+				// An event is not worth holding back every later log entry: say so, go on.
+				w.Log.Error("log writer: pool record not understood; no Slot Wait Started event", "event_id", r.EventID, "error", err)
+				continue
 			}
-			waits = append(waits, w)
+			waits = append(waits, sw)
 			continue
 		}
 		e, ok, err := recordExecution(r)
