@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -59,6 +61,23 @@ func TestSyncSharedResources(t *testing.T) {
 		require.NoError(t, err, "another app uses the default app's resource")
 		t.Cleanup(func() { _, _ = s.Sync(context.Background(), manifestOf(t, app(billing, "", ""))) })
 		require.Equal(t, []timer.ResourceUse{{Pool: shared, Slots: 1}}, get(t, s, timer.Key{App: billing, Timer: "P"}).Resources, "the default app's pool, environment-wide")
+
+		// The default app's new slot count is in force at once for billing's timer, which
+		// copied 1 at its own publish: its pool now takes 2 holders, not 3.
+		_, err = s.Sync(ctx, manifestOf(t, def(shared+": 2")))
+		require.NoError(t, err)
+		use := get(t, s, timer.Key{App: billing, Timer: "P"}).Resources[0]
+		require.Equal(t, timer.ResourceUse{Pool: shared, Slots: 1}, use, "copied at billing's publish")
+		pools := f.store.(engine.Pools)
+		now := f.clock.Now()
+		for _, e := range []string{"e1", "e2", "e3"} {
+			err := pools.TakeSlot(ctx, use, timer.SlotHolder{Timer: e, Execution: e, Until: now.Add(time.Minute)}, 3, now)
+			if e == "e3" {
+				require.ErrorAs(t, err, new(*timer.ErrNoSlot), "the bound is the default app's 2")
+			} else {
+				require.NoError(t, err, "%s: the default app's 2 slots, not the 1 billing copied", e)
+			}
+		}
 
 		_, err = s.Sync(ctx, manifestOf(t, app(crm, "resources: {"+shared+": 4}\n", shared)))
 		require.NoError(t, err)

@@ -27,7 +27,9 @@ type Store interface {
 type ResourceStore interface {
 	// AppResources lists every app's, by app (the default app's first).
 	AppResources(ctx context.Context) ([]timer.AppResources, error)
-	// PutAppResources replaces the app's.
+	// PutAppResources replaces the app's, and writes each declared resource's slot count
+	// into its pool: in force at once for every timer using it (over the count a timer
+	// copied at its own publish).
 	PutAppResources(ctx context.Context, r timer.AppResources) error
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -40,6 +41,10 @@ const (
 type poolItem struct {
 	timer.Pool
 	Ver int64 `dynamodbav:"ver"`
+	// Slots is the slot count its declaring app's last publish wrote (0: none written; the
+	// firing's own count applies): a publish that changes it is in force at once for every
+	// timer using the pool, another app's too (SetPoolSlots).
+	Slots int `dynamodbav:"slots,omitempty"`
 }
 
 func poolKey(pool string) map[string]types.AttributeValue {
@@ -114,7 +119,11 @@ func (s *Store) TakeSlot(ctx context.Context, use timer.ResourceUse, h timer.Slo
 		if err != nil {
 			return err
 		}
-		next, taken := timer.TakeSlot(use.Pool, it.Pool, use.Slots, h, priority, now)
+		slots := use.Slots
+		if it.Slots > 0 {
+			slots = it.Slots // as declared by the pool's app's last publish
+		}
+		next, taken := timer.TakeSlot(use.Pool, it.Pool, slots, h, priority, now)
 		if taken == nil && slices.Equal(next.Holders, it.Holders) && slices.Equal(next.Waiters, it.Waiters) {
 			return nil // a retried take
 		}
@@ -285,6 +294,26 @@ func (s *Store) PutAppResources(ctx context.Context, r timer.AppResources) error
 	}
 	if _, err := s.update(ctx, s.timers, key, upd, nil, types.ReturnValueNone); err != nil {
 		return fmt.Errorf("save app %s's resources: %w", app, err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Resources)) {
+		if err := s.setPoolSlots(ctx, timer.PoolName(r.App, name), r.Resources[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setPoolSlots writes a pool's declared slot count into its item, bumping its version so
+// that a taker that read the old count writes nothing and reads again; a count already
+// written writes nothing.
+func (s *Store) setPoolSlots(ctx context.Context, pool string, slots int) error {
+	n := expression.Name
+	upd := expression.Set(n("kind"), expression.Value(kindPool)).Set(n("slots"), expression.Value(slots)).
+		Add(n("ver"), expression.Value(1))
+	cond := n("slots").AttributeNotExists().Or(n("slots").NotEqual(expression.Value(slots)))
+	_, err := s.update(ctx, s.timers, poolKey(pool), upd, &cond, types.ReturnValueNone)
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("write pool %s's slots: %w", pool, err)
 	}
 	return nil
 }

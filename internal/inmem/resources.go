@@ -17,13 +17,19 @@ type poolState struct {
 	max map[string]int
 	// apps are the apps' declared resources (admin.ResourceStore), by app.
 	apps map[string]timer.AppResources
+	// slots are the pools' declared slot counts (PutAppResources), used over the firing's.
+	slots map[string]int
 }
 
 // TakeSlot implements engine.Pools.
 func (s *Store) TakeSlot(_ context.Context, use timer.ResourceUse, h timer.SlotHolder, priority int, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next, err := timer.TakeSlot(use.Pool, s.pools.pools[use.Pool], use.Slots, h, priority, now)
+	slots := use.Slots
+	if n := s.pools.slots[use.Pool]; n > 0 {
+		slots = n
+	}
+	next, err := timer.TakeSlot(use.Pool, s.pools.pools[use.Pool], slots, h, priority, now)
 	if s.pools.pools == nil {
 		s.pools.pools, s.pools.max = map[string]timer.Pool{}, map[string]int{}
 	}
@@ -92,5 +98,11 @@ func (s *Store) PutAppResources(_ context.Context, r timer.AppResources) error {
 	}
 	r.Resources, r.SharedUses = maps.Clone(r.Resources), slices.Clone(r.SharedUses)
 	s.pools.apps[r.App] = r
+	if s.pools.slots == nil {
+		s.pools.slots = map[string]int{}
+	}
+	for name, n := range r.Resources {
+		s.pools.slots[timer.PoolName(r.App, name)] = n
+	}
 	return nil
 }
