@@ -62,6 +62,8 @@ Usage:
   sundial calendars list|show NAME|edit NAME [--app A] [--dates D,..] [--yearly MM-DD,..] [--ranges A..B,..] [--weekdays sat,..] [--wait] [--json]
                               business calendars; edit replaces a calendar's rules at runtime (in
                               force at once), reschedules its timers as a job, kept by publishes
+  sundial resources list [--json]   shared resources' pools (resources:, uses:): slots, holders,
+                              waiters in the order they are served, apps using the default app's
   sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--param K=V]... [--detach] [--json]
                               run every past instant of the timer's schedule in the range again,
                               oldest first, scheduledAt the original instant; waits showing progress
@@ -144,6 +146,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdTenants(ctx, rest, stdout)
 	case "calendars":
 		err = cmdCalendars(ctx, rest, stdout)
+	case "resources":
+		err = cmdResources(ctx, rest, stdout)
 	case "state":
 		err = cmdState(ctx, rest, stdout)
 	case "backfill":

@@ -67,10 +67,19 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 				return err
 			}
 			var views []view.Timer
+			var shown []timer.Instance
 			for _, in := range page.Items {
 				if *tenant == "" || in.Tenant == *tenant {
 					views = append(views, view.OfTimer(in))
+					shown = append(shown, in)
 				}
+			}
+			waits, err := console.SlotWaits(ctx, a.Store, shown, time.Now())
+			if err != nil {
+				return err
+			}
+			for i := range views {
+				views[i].WaitingForSlot = waits[shown[i].Key]
 			}
 			if err := lines.add(views); err != nil {
 				return err
@@ -93,7 +102,13 @@ func cmdTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return withSuggestion(ctx, a, key, err)
 		}
-		return printShown(stdout, showOf(in, time.Now()), *asJSON)
+		s := showOf(in, time.Now())
+		waits, err := console.SlotWaits(ctx, a.Store, []timer.Instance{in}, time.Now())
+		if err != nil {
+			return err
+		}
+		s.WaitingForSlot = waits[in.Key]
+		return printShown(stdout, s, *asJSON)
 	}
 	return usageErr("timers: unknown subcommand %q; expected list, show, edit, run-now, activate or deactivate", args[0])
 }
@@ -117,6 +132,9 @@ func printTimers(w io.Writer, views []view.Timer) error {
 				until = "resumes " + p.Until.UTC().Format(time.RFC3339)
 			}
 			printf(w, "paused %s by %s at %s (%s): %s\n", v.Key(), p.By, p.At.UTC().Format(time.RFC3339), until, p.Note)
+		}
+		for _, s := range v.WaitingForSlot {
+			printf(w, "%s: %s\n", v.Key(), s.Text)
 		}
 	}
 	printf(w, "%s: %s.\n", strings.ToUpper(view.FailuresInARow), view.FailuresInARowMeans)
@@ -218,6 +236,9 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	}
 	if len(s.Uses) > 0 {
 		line("uses", strings.Join(s.Uses, ", "))
+	}
+	for _, w := range s.WaitingForSlot {
+		line("waiting", w.Text)
 	}
 	active := strconv.FormatBool(s.Active)
 	if s.ActiveBy != "" {

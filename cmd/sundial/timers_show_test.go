@@ -70,3 +70,27 @@ func TestTimersShowUses(t *testing.T) {
 	require.Contains(t, out.String(), `"uses": [`)
 	require.Contains(t, out.String(), `"billing/erp (2 slots)"`)
 }
+
+// A firing waiting for a slot shows in `timers show` (a waiting: line per pool), its JSON
+// (waitingForSlot) and `timers list` (a line under the table), with the holders.
+func TestTimersShowSlotWait(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 3, 30, 0, 0, time.UTC)
+	in := timer.Instance{Key: timer.Key{App: "billing", Timer: "Post"}, Active: true,
+		Settings: timer.Settings{Schedule: "every 1m", Priority: 3, Timeout: time.Minute,
+			Resources: []timer.ResourceUse{{Pool: "erp", Slots: 1}}}}
+	s := showOf(in, now)
+	s.WaitingForSlot = view.SlotWaitsOf([]timer.PoolWait{{Pool: "erp", Since: now.Add(-5 * time.Second),
+		Holders: []timer.SlotHolder{{Timer: "X", Execution: "e", Since: now.Add(-time.Minute), Until: now.Add(time.Minute)}}}})
+	want := "waiting for erp since 2026-11-27T03:29:55Z (held by X since 2026-11-27T03:29:00Z)"
+	var out bytes.Buffer
+	require.NoError(t, printShown(&out, s, false))
+	require.Contains(t, out.String(), "waiting:  "+want+"\n")
+	out.Reset()
+	require.NoError(t, printShown(&out, s, true))
+	require.Contains(t, out.String(), `"waitingForSlot": [`)
+	require.Contains(t, out.String(), `"text": "`+want+`"`)
+	out.Reset()
+	require.NoError(t, printTimers(&out, []view.Timer{s.Timer}))
+	require.Contains(t, out.String(), "billing:Post: "+want+"\n")
+}

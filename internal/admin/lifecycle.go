@@ -98,12 +98,32 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			cals = append(cals, manifest.Calendar{Name: c.Name, CalendarRules: c.CalendarRules})
 		}
 		m = m.WithShared(cals)
-		// The default app's resources are not stored for other apps yet: another app's
-		// uses: must name its own (refused here, rather than left without a slot).
-		m = m.WithSharedResources(nil)
+	}
+	// The default app's resources are environment-wide: another app's uses: resolves to its
+	// own resource of the name, else the default app's (as its last publish declared it).
+	apps, err := s.Store.AppResources(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if m.App != "" {
+		var shared map[string]int
+		for _, a := range apps {
+			if a.App == "" {
+				shared = a.Resources
+			}
+		}
+		m = m.WithSharedResources(shared)
 	}
 	now := s.Clock.Now()
 	if err := m.AsOf(now).ValidateFor(s.Defaults); err != nil {
+		return rep, err
+	}
+	if m.App == "" {
+		if err := timer.RemovedInUse(m.Resources, apps); err != nil {
+			return rep, err
+		}
+	}
+	if err := s.Store.PutAppResources(ctx, timer.AppResources{App: m.App, Resources: m.Resources, SharedUses: m.SharedUses()}); err != nil {
 		return rep, err
 	}
 	tenants, lastWrites, err := s.syncTenants(ctx, m, &rep)

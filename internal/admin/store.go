@@ -18,6 +18,19 @@ type Store interface {
 	DeployStore
 	OwnerStore
 	CalendarStore
+	ResourceStore
+}
+
+// ResourceStore keeps what each app's last publish declared about shared resources
+// (timer.AppResources): the default app's are environment-wide, resolved by other apps'
+// publishes, and listed with every pool (sundial resources list).
+type ResourceStore interface {
+	// AppResources lists every app's, by app (the default app's first).
+	AppResources(ctx context.Context) ([]timer.AppResources, error)
+	// PutAppResources replaces the app's, and writes each declared resource's slot count
+	// into its pool: in force at once for every timer using it (over the count a timer
+	// copied at its own publish).
+	PutAppResources(ctx context.Context, r timer.AppResources) error
 }
 
 // CalendarStore keeps operators' calendar edits (timer.CalendarEdit), one per app and name.

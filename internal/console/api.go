@@ -46,6 +46,7 @@ func (s *Server) apiHandlers() map[string]func(r *http.Request) (any, error) {
 		ops.OpAlerts: s.apiAlerts, ops.OpAppAlerts: s.apiAlerts,
 		ops.OpBackfills: s.apiBackfills, ops.OpAppBackfills: s.apiBackfills,
 		ops.OpState: s.apiState, ops.OpStateReset: s.apiState,
+		ops.OpResources: s.apiResources,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
+	"github.com/sundialhq/sundial/internal/view"
 )
 
 // Backend is what the pages read and do: the stack's tables (*Service: beside `sundial up`
@@ -66,6 +67,8 @@ type Backend interface {
 	// its state (by who).
 	RunState(ctx context.Context, key timer.Key) (admin.StateInfo, error)
 	ResetState(ctx context.Context, key timer.Key, who string) (admin.StateInfo, error)
+	// Resources lists the shared resources' pools: slots, holders, waiters.
+	Resources(ctx context.Context) ([]view.Pool, error)
 	Now() time.Time
 }
 

@@ -159,6 +159,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("GET /logs", s.page(s.logsPage))
 	mux.Handle("GET /logs/entry", s.page(s.entryPage))
 	mux.Handle("GET /calendars", s.page(s.calendarsPage))
+	mux.Handle("GET /resources", s.page(s.resourcesPage))
 	mux.Handle("POST /apps/{app}/calendars/{name}", s.page(s.calendarSubmit))
 	mux.Handle("GET /audit", s.page(s.auditPage))
 	mux.Handle("GET /jobs", s.page(s.jobsPage))

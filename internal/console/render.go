@@ -36,7 +36,7 @@ type appOption struct {
 }
 
 // pageNames are the pages; each is parsed with the layout into its own set.
-var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error", "calendars", "audit", "jobs"}
+var pageNames = []string{"health", "timers", "timer", "edit", "logs", "entry", "login", "error", "calendars", "audit", "jobs", "resources"}
 
 var funcs = template.FuncMap{
 	"clock": func(t any) string {

@@ -324,36 +324,47 @@ func stateOf(r TimerRow, state string) bool {
 // time). Each read asks for no more instances than the page still lacks, so the cursor never
 // skips a match; a page may hold fewer rows than the limit when the filters leave some out.
 func (s *Service) Timers(ctx context.Context, f Filter) (TimerPage, error) {
-	if err := f.Validate(); err != nil {
+	page, shown, err := s.timersPage(ctx, f)
+	if err != nil {
 		return TimerPage{}, err
+	}
+	return page, s.withSlotWaits(ctx, page.Items, shown)
+}
+
+// timersPage is Timers without the waits, and the instances its rows show.
+func (s *Service) timersPage(ctx context.Context, f Filter) (TimerPage, []timer.Instance, error) {
+	if err := f.Validate(); err != nil {
+		return TimerPage{}, nil, err
 	}
 	limit, _ := timer.PageSize(f.Limit)
 	page := TimerPage{Items: []TimerRow{}}
 	q := timer.InstanceQuery{App: f.App, Cursor: f.Cursor}
 	size := 0
+	var shown []timer.Instance
 	for len(page.Items) < limit && size < timerPageBytes {
 		q.Limit = min(limit-len(page.Items), timerPageChunk)
 		p, err := s.Store.Instances(ctx, q)
 		if err != nil {
-			return TimerPage{}, err
+			return TimerPage{}, nil, err
 		}
 		for _, in := range p.Items {
 			if r := rowOf(in, p.Edited[in.Key]); f.match(r) {
 				b, err := json.Marshal(r)
 				if err != nil {
-					return TimerPage{}, err
+					return TimerPage{}, nil, err
 				}
 				size += len(b)
 				page.Items = append(page.Items, r)
+				shown = append(shown, in)
 			}
 		}
 		if p.Next == "" {
-			return page, nil
+			return page, shown, nil
 		}
 		q.Cursor = p.Next
 	}
 	page.Next = q.Cursor
-	return page, nil
+	return page, shown, nil
 }
 
 // A timers page is read timerPageChunk instances at a time and ends once its rows' JSON
@@ -391,6 +402,11 @@ func (s *Service) Timer(ctx context.Context, key timer.Key) (TimerDetail, []time
 		d.RunAttempt = max(in.RunAttempt, 1)
 	}
 	d.State = admin.StateOf(in)
+	waits, err := SlotWaits(ctx, s.Store, []timer.Instance{in}, s.Clock.Now())
+	if err != nil {
+		return TimerDetail{}, nil, err
+	}
+	d.WaitingForSlot = waits[in.Key]
 	if in.Running() {
 		d.Stop = in.Stop
 	}

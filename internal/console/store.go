@@ -28,4 +28,13 @@ type Store interface {
 	// Execution reads one log entry by its instance and timer.Execution.Ref:
 	// timer.ErrNotFound.
 	Execution(ctx context.Context, key timer.Key, ref string) (timer.Execution, error)
+	PoolReader
+}
+
+// PoolReader reads shared resources' pools by name (holders and waiters; a pool never
+// written is left out).
+type PoolReader interface {
+	SlotPools(ctx context.Context, pools []string) (map[string]timer.Pool, error)
+	// AppResources lists what each app's last publish declared (admin.ResourceStore).
+	AppResources(ctx context.Context) ([]timer.AppResources, error)
 }

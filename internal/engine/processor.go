@@ -145,7 +145,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	execID := p.NewID()
 	if len(f.Uses) > 0 {
 		var no *timer.ErrNoSlot
-		if err := p.takeSlots(ctx, f, execID, now); errors.As(err, &no) {
+		if err := p.takeSlots(ctx, f, execID, priorityOf(rec), now); errors.As(err, &no) {
 			log.Info("processor: no free slot; re-sent with a delay", "waiting", err.Error())
 			return nil, &Outgoing{Firing: f, Priority: priorityOf(rec), Delay: SlotWait}, nil
 		} else if err != nil {

@@ -14,8 +14,9 @@ import (
 // stores implement it (dynamo.Store, inmem.Store); the engine asks for it only for a firing
 // whose message carries uses, so a timer without uses costs no pool read or write.
 type Pools interface {
-	// TakeSlot runs timer.TakeSlot on the pool atomically: *timer.ErrNoSlot when it is full.
-	TakeSlot(ctx context.Context, use timer.ResourceUse, h timer.SlotHolder, now time.Time) error
+	// TakeSlot runs timer.TakeSlot on the pool atomically for a firing of the given
+	// priority: *timer.ErrNoSlot when it must wait.
+	TakeSlot(ctx context.Context, use timer.ResourceUse, h timer.SlotHolder, priority int, now time.Time) error
 	// ReleaseSlot removes execution's holder from the pool (nothing if it holds none).
 	ReleaseSlot(ctx context.Context, pool, execution string) error
 	// SlotHolders reads the pool's holders (expired ones included; the caller filters).
@@ -27,20 +28,22 @@ type Pools interface {
 // firing costs one pool read and one SQS send and receive per SlotWait. A release wakes no
 // one: waking waiters would cost a read of the waiters on every finish of every timer that
 // uses the pool, while most pools have no waiter.
-const SlotWait = 5 * time.Second
+// Each wait ages the waiter one priority level (timer.SlotAgingStep is this wait).
+const SlotWait = timer.SlotAgingStep
 
 // takeSlots takes a slot of each resource f uses for execution execID, before its claim
+// (waiting, it is served by priority: the firing's queue's, aged per SlotWait)
 // (slots are leased to the claim's lease deadline: the due instant, or now if later, plus
 // the timer's lease). On *timer.ErrNoSlot the slots it took are released again and the
 // error names the holders; the caller re-sends the firing after SlotWait.
-func (p *Processor) takeSlots(ctx context.Context, f message.Firing, execID string, now time.Time) error {
+func (p *Processor) takeSlots(ctx context.Context, f message.Firing, execID string, priority int, now time.Time) error {
 	pools, ok := p.Store.(Pools)
 	if !ok {
 		return fmt.Errorf("timer %s uses shared resources, and this store keeps none", f.Key())
 	}
-	h := timer.SlotHolder{Timer: f.Key().String(), Execution: execID, Until: later(now, f.DueAt).Add(f.Lease)}
+	h := timer.SlotHolder{Timer: f.Key().String(), Execution: execID, Until: later(now, f.DueAt).Add(f.Lease), Since: now}
 	for i, u := range f.Uses {
-		if err := pools.TakeSlot(ctx, u, h, now); err != nil {
+		if err := pools.TakeSlot(ctx, u, h, priority, now); err != nil {
 			var rel []error
 			for _, got := range f.Uses[:i] {
 				rel = append(rel, pools.ReleaseSlot(ctx, got.Pool, execID))

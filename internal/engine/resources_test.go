@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sundialhq/sundial/internal/action"
@@ -21,9 +22,9 @@ type poolCalls struct {
 	calls atomic.Int64
 }
 
-func (s *poolCalls) TakeSlot(ctx context.Context, u timer.ResourceUse, h timer.SlotHolder, now time.Time) error {
+func (s *poolCalls) TakeSlot(ctx context.Context, u timer.ResourceUse, h timer.SlotHolder, priority int, now time.Time) error {
 	s.calls.Add(1)
-	return s.countingStore.TakeSlot(ctx, u, h, now)
+	return s.countingStore.TakeSlot(ctx, u, h, priority, now)
 }
 
 func (s *poolCalls) ReleaseSlot(ctx context.Context, pool, exec string) error {
@@ -50,7 +51,7 @@ func TestSharedResourceBound(t *testing.T) {
 	f.put(a, b, c)
 	// A crashed execution of another timer left its holder; its lease deadline has passed.
 	require.NoError(t, f.Store.TakeSlot(ctx, timer.ResourceUse{Pool: "erp", Slots: 2},
-		timer.SlotHolder{Timer: "Gone", Execution: "exec-gone", Until: t0.Add(-time.Second)}, t0.Add(-time.Minute)))
+		timer.SlotHolder{Timer: "Gone", Execution: "exec-gone", Until: t0.Add(-time.Second)}, timer.DefaultPriority, t0.Add(-time.Minute)))
 
 	var running, most atomic.Int64
 	f.Invoker.fn = func(context.Context, action.Payload) (action.Result, error) {
@@ -148,4 +149,34 @@ func TestNoUsesNoPoolCalls(t *testing.T) {
 	f.put(u)
 	handle(t, p, event(t, scheduled(u)))
 	require.EqualValues(t, 2, s.calls.Load(), "a timer with uses takes and releases its slot")
+}
+
+// The processor asks for a slot with its message's priority: a priority-1 firing that
+// arrives after a priority-4 one began waiting takes the slot freed first; the priority-4
+// firing, re-sent on its own queue, runs at its next ask.
+func TestSharedResourceWaitersByPriority(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFakes(t)
+	p := f.processor()
+	low, high := erpUser("Low", 1), erpUser("High", 1)
+	f.put(low, high)
+	require.NoError(t, f.Store.TakeSlot(ctx, timer.ResourceUse{Pool: "erp", Slots: 1},
+		timer.SlotHolder{Timer: "X", Execution: "exec-x", Until: t0.Add(time.Minute)}, 3, t0))
+
+	handle(t, p, events.SQSEvent{Records: []events.SQSMessage{record(t, "low", scheduled(low), 4)}})
+	waiting := f.Queue.Drain()
+	require.Len(t, waiting, 1)
+	require.Equal(t, engine.SlotWait, waiting[0].Delay)
+	require.Equal(t, 4, waiting[0].Priority, "re-sent on its own queue")
+
+	require.NoError(t, f.Store.ReleaseSlot(ctx, "erp", "exec-x"))
+	f.Clock.Advance(time.Second)
+	handle(t, p, events.SQSEvent{Records: []events.SQSMessage{record(t, "high", scheduled(high), 1)}})
+	require.Len(t, f.executions(high.Key), 1, "the priority-1 firing went before the earlier priority-4 waiter")
+	require.Empty(t, f.executions(low.Key))
+
+	f.Clock.Advance(engine.SlotWait - time.Second)
+	handle(t, p, eventOf(t, waiting...))
+	require.Len(t, f.executions(low.Key), 1, "the waiter ran at its next ask")
 }

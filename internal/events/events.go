@@ -35,6 +35,10 @@ const (
 	// InstantsSkipped: instants of the schedule passed while an execution was late or
 	// running and will not run (timer.Execution.Skipped; the timer's overlap policy).
 	InstantsSkipped = "Instants Skipped"
+	// SlotWaitStarted: a firing found no free slot of a shared resource's pool and began
+	// to wait (once per wait, however often it asks again; its detail's error is the text
+	// surfaces show: "waiting for erp since … (held by X since …)").
+	SlotWaitStarted = "Slot Wait Started"
 )
 
 // MaxErrorBytes bounds the error text an event carries.
@@ -61,6 +65,10 @@ type Detail struct {
 	Until time.Time `json:"until,omitzero"`
 	// Skipped is how many instants the execution skipped (Instants Skipped).
 	Skipped int `json:"skipped,omitempty"`
+	// Pool and HeldBy are a slot wait's (Slot Wait Started, with Since its first wait):
+	// the pool and the timers holding its slots then.
+	Pool   string   `json:"pool,omitempty"`
+	HeldBy []string `json:"heldBy,omitempty"`
 }
 
 // Event is one event to put.
@@ -77,7 +85,21 @@ func (e Event) ID() string {
 	if e.Detail.Rule != "" {
 		parts = append(parts, e.Detail.Rule, e.Detail.Since.UTC().Format(time.RFC3339Nano))
 	}
+	if e.Detail.Pool != "" {
+		parts = append(parts, e.Detail.Pool, e.Detail.Since.UTC().Format(time.RFC3339Nano))
+	}
 	return strings.Join(parts, "|")
+}
+
+// FromSlotWait is the event of key's firing beginning to wait for a slot (w: the pool, its
+// first wait and the live holders then).
+func FromSlotWait(key timer.Key, w timer.PoolWait) Event {
+	ev := Event{DetailType: SlotWaitStarted, Time: w.Since.UTC(), Detail: Detail{App: key.AppName(), Timer: key.Timer, Tenant: key.Tenant,
+		Pool: w.Pool, Since: w.Since.UTC(), Error: Truncate(w.Text(), MaxErrorBytes)}}
+	for _, h := range w.Holders {
+		ev.Detail.HeldBy = append(ev.Detail.HeldBy, h.Timer)
+	}
+	return ev
 }
 
 // FromPause is the event of the platform's pause of a timer after failures in a row: the

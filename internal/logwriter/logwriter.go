@@ -90,11 +90,21 @@ func (w *Writer) pause(ctx context.Context, ends []alerts.Ended) ([]paused, erro
 func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var (
 		es     []timer.Execution
+		waits  []sdevents.Event // Slot Wait Started (slotwait.go)
 		ends   []alerts.Ended
 		failAt = -1
 		ferr   error
 	)
 	for i, r := range ev.Records {
+		if sw, ok, err := slotWait(r); ok || err != nil {
+			if err != nil {
+				// An event is not worth holding back every later log entry: say so, go on.
+				w.Log.Error("log writer: pool record not understood; no Slot Wait Started event", "event_id", r.EventID, "error", err)
+				continue
+			}
+			waits = append(waits, sw)
+			continue
+		}
 		e, ok, err := recordExecution(r)
 		if errors.Is(err, dynamo.ErrNotAFinish) {
 			// Retrying cannot change the record; stopping the stream for it would hold back
@@ -136,7 +146,7 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		// After the log: the entries are written whatever EventBridge does. Events it does not
 		// take are kept for recovery's sweep; only when they can be neither put nor kept is
 		// the batch retried (its log entries are rewritten in place, never doubled).
-		evs := sdevents.FromExecutions(es)
+		evs := append(sdevents.FromExecutions(es), waits...)
 		var batch *alerts.Batch
 		if w.Alerts != nil {
 			var err error

@@ -107,3 +107,21 @@ func (m Manifest) resourceProblems() []error {
 	}
 	return errs
 }
+
+// SharedUses lists, sorted, the default app's resources the manifest's timers use: the
+// names in uses: its own resources: do not define (none for the default app's manifest).
+func (m Manifest) SharedUses() []string {
+	if m.isDefaultApp() {
+		return nil
+	}
+	var out []string
+	for _, t := range m.Timers {
+		for _, u := range t.Uses {
+			if _, own := m.Resources[u]; !own && !slices.Contains(out, u) {
+				out = append(out, u)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

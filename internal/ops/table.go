@@ -83,6 +83,7 @@ const (
 	OpState           = "state"
 	OpStateReset      = "state-reset"
 	OpStop            = "stop"
+	OpResources       = "resources"
 	invoke            = "execute-api:Invoke"
 	timersTableWrites = "dynamodb:UpdateItem on the timers table (and the audit trail's append)"
 )
@@ -105,6 +106,7 @@ var Table = []Operation{
 	{OpJob, "GET", "/api/jobs/{id}", invoke, ""},
 	{OpAlerts, "GET", "/api/alerts", invoke, ""},
 	{OpBackfills, "GET", "/api/backfills", invoke, ""},
+	{OpResources, "GET", "/api/resources", invoke, ""},
 	// One app's.
 	{OpAppHealth, "GET", "/api/apps/{app}/health", invoke, ""},
 	{OpAppTimers, "GET", "/api/apps/{app}/timers", invoke, ""},

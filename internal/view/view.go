@@ -74,6 +74,38 @@ type Timer struct {
 	// Uses are the shared resources each execution holds a slot of ("erp (2 slots)"; the
 	// pool as stored: an app's own is "<app>/<name>"); absent: none.
 	Uses []string `json:"uses,omitempty"`
+	// WaitingForSlot: a firing of the timer waits for a slot of these pools, read from the
+	// pools when shown (absent: it waits for none; see SlotWaitsOf).
+	WaitingForSlot []SlotWait `json:"waitingForSlot,omitempty"`
+}
+
+// SlotWait is a firing waiting for a slot of a pool: since when, who holds the slots
+// (timer, since when, lease deadline), and the text every surface shows.
+type SlotWait struct {
+	Pool   string     `json:"pool"`
+	Since  time.Time  `json:"since"`
+	HeldBy []SlotHeld `json:"heldBy"`
+	Text   string     `json:"text"`
+}
+
+// SlotHeld is a live holder of a slot.
+type SlotHeld struct {
+	Timer string     `json:"timer"`
+	Since *time.Time `json:"since,omitempty"`
+	Until time.Time  `json:"until"`
+}
+
+// SlotWaitsOf is the view of a timer's waits (timer.PoolWaitsOf); nil for none.
+func SlotWaitsOf(ws []timer.PoolWait) []SlotWait {
+	var out []SlotWait
+	for _, w := range ws {
+		v := SlotWait{Pool: w.Pool, Since: w.Since.UTC(), HeldBy: []SlotHeld{}, Text: w.Text()}
+		for _, h := range w.Holders {
+			v.HeldBy = append(v.HeldBy, SlotHeld{Timer: h.Timer, Since: ptr(h.Since), Until: h.Until.UTC()})
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // Execution is one log entry.
@@ -210,4 +242,44 @@ func (t Timer) Key() timer.Key {
 // Key is the entry's instance key.
 func (e Execution) Key() timer.Key {
 	return timer.Key{App: timer.NormApp(e.App), Timer: e.Timer, Tenant: e.Tenant}
+}
+
+// Pool is a shared resource's pool as `sundial resources list` and GET /api/resources show
+// it: who declared it, its slots, the apps using it from another app (the default app's,
+// environment-wide), its live holders and its waiters in the order they are served.
+type Pool struct {
+	Pool    string       `json:"pool"` // the stored name: "erp" (the default app's), "billing/erp"
+	App     string       `json:"app"`  // the app that declares it (timer.DefaultApp)
+	Name    string       `json:"name"`
+	Slots   int          `json:"slots"`
+	UsedBy  []string     `json:"usedBy,omitempty"` // other apps whose timers use it
+	Holders []SlotHeld   `json:"holders"`
+	Waiters []PoolWaiter `json:"waiters"`
+}
+
+// PoolWaiter is a timer whose firing waits for a slot: since when, its priority and its
+// effective priority now (aged one level per 5 s waited; timer.WaiterPriority).
+type PoolWaiter struct {
+	Timer             string    `json:"timer"`
+	Since             time.Time `json:"since"`
+	Priority          int       `json:"priority"`
+	EffectivePriority int       `json:"effectivePriority"`
+}
+
+// OfPool builds the view of pool p (nil: never written) declared by app with slots, at now.
+func OfPool(app, name string, slots int, usedBy []string, p timer.Pool, now time.Time) Pool {
+	v := Pool{Pool: timer.PoolName(app, name), App: timer.Key{App: app}.AppName(), Name: name, Slots: slots, UsedBy: usedBy,
+		Holders: []SlotHeld{}, Waiters: []PoolWaiter{}}
+	for _, h := range timer.LiveHolders(p.Holders, now) {
+		v.Holders = append(v.Holders, SlotHeld{Timer: h.Timer, Since: ptr(h.Since), Until: h.Until.UTC()})
+	}
+	for _, w := range timer.LiveWaiters(p.Waiters, now) {
+		prio := w.Priority
+		if prio < 1 || prio > 4 {
+			prio = timer.DefaultPriority
+		}
+		v.Waiters = append(v.Waiters, PoolWaiter{Timer: w.Timer, Since: w.Since.UTC(), Priority: prio,
+			EffectivePriority: timer.WaiterPriority(prio, w.Since, now)})
+	}
+	return v
 }
