@@ -161,3 +161,22 @@ func AllInstances(ctx context.Context, st InstanceReader, q timer.InstanceQuery)
 		q.Cursor = page.Next
 	}
 }
+
+// InstanceScanner reads every app's instances as List does, a page at a time (dynamo.Store's
+// consistent scan, inmem.Store), so that a caller holds one page, not the table.
+type InstanceScanner interface {
+	ScanInstances(ctx context.Context, fn func([]timer.Instance) error) error
+}
+
+// scanInstances calls fn with every instance a page at a time (InstanceScanner), or, for a
+// store without it, with List's.
+func scanInstances(ctx context.Context, st InstanceStore, fn func([]timer.Instance) error) error {
+	if sc, ok := st.(InstanceScanner); ok {
+		return sc.ScanInstances(ctx, fn)
+	}
+	all, err := st.List(ctx)
+	if err != nil {
+		return err
+	}
+	return fn(all)
+}
