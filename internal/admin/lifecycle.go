@@ -110,43 +110,49 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	if err != nil {
 		return rep, err
 	}
-	// The app's instances only (the byApp index): a sync costs what its app holds.
-	existing, err := AllInstances(ctx, s.Store, timer.AppQuery(m.App))
-	if err != nil {
-		return rep, err
-	}
 	edits, err := s.Store.Edits(ctx)
 	if err != nil {
 		return rep, err
 	}
 	app := m.App
-	// The app's instances by key, as indexes into existing (a map of copies held every
-	// instance twice: 50,000 of them re-published needed more than the function's 128 MB).
-	current := make(map[timer.Key]int, len(existing))
-	for i, in := range existing {
-		if in.Key.App == app {
-			current[in.Key] = i
-		}
-	}
 	overlay, err := s.calendarOverlay(ctx)
 	if err != nil {
 		return rep, err
 	}
 	var enqueue []timer.Instance
 	defs := map[string]string{}
-	// The instances are applied a group at a time as the manifest expands them (applyGroup):
-	// a publish holds one group's desired settings, not one per instance (50,000 held at
-	// once, with the whole table read for the calendars, peaked at 159 MB of the 128 MB).
-	// What the When Published phase needs is kept: the keys of those to wake.
+	// The instances are applied a group at a time as the manifest expands them (applyGroup),
+	// and the app's instances are read one timer (one instance name: a partition) at a time
+	// as it is expanded: a publish holds a group's desired settings and one timer's stored
+	// instances, not one of each per instance (50,000 held at once, with the whole table read
+	// for the calendars, peaked at 158 MB of the function's 128 MB). It keeps the keys of the
+	// When Published instances to wake and of the active ones no longer wanted.
 	var (
 		group []applied
 		wake  []timer.Key
+		gone  []timer.Key
 	)
 	flush := func() error {
 		err := s.applyAll(ctx, group, &rep, &wake)
 		clear(group)
 		group = group[:0]
 		return err
+	}
+	names := map[string]bool{} // the manifest's instance names
+	var (
+		name     string
+		existing []timer.Instance
+		current  map[timer.Key]int // existing's, by key
+	)
+	// done leaves the instances of the timer read last that the manifest does not expand to
+	// (a tenant or shard removed): gone if active.
+	done := func() {
+		for key, i := range current {
+			if existing[i].Active {
+				gone = append(gone, key)
+			}
+		}
+		existing, current = nil, nil
 	}
 	for _, t := range m.Timers {
 		if t.Alerts == nil {
@@ -157,7 +163,20 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			return rep, fmt.Errorf("encode definition %s: %w", t.Name, err)
 		}
 		defs[m.Key(t.Name).Name()] = string(spec)
-		for _, d := range m.Expand(t, tenants, s.Defaults) {
+		for _, d := range m.Expand(t, tenants, s.Defaults) { // an instance name's tenants together
+			if current == nil || d.Key.Timer != name {
+				done()
+				name, names[d.Key.Timer] = d.Key.Timer, true
+				// Read consistently (the timer's partition); a group being applied keeps the
+				// instances it points at.
+				if existing, err = AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.OneApp(app), Timer: name}); err != nil {
+					return rep, err
+				}
+				current = make(map[timer.Key]int, len(existing))
+				for i, in := range existing {
+					current[in.Key] = i
+				}
+			}
 			overlay(m.App, &d.Settings)
 			a := applied{d: d}
 			if i, ok := current[d.Key]; ok {
@@ -175,18 +194,29 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			}
 		}
 	}
+	done()
 	if err := flush(); err != nil {
+		return rep, err
+	}
+	// The app's instances of timers (or shards) the manifest no longer has: its index, a page
+	// at a time (a sync costs what its app holds).
+	err = eachPage(ctx, s.Store, timer.AppQuery(app), func(page []timer.Instance) error {
+		for _, in := range page {
+			if in.Key.App == app && !names[in.Key.Timer] && in.Active {
+				gone = append(gone, in.Key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return rep, err
 	}
 	removedTenants := map[string]bool{}
 	for _, t := range rep.TenantsRemoved {
 		removedTenants[t] = true
 	}
-	for _, key := range slices.SortedFunc(maps.Keys(current), timer.CompareKeys) {
-		in := existing[current[key]]
-		if !in.Active {
-			continue
-		}
+	slices.SortFunc(gone, timer.CompareKeys)
+	for _, key := range gone {
 		by := timer.ActiveByRemoved
 		if removedTenants[key.Tenant] {
 			by = timer.ActiveByTenantRemoved
@@ -196,7 +226,6 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 		rep.Deactivated = append(rep.Deactivated, key.String())
 	}
-	existing, current = nil, nil
 	// The other apps' instances are read (the whole table, a page at a time) only when this
 	// sync reaches them: a removed tenant, or the default app's calendars, which every app
 	// may name. A removed tenant is gone for every app: the other apps' instances of it go too.

@@ -180,3 +180,22 @@ func scanInstances(ctx context.Context, st InstanceStore, fn func([]timer.Instan
 	}
 	return fn(all)
 }
+
+// eachPage calls fn with each page of q's instances (from its Cursor), MaxPageSize at a time:
+// it holds one page, not every instance (AllInstances).
+func eachPage(ctx context.Context, st InstanceReader, q timer.InstanceQuery, fn func([]timer.Instance) error) error {
+	q.Limit = timer.MaxPageSize
+	for {
+		page, err := st.Instances(ctx, q)
+		if err != nil {
+			return err
+		}
+		if err := fn(page.Items); err != nil {
+			return err
+		}
+		if page.Next == "" {
+			return nil
+		}
+		q.Cursor = page.Next
+	}
+}
