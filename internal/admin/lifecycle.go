@@ -85,6 +85,9 @@ func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, er
 // within the publish (the publish function's 300 s: 50,000 instances measured by bench
 // publish), not as jobs, because a publish is the unit CloudFormation and `sundial sync`
 // retry, and its repeat is resumable as above (TestPublishRepeatedAfterACutInItsTenantPhases).
+// They hold a group of instances at a time, never all of them (the function's 128 MB:
+// TestPublishMemoryPerInstance): 3 reads the app's stored instances a timer at a time, 4 its
+// other timers' a page at a time, 5 and 7 every app's a page at a time (InstanceScanner).
 func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy string) (SyncReport, error) {
 	var rep SyncReport
 	if m.App != "" {
