@@ -355,10 +355,11 @@ func (s *Service) calendarOverlay(ctx context.Context) (func(app string, st *tim
 
 // shareCalendars saves the default app's calendars (m is its manifest) for the other apps'
 // publishes, and gives the other apps' instances that use one of them its new rules (an
-// operator's edit of it still wins), rescheduling them; it returns those instances. A
-// calendar the default app no longer defines stays as last published for the timers naming it.
-func (s *Service) shareCalendars(ctx context.Context, m manifest.Manifest, existing []timer.Instance,
-	overlay func(string, *timer.Settings), now time.Time) ([]timer.Instance, error) {
+// operator's edit of it still wins), rescheduling them and sending their firings if the fetch
+// has passed them. A calendar the default app no longer defines stays as last published for
+// the timers naming it. Every app's instances are read a page at a time (the whole table,
+// read at once, held 50,000 instances in a publish function of 128 MB).
+func (s *Service) shareCalendars(ctx context.Context, m manifest.Manifest, overlay func(string, *timer.Settings), now time.Time) error {
 	cals := make([]timer.Calendar, 0, len(m.Calendars))
 	byName := map[string]schedule.CalendarRules{}
 	for _, c := range m.Calendars {
@@ -366,30 +367,32 @@ func (s *Service) shareCalendars(ctx context.Context, m manifest.Manifest, exist
 		byName[c.Name] = c.CalendarRules
 	}
 	if err := s.Store.PutSharedCalendars(ctx, cals); err != nil {
-		return nil, err
+		return err
 	}
-	var changed []timer.Instance
-	for _, in := range existing {
-		if in.Calendar == nil || !in.Calendar.Shared || in.Key.App == "" {
-			continue
+	return scanInstances(ctx, s.Store, func(page []timer.Instance) error {
+		var changed []timer.Instance
+		for _, in := range page {
+			if in.Calendar == nil || !in.Calendar.Shared || in.Key.App == "" {
+				continue
+			}
+			rules, ok := byName[in.Calendar.Name]
+			if !ok {
+				continue
+			}
+			st := in.Settings
+			st.Calendar = &timer.Calendar{Name: in.Calendar.Name, Shared: true, CalendarRules: rules}
+			overlay("", &st)
+			if st.ScheduleKey() == in.ScheduleKey() {
+				continue
+			}
+			out, err := s.recalendar(ctx, in, st.Calendar.CalendarRules, now)
+			if err != nil {
+				return err
+			}
+			changed = append(changed, out)
 		}
-		rules, ok := byName[in.Calendar.Name]
-		if !ok {
-			continue
-		}
-		st := in.Settings
-		st.Calendar = &timer.Calendar{Name: in.Calendar.Name, Shared: true, CalendarRules: rules}
-		overlay("", &st)
-		if st.ScheduleKey() == in.ScheduleKey() {
-			continue
-		}
-		out, err := s.recalendar(ctx, in, st.Calendar.CalendarRules, now)
-		if err != nil {
-			return nil, err
-		}
-		changed = append(changed, out)
-	}
-	return changed, nil
+		return s.enqueueIfCovered(ctx, changed, message.ReasonSchedule)
+	})
 }
 
 // calendarUsers reads the instances that may use a calendar of app: that app's own (its

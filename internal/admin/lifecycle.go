@@ -85,6 +85,9 @@ func (s *Service) Sync(ctx context.Context, m manifest.Manifest) (SyncReport, er
 // within the publish (the publish function's 300 s: 50,000 instances measured by bench
 // publish), not as jobs, because a publish is the unit CloudFormation and `sundial sync`
 // retry, and its repeat is resumable as above (TestPublishRepeatedAfterACutInItsTenantPhases).
+// They hold a group of instances at a time, never all of them (the function's 128 MB:
+// TestPublishMemoryPerInstance): 3 reads the app's stored instances a timer at a time, 4 its
+// other timers' a page at a time, 5 and 7 every app's a page at a time (InstanceScanner).
 func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy string) (SyncReport, error) {
 	var rep SyncReport
 	if m.App != "" {
@@ -130,29 +133,50 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	if err != nil {
 		return rep, err
 	}
-	// The app's instances only (the byApp index): a sync costs what its app holds.
-	existing, err := AllInstances(ctx, s.Store, timer.AppQuery(m.App))
-	if err != nil {
-		return rep, err
-	}
 	edits, err := s.Store.Edits(ctx)
 	if err != nil {
 		return rep, err
 	}
 	app := m.App
-	current := map[timer.Key]timer.Instance{}
-	for _, in := range existing {
-		if in.Key.App == app {
-			current[in.Key] = in
-		}
-	}
 	overlay, err := s.calendarOverlay(ctx)
 	if err != nil {
 		return rep, err
 	}
 	var enqueue []timer.Instance
 	defs := map[string]string{}
-	var work []applied
+	// The instances are applied a group at a time as the manifest expands them (applyGroup),
+	// and the app's instances are read one timer (one instance name: a partition) at a time
+	// as it is expanded: a publish holds a group's desired settings and one timer's stored
+	// instances, not one of each per instance (50,000 held at once, with the whole table read
+	// for the calendars, peaked at 158 MB of the function's 128 MB). It keeps the keys of the
+	// When Published instances to wake and of the active ones no longer wanted.
+	var (
+		group []applied
+		wake  []timer.Key
+		gone  []timer.Key
+	)
+	flush := func() error {
+		err := s.applyAll(ctx, group, &rep, &wake)
+		clear(group)
+		group = group[:0]
+		return err
+	}
+	names := map[string]bool{} // the manifest's instance names
+	var (
+		name     string
+		existing []timer.Instance
+		current  map[timer.Key]int // existing's, by key
+	)
+	// done leaves the instances of the timer read last that the manifest does not expand to
+	// (a tenant or shard removed): gone if active.
+	done := func() {
+		for key, i := range current {
+			if existing[i].Active {
+				gone = append(gone, key)
+			}
+		}
+		existing, current = nil, nil
+	}
 	for _, t := range m.Timers {
 		if t.Alerts == nil {
 			t.Alerts = m.Alerts // the app's default alert rules
@@ -162,32 +186,60 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			return rep, fmt.Errorf("encode definition %s: %w", t.Name, err)
 		}
 		defs[m.Key(t.Name).Name()] = string(spec)
-		for _, d := range m.Expand(t, tenants, s.Defaults) {
+		for _, d := range m.Expand(t, tenants, s.Defaults) { // an instance name's tenants together
+			if current == nil || d.Key.Timer != name {
+				done()
+				name, names[d.Key.Timer] = d.Key.Timer, true
+				// Read consistently (the timer's partition); a group being applied keeps the
+				// instances it points at.
+				if existing, err = AllInstances(ctx, s.Store, timer.InstanceQuery{App: timer.OneApp(app), Timer: name}); err != nil {
+					return rep, err
+				}
+				current = make(map[timer.Key]int, len(existing))
+				for i, in := range existing {
+					current[in.Key] = i
+				}
+			}
 			overlay(m.App, &d.Settings)
-			cur, ok := current[d.Key]
-			delete(current, d.Key)
 			a := applied{d: d}
-			if ok {
-				a.cur = &cur
+			if i, ok := current[d.Key]; ok {
+				a.cur = &existing[i]
+				delete(current, d.Key)
 			}
 			if rec, ok := edits[d.Key]; ok {
 				a.edit = &rec
 			}
-			work = append(work, a)
+			group = append(group, a)
+			if len(group) == applyGroup {
+				if err := flush(); err != nil {
+					return rep, err
+				}
+			}
 		}
 	}
-	if err := s.applyAll(ctx, work, &rep); err != nil {
+	done()
+	if err := flush(); err != nil {
+		return rep, err
+	}
+	// The app's instances of timers (or shards) the manifest no longer has: its index, a page
+	// at a time (a sync costs what its app holds).
+	err = eachPage(ctx, s.Store, timer.AppQuery(app), func(page []timer.Instance) error {
+		for _, in := range page {
+			if in.Key.App == app && !names[in.Key.Timer] && in.Active {
+				gone = append(gone, in.Key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return rep, err
 	}
 	removedTenants := map[string]bool{}
 	for _, t := range rep.TenantsRemoved {
 		removedTenants[t] = true
 	}
-	for _, key := range slices.SortedFunc(maps.Keys(current), timer.CompareKeys) {
-		in := current[key]
-		if !in.Active {
-			continue
-		}
+	slices.SortFunc(gone, timer.CompareKeys)
+	for _, key := range gone {
 		by := timer.ActiveByRemoved
 		if removedTenants[key.Tenant] {
 			by = timer.ActiveByTenantRemoved
@@ -197,33 +249,33 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 		}
 		rep.Deactivated = append(rep.Deactivated, key.String())
 	}
-	// The other apps' instances are read (the whole table) only when this sync reaches
-	// them: a removed tenant, or the default app's calendars, which every app may name.
-	everyApp := existing
-	if app == "" || len(rep.TenantsRemoved) > 0 {
-		if everyApp, err = s.Store.List(ctx); err != nil {
+	// The other apps' instances are read (the whole table, a page at a time) only when this
+	// sync reaches them: a removed tenant, or the default app's calendars, which every app
+	// may name. A removed tenant is gone for every app: the other apps' instances of it go too.
+	if len(rep.TenantsRemoved) > 0 {
+		err := scanInstances(ctx, s.Store, func(page []timer.Instance) error {
+			for _, in := range page {
+				if in.Key.App == app || !removedTenants[in.Tenant] || !in.Active {
+					continue
+				}
+				if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByTenantRemoved); err != nil {
+					return err
+				}
+				rep.Deactivated = append(rep.Deactivated, in.Key.String())
+			}
+			return nil
+		})
+		if err != nil {
 			return rep, err
 		}
-	}
-	// A removed tenant is gone for every app: the other apps' instances of it go too.
-	for _, in := range everyApp {
-		if in.Key.App == app || !removedTenants[in.Tenant] || !in.Active {
-			continue
-		}
-		if _, err := s.Store.SetActive(ctx, in.Key, false, timer.ActiveByTenantRemoved); err != nil {
-			return rep, err
-		}
-		rep.Deactivated = append(rep.Deactivated, in.Key.String())
 	}
 	if err := s.syncDefinitions(ctx, app, defs); err != nil {
 		return rep, err
 	}
 	if app == "" {
-		shared, err := s.shareCalendars(ctx, m, everyApp, overlay, now)
-		if err != nil {
+		if err := s.shareCalendars(ctx, m, overlay, now); err != nil {
 			return rep, err
 		}
-		enqueue = append(enqueue, shared...)
 	}
 	// A tenant this manifest registered runs every other app's multi-tenant timers too. The
 	// definitions and calendars are read once (each is a scan of the table: read per tenant,
@@ -237,6 +289,12 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			if err := s.expandTenantWith(ctx, name, defs, overlay, func(a string) bool { return a != app }, &rep, &enqueue); err != nil {
 				return rep, err
 			}
+			// Sent a tenant at a time, as applyAll sends a group's: not held for every tenant.
+			if err := s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule); err != nil {
+				return rep, err
+			}
+			clear(enqueue)
+			enqueue = enqueue[:0]
 		}
 	}
 	// The tenant records last: a publish cut before this point, repeated, finds the same
@@ -244,33 +302,27 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 	if err := lastWrites.write(ctx, s, m.AppName()); err != nil {
 		return rep, err
 	}
-	if err := s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule); err != nil {
-		return rep, err
-	}
 	if deploy == "" {
 		return rep, nil
 	}
 	var woken []timer.Instance
-	for _, a := range work {
+	for _, key := range wake {
 		// The effective schedule (an operator may have changed it), as applying found or
 		// wrote it; then the item again, for the latest.
-		if !schedule.IsWhenPublished(a.schedule) {
-			continue
-		}
-		in, err := s.Store.Get(ctx, a.d.Key)
+		in, err := s.Store.Get(ctx, key)
 		if err != nil {
 			return rep, err
 		}
 		if !schedule.IsWhenPublished(in.Schedule) {
 			continue
 		}
-		in, ok, err := s.Store.WakeForDeploy(ctx, a.d.Key, deploy, now)
+		in, ok, err := s.Store.WakeForDeploy(ctx, key, deploy, now)
 		if err != nil {
 			return rep, err
 		}
 		if ok {
 			woken = append(woken, in)
-			rep.Woken = append(rep.Woken, a.d.Key.String())
+			rep.Woken = append(rep.Woken, key.String())
 		}
 	}
 	// Sent at once, as Run Now's: left to the fetch (when its watermark is behind the wake, as
@@ -281,7 +333,7 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 
 // applied is one instance of a publish: what it should be, what it was, its operator's edit,
 // and what applying did (its effective schedule, its part of the report, and the instance if
-// it is to be enqueued). Kept small: a publish holds one per instance.
+// it is to be enqueued). A publish holds one group's (applyGroup) at a time.
 type applied struct {
 	d                                 manifest.Desired
 	cur                               *timer.Instance
@@ -296,57 +348,58 @@ type applied struct {
 // stay in order; instances are independent.
 const applyConcurrency = 8
 
-// applyAll applies the work, applyConcurrency at a time, in groups of applyGroup: each
-// group's report is added in the work's order, and its changed instances are sent their
+// applyAll applies one group of the work (at most applyGroup), applyConcurrency at a time:
+// the group's report is added in the work's order, the keys of its instances whose effective
+// schedule is When Published are added to wake, and its changed instances are sent their
 // firings if the fetch has passed them (enqueueIfCovered reads the watermark after the
 // group's writes, as it would after all of them), so that a publish holds one group's
 // instances, not all of them (50,000 held at once needed 170 MB of the function's 128 MB).
-func (s *Service) applyAll(ctx context.Context, work []applied, rep *SyncReport) error {
-	for lo := 0; lo < len(work); lo += applyGroup {
-		group := work[lo:min(lo+applyGroup, len(work))]
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(applyConcurrency)
-		for i := range group {
-			a := &group[i]
-			g.Go(func() error {
-				var r SyncReport
-				var enq []timer.Instance
-				in, err := s.apply(gctx, a.d, a.cur, a.edit, &r, &enq)
-				a.schedule = in.Schedule
-				a.created, a.updated, a.unchanged, a.kept = len(r.Created) > 0, len(r.Updated) > 0, len(r.Unchanged) > 0, len(r.Kept) > 0
-				if len(enq) > 0 {
-					a.enqueue = &enq[0]
-				}
-				a.cur, a.edit = nil, nil
-				return err
-			})
-		}
-		err := g.Wait()
-		var enqueue []timer.Instance
-		for i := range group {
-			a := &group[i]
-			name := a.d.Key.String()
-			for _, x := range []struct {
-				on   bool
-				list *[]string
-			}{{a.created, &rep.Created}, {a.updated, &rep.Updated}, {a.unchanged, &rep.Unchanged}, {a.kept, &rep.Kept}} {
-				if x.on {
-					*x.list = append(*x.list, name)
-				}
+func (s *Service) applyAll(ctx context.Context, group []applied, rep *SyncReport, wake *[]timer.Key) error {
+	if len(group) == 0 {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(applyConcurrency)
+	for i := range group {
+		a := &group[i]
+		g.Go(func() error {
+			var r SyncReport
+			var enq []timer.Instance
+			in, err := s.apply(gctx, a.d, a.cur, a.edit, &r, &enq)
+			a.schedule = in.Schedule
+			a.created, a.updated, a.unchanged, a.kept = len(r.Created) > 0, len(r.Updated) > 0, len(r.Unchanged) > 0, len(r.Kept) > 0
+			if len(enq) > 0 {
+				a.enqueue = &enq[0]
 			}
-			if a.enqueue != nil {
-				enqueue = append(enqueue, *a.enqueue)
-				a.enqueue = nil
+			a.cur, a.edit = nil, nil
+			return err
+		})
+	}
+	err := g.Wait()
+	var enqueue []timer.Instance
+	for i := range group {
+		a := &group[i]
+		name := a.d.Key.String()
+		for _, x := range []struct {
+			on   bool
+			list *[]string
+		}{{a.created, &rep.Created}, {a.updated, &rep.Updated}, {a.unchanged, &rep.Unchanged}, {a.kept, &rep.Kept}} {
+			if x.on {
+				*x.list = append(*x.list, name)
 			}
 		}
-		if err != nil {
-			return err
+		if err == nil && schedule.IsWhenPublished(a.schedule) {
+			*wake = append(*wake, a.d.Key)
 		}
-		if err := s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule); err != nil {
-			return err
+		if a.enqueue != nil {
+			enqueue = append(enqueue, *a.enqueue)
+			a.enqueue = nil
 		}
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	return s.enqueueIfCovered(ctx, enqueue, message.ReasonSchedule)
 }
 
 // applyGroup is how many instances a publish applies before it sends their firings.

@@ -174,3 +174,41 @@ func AllInstances(ctx context.Context, st InstanceReader, q timer.InstanceQuery)
 		q.Cursor = page.Next
 	}
 }
+
+// InstanceScanner reads every app's instances as List does, a page at a time (dynamo.Store's
+// consistent scan, inmem.Store), so that a caller holds one page, not the table.
+type InstanceScanner interface {
+	ScanInstances(ctx context.Context, fn func([]timer.Instance) error) error
+}
+
+// scanInstances calls fn with every instance a page at a time (InstanceScanner), or, for a
+// store without it, with List's.
+func scanInstances(ctx context.Context, st InstanceStore, fn func([]timer.Instance) error) error {
+	if sc, ok := st.(InstanceScanner); ok {
+		return sc.ScanInstances(ctx, fn)
+	}
+	all, err := st.List(ctx)
+	if err != nil {
+		return err
+	}
+	return fn(all)
+}
+
+// eachPage calls fn with each page of q's instances (from its Cursor), MaxPageSize at a time:
+// it holds one page, not every instance (AllInstances).
+func eachPage(ctx context.Context, st InstanceReader, q timer.InstanceQuery, fn func([]timer.Instance) error) error {
+	q.Limit = timer.MaxPageSize
+	for {
+		page, err := st.Instances(ctx, q)
+		if err != nil {
+			return err
+		}
+		if err := fn(page.Items); err != nil {
+			return err
+		}
+		if page.Next == "" {
+			return nil
+		}
+		q.Cursor = page.Next
+	}
+}

@@ -311,6 +311,37 @@ func (s *Store) List(ctx context.Context) ([]timer.Instance, error) {
 	return out, nil
 }
 
+// ScanInstances calls fn with every instance, a page of the scan at a time (admin.InstanceScanner):
+// List's consistent scan without holding the table. fn may write the instances it is given.
+func (s *Store) ScanInstances(ctx context.Context, fn func([]timer.Instance) error) error {
+	expr, err := expression.NewBuilder().WithFilter(expression.Name("kind").Equal(expression.Value("instance"))).Build()
+	if err != nil {
+		return fmt.Errorf("build scan: %w", err)
+	}
+	p := dynamodb.NewScanPaginator(s.api, &dynamodb.ScanInput{
+		TableName: &s.timers, FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list timers: %w", err)
+		}
+		var items []instanceItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return fmt.Errorf("decode timers: %w", err)
+		}
+		out := make([]timer.Instance, 0, len(items))
+		for _, it := range items {
+			out = append(out, it.instance())
+		}
+		if err := fn(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Logs reads the execution log, newest first.
 func (s *Store) Logs(ctx context.Context, q timer.LogQuery) ([]timer.Execution, error) {
 	if q.Limit <= 0 {

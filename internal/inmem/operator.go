@@ -63,6 +63,33 @@ func (s *Store) List(context.Context) ([]timer.Instance, error) {
 	return out, nil
 }
 
+// ScanInstances calls fn with every instance, timer.MaxPageSize at a time, ordered by name
+// then tenant (admin.InstanceScanner): a page is copied at a time, not every instance. fn may
+// write the instances it is given.
+func (s *Store) ScanInstances(ctx context.Context, fn func([]timer.Instance) error) error {
+	s.mu.Lock()
+	keys := slices.SortedFunc(maps.Keys(s.instances), timer.CompareKeys)
+	s.mu.Unlock()
+	for lo := 0; lo < len(keys); lo += timer.MaxPageSize {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch := keys[lo:min(lo+timer.MaxPageSize, len(keys))]
+		page := make([]timer.Instance, 0, len(batch))
+		s.mu.Lock()
+		for _, k := range batch {
+			if in, ok := s.instances[k]; ok {
+				page = append(page, in.Clone())
+			}
+		}
+		s.mu.Unlock()
+		if err := fn(page); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // change runs fn on the stored instance under the lock and stores what it leaves; fn's error
 // (or timer.ErrNotFound) changes nothing.
 func (s *Store) change(key timer.Key, fn func(in *timer.Instance) error) (timer.Instance, error) {

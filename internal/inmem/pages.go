@@ -42,7 +42,7 @@ func (s *Store) Instances(_ context.Context, q timer.InstanceQuery) (timer.Insta
 	slices.SortFunc(all, func(a, b timer.Instance) int { return timer.CompareKeys(a.Key, b.Key) })
 	page := timer.InstancePage{Items: all}
 	if len(all) > limit {
-		page.Items = all[:limit]
+		page.Items = slices.Clone(all[:limit]) // not the rest's copies with it
 	}
 	s.mu.Lock()
 	for _, in := range page.Items {

@@ -154,8 +154,7 @@ func (h *Handler) handleApp(ctx context.Context, ev cfn.Event) (string, map[stri
 	if err := h.Admin.MarkPublished(ctx, app, deploy); err != nil {
 		return fail(err)
 	}
-	log.Info("published", "created", rep.Created, "updated", rep.Updated, "deactivated", rep.Deactivated,
-		"kept", rep.Kept, "woken", rep.Woken, "republished", seen)
+	log.Info("published", append(ReportAttrs(rep), "republished", seen)...)
 	return AppPhysicalID(app), map[string]any{
 		"App": app, "Created": len(rep.Created), "Updated": len(rep.Updated), "Unchanged": len(rep.Unchanged),
 		"Deactivated": len(rep.Deactivated), "Kept": len(rep.Kept), "Woken": len(rep.Woken),

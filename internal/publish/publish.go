@@ -114,8 +114,7 @@ func (h *Handler) Handle(ctx context.Context, ev cfn.Event) (string, map[string]
 	if err := h.Admin.Store.MarkPublished(ctx, deploy, h.Admin.Clock.Now()); err != nil {
 		return PhysicalID, nil, reason(err)
 	}
-	log.Info("published", "created", rep.Created, "updated", rep.Updated, "deactivated", rep.Deactivated,
-		"kept", rep.Kept, "woken", rep.Woken, "tenants_added", rep.TenantsAdded, "tenants_removed", rep.TenantsRemoved)
+	log.Info("published", ReportAttrs(rep)...)
 	return PhysicalID, map[string]any{
 		"Created": len(rep.Created), "Updated": len(rep.Updated), "Unchanged": len(rep.Unchanged),
 		"Deactivated": len(rep.Deactivated), "Kept": len(rep.Kept), "Woken": len(rep.Woken),
@@ -133,6 +132,21 @@ func DeployKey(ev cfn.Event) string {
 	}
 	sum := sha256.Sum256([]byte(v + "\x00" + d))
 	return "deploy-" + hex.EncodeToString(sum[:12])
+}
+
+// LogSample is how many names of each of a report's lists the "published" log line carries.
+const LogSample = 10
+
+// ReportAttrs summarises a publish's report for the function's log: each list's count and
+// its first LogSample names (the line listed every name: 659 KB for 50,000 instances, built
+// whole in the function's memory). The CLI's sync and the audit trail have the counts too.
+func ReportAttrs(rep admin.SyncReport) []any {
+	list := func(key string, names []string) any {
+		return slog.Group(key, "count", len(names), "sample", names[:min(len(names), LogSample)])
+	}
+	return []any{list("created", rep.Created), list("updated", rep.Updated), list("unchanged", rep.Unchanged),
+		list("deactivated", rep.Deactivated), list("kept", rep.Kept), list("woken", rep.Woken),
+		list("tenants_added", rep.TenantsAdded), list("tenants_removed", rep.TenantsRemoved)}
 }
 
 func reason(err error) error {

@@ -1,10 +1,14 @@
 package publish_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +55,62 @@ func getInstance(t *testing.T, s *inmem.Store, name string) timer.Instance {
 	in, err := s.Get(context.Background(), timer.Key{Timer: name})
 	require.NoError(t, err)
 	return in
+}
+
+// TestPublishedLogLineIsBounded: the "published" log line gives each list of the report as
+// its count and a sample of publish.LogSample names, whatever the publish's size — it listed
+// every instance (659 KB for the 50,000 of bench publish, built whole in the function's
+// memory and sent to CloudWatch Logs as one event).
+func TestPublishedLogLineIsBounded(t *testing.T) {
+	t.Parallel()
+	const timers, tenants = 10, 200
+	var doc strings.Builder
+	doc.WriteString("tenants:\n")
+	for i := range tenants {
+		fmt.Fprintf(&doc, "  - t%03d\n", i)
+	}
+	doc.WriteString("timers:\n")
+	for i := range timers {
+		fmt.Fprintf(&doc, "  - {name: P%02d, multiTenant: true, schedule: \"every 1h\", action: {http: {url: \"http://127.0.0.1:9/x\"}}}\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "timers.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(doc.String()), 0o644))
+	var logged bytes.Buffer
+	clock := timer.NewManualClock(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC))
+	h := &publish.Handler{Admin: &admin.Service{Store: inmem.NewStore(), Queue: &inmem.Queue{}, Clock: clock, Shards: 1}, Manifest: path,
+		Log: slog.New(slog.NewJSONHandler(&logged, nil))}
+	_, data, err := h.Handle(context.Background(), cfn.Event{RequestType: cfn.RequestCreate, RequestID: "r-1",
+		ResourceProperties: map[string]any{"FunctionVersion": "1", "DeployId": "d-1"}})
+	require.NoError(t, err)
+	require.EqualValues(t, timers*tenants, data["Created"])
+
+	type list struct {
+		Count  int      `json:"count"`
+		Sample []string `json:"sample"`
+	}
+	var line []byte
+	var rec struct {
+		Created      list `json:"created"`
+		Unchanged    list `json:"unchanged"`
+		TenantsAdded list `json:"tenants_added"`
+	}
+	for l := range bytes.Lines(logged.Bytes()) {
+		var head struct {
+			Msg string `json:"msg"`
+		}
+		require.NoError(t, json.Unmarshal(l, &head))
+		if head.Msg == "published" {
+			line = l
+			break
+		}
+	}
+	require.NotNil(t, line, "the publish logged its report: %s", logged.String())
+	require.Less(t, len(line), 4096, "the line is a summary, not every name: %d bytes", len(line))
+	require.NoError(t, json.Unmarshal(line, &rec))
+	require.Equal(t, list{Count: timers * tenants, Sample: []string{"P00@t000", "P00@t001", "P00@t002", "P00@t003", "P00@t004",
+		"P00@t005", "P00@t006", "P00@t007", "P00@t008", "P00@t009"}}, rec.Created)
+	require.Zero(t, rec.Unchanged.Count)
+	require.Empty(t, rec.Unchanged.Sample)
+	require.Equal(t, tenants, rec.TenantsAdded.Count)
+	require.Len(t, rec.TenantsAdded.Sample, 10, "publish.LogSample names")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -221,11 +222,13 @@ func (e *env) scalePublish(ctx context.Context, outDir string, bins map[string]s
 	}))
 	defer responses.Close()
 	r := scaleRun{Function: "PublishFunction", Instances: n}
-	err = e.runScale(ctx, d, &r, outDir, bin, map[string]string{"SUNDIAL_MANIFEST": path, "SUNDIAL_LAMBDA_ENDPOINT": e.local.Endpoint}, 1, func() ([]byte, error) {
-		return json.Marshal(cfn.Event{RequestType: cfn.RequestCreate, RequestID: "bench-scale-publish", ResponseURL: responses.URL + "/response",
-			ResourceType: "Custom::SundialPublish", LogicalResourceID: "TimersPublish",
-			StackID:            "arn:aws:cloudformation:us-east-1:000000000000:stack/" + d.name + "/bench",
-			ResourceProperties: map[string]any{"FunctionVersion": "1", "DeployId": "bench-scale"}})
+	request := cfn.Event{RequestType: cfn.RequestCreate, RequestID: "bench-scale-publish", ResponseURL: responses.URL + "/response",
+		ResourceType: "Custom::SundialPublish", LogicalResourceID: "TimersPublish",
+		StackID:            "arn:aws:cloudformation:us-east-1:000000000000:stack/" + d.name + "/bench",
+		ResourceProperties: map[string]any{"FunctionVersion": "1", "DeployId": "bench-scale"}}
+	extra := map[string]string{"SUNDIAL_MANIFEST": path, "SUNDIAL_LAMBDA_ENDPOINT": e.local.Endpoint}
+	err = e.runScale(ctx, d, &r, outDir, bin, extra, 1, func() ([]byte, error) {
+		return json.Marshal(request)
 	}, func([]byte) (int, error) {
 		mu.Lock()
 		a := answer
@@ -236,8 +239,33 @@ func (e *env) scalePublish(ctx context.Context, outDir string, bins map[string]s
 		count, err := e.countInstances(ctx, d)
 		return count, err
 	})
+	if err != nil || !*publishAgain {
+		return r, err
+	}
+	// The next deploy of the same manifest, by a fresh process: every instance read, none
+	// written (logged, not reported).
+	again := scaleRun{Function: "PublishFunction", Instances: n}
+	request.RequestType, request.RequestID = cfn.RequestUpdate, "bench-scale-publish-again"
+	request.ResourceProperties = map[string]any{"FunctionVersion": "2", "DeployId": "bench-scale-again"}
+	err = e.runScale(ctx, d, &again, outDir, bin, extra, 1, func() ([]byte, error) {
+		return json.Marshal(request)
+	}, func([]byte) (int, error) {
+		mu.Lock()
+		a := answer
+		mu.Unlock()
+		if a.Status != cfn.StatusSuccess {
+			return 0, fmt.Errorf("the publish again answered CloudFormation %q: %s", a.Status, a.Reason)
+		}
+		if u, _ := a.Data["Unchanged"].(float64); int(u) != n {
+			return 0, fmt.Errorf("the publish again left %v of %d instances unchanged: %v", a.Data["Unchanged"], n, a.Data)
+		}
+		return n, nil
+	})
 	return r, err
 }
+
+// publishAgain: the publish phase publishes its manifest a second time, as the next deploy.
+var publishAgain = flag.Bool("publish-again", false, "publish: then publish the same manifest again as the next deploy (every instance read, none written), logged as a second scale phase")
 
 // runScale invokes the function's bootstrap until it has handled the data set, at most
 // maxInvocations times (one for a function that must do it in one invocation; more for one
