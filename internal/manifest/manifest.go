@@ -108,6 +108,11 @@ type Timer struct {
 	// Overlap is what the schedule's instants that pass while an execution runs do:
 	// skip (the default), buffer-one, buffer-all or cancel-other (timer.OverlapPolicies).
 	Overlap string `yaml:"overlap" json:",omitempty"`
+	// After, WaitUntil and OnUpstreamFailed are the timer's dependencies with a time gate
+	// (deps.go).
+	After            []string `yaml:"after" json:",omitempty"`
+	WaitUntil        string   `yaml:"waitUntil" json:",omitempty"`
+	OnUpstreamFailed string   `yaml:"onUpstreamFailed" json:",omitempty"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -293,6 +298,7 @@ func (m Manifest) Validate() error {
 		seen[t.Name] = true
 	}
 	errs = append(errs, m.calendarProblems()...)
+	errs = append(errs, m.depGraphProblems()...)
 	return errors.Join(errs...)
 }
 
@@ -351,6 +357,7 @@ func (t Timer) problems(k timer.Key) []error {
 	errs = append(errs, t.Alerts.problems()...)
 	errs = append(errs, t.autoPauseProblems()...)
 	errs = append(errs, t.deadlineProblems()...)
+	errs = append(errs, t.depProblems(k)...)
 	errs = append(errs, t.itemProblems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
@@ -429,6 +436,7 @@ func (t Timer) ExpandFor(app string, tenants []string, d Defaults) []Desired {
 		scope = tenants
 	}
 	base := t.Settings(d)
+	base.Deps = t.deps(app)
 	var out []Desired
 	for i, name := range t.InstanceNames() {
 		st := base

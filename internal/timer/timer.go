@@ -210,6 +210,8 @@ type Settings struct {
 	// Overlap is what the instants that pass during a run do (overlap.go): "" (OverlapSkip),
 	// OverlapBufferOne or OverlapBufferAll.
 	Overlap string `json:"overlap,omitempty"`
+	// Deps are the timer's upstreams and the bound of its wait for them (deps.go).
+	Deps Deps `json:"deps,omitzero"`
 }
 
 // Retry backoff kinds.
