@@ -1,14 +1,14 @@
 package timer_test
 
 import (
-	"time"
-
-	"github.com/sundialhq/sundial/internal/timer"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // TestCoreHasNoTransport keeps the core pure: nothing internal/timer imports, directly or not,
