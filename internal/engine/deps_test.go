@@ -84,7 +84,9 @@ func TestGateOfFailedUpstream(t *testing.T) {
 	c := instance("C", t0.Add(5*time.Minute))
 	c.Deps = timer.Deps{After: []timer.Key{a.Key}, WaitFor: 30 * time.Minute, OnUpstreamFailed: timer.UpstreamRun}
 	f.put(a, c)
-	f.Invoker.fn = func(context.Context, action.Payload) (action.Result, error) { return action.Result{}, &action.Failure{Status: 500} }
+	f.Invoker.fn = func(context.Context, action.Payload) (action.Result, error) {
+		return action.Result{}, &action.Failure{Status: 500}
+	}
 	handle(t, p, event(t, scheduled(a)))
 	ctx := context.Background()
 
