@@ -103,6 +103,11 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		} else {
 			upd = upd.Remove(n("deadlines"))
 		}
+		if d := depsToItem(st.Deps); d != nil {
+			upd = upd.Set(n("deps"), expression.Value(d))
+		} else {
+			upd = upd.Remove(n("deps"))
+		}
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
 		}

@@ -141,6 +141,8 @@ type instanceItem struct {
 	AutoPause *autoPauseItem `dynamodbav:"autoPause,omitempty"`
 	// Deadlines are the timer's deadline rules (timer.Deadlines; absent: none).
 	Deadlines *deadlinesItem `dynamodbav:"deadlines,omitempty"`
+	// Deps are the timer's upstreams and the bound of its wait (timer.Deps; absent: none).
+	Deps *depsItem `dynamodbav:"deps,omitempty"`
 }
 
 // backfillItem is the stored form of timer.BackfillCursor (a map attribute; false flags and
@@ -260,6 +262,7 @@ func toItem(in timer.Instance) instanceItem {
 	}
 	it.AutoPause = autoPauseToItem(in.AutoPause)
 	it.Deadlines = deadlinesToItem(in.Deadlines)
+	it.Deps = depsToItem(in.Deps)
 	if st := in.Stop; st != nil {
 		it.StopBy, it.StopAt = st.By, ms(st.At)
 	}
@@ -280,6 +283,7 @@ func (it instanceItem) instance() timer.Instance {
 	in := it.instanceOnly()
 	in.AutoPause = it.AutoPause.settings()
 	in.Deadlines = it.Deadlines.settings()
+	in.Deps = it.Deps.settings()
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
 	}
