@@ -96,3 +96,17 @@ func (m Manifest) depGraphProblems() []error {
 	}
 	return errs
 }
+
+// ForeignUpstreams lists the upstreams of other apps, which one manifest cannot check:
+// "timers[i] "Name": after billing:Close" each, in the manifest's order.
+func (m Manifest) ForeignUpstreams() []string {
+	var out []string
+	for i, t := range m.Timers {
+		for _, s := range t.After {
+			if u, err := timer.ParseUpstream(s, m.App); err == nil && u.App != m.App {
+				out = append(out, fmt.Sprintf("timers[%d] %q: after %s", i, t.Name, u.Name()))
+			}
+		}
+	}
+	return out
+}
