@@ -216,6 +216,9 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	if d := deadlinesText(s.StartBy, s.FinishBy, s.RunningOver); d != "" {
 		line("deadlines", d)
 	}
+	if d := depsText(s.After, s.WaitUntil, s.OnUpstreamFailed); d != "" {
+		line("after", d)
+	}
 	active := strconv.FormatBool(s.Active)
 	if s.ActiveBy != "" {
 		active += " (by " + s.ActiveBy + ")"

@@ -163,3 +163,22 @@ func CycleString(c []Key) string {
 	}
 	return strings.Join(names, " → ")
 }
+
+// View is the dependencies as the API and the CLI show them: the upstreams' qualified
+// names, the bound ("06:00", "1h30m0s"; "" for the schedule's next instant) and the policy
+// (the default spelled out); all empty without upstreams.
+func (d Deps) View() (after []string, waitUntil, onUpstreamFailed string) {
+	if len(d.After) == 0 {
+		return nil, "", ""
+	}
+	for _, k := range d.After {
+		after = append(after, k.Name())
+	}
+	switch {
+	case d.WaitUntil != nil:
+		waitUntil = d.WaitUntil.String()
+	case d.WaitFor > 0:
+		waitUntil = d.WaitFor.String()
+	}
+	return after, waitUntil, d.Policy()
+}

@@ -93,3 +93,15 @@ func TestParseWaitUntil(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// View spells the dependencies for the API and the CLI, the default policy spelled out.
+func TestDepsView(t *testing.T) {
+	t.Parallel()
+	after, until, policy := timer.Deps{}.View()
+	require.Nil(t, after)
+	require.Empty(t, until+policy)
+	after, until, policy = timer.Deps{After: []timer.Key{{Timer: "A"}, {App: "billing", Timer: "B"}}, WaitFor: time.Hour}.View()
+	require.Equal(t, []string{"A", "billing:B"}, after)
+	require.Equal(t, "1h0m0s", until)
+	require.Equal(t, "skip", policy)
+}

@@ -69,6 +69,12 @@ type Timer struct {
 	Overlap         string     `json:"overlap"`
 	SkippedInstants int        `json:"skippedInstants,omitempty"`
 	SkippedSince    *time.Time `json:"skippedSince,omitempty"`
+	// After, WaitUntil and OnUpstreamFailed: the timer's upstreams (qualified names), the
+	// bound of its wait for them ("06:00" or "1h30m0s" after the instant) and what happens at
+	// it (absent: no dependencies).
+	After            []string `json:"after,omitempty"`
+	WaitUntil        string   `json:"waitUntil,omitempty"`
+	OnUpstreamFailed string   `json:"onUpstreamFailed,omitempty"`
 }
 
 // Execution is one log entry.
@@ -134,6 +140,7 @@ func OfTimer(in timer.Instance) Timer {
 		t.FinishBy = d.FinishBy.String()
 	}
 	t.RunningOver = in.Deadlines.RunningOverText()
+	t.After, t.WaitUntil, t.OnUpstreamFailed = in.Deps.View()
 	if in.Calendar != nil {
 		t.Calendar = in.Calendar.Name
 		if t.OnExcluded == "" {
