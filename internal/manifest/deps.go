@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sundialhq/sundial/internal/errkind"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -108,5 +109,78 @@ func (m Manifest) ForeignUpstreams() []string {
 			}
 		}
 	}
+	return out
+}
+
+// DepNode is one timer of a manifest's dependency graph as sundial plan draws it: its
+// qualified name, its stage (1 for a timer that waits for none of this manifest's timers;
+// otherwise one more than its latest upstream's), its upstreams (qualified) and whether it
+// is another app's upstream (Foreign: stage 1, not in this manifest).
+type DepNode struct {
+	Name    string
+	Stage   int
+	After   []string
+	Foreign bool
+	// Deps are the timer's stored dependencies (zero for a foreign upstream).
+	Deps timer.Deps
+}
+
+// DependencyGraph is the manifest's timers that take part in a dependency (an upstream or a
+// downstream), by stage and then in the manifest's order, each foreign upstream once at stage
+// 1; nil when no timer has after. It expects a valid manifest (no cycle).
+func (m Manifest) DependencyGraph() []DepNode {
+	ups := map[string][]timer.Key{}
+	involved := map[string]bool{}
+	for _, t := range m.Timers {
+		for _, s := range t.After {
+			if u, err := timer.ParseUpstream(s, m.App); err == nil {
+				ups[t.Name] = append(ups[t.Name], u)
+				involved[t.Name] = true
+				if u.App == m.App {
+					involved[u.Timer] = true
+				}
+			}
+		}
+	}
+	if len(ups) == 0 {
+		return nil
+	}
+	stage := map[string]int{}
+	var stageOf func(name string, depth int) int
+	stageOf = func(name string, depth int) int {
+		if s, ok := stage[name]; ok {
+			return s
+		}
+		s := 1
+		if depth <= len(m.Timers) { // a cycle (an invalid manifest) stops here
+			for _, u := range ups[name] {
+				if u.App == m.App {
+					s = max(s, stageOf(u.Timer, depth+1)+1)
+				}
+			}
+		}
+		stage[name] = s
+		return s
+	}
+	var out []DepNode
+	foreign := map[timer.Key]bool{}
+	for i := range m.Timers {
+		t := &m.Timers[i]
+		for _, u := range ups[t.Name] {
+			if u.App != m.App && !foreign[u] {
+				foreign[u] = true
+				out = append(out, DepNode{Name: u.Name(), Stage: 1, Foreign: true})
+			}
+		}
+		if !involved[t.Name] {
+			continue
+		}
+		n := DepNode{Name: m.Key(t.Name).Name(), Stage: stageOf(t.Name, 0), Deps: t.deps(m.App)}
+		for _, u := range ups[t.Name] {
+			n.After = append(n.After, u.Name())
+		}
+		out = append(out, n)
+	}
+	slices.SortStableFunc(out, func(a, b DepNode) int { return a.Stage - b.Stage })
 	return out
 }
