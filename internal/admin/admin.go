@@ -102,7 +102,8 @@ func sameSettings(a, b timer.Settings) bool {
 		a.Timeout == b.Timeout && a.MaxRetries == b.MaxRetries && a.RetryDelay == b.RetryDelay && a.Misfire == b.Misfire && a.Overlap == b.Overlap &&
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
 		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b) && reflect.DeepEqual(a.Alerts, b.Alerts) &&
-		a.AutoPause == b.AutoPause && reflect.DeepEqual(a.Deadlines, b.Deadlines)
+		a.AutoPause == b.AutoPause && reflect.DeepEqual(a.Deadlines, b.Deadlines) &&
+		reflect.DeepEqual(a.Deps, b.Deps)
 }
 
 // sameCalendar compares the settings that came with business calendars: the calendar and its
