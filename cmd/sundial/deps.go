@@ -2,27 +2,11 @@ package main
 
 import (
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/view"
 )
-
-// depsText is a timer's dependencies in one line, "A, billing:B; waits until 06:00, then
-// alert" ("" when none): the upstreams, the bound of the wait, and onUpstreamFailed.
-func depsText(after []string, waitUntil, onUpstreamFailed string) string {
-	if len(after) == 0 {
-		return ""
-	}
-	bound := "the schedule's next instant"
-	switch {
-	case strings.Contains(waitUntil, ":"):
-		bound = waitUntil
-	case waitUntil != "":
-		bound = waitUntil + " after the instant"
-	}
-	return strings.Join(after, ", ") + "; waits until " + bound + ", then " + onUpstreamFailed
-}
 
 // printDeps draws the manifest's dependency graph for sundial plan: each timer that waits or
 // is waited for, by stage (an upstream's stage before its downstream's), with its upstreams;
@@ -40,8 +24,9 @@ func printDeps(w io.Writer, m manifest.Manifest) {
 		if n.Foreign {
 			name += " (another app's, not checked offline)"
 		}
-		after, until, policy := n.Deps.View()
-		printf(tw, "%d\t%s\t%s\n", n.Stage, name, depsText(after, until, policy))
+		var v view.Timer
+		v.After, v.WaitUntil, v.OnUpstreamFailed = n.Deps.View()
+		printf(tw, "%d\t%s\t%s\n", n.Stage, name, v.Dependencies())
 	}
 	_ = tw.Flush()
 }

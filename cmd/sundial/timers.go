@@ -216,7 +216,7 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	if d := deadlinesText(s.StartBy, s.FinishBy, s.RunningOver); d != "" {
 		line("deadlines", d)
 	}
-	if d := depsText(s.After, s.WaitUntil, s.OnUpstreamFailed); d != "" {
+	if d := s.Dependencies(); d != "" {
 		line("after", d)
 	}
 	active := strconv.FormatBool(s.Active)
