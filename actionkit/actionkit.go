@@ -64,6 +64,7 @@ import (
 //	LastSuccessAt *time.Time       "lastSuccessAt" when the last successful run ended (nil before the first)
 //	Trigger      string            "trigger"      why it runs: schedule, run-now, backfill, retry or wake
 //	State        json.RawMessage   "state"        what the last successful run returned as its state (nil: none)
+//	Parameters   map[string]any    "parameters"   the timer's declared parameters: defaults, a Run Now's overrides (ReadParams)
 //
 // Window.To is the run's scheduled instant; Window.From is the instant the last successful run
 // was scheduled for, so a run after failures covers what they missed, or, on the first run

@@ -29,6 +29,7 @@ func TestAppStackEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator, and builds the app's function")
 	}
+	t.Parallel()
 	repo, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	billingDir := filepath.Join(repo, "examples", "billing")

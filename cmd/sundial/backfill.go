@@ -44,7 +44,9 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	var from, to, tenant *string
 	var parallel *int
 	var detach *bool
+	var params paramFlag
 	if sub == "start" {
+		params = addParamFlag(fs)
 		from = fs.String("from", "", "the range's start, an `RFC3339` instant (inclusive)")
 		to = fs.String("to", "", "the range's end, an `RFC3339` instant in the past (inclusive)")
 		tenant = fs.String("tenant", "", "only this `TENANT`'s instance of a multi-tenant timer (default every tenant's)")
@@ -69,7 +71,7 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		if *parallel < 1 || *parallel > admin.MaxBackfillParallel {
 			return usageErr("backfill: --parallel %d: it counts the instances (tenants) backfilled at once, 1..%d", *parallel, admin.MaxBackfillParallel)
 		}
-		req = admin.BackfillRequest{App: key.App, Timer: key.Timer, Tenant: *tenant, Parallel: *parallel}
+		req = admin.BackfillRequest{App: key.App, Timer: key.Timer, Tenant: *tenant, Parallel: *parallel, Parameters: params}
 		for _, f := range []struct {
 			name, v string
 			into    *time.Time

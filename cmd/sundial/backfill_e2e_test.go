@@ -25,6 +25,7 @@ func TestBackfillEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
+	t.Parallel()
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`timers:

@@ -19,6 +19,7 @@ func TestCalendarsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
+	t.Parallel()
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	today := time.Now().UTC()

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +26,7 @@ func TestDeadlinesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
+	t.Parallel()
 	release := make(chan struct{})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
@@ -52,31 +51,8 @@ func TestDeadlinesEndToEnd(t *testing.T) {
 		defer mu.Unlock()
 		return len(calls[path])
 	}
-	var events []map[string]any
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var ev map[string]any
-		if json.Unmarshal(b, &ev) != nil {
-			http.Error(w, "want an event", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}))
-	t.Cleanup(receiver.Close)
-	count := func(timerName, detailType, rule string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, ev := range events {
-			d := ev["detail"].(map[string]any)
-			if d["timer"] == timerName && ev["detail-type"] == detailType && (rule == "" || d["rule"] == rule) {
-				n++
-			}
-		}
-		return n
-	}
+	sink := serveEvents(t)
+	count := sink.count
 
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
@@ -84,7 +60,7 @@ func TestDeadlinesEndToEnd(t *testing.T) {
 timers:
   - {name: Idle, schedule: "at(2099-01-01T00:00:00)", action: {http: {url: "http://127.0.0.1:9/"}}}
 `), 0o644))
-	p := startPlatform(t, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
+	p := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "")
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(filepath.Join(dir, "up.log"))

@@ -144,6 +144,7 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator for about a minute")
 	}
+	// Not t.Parallel: it measures lateness (p95 under 1 s): it runs alone, not beside another test's platform.
 	rec, srvURL := serveRecorder(t)
 
 	dir := t.TempDir()
@@ -258,7 +259,9 @@ func TestEndToEnd(t *testing.T) {
 			len(late), late[len(late)/2], late[len(late)*95/100], late[len(late)-1])
 		require.GreaterOrEqual(t, len(logs), 10, "every 2s")
 		require.Less(t, late[len(late)/2], 500*time.Millisecond, "usually on time")
-		require.Less(t, late[len(late)-1], 2*time.Second, "no run waited for the 5 s batch-mate")
+		// A run held back by its batch-mate is at least 5 s late; a loaded CI machine (the
+		// other package's platforms beside it) made one 2.9 s late without any such wait.
+		require.Less(t, late[len(late)-1], 4*time.Second, "no run waited for the 5 s batch-mate")
 		require.NotEmpty(t, readLogs(t, dir, endpoint, "Sleepy"))
 	})
 

@@ -19,6 +19,7 @@ func TestEventsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
+	t.Parallel()
 	var mu sync.Mutex
 	calls := 0
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -27,6 +27,7 @@ func TestJobResumedAfterThePlatformIsKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up, kills it mid-job, starts it again (over a minute)")
 	}
+	t.Parallel()
 	bin, err := sundialBinary()
 	require.NoError(t, err)
 	dir := t.TempDir()

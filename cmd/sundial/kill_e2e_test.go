@@ -24,6 +24,7 @@ func TestUpKilledLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs sundial up --processes, kills it, starts another")
 	}
+	t.Parallel()
 	bin, err := sundialBinary()
 	require.NoError(t, err)
 	repo, err := filepath.Abs("../..")

@@ -24,6 +24,7 @@ func TestLifecycleEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
+	t.Parallel()
 	rec, srvURL := serveRecorder(t)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")

@@ -38,7 +38,8 @@ Usage:
   sundial health [--json] [--app APP]   Environment Health: fetcher, queues, processors, execution order
   sundial alerts [--json] [--app APP]   the open alerts: timers whose alert rule holds (manifest alerts:)
   sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N] [--app APP]
-  sundial run-now NAME [--app APP]   run as soon as possible (activates a deactivated timer)
+  sundial run-now NAME [--param KEY=VALUE]... [--app APP]   run as soon as possible (activates a
+                              deactivated timer); --param overrides a declared parameter (manifest parameters:)
   sundial activate NAME [--app APP]
   sundial deactivate NAME [--stop] [--app APP]   a running execution is not stopped (--stop: stopped too)
   sundial stop NAME[@tenant] [--app APP]   stop the running execution: a synchronous action is aborted
@@ -61,7 +62,7 @@ Usage:
   sundial calendars list|show NAME|edit NAME [--app A] [--dates D,..] [--yearly MM-DD,..] [--ranges A..B,..] [--weekdays sat,..] [--wait] [--json]
                               business calendars; edit replaces a calendar's rules at runtime (in
                               force at once), reschedules its timers as a job, kept by publishes
-  sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--detach] [--json]
+  sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--param K=V]... [--detach] [--json]
                               run every past instant of the timer's schedule in the range again,
                               oldest first, scheduledAt the original instant; waits showing progress
   sundial backfill status|cancel NAME [--app A] [--json]   the timer's latest backfill; stop it

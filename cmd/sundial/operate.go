@@ -24,7 +24,12 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	appName := appFlag(fs)
 	api := apiFlag(fs)
 	var bulk bulkFlags
-	if cmd != "run-now" && cmd != "stop" {
+	var params paramFlag
+	switch cmd {
+	case "run-now":
+		params = addParamFlag(fs)
+	case "stop":
+	default:
 		bulk.add(fs, cmd)
 	}
 	stopToo := new(bool)
@@ -48,7 +53,12 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	msg, err := be.Operate(ctx, key, cmd, cliActor())
+	var msg string
+	if pr, ok := be.(paramRunner); ok && len(params) > 0 {
+		msg, err = pr.RunNowWith(ctx, key, cliActor(), params)
+	} else {
+		msg, err = be.Operate(ctx, key, cmd, cliActor())
+	}
 	if err != nil {
 		return withSuggestion(ctx, a, key, err)
 	}

@@ -35,6 +35,7 @@ func TestUpOperators(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
+	t.Parallel()
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(actions.Close)
 	dir := t.TempDir()
@@ -179,7 +180,8 @@ func TestUpOperators(t *testing.T) {
 
 	// A bulk pause with a note until an instant: shown with the timer, ended by the
 	// platform itself, and audited as such.
-	until := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	// 12 s: the listing below must come before it ends, two CLI calls on a loaded machine.
+	until := time.Now().Add(12 * time.Second).UTC().Format(time.RFC3339)
 	out, errOut, code = cli(t, dir, "deactivate", "--app", "billing", "--all", "--note", "month-end freeze", "--until", until, "--endpoint", endpoint)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "activates them again at "+until)
@@ -190,7 +192,7 @@ func TestUpOperators(t *testing.T) {
 	require.Eventually(t, func() bool {
 		out, _, code := cli(t, dir, "timers", "list", "--app", "billing", "--json", "--endpoint", endpoint)
 		return code == 0 && strings.Contains(out, `"active":true`) && !strings.Contains(out, "month-end freeze")
-	}, 30*time.Second, 500*time.Millisecond, "the platform activates them again at --until")
+	}, 45*time.Second, 500*time.Millisecond, "the platform activates them again at --until")
 	// The sweep activates each timer, then records it: the record follows the activation.
 	require.Eventually(t, func() bool {
 		out, _, code = cli(t, dir, "audit", "--app", "billing", "--who", "platform", "--json", "--endpoint", endpoint)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +23,7 @@ func TestOverlapBufferOneEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
+	t.Parallel()
 	type call struct {
 		ScheduledAt time.Time
 		Trigger     string
@@ -31,9 +31,8 @@ func TestOverlapBufferOneEndToEnd(t *testing.T) {
 		Start, End  time.Time
 	}
 	var (
-		mu     sync.Mutex
-		calls  []call
-		events []map[string]any
+		mu    sync.Mutex
+		calls []call
 	)
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var c call
@@ -53,36 +52,20 @@ func TestOverlapBufferOneEndToEnd(t *testing.T) {
 		fmt.Fprint(w, `{}`)
 	}))
 	t.Cleanup(action.Close)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var ev map[string]any
-		if json.Unmarshal(b, &ev) != nil {
-			http.Error(w, "want an event", http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}))
-	t.Cleanup(receiver.Close)
+	sink := serveEvents(t)
 
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`timers:
   - {name: Slow, schedule: "every 2s", timeout: 10s, overlap: buffer-one, action: {http: {url: "%s/slow"}}}
 `, action.URL)), 0o644))
-	p := startPlatform(t, dir, manifestPath, nil, "--events-to", receiver.URL, "--console", "")
+	p := startPlatform(t, dir, manifestPath, nil, "--events-to", sink.URL, "--console", "")
 
 	var skippedEvents []map[string]any
 	waitUntil(t, 60*time.Second, 250*time.Millisecond, "the buffered run and the Instants Skipped event", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		skippedEvents = skippedEvents[:0]
-		for _, ev := range events {
-			if ev["detail-type"] == "Instants Skipped" {
-				skippedEvents = append(skippedEvents, ev["detail"].(map[string]any))
-			}
-		}
+		skippedEvents = sink.details("Slow", "Instants Skipped", "")
 		return len(calls) >= 3 && !calls[1].End.IsZero() && len(skippedEvents) > 0
 	})
 	mu.Lock()

@@ -31,6 +31,7 @@ func TestListCommandsFollowPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up")
 	}
+	t.Parallel()
 	actions := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/fail") {
 			w.WriteHeader(http.StatusInternalServerError)

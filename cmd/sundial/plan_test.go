@@ -203,6 +203,7 @@ func TestPlanLargeManifestIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 1 MB manifest")
 	}
+	t.Parallel()
 	const entries, tenants = 9809, 20000
 	var b strings.Builder
 	b.WriteString("tenants: [")

@@ -22,6 +22,7 @@ func TestReportEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
+	t.Parallel()
 	var mu sync.Mutex
 	n := 0
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -24,6 +24,7 @@ func TestSecondUpOnTheSameStateIsRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs two sundial ups against their own engines")
 	}
+	t.Parallel()
 	bin, err := sundialBinary()
 	require.NoError(t, err)
 	rec, srvURL := serveRecorder(t)

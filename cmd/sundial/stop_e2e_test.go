@@ -22,6 +22,7 @@ func TestStopEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
+	t.Parallel()
 	started, aborted := make(chan string, 10), make(chan time.Time, 10)
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body) // read: the server then notices the caller's close
@@ -116,6 +117,7 @@ func TestCancelOtherEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sundial up against the emulator")
 	}
+	t.Parallel()
 	type call struct {
 		scheduledAt  time.Time
 		began, ended time.Time

@@ -219,6 +219,9 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	if d := s.Dependencies(); d != "" {
 		line("after", d)
 	}
+	if len(s.Uses) > 0 {
+		line("uses", strings.Join(s.Uses, ", "))
+	}
 	active := strconv.FormatBool(s.Active)
 	if s.ActiveBy != "" {
 		active += " (by " + s.ActiveBy + ")"

@@ -53,3 +53,20 @@ func TestTimersShowReadable(t *testing.T) {
 		})
 	}
 }
+
+// A timer's shared resources show in `timers show` (a uses: line) and in its JSON (uses).
+func TestTimersShowUses(t *testing.T) {
+	t.Parallel()
+	in := timer.Instance{Key: timer.Key{App: "billing", Timer: "Post"}, Active: true,
+		Settings: timer.Settings{Schedule: "every 1m", Priority: 3, Timeout: time.Minute,
+			Resources: []timer.ResourceUse{{Pool: "billing/erp", Slots: 2}, {Pool: "gl", Slots: 1}}}}
+	s := showOf(in, time.Date(2026, 11, 27, 3, 30, 0, 0, time.UTC))
+	var out bytes.Buffer
+	require.NoError(t, printShown(&out, s, false))
+	require.Contains(t, out.String(), "uses:")
+	require.Contains(t, out.String(), "billing/erp (2 slots), gl (1 slot)\n")
+	out.Reset()
+	require.NoError(t, printShown(&out, s, true))
+	require.Contains(t, out.String(), `"uses": [`)
+	require.Contains(t, out.String(), `"billing/erp (2 slots)"`)
+}

@@ -19,10 +19,13 @@ func TestManifestIsValid(t *testing.T) {
 	m, err := manifest.Parse(strings.NewReader(chaosrun.Manifest(30, 6, "http://127.0.0.1:9")))
 	require.NoError(t, err)
 	require.NoError(t, m.Validate())
-	require.Len(t, m.Timers, 39)
+	require.Len(t, m.Timers, 40+chaosrun.PoolTimers)
 	require.True(t, m.Timers[30].Async)
-	for i, policy := range []string{"", timer.OverlapBufferOne, timer.OverlapBufferAll} {
+	for i, policy := range []string{"", timer.OverlapBufferOne, timer.OverlapBufferAll, timer.OverlapCancelOther} {
 		require.Equal(t, policy, m.Timers[36+i].Settings(manifest.Defaults{}).Overlap, "a timer of each overlap policy")
+	}
+	for _, tm := range m.Timers[40:] {
+		require.Equal(t, []timer.ResourceUse{{Pool: chaosrun.PoolResource, Slots: chaosrun.PoolSlots}}, m.Resolve(tm).Settings(manifest.Defaults{}).Resources)
 	}
 }
 
@@ -85,4 +88,7 @@ func TestChaos(t *testing.T) {
 	// they came during; the invariants above (no overlap, every instant accounted) cover them.
 	require.Positive(t, res.SkippedInstants, "instants passed while runs ran were recorded as skipped")
 	require.Positive(t, res.Buffered, "instants passed while runs ran were buffered and run")
+	require.Positive(t, res.Stopped, "cancel-other's runs were stopped by the next instant")
+	// The pool's timers (5 sharing 2 slots): they ran, never more than 2 at once (OK above).
+	require.Equal(t, chaosrun.PoolSlots, res.PoolMaxHolders, "the pool was full at times, never over")
 }

@@ -44,10 +44,17 @@ type Result struct {
 	// end; UnfinishedAtStop: executions claimed and not yet ended when the platform stopped
 	// (recovery finds their expired lease through the due index and ends them).
 	PendingAtEnd, UnfinishedAtStop int
+	// BufferedAtStop: buffered instants (buffer-one, buffer-all) still waiting when the
+	// platform stopped, whose run before them ended after the chaos: a buffered instant is due
+	// when that run ends, so it came due after the chaos (held by the instance's next run).
+	BufferedAtStop int
 	// ActionOverlaps: two actions of one timer running at once (the action server's clock).
 	// LogOverlaps: an execution's outcome written after the next execution of the timer was
 	// claimed (skew-corrected log instants): a zombie's write over a newer run.
 	ActionOverlaps, LogOverlaps int
+	// PoolMaxHolders: the most actions of the shared resource's timers at once (pools.go);
+	// PoolOverruns: the instants it exceeded the resource's slots.
+	PoolMaxHolders, PoolOverruns int
 	// Async executions (calls answered 202, async.go): AsyncStarted; their workers'
 	// Heartbeats accepted, HeartbeatsExpired refused because the lease had expired,
 	// HeartbeatsFenced refused because recovery had ended the execution; AsyncRecovered those
@@ -62,6 +69,8 @@ type Result struct {
 	// an instant that came due while the run before it was still running (overlap buffer-one,
 	// buffer-all). Unaccounted: instants neither run nor recorded as skipped (see Check).
 	SkippedInstants, Buffered, Unaccounted int
+	// Stopped: executions ended as stopped (cancel-other's, at the next instant).
+	Stopped int
 	// ZombiesDiscarded: results discarded by a fenced write; each must have been recovered.
 	ZombiesDiscarded int
 	// LatenessP50/P95/Max: claim time minus due time of first attempts (skew-corrected).
@@ -151,6 +160,7 @@ func Check(ev Evidence) Result {
 		}
 	}
 	r.actions(ev.Calls, logged, running)
+	r.poolBound(ev.Calls)
 	r.ZombiesDiscarded = len(ev.Zombies)
 	for _, id := range ev.Zombies {
 		if e, ok := logged[id]; !ok || e.Outcome != timer.OutcomeRecovered {
@@ -177,6 +187,9 @@ func (r *Result) chain(k timer.Key, initial timer.Instance, entries []timer.Exec
 			r.Executed++
 			if e.Outcome == timer.OutcomeSuccess {
 				r.Succeeded++
+			}
+			if e.Outcome == timer.OutcomeStopped {
+				r.Stopped++
 			}
 		}
 		if e.Attempt > 1 {
@@ -206,7 +219,9 @@ func (r *Result) chain(k timer.Key, initial timer.Instance, entries []timer.Exec
 			r.Lost++
 			r.problem("%s: idle at the end at version %d with next run %s, but the log ends at version %d scheduling %s", k, final.Version, stamp(final.NextRun), prevVer, stamp(prevNext))
 		}
-		if !final.NextRun.IsZero() && final.NextRun.Before(chaosEnd) {
+		if !final.NextRun.IsZero() && final.NextRun.Before(chaosEnd) && bufferedAfter(entries, final.NextRun, chaosEnd) {
+			r.BufferedAtStop++
+		} else if !final.NextRun.IsZero() && final.NextRun.Before(chaosEnd) {
 			r.Lost++
 			r.FiringsDue++
 			r.problem("%s: the firing due %s, before the chaos ended (%s), was never claimed", k, stamp(final.NextRun), stamp(chaosEnd))
@@ -385,3 +400,15 @@ func stamp(t time.Time) string {
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }
+
+// bufferedAfter reports whether next, an instant before the chaos ended, is a buffered one
+// that came due after it: it had passed before the last logged run started (only a buffer
+// policy runs an instant that old next; skip's next run is after the run's end), and that run
+// ended after the chaos.
+func bufferedAfter(entries []timer.Execution, next, chaosEnd time.Time) bool {
+	if len(entries) == 0 {
+		return false
+	}
+	last := entries[len(entries)-1]
+	return next.Before(last.StartedAt) && !last.StartedAt.Add(last.Duration).Before(chaosEnd)
+}

@@ -289,3 +289,26 @@ func TestCheckAccountsForEveryInstant(t *testing.T) {
 		require.Contains(t, strings.Join(r.Problems, "\n"), "O: execution e1 (version 1, due 12:00:02.000, ended 12:00:06.500, next run 12:00:08.000) passed 2 instant(s) of its schedule but recorded 1 as skipped")
 	})
 }
+
+// A buffered instant still waiting when the platform stopped is not lost when the run before
+// it ended after the chaos (it came due then: a make chaos run on a loaded machine stopped
+// with buffer-all's backlog undrained and counted its next instant lost); an instant as old
+// that the run before it did not pass is.
+func TestCheckBufferedInstantAtStop(t *testing.T) {
+	t.Parallel()
+	buffered := func(chaosEnd float64) Result {
+		ev, k := history()
+		ev.ChaosEnd = at(chaosEnd)
+		st := every2s
+		st.Overlap = timer.OverlapBufferAll
+		ev.Logs[k][2].NextRun = at(5) // e3 (5.5–5.9) passed the instant 5, buffered next
+		ev.Final[k] = timer.Instance{Key: k, Settings: st, Active: true, NextRun: at(5), Version: 6}
+		return Check(ev)
+	}
+	r := buffered(5.8)
+	require.Zero(t, r.Lost, "%v", r.Problems)
+	require.Equal(t, 1, r.BufferedAtStop)
+	r = buffered(7) // e3 ended before the chaos did: its buffered instant was due before it
+	require.Equal(t, 1, r.Lost, "%v", r.Problems)
+	require.Contains(t, strings.Join(r.Problems, "\n"), "was never claimed")
+}

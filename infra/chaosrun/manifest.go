@@ -36,6 +36,9 @@ var overlapTimers = []struct{ policy, schedule, query string }{
 	{"skip", "every 1s", "min=1200&max=2500"},
 	{"buffer-one", "every 2s", "min=1500&max=4500"},
 	{"buffer-all", "every 3s", "min=500&max=4000"},
+	// cancel-other's action stops when the processor hangs up (at the next instant): the
+	// recorder ends its call then, so an overlap of the two calls would show.
+	{"cancel-other", "every 2s", "min=1000&max=3500&hangup=stop"},
 }
 
 // asyncSchedules cycle over the async timers.
@@ -48,6 +51,7 @@ var asyncSchedules = []string{"every 2s", "/3 * * * * ?", "every 1s"}
 // through the client (async.go): heartbeat window 8 s, timeout 40 s.
 func Manifest(n, async int, url string) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "resources: {%s: %d}\n", PoolResource, PoolSlots)
 	b.WriteString("timers:\n")
 	for i := range n {
 		p := profiles[i%len(profiles)]
@@ -62,6 +66,7 @@ func Manifest(n, async int, url string) string {
 		fmt.Fprintf(&b, "  - name: %s\n    schedule: %q\n    priority: 2\n    timeout: 10s\n    overlap: %s\n    action: {http: {url: %q}}\n",
 			OverlapName(i), o.schedule, o.policy, url+"/act?"+o.query)
 	}
+	writePoolTimers(&b, url)
 	return b.String()
 }
 

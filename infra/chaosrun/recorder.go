@@ -139,7 +139,16 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if hi > lo {
 		sleep += time.Duration(r.draw(p.ExecutionID, "sleep")*float64(hi-lo)) * time.Millisecond
 	}
-	time.Sleep(sleep) // not cut short when the caller hangs up
+	if q.Get("hangup") == "stop" {
+		// An action that stops when its caller hangs up, as cancel-other needs of its
+		// actions (the processor cancels the call at the next instant): its call ends then.
+		select {
+		case <-time.After(sleep):
+		case <-req.Context().Done():
+		}
+	} else {
+		time.Sleep(sleep) // not cut short when the caller hangs up
+	}
 	status, body := http.StatusOK, `{"ok":true}`
 	switch {
 	case r.draw(p.ExecutionID, "fail") < fail:

@@ -60,9 +60,10 @@ func (r *Report) Print(w io.Writer) {
 	row("lateness p50 / p95 / max", fmt.Sprintf("%s / %s / %s", ms(res.LatenessP50), ms(res.LatenessP95), ms(res.LatenessMax)), "first attempts, claim − due, clocks corrected")
 	fmt.Fprintln(tw, "INVARIANTS\t\t")
 	row("overlaps", res.ActionOverlaps+res.LogOverlaps, fmt.Sprintf("actions %d (action server), outcomes after a newer claim %d (log)", res.ActionOverlaps, res.LogOverlaps))
+	row("pool over its slots", res.PoolOverruns, fmt.Sprintf("%s: at most %d of %d slots held at once (action server)", PoolResource, res.PoolMaxHolders, PoolSlots))
 	row("lost", res.Lost, "firings neither executed nor accounted for (see check.go)")
-	row("instants unaccounted", res.Unaccounted, fmt.Sprintf("neither run nor recorded as skipped; %d recorded skipped, %d buffered runs (overlap policies)", res.SkippedInstants, res.Buffered))
-	row("unfinished at stop", res.UnfinishedAtStop, "claimed, still running: recovery finds the expired lease and ends it")
+	row("instants unaccounted", res.Unaccounted, fmt.Sprintf("neither run nor recorded as skipped; %d recorded skipped, %d buffered runs, %d stopped by the next instant (overlap policies)", res.SkippedInstants, res.Buffered, res.Stopped))
+	row("unfinished at stop", res.UnfinishedAtStop, fmt.Sprintf("claimed, still running: recovery finds the expired lease and ends it; %d buffered instants still waiting (due after the chaos, as the run before them ended then)", res.BufferedAtStop))
 	calls := 0
 	for _, n := range r.IAM.Calls {
 		calls += n

@@ -68,7 +68,7 @@ func trickle(ctx context.Context, endpoint, keyID string, opened *int, mu *sync.
 // due every second keeps firing on time beside them.
 func TestTimersFireBesideATrickle(t *testing.T) {
 	testenv.Integration(t)
-	t.Parallel()
+	// Not t.Parallel: it measures lateness: it runs alone, not beside another test's platform.
 	var mu sync.Mutex
 	var arrived []time.Time
 	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -20,7 +20,7 @@ import (
 // lost — every execution that ran is logged, none is left running, none was given up.
 func TestProvisionedCapacityThrottledNothingLost(t *testing.T) {
 	testenv.Integration(t)
-	t.Parallel()
+	// Not t.Parallel: it needs the rate that throttles a provisioned table: it runs alone, not beside another test's platform.
 	dir := t.TempDir()
 	names := []string{"Tight1", "Tight2", "Tight3", "Tight4"}
 	body := "timers:\n"

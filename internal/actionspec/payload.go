@@ -40,6 +40,10 @@ type Payload struct {
 	// State is the JSON value the last successful run returned as its "state" (absent when
 	// none). A backfill run reads it but cannot change it.
 	State json.RawMessage `json:"state,omitempty"`
+	// Parameters are the values of the timer's declared parameters (name → string, integer,
+	// number, boolean, or a date "YYYY-MM-DD" or enum value as a string): their defaults,
+	// overlaid with a Run Now's overrides; absent for a timer that declares none.
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // Window is a run's span of time (Payload.Window), its instants in RFC 3339.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/engine"
@@ -103,7 +104,9 @@ func sameSettings(a, b timer.Settings) bool {
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
 		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b) && reflect.DeepEqual(a.Alerts, b.Alerts) &&
 		a.AutoPause == b.AutoPause && reflect.DeepEqual(a.Deadlines, b.Deadlines) &&
-		reflect.DeepEqual(a.Deps, b.Deps)
+		reflect.DeepEqual(a.Deps, b.Deps) &&
+		reflect.DeepEqual(a.Parameters, b.Parameters) &&
+		slices.Equal(a.Resources, b.Resources)
 }
 
 // sameCalendar compares the settings that came with business calendars: the calendar and its

@@ -38,6 +38,9 @@ type BackfillRequest struct {
 	// instance the instants always run one at a time, never beside the timer's own run.
 	Parallel int    `json:"parallel,omitempty"`
 	By       string `json:"-"`
+	// Parameters override the timer's declared parameters for every run of the backfill
+	// (checked as a Run Now's are: timer.Params.Resolve).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // BackfillStatus is a backfill with its progress, summed over its instances.
@@ -147,6 +150,9 @@ func (s *Service) acceptBackfill(ctx context.Context, r BackfillRequest) (accept
 	}
 	b := timer.Backfill{ID: "bf-" + rand.Text()[:10], App: app, Timer: r.Timer, From: r.From.UTC(), To: r.To.UTC(),
 		Parallel: r.Parallel, By: r.By, At: now, State: timer.BackfillStarting}
+	if b.Params, err = backfillParams(ins[0], r.Parameters); err != nil {
+		return acceptedBackfill{}, err
+	}
 	for _, in := range ins {
 		switch {
 		case in.Async:

@@ -98,6 +98,9 @@ func (s *Service) Publish(ctx context.Context, m manifest.Manifest, deploy strin
 			cals = append(cals, manifest.Calendar{Name: c.Name, CalendarRules: c.CalendarRules})
 		}
 		m = m.WithShared(cals)
+		// The default app's resources are not stored for other apps yet: another app's
+		// uses: must name its own (refused here, rather than left without a slot).
+		m = m.WithSharedResources(nil)
 	}
 	now := s.Clock.Now()
 	if err := m.AsOf(now).ValidateFor(s.Defaults); err != nil {

@@ -64,6 +64,9 @@ type InstanceStore interface {
 	SetNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool) (timer.Instance, error)
 	// RunNow is SetNextRun(key, now, true).
 	RunNow(ctx context.Context, key timer.Key, now time.Time) (timer.Instance, error)
+	// RunNowWith is RunNow with parameter overrides (timer.EncodeParams; "": RunNow),
+	// written with the next run; a running instance's is refused (timer.ErrRunningParams).
+	RunNowWith(ctx context.Context, key timer.Key, now time.Time, params string) (timer.Instance, error)
 	// WakeForDeploy sets an active instance's next run to now once per deploy; woken is
 	// false when it is inactive or was already woken for deploy.
 	WakeForDeploy(ctx context.Context, key timer.Key, deploy string, now time.Time) (in timer.Instance, woken bool, err error)

@@ -32,7 +32,7 @@ func (s *Server) apiHandlers() map[string]func(r *http.Request) (any, error) {
 	return map[string]func(r *http.Request) (any, error){
 		ops.OpHealth: s.apiHealth, ops.OpAppHealth: s.apiHealth,
 		ops.OpTimers: s.apiTimers, ops.OpAppTimers: s.apiTimers, ops.OpTimer: s.apiTimer,
-		ops.OpEdit: s.apiEdit, ops.OpRunNow: s.apiOperate, ops.OpActivate: s.apiOperate, ops.OpDeactivate: s.apiOperate, ops.OpStop: s.apiOperate,
+		ops.OpEdit: s.apiEdit, ops.OpRunNow: s.apiRunNow, ops.OpActivate: s.apiOperate, ops.OpDeactivate: s.apiOperate, ops.OpStop: s.apiOperate,
 		ops.OpBulkActivate: s.apiBulk, ops.OpBulkDeactivate: s.apiBulk,
 		ops.OpLogs: s.apiLogs, ops.OpAppLogs: s.apiLogs, ops.OpLogEntry: s.apiEntry,
 		ops.OpAudit: s.apiAudit, ops.OpAppAudit: s.apiAudit,

@@ -28,6 +28,8 @@ type backfillBody struct {
 	To       time.Time `json:"to"`
 	Tenant   string    `json:"tenant,omitempty"`
 	Parallel int       `json:"parallel,omitempty"`
+	// Parameters override the timer's declared parameters for the backfill's runs.
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 func backfillTarget(app, name string) (string, string, error) {
@@ -54,7 +56,7 @@ func (s *Server) apiBackfill(r *http.Request) (any, error) {
 		if err := decodeStrict(r.Body, &b); err != nil {
 			return nil, err
 		}
-		return s.be.StartBackfill(r.Context(), admin.BackfillRequest{App: app, Timer: name, From: b.From, To: b.To, Tenant: b.Tenant, Parallel: b.Parallel}, by(r))
+		return s.be.StartBackfill(r.Context(), admin.BackfillRequest{App: app, Timer: name, From: b.From, To: b.To, Tenant: b.Tenant, Parallel: b.Parallel, Parameters: b.Parameters}, by(r))
 	}
 	return s.be.BackfillStatus(r.Context(), app, name)
 }
@@ -80,7 +82,7 @@ func backfillPath(app, name string) string {
 
 // StartBackfill sends POST /api/apps/{app}/timers/{name}/backfill; the API records the caller.
 func (rm *Remote) StartBackfill(ctx context.Context, r admin.BackfillRequest, _ string) (admin.BackfillStatus, error) {
-	body, _ := json.Marshal(backfillBody{From: r.From, To: r.To, Tenant: r.Tenant, Parallel: r.Parallel})
+	body, _ := json.Marshal(backfillBody{From: r.From, To: r.To, Tenant: r.Tenant, Parallel: r.Parallel, Parameters: r.Parameters})
 	return rm.backfill(ctx, http.MethodPost, r.App, r.Timer, "", body)
 }
 
@@ -142,6 +144,7 @@ func (s *Server) backfillSubmit(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: parallel %q is not a number", errkind.Invalid, p)
 		}
 	}
+	req.Parameters, _ = formParams(r.PostForm) // the parameter fields (an empty one: the default)
 	st, err := s.be.StartBackfill(r.Context(), req, by(r))
 	if err != nil {
 		return err

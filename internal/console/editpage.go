@@ -116,7 +116,7 @@ func (s *Server) operateSubmit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	op := r.PathValue("op")
-	msg, err := s.be.Operate(r.Context(), key, op, by(r))
+	msg, err := s.operateForm(r, key, op)
 	if errors.Is(err, errNoRoute) {
 		s.renderError(w, r, http.StatusNotFound, "No such operation.")
 		return nil

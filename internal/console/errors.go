@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sundialhq/sundial/internal/errkind"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // statusOf is the HTTP status of an error: its kind's (internal/errkind), or 413 for a body
@@ -33,6 +34,8 @@ func publicMessage(status int, err error) string {
 type apiError struct {
 	Error  string `json:"error"`
 	Status int    `json:"status"`
+	// Fields are each refused field of a request (a Run Now's parameters), when it has them.
+	Fields []timer.ParamError `json:"fields,omitempty"`
 }
 
 func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, status int, msg string) {
@@ -49,6 +52,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, page bo
 	}
 	if page {
 		s.renderError(w, r, status, publicMessage(status, err))
+		return
+	}
+	var fields timer.ParamErrors
+	if errors.As(err, &fields) && status < 500 {
+		writeJSON(w, status, apiError{Error: publicMessage(status, err), Status: status, Fields: fields})
 		return
 	}
 	s.writeAPIError(w, r, status, publicMessage(status, err))

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,7 +120,7 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("StopARunningExecution", func(t *testing.T) {
 		hang := bt.name("Hang")
-		// Its When Published run hangs until stopped (hangInvoker).
+		// Its When Published run hangs until stopped (browserInvoker).
 		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.Calls(hang) == 1 && !bt.idle(t, hang) }, "Hang runs")
 		bt.navigate(t, bt.ts.URL+"/timers/"+hang)
 		bt.submit(t, "#stop")
@@ -130,6 +132,47 @@ func TestBrowser(t *testing.T) {
 		bt.navigate(t, bt.ts.URL+"/timers/"+hang)
 		require.Equal(t, 0, bt.count(t, "#stop"), "nothing runs: no Stop")
 		bt.shot(t, "03b-stopped")
+	})
+
+	t.Run("RunContextParametersOutputAndSkippedInstants", func(t *testing.T) {
+		report := bt.name("Report")
+		// Its When Published run answered a summary, a counter and a state.
+		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.Calls(report) == 1 && bt.idle(t, report) }, "Report ran once")
+		require.Equal(t, map[string]any{"region": "eu", "rows": int64(10)}, bt.act.reportParams()[0], "a scheduled run gets the defaults")
+		bt.navigate(t, bt.ts.URL+"/timers/"+report)
+		require.Contains(t, bt.text(t, "#run-state"), `"cursor":42`, "the state handed to the next run")
+		// Run Now with parameters: refused per field (rows over 64 bits), then accepted.
+		bt.typeInto(t, "#param-rows", "99999999999999999999")
+		bt.submit(t, "#run-now-params")
+		require.Contains(t, bt.text(t, "body"), "rows", "the refusal names the field")
+		require.Equal(t, 1, bt.inv.Calls(report), "nothing ran")
+		bt.navigate(t, bt.ts.URL+"/timers/"+report)
+		_, err := chromedp.Run(bt.ctx, chromedp.SetValue(`#param-region`, "us"))
+		require.NoError(t, err)
+		bt.typeInto(t, "#param-rows", "1200")
+		bt.submit(t, "#run-now-params")
+		require.Contains(t, bt.text(t, "#flash"), "firing sent")
+		bt.eventually(t, 20*time.Second, func() bool { return bt.inv.Calls(report) == 2 && bt.idle(t, report) }, "the Run Now ran")
+		require.Equal(t, map[string]any{"region": "us", "rows": int64(1200)}, bt.act.reportParams()[1], "the form's overrides are in the payload")
+		require.NoError(t, bt.p.Drained(bt.ctx))
+		// Its log entry: the overrides and what the run did.
+		bt.navigate(t, bt.ts.URL+"/logs?timer="+report)
+		href, err := chromedp.Run(bt.ctx, chromedp.Evaluate[string](`document.querySelector("#log tbody tr[data-timer] td.t a").href`))
+		require.NoError(t, err)
+		bt.navigate(t, href)
+		require.Contains(t, bt.text(t, "#entry-parameters"), "us")
+		require.Contains(t, bt.text(t, "#entry-parameters"), "1200")
+		require.Equal(t, "1200 rows loaded", bt.text(t, "#entry-summary"))
+		require.Contains(t, bt.text(t, "#entry-counters"), "rows")
+		bt.shot(t, "03c-run-now-parameters-entry")
+		// A run that outlasts its every-1s period passes instants: the timer page counts them.
+		slow := bt.name("Slow")
+		bt.eventually(t, 30*time.Second, func() bool {
+			bt.navigate(t, bt.ts.URL+"/timers/"+slow)
+			return strings.Contains(bt.text(t, "#skipped"), "skipped")
+		}, "the timer page shows the instants skipped while Slow ran")
+		require.Contains(t, bt.text(t, "#overlap"), "skip")
+		bt.shot(t, "03d-skipped-instants")
 	})
 
 	t.Run("EditInvalidThenValidSchedule", func(t *testing.T) {
@@ -399,12 +442,14 @@ type browserTest struct {
 	ts     *httptest.Server
 	srv    *console.Server
 	inv    *testenv.Invoker
+	act    *browserInvoker // inv, with the Hang, Report and Slow timers' answers
 	prefix string
 	dir    string // screenshots
 }
 
 func startBrowserTest(t *testing.T, chromium string) *browserTest {
 	bt := &browserTest{inv: &testenv.Invoker{}, prefix: testenv.Unique(t), dir: artifactsDir(t)}
+	bt.act = &browserInvoker{Invoker: bt.inv, hang: bt.name("Hang"), report: bt.name("Report"), slow: bt.name("Slow")}
 	manifest := filepath.Join(t.TempDir(), "timers.yaml")
 	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(`calendars:
   - {name: biz, weekdays: [sat, sun], dates: [2026-12-25, 2027-01-01], yearly: [05-01]}
@@ -415,6 +460,13 @@ timers:
   - {name: %[1]s-Pulse, schedule: "every 1s", priority: 1, timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Editable, schedule: "every 15m", action: {http: {url: "http://127.0.0.1:9/x"}}}
   - {name: %[1]s-Hang, schedule: "When Published", timeout: 60s, action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - name: %[1]s-Report
+    schedule: "When Published"
+    action: {http: {url: "http://127.0.0.1:9/x"}}
+    parameters:
+      - {name: region, type: enum, values: [eu, us], default: eu, description: where to load}
+      - {name: rows, type: integer, required: true, default: 10}
+  - {name: %[1]s-Slow, schedule: "every 1s", timeout: 5s, action: {http: {url: "http://127.0.0.1:9/x"}}}
   - name: %[1]s-Hostile
     schedule: "every 1h"
     action: {http: {url: "http://127.0.0.1:9/x"}}
@@ -426,7 +478,7 @@ timers:
 	p, err := local.Up(ctx, local.Options{
 		Stack:    "console-browser-" + strings.ToLower(rand.Text()[:8]),
 		Template: templatePath(t), Manifest: manifest, Out: io.Discard, Log: io.Discard,
-		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: hangInvoker{Invoker: bt.inv, hang: bt.name("Hang")}},
+		FunctionOptions: local.FunctionOptions{Tick: time.Second, Invoker: bt.act},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Stop()) })
@@ -571,18 +623,44 @@ func artifactsDir(t *testing.T) string {
 	return dir
 }
 
-// hangInvoker is the test's invoker, except that the timer hang's calls wait until cancelled
-// (a Stop).
-type hangInvoker struct {
+// browserInvoker is the test's invoker, except for three timers: hang's calls wait until
+// cancelled (a Stop), report's answer says what it did (a summary, a counter, a state for
+// the next run) and records its payload's parameters, slow's take 2.5 s (its every-1s
+// instants pass while it runs).
+type browserInvoker struct {
 	*testenv.Invoker
-	hang string
+	hang, report, slow string
+
+	mu     sync.Mutex
+	params []map[string]any // report's payloads' parameters, in order
 }
 
-func (h hangInvoker) Invoke(ctx context.Context, spec action.Spec, p action.Payload) (action.Result, error) {
-	res, err := h.Invoker.Invoke(ctx, spec, p)
-	if p.Timer == h.hang {
+func (b *browserInvoker) Invoke(ctx context.Context, spec action.Spec, p action.Payload) (action.Result, error) {
+	res, err := b.Invoker.Invoke(ctx, spec, p)
+	switch p.Timer {
+	case b.hang:
 		<-ctx.Done()
 		return action.Result{}, ctx.Err()
+	case b.slow:
+		select {
+		case <-ctx.Done():
+			return action.Result{}, ctx.Err()
+		case <-time.After(2500 * time.Millisecond):
+		}
+	case b.report:
+		b.mu.Lock()
+		b.params = append(b.params, p.Parameters)
+		b.mu.Unlock()
+		state := `{"cursor":42}`
+		res = action.Result{Status: 200, Output: `{"summary":"1200 rows loaded"}`, State: &state,
+			Report: timer.Report{Summary: "1200 rows loaded", Counters: map[string]float64{"rows": 1200}}}
 	}
 	return res, err
+}
+
+// reportParams are the parameters of report's calls so far.
+func (b *browserInvoker) reportParams() []map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.params)
 }

@@ -85,6 +85,9 @@ var funcs = template.FuncMap{
 	"jobStates":     func() []string { return []string{"queued", "running", "done", "failed", "cancelled"} },
 	"timerStates":   func() []string { return TimerStates },
 	"pageSizes":     func() []int { return []int{50, 100, 250, 500, 1000} },
+	// runNowFields are a timer's Run Now form fields (runnow.go); deref a default's text.
+	"runNowFields": runNowFields,
+	"deref":        func(s *string) string { return *s },
 }
 
 func parsePages() (map[string]*template.Template, error) {

@@ -84,6 +84,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		} else {
 			upd = upd.Remove(n("overlap"))
 		}
+		upd = setResources(upd, st.Resources)
 		upd = setCalendar(upd, st)
 		// An instance written before the byApp index existed joins it at its next settings
 		// write (a publish writes every instance's); the values never change.
@@ -107,6 +108,11 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 			upd = upd.Set(n("deps"), expression.Value(d))
 		} else {
 			upd = upd.Remove(n("deps"))
+		}
+		if len(st.Parameters) > 0 {
+			upd = upd.Set(n("parameters"), expression.Value(st.Parameters))
+		} else {
+			upd = upd.Remove(n("parameters"))
 		}
 		if len(st.Properties) > 0 {
 			return upd.Set(n("properties"), expression.Value(st.Properties))
@@ -191,15 +197,36 @@ func (s *Store) RunNow(ctx context.Context, key timer.Key, now time.Time) (timer
 	return s.SetNextRun(ctx, key, now, true)
 }
 
+// RunNowWith is RunNow with parameter overrides (timer.EncodeParams; "" is RunNow): they are
+// written with the next run, in the same write, on an idle instance only (a running one is
+// refused, timer.ErrRunningParams: its finish would take them for its own run's).
+func (s *Store) RunNowWith(ctx context.Context, key timer.Key, now time.Time, params string) (timer.Instance, error) {
+	if params == "" {
+		return s.RunNow(ctx, key, now)
+	}
+	return s.setNextRun(ctx, key, now, true, params)
+}
+
 // SetNextRun sets the next run (OutSystems' dynamic Next_Run, or Wake) and, if activate,
 // activates the instance. During a run the new value stands when the run finishes.
 func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool) (timer.Instance, error) {
+	return s.setNextRun(ctx, key, next, activate, "")
+}
+
+func (s *Store) setNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool, params string) (timer.Instance, error) {
 	n := expression.Name
 	upd := func() expression.UpdateBuilder { // afresh for each use: builders share their lists
-		return expression.Set(n("nextRun"), expression.Value(ms(next))).
+		u := expression.Set(n("nextRun"), expression.Value(ms(next))).
 			Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		if params != "" {
+			return u.Set(n("runParams"), expression.Value(params))
+		}
+		return u
 	}
 	cond := n("pk").AttributeExists()
+	if params != "" {
+		cond = cond.And(n("execId").AttributeNotExists())
+	}
 	var out *dynamodb.UpdateItemOutput
 	var err error
 	if activate {
@@ -211,6 +238,12 @@ func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, a
 		}
 	} else {
 		out, err = s.update(ctx, s.timers, instanceKey(key), upd(), &cond, types.ReturnValueAllNew)
+	}
+	if isConditionFailed(err) && params != "" {
+		if _, gerr := s.Get(ctx, key); gerr != nil {
+			return timer.Instance{}, gerr
+		}
+		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrRunningParams, key)
 	}
 	if isConditionFailed(err) {
 		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrNotFound, key)

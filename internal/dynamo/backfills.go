@@ -43,11 +43,12 @@ type backfillRecord struct {
 	State       string   `dynamodbav:"state"`
 	CancelledBy string   `dynamodbav:"cancelledBy,omitempty"`
 	EndedAt     int64    `dynamodbav:"endedAt,omitempty"`
+	Params      string   `dynamodbav:"params,omitempty"`
 }
 
 func (r backfillRecord) backfill() timer.Backfill {
 	return timer.Backfill{ID: r.ID, App: appOf(r.App), Timer: r.Timer, Tenants: r.Tenants, From: fromMs(r.From), To: fromMs(r.To),
-		Parallel: r.Parallel, Total: r.Total, By: r.By, At: fromMs(r.At), State: r.State, CancelledBy: r.CancelledBy, EndedAt: fromMs(r.EndedAt)}
+		Parallel: r.Parallel, Total: r.Total, By: r.By, At: fromMs(r.At), State: r.State, CancelledBy: r.CancelledBy, EndedAt: fromMs(r.EndedAt), Params: r.Params}
 }
 
 func backfillKey(app, name string) map[string]types.AttributeValue {
@@ -71,6 +72,11 @@ func (s *Store) PutBackfill(ctx context.Context, b timer.Backfill) error {
 		Set(n("by"), expression.Value(b.By)).Set(n("at"), expression.Value(ms(b.At))).
 		Set(n("state"), expression.Value(state)).
 		Remove(n("cancelledBy")).Remove(n("endedAt"))
+	if b.Params != "" {
+		upd = upd.Set(n("params"), expression.Value(b.Params))
+	} else {
+		upd = upd.Remove(n("params"))
+	}
 	cond := n("pk").AttributeNotExists().Or(expression.And(n("state").NotEqual(expression.Value(timer.BackfillRunning)),
 		n("state").NotEqual(expression.Value(timer.BackfillStarting))))
 	_, err := s.update(ctx, s.timers, backfillKey(b.App, b.Timer), upd, &cond, types.ReturnValueNone)

@@ -153,6 +153,9 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt"} {
 		upd = upd.Remove(n(a))
 	}
+	if f.ClearRunParams {
+		upd = upd.Remove(n("runParams")) // absent on a plain firing's item: the write costs what it did
+	}
 	if f.Backfill != nil {
 		upd = upd.Set(n("backfill"), expression.Value(toBackfillItem(f.Backfill)))
 	}

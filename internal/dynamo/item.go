@@ -59,9 +59,11 @@ type instanceItem struct {
 	Properties   map[string]string `dynamodbav:"properties,omitempty"`
 	Misfire      string            `dynamodbav:"misfire,omitempty"`
 	Overlap      string            `dynamodbav:"overlap,omitempty"`
-	RetryBackoff string            `dynamodbav:"retryBackoff,omitempty"`
-	Async        bool              `dynamodbav:"async,omitempty"`
-	HeartbeatMs  int64             `dynamodbav:"heartbeatMs,omitempty"`
+	// Resources are the shared resources the timer uses (timer.ResourceUse; absent: none).
+	Resources    []timer.ResourceUse `dynamodbav:"resources,omitempty"`
+	RetryBackoff string              `dynamodbav:"retryBackoff,omitempty"`
+	Async        bool                `dynamodbav:"async,omitempty"`
+	HeartbeatMs  int64               `dynamodbav:"heartbeatMs,omitempty"`
 	// Calendar is the timer's business calendar with its rules (copied in at publish, so the
 	// processor computes a next run from the item it claimed); the attributes below are
 	// absent for a timer without them.
@@ -143,6 +145,10 @@ type instanceItem struct {
 	Deadlines *deadlinesItem `dynamodbav:"deadlines,omitempty"`
 	// Deps are the timer's upstreams and the bound of its wait (timer.Deps; absent: none).
 	Deps *depsItem `dynamodbav:"deps,omitempty"`
+	// Parameters are the timer's declared parameters (absent: none); runParams a pending or
+	// running Run Now's overrides (timer.Instance.RunParams).
+	Parameters timer.Params `dynamodbav:"parameters,omitempty"`
+	RunParams  string       `dynamodbav:"runParams,omitempty"`
 }
 
 // backfillItem is the stored form of timer.BackfillCursor (a map attribute; false flags and
@@ -159,6 +165,7 @@ type backfillItem struct {
 	Failed    int    `dynamodbav:"failed"`
 	Waiting   bool   `dynamodbav:"waiting,omitempty"`
 	Cancelled bool   `dynamodbav:"cancelled,omitempty"`
+	Params    string `dynamodbav:"params,omitempty"`
 }
 
 func toBackfillItem(c *timer.BackfillCursor) *backfillItem {
@@ -166,7 +173,7 @@ func toBackfillItem(c *timer.BackfillCursor) *backfillItem {
 		return nil
 	}
 	return &backfillItem{ID: c.ID, Next: ms(c.Next), Attempt: c.Attempt, Due: ms(c.Due), SentAt: ms(c.SentAt), To: ms(c.To),
-		Total: c.Total, Done: c.Done, Failed: c.Failed, Waiting: c.Waiting, Cancelled: c.Cancelled}
+		Total: c.Total, Done: c.Done, Failed: c.Failed, Waiting: c.Waiting, Cancelled: c.Cancelled, Params: c.Params}
 }
 
 func (b *backfillItem) cursor() *timer.BackfillCursor {
@@ -174,7 +181,7 @@ func (b *backfillItem) cursor() *timer.BackfillCursor {
 		return nil
 	}
 	return &timer.BackfillCursor{ID: b.ID, Next: fromMs(b.Next), Attempt: b.Attempt, Due: fromMs(b.Due), SentAt: fromMs(b.SentAt), To: fromMs(b.To),
-		Total: b.Total, Done: b.Done, Failed: b.Failed, Waiting: b.Waiting, Cancelled: b.Cancelled}
+		Total: b.Total, Done: b.Done, Failed: b.Failed, Waiting: b.Waiting, Cancelled: b.Cancelled, Params: b.Params}
 }
 
 // progressItem is the stored form of timer.Progress.
@@ -239,7 +246,7 @@ func toItem(in timer.Instance) instanceItem {
 		Schedule: in.Schedule, Timezone: in.Timezone, DST: in.DST, Priority: in.Priority,
 		TimeoutMs: in.Timeout.Milliseconds(), LeaseMs: in.Lease().Milliseconds(),
 		MaxRetries: in.MaxRetries, RetryDelayMs: in.RetryDelay.Milliseconds(),
-		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Overlap: in.Overlap, Active: in.Active, ActiveBy: in.ActiveBy,
+		Action: in.Action, Properties: in.Properties, Misfire: in.Misfire, Overlap: in.Overlap, Resources: in.Resources, Active: in.Active, ActiveBy: in.ActiveBy,
 		RetryBackoff: in.RetryBackoff, Async: in.Async, HeartbeatMs: in.Heartbeat.Milliseconds(),
 		Calendar: in.Calendar, OnExcluded: in.OnExcluded, StartMs: ms(in.Start), EndMs: ms(in.End),
 		MisfireAfterMs: in.MisfireAfter.Milliseconds(),
@@ -256,6 +263,7 @@ func toItem(in timer.Instance) instanceItem {
 		Skipped: in.SkippedInstants, SkippedSince: ms(in.SkippedSince),
 		LastSummary: in.LastReport.Summary, LastCounters: in.LastReport.Counters, LastWarnings: in.LastReport.Warnings,
 		Backfill: toBackfillItem(in.Backfill), RunBackfill: in.RunBackfill,
+		Parameters: in.Parameters, RunParams: in.RunParams,
 	}
 	if p := in.Pause; p != nil {
 		it.PauseNote, it.PausedBy, it.PausedAt, it.ResumeAt = p.Note, p.By, ms(p.At), ms(p.Until)
@@ -300,11 +308,12 @@ func (it instanceItem) instanceOnly() timer.Instance {
 			Schedule: it.Schedule, Timezone: it.Timezone, DST: it.DST, Priority: it.Priority,
 			Timeout: time.Duration(it.TimeoutMs) * time.Millisecond, MaxRetries: it.MaxRetries,
 			RetryDelay: time.Duration(it.RetryDelayMs) * time.Millisecond,
-			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire, Overlap: it.Overlap,
+			Action:     it.Action, Properties: it.Properties, Misfire: it.Misfire, Overlap: it.Overlap, Resources: it.Resources,
 			RetryBackoff: it.RetryBackoff, Async: it.Async, Heartbeat: time.Duration(it.HeartbeatMs) * time.Millisecond,
 			Calendar: it.Calendar, OnExcluded: it.OnExcluded, Window: timer.Window{Start: fromMs(it.StartMs), End: fromMs(it.EndMs)},
 			MisfireAfter: time.Duration(it.MisfireAfterMs) * time.Millisecond,
 			Alerts:       it.Alerts.rules(),
+			Parameters:   it.Parameters,
 		},
 		Active: it.Active, ActiveBy: it.ActiveBy, Shard: it.Shard,
 		NextRun: fromMs(it.NextRun), LastRun: fromMs(it.LastRun),
@@ -320,6 +329,7 @@ func (it instanceItem) instanceOnly() timer.Instance {
 		SkippedInstants: it.Skipped, SkippedSince: fromMs(it.SkippedSince),
 		LastReport: timer.Report{Summary: it.LastSummary, Counters: it.LastCounters, Warnings: it.LastWarnings},
 		Backfill:   it.Backfill.cursor(), RunBackfill: it.RunBackfill,
+		RunParams: it.RunParams,
 	}
 }
 
@@ -345,15 +355,17 @@ type logItem struct {
 	Error           string `dynamodbav:"error,omitempty"`
 	Output          string `dynamodbav:"output,omitempty"`
 	// Summary, Counters and Warnings: the run's report (timer.Report).
-	Summary   string             `dynamodbav:"summary,omitempty"`
-	Counters  map[string]float64 `dynamodbav:"counters,omitempty"`
-	Warnings  []string           `dynamodbav:"warnings,omitempty"`
-	NextRun   int64              `dynamodbav:"nextRun,omitempty"`
-	GaveUp    bool               `dynamodbav:"gaveUp,omitempty"`
-	Skipped   int                `dynamodbav:"skipped,omitempty"`
-	Version   int64              `dynamodbav:"version,omitempty"`
-	Backfill  bool               `dynamodbav:"backfill,omitempty"`
-	ExpiresAt int64              `dynamodbav:"expiresAt"`
+	Summary  string             `dynamodbav:"summary,omitempty"`
+	Counters map[string]float64 `dynamodbav:"counters,omitempty"`
+	Warnings []string           `dynamodbav:"warnings,omitempty"`
+	NextRun  int64              `dynamodbav:"nextRun,omitempty"`
+	GaveUp   bool               `dynamodbav:"gaveUp,omitempty"`
+	Skipped  int                `dynamodbav:"skipped,omitempty"`
+	Version  int64              `dynamodbav:"version,omitempty"`
+	Backfill bool               `dynamodbav:"backfill,omitempty"`
+	// Params are the Run Now's parameter overrides the execution ran with (JSON; absent: none).
+	Params    string `dynamodbav:"params,omitempty"`
+	ExpiresAt int64  `dynamodbav:"expiresAt"`
 }
 
 const logSortLayout = "2006-01-02T15:04:05.000Z"
@@ -373,6 +385,7 @@ func toLogItem(e timer.Execution, retention time.Duration) logItem {
 		Version: e.Version, Backfill: e.Backfill, ExpiresAt: started.Add(retention).Unix(),
 		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
 	}
+	it.Params, _ = timer.EncodeParams(e.Parameters) // values a JSON decode gave: they encode
 	if e.Outcome.Failed() {
 		it.ErrDay = errShardPK(appAttr(e.App), started.Format(time.DateOnly), e.ExecutionID)
 	}
@@ -386,6 +399,7 @@ func (it logItem) execution() timer.Execution {
 		Duration: time.Duration(it.DurationMs) * time.Millisecond, ExecutedBy: it.ExecutedBy, Attempt: it.Attempt,
 		Outcome: timer.Outcome(it.Outcome), Error: it.Error, Output: it.Output, NextRun: fromMs(it.NextRun), GaveUp: it.GaveUp, Skipped: it.Skipped,
 		Version: it.Version, Backfill: it.Backfill,
-		Report: timer.Report{Summary: it.Summary, Counters: it.Counters, Warnings: it.Warnings},
+		Report:     timer.Report{Summary: it.Summary, Counters: it.Counters, Warnings: it.Warnings},
+		Parameters: timer.DecodeParams(it.Params),
 	}
 }

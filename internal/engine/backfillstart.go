@@ -41,7 +41,7 @@ func WriteBackfillPart(ctx context.Context, st BackfillStarter, b timer.Backfill
 	if err != nil {
 		return fmt.Errorf("%s: %w", key, err)
 	}
-	c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at)}
+	c := timer.BackfillCursor{ID: b.ID, To: b.To, Total: len(at), Params: b.Params}
 	if len(at) > 0 {
 		c.Next, c.Attempt, c.Waiting = at[0], 1, true
 	}

@@ -77,6 +77,9 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 	if err != nil {
 		return timer.Instance{}, timer.Execution{}, fmt.Errorf("finish %s: %w", running.Key, err)
 	}
+	if rerr := releaseSlots(ctx, f.store, poolNames(running.Resources), running.ExecutionID); rerr != nil {
+		f.log.Warn("finish: slot not released; it is free at its lease deadline", "timer", running.Key.String(), "error", rerr)
+	}
 	return after, exec, nil
 }
 

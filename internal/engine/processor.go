@@ -143,10 +143,24 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		return nil, &Outgoing{Firing: f, Priority: priorityOf(rec), Delay: min(wait, MaxDelay)}, nil
 	}
 	execID := p.NewID()
+	if len(f.Uses) > 0 {
+		var no *timer.ErrNoSlot
+		if err := p.takeSlots(ctx, f, execID, now); errors.As(err, &no) {
+			log.Info("processor: no free slot; re-sent with a delay", "waiting", err.Error())
+			return nil, &Outgoing{Firing: f, Priority: priorityOf(rec), Delay: SlotWait}, nil
+		} else if err != nil {
+			log.Error("processor: could not take a slot; message will be redelivered", "error", err)
+			return nil, nil, err
+		}
+	}
 	running, err := p.Store.Claim(ctx, f.Key(), timer.Claim{
 		Due: f.DueAt, ScheduledAt: f.ScheduledAt, Attempt: f.Attempt,
 		ExecutionID: execID, By: p.Node, Now: later(now, f.DueAt), Backfill: f.Backfill,
 	})
+	if err != nil && len(f.Uses) > 0 {
+		// Not claimed: its slots go back at once (or at their lease deadline).
+		err = errors.Join(err, releaseSlots(ctx, p.Store, poolNames(f.Uses), execID))
+	}
 	switch {
 	case errors.Is(err, timer.ErrClaimLost):
 		// A duplicate, a stale firing, or a deactivated timer: acknowledged, never run twice.
@@ -191,6 +205,9 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 		res = &run
 	}
 	after, exec, err := p.finisher.finish(ctx, running, *res)
+	if errors.Is(err, timer.ErrFenceLost) && len(f.Uses) > 0 {
+		_ = releaseSlots(ctx, p.Store, poolNames(f.Uses), running.ExecutionID) // ended by someone else
+	}
 	if errors.Is(err, timer.ErrFenceLost) {
 		p.stats.Zombies.Add(1)
 		metricsOr(p.Metrics).ZombieDiscarded()
@@ -380,6 +397,8 @@ func (p *Processor) runContext(payload *action.Payload, in timer.Instance, trigg
 	if in.State != "" {
 		payload.State = json.RawMessage(in.State)
 	}
+	// From the claimed item too: the declared defaults and a Run Now's overrides.
+	payload.Parameters = in.Parameters.Values(in.RunOverrides())
 }
 
 // started records an accepted async start: the lease shrinks to one heartbeat window (the

@@ -55,8 +55,11 @@ func (p *Processor) watchStop(ctx context.Context, running timer.Instance, log *
 	var overlap <-chan time.Time
 	next, _ := p.finisher.schedules.next(running)
 	at, cancels := running.CancelOtherAt(next)
-	if d := at.Add(-CancelOtherLead).Sub(p.Clock.Now()); cancels && d > 0 {
-		ot := time.NewTimer(d)
+	if cancels {
+		// A run that started within the lead of the next instant (a late claim: a loaded
+		// machine) is stopped at once: the next instant is due, and waiting for the one after
+		// it would let this run pass an instant (it went on to its timeout).
+		ot := time.NewTimer(max(at.Add(-CancelOtherLead).Sub(p.Clock.Now()), 0))
 		defer func() { go func() { <-w.done; ot.Stop() }() }()
 		overlap = ot.C
 	}

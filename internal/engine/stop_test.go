@@ -211,3 +211,32 @@ func TestCancelOther(t *testing.T) {
 	require.Equal(t, timer.OutcomeSuccess, es[1].Outcome)
 	require.Equal(t, t0.Add(2*time.Second), es[1].ScheduledAt)
 }
+
+// A cancel-other run claimed within CancelOtherLead of the next instant (late: a loaded
+// machine) is stopped at once, and that instant runs next. It used to arm nothing, so the run
+// went on to its timeout and passed the instants on the way (an end-to-end run saw no run
+// end in 30 s).
+func TestCancelOtherClaimedLate(t *testing.T) {
+	t.Parallel()
+	f := newFakes(t)
+	p := f.processor()
+	in := instance("Sync", t0)
+	in.Schedule, in.Overlap = "every 2s", timer.OverlapCancelOther
+	f.put(in)
+	f.Invoker.fn = func(ctx context.Context, _ action.Payload) (action.Result, error) {
+		select {
+		case <-ctx.Done():
+			return action.Result{}, ctx.Err()
+		case <-time.After(5 * time.Second):
+			return action.Result{}, nil // not stopped: it ran on
+		}
+	}
+	f.Clock.Set(t0.Add(1500 * time.Millisecond)) // claimed 1.5 s late: the next instant is 0.5 s away
+	began := time.Now()
+	handle(t, p, event(t, scheduled(in)))
+	require.Less(t, time.Since(began), 2*time.Second, "stopped at once, not run on")
+	es := f.executions(in.Key)
+	require.Len(t, es, 1)
+	require.Equal(t, timer.OutcomeStopped, es[0].Outcome)
+	require.Equal(t, t0.Add(2*time.Second), f.get(t, in.Key).NextRun, "the instant that cancelled it runs next")
+}

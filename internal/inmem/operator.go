@@ -133,6 +133,24 @@ func (s *Store) RunNow(ctx context.Context, key timer.Key, now time.Time) (timer
 	return s.SetNextRun(ctx, key, now, true)
 }
 
+// RunNowWith implements admin.Store.
+func (s *Store) RunNowWith(ctx context.Context, key timer.Key, now time.Time, params string) (timer.Instance, error) {
+	if params == "" {
+		return s.RunNow(ctx, key, now)
+	}
+	return s.change(key, func(in *timer.Instance) error {
+		if in.Running() {
+			return fmt.Errorf("%w: %s", timer.ErrRunningParams, key)
+		}
+		setNextRun(in, now)
+		in.RunParams = params
+		if !in.Active {
+			in.Active, in.ActiveBy = true, timer.ActiveByOperator
+		}
+		return nil
+	})
+}
+
 // WakeForDeploy implements admin.Store.
 func (s *Store) WakeForDeploy(_ context.Context, key timer.Key, deploy string, now time.Time) (timer.Instance, bool, error) {
 	in, err := s.change(key, func(in *timer.Instance) error {

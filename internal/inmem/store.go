@@ -26,6 +26,7 @@ type Store struct {
 	drainedSince time.Time
 	op           operatorState // operator.go
 	al           alertState    // alerts.go
+	pools        poolState     // resources.go
 }
 
 // NewStore returns an empty store.

@@ -201,7 +201,7 @@ func (m Manifest) Resolve(t Timer) Timer {
 	} else if c := m.sharedCalendar(t.Calendar); t.Calendar != "" && c != nil {
 		t.CalendarRules = &timer.Calendar{Name: t.Calendar, Shared: true, CalendarRules: c.CalendarRules}
 	}
-	return t
+	return m.resolveResources(t)
 }
 
 // WithShared gives the manifest the default app's calendars (read from the platform): a

@@ -96,6 +96,13 @@ func (t Timer) InstanceItemBytes() (int, error) {
 		}
 		n += itemsize.Value(av)
 	}
+	if len(t.Parameters) > 0 {
+		av, err := attributevalue.Marshal(t.Parameters)
+		if err != nil {
+			return 0, err
+		}
+		n += itemsize.Value(av)
+	}
 	return n + ItemReserveBytes, nil
 }
 

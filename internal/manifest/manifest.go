@@ -34,12 +34,19 @@ type Manifest struct {
 	Timers []Timer `yaml:"timers"`
 	// Calendars are the business calendars the timers may name (calendar.go).
 	Calendars []Calendar `yaml:"calendars"`
+	// Resources are the app's shared resources, each with its slot count: at most that many
+	// executions of the timers that use it hold it at once (resources.go). The default
+	// app's are environment-wide.
+	Resources map[string]int `yaml:"resources"`
 
 	// shared are the default app's calendars, which another app's timers may name too (its
 	// own of the same name wins); sharedKnown says they were read (WithShared): offline,
 	// another app's reference to a calendar it does not define is left to the publish.
 	shared      []Calendar
 	sharedKnown bool
+	// sharedResources are the default app's resources (WithSharedResources).
+	sharedResources      map[string]int
+	sharedResourcesKnown bool
 	// asOf is the instant a calendar must leave its timers a firing from (AsOf); zero: now.
 	asOf time.Time
 	// written is App as the file wrote it (WrittenApp).
@@ -113,6 +120,13 @@ type Timer struct {
 	After            []string `yaml:"after" json:",omitempty"`
 	WaitUntil        string   `yaml:"waitUntil" json:",omitempty"`
 	OnUpstreamFailed string   `yaml:"onUpstreamFailed" json:",omitempty"`
+	// Parameters are the values a Run Now may override (timer.Param): name, type (string,
+	// integer, number, boolean, date, enum), default, required, values (enum), description.
+	Parameters timer.Params `yaml:"parameters"`
+	// Uses names the resources (top-level resources:) an execution must hold a slot of
+	// to run; ResourceUses is them resolved by Manifest.Resolve (not read from YAML).
+	Uses         []string            `yaml:"uses" json:",omitempty"`
+	ResourceUses []timer.ResourceUse `yaml:"-" json:",omitempty"`
 }
 
 // Duration is a time.Duration written as "20m", "10s".
@@ -299,6 +313,7 @@ func (m Manifest) Validate() error {
 	}
 	errs = append(errs, m.calendarProblems()...)
 	errs = append(errs, m.depGraphProblems()...)
+	errs = append(errs, m.resourceProblems()...)
 	return errors.Join(errs...)
 }
 
@@ -359,6 +374,7 @@ func (t Timer) problems(k timer.Key) []error {
 	errs = append(errs, t.deadlineProblems()...)
 	errs = append(errs, t.depProblems(k)...)
 	errs = append(errs, t.itemProblems()...)
+	errs = append(errs, t.Parameters.Problems()...)
 	for k := range t.Properties {
 		if k == "" || len(k) > 128 {
 			errs = append(errs, fmt.Errorf("properties: key %q must be 1..128 characters", k))
@@ -494,6 +510,8 @@ func (t Timer) Settings(d Defaults) timer.Settings {
 	s.Alerts = t.Alerts.Rules()
 	s.AutoPause = t.autoPause()
 	s.Deadlines = t.deadlines()
+	s.Parameters = t.Parameters
+	s.Resources = t.ResourceUses
 	return s
 }
 

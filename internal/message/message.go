@@ -52,6 +52,11 @@ type Firing struct {
 	Reason      Reason    `json:"reason"`
 	// Backfill is the backfill's id for ReasonBackfill (required then, and only then).
 	Backfill string `json:"backfill,omitempty"`
+	// Uses and Lease are the timer's shared resources and its lease (Settings.Lease), set
+	// only for a timer with uses: (resources.go): the processor takes a slot of each before
+	// it claims, and a timer without them reads and writes no pool.
+	Uses  []timer.ResourceUse `json:"uses,omitempty"`
+	Lease time.Duration       `json:"lease,omitempty"`
 }
 
 // Key is the timer instance the firing is for.
@@ -62,7 +67,7 @@ func (f Firing) Key() timer.Key {
 // ForInstance builds the firing for an instance's pending next run.
 func ForInstance(in timer.Instance, reason Reason) Firing {
 	scheduledAt, attempt := in.Pending()
-	return Firing{V: Version, App: in.App, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt.UTC(), DueAt: in.NextRun.UTC(), Attempt: attempt, Reason: reason}
+	return Firing{V: Version, App: in.App, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: scheduledAt.UTC(), DueAt: in.NextRun.UTC(), Attempt: attempt, Reason: reason}.withUses(in)
 }
 
 // ErrMalformed wraps every decoding error.
@@ -117,7 +122,7 @@ func (f Firing) Validate() error {
 	if err := f.Key().Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	return nil
+	return f.usesProblem()
 }
 
 // ForBackfill is the firing of an instance's backfill cursor: its instant as scheduledAt,
@@ -125,7 +130,7 @@ func (f Firing) Validate() error {
 func ForBackfill(in timer.Instance) Firing {
 	b := in.Backfill
 	return Firing{V: Version, App: in.App, Timer: in.Timer, Tenant: in.Tenant, ScheduledAt: b.Next.UTC(),
-		DueAt: b.Due.UTC(), Attempt: b.Attempt, Reason: ReasonBackfill, Backfill: b.ID}
+		DueAt: b.Due.UTC(), Attempt: b.Attempt, Reason: ReasonBackfill, Backfill: b.ID}.withUses(in)
 }
 
 // Trigger is why the firing's run started, as its payload says (timer.Trigger*): a retry

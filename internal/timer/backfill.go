@@ -34,6 +34,8 @@ type BackfillCursor struct {
 	// Waiting: queued behind the backfill's parallelism (another tenant's part goes first).
 	Waiting   bool `json:"waiting,omitempty"`
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Params are the backfill's parameter overrides (its Backfill.Params), for its runs.
+	Params string `json:"params,omitempty"`
 }
 
 // Over reports whether the part has nothing left to run.
@@ -60,6 +62,9 @@ type Backfill struct {
 	State       string    `json:"state"`
 	CancelledBy string    `json:"cancelledBy,omitempty"`
 	EndedAt     time.Time `json:"endedAt,omitzero"`
+	// Params are the parameter overrides every run of the backfill gets (EncodeParams; "":
+	// the defaults), checked against the timer's declared parameters at its start.
+	Params string `json:"parameters,omitempty"`
 }
 
 // Backfill states.

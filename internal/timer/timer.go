@@ -212,6 +212,10 @@ type Settings struct {
 	Overlap string `json:"overlap,omitempty"`
 	// Deps are the timer's upstreams and the bound of its wait for them (deps.go).
 	Deps Deps `json:"deps,omitzero"`
+	// Parameters are the values a Run Now or a backfill may override (params.go).
+	Parameters Params `json:"parameters,omitempty"`
+	// Resources are the shared resources an execution holds a slot of (resources.go).
+	Resources []ResourceUse `json:"resources,omitempty"`
 }
 
 // Retry backoff kinds.
@@ -327,6 +331,10 @@ type Instance struct {
 
 	// Stop is the stop requested of the running execution (nil: none; stop.go).
 	Stop *StopRequest `json:"stop,omitempty"`
+	// RunParams are a Run Now's parameter overrides (JSON, EncodeParams): set by the Run Now
+	// of an idle instance, read by the claim with the item, kept through the run's retries
+	// and removed by the finish that ends it ("" when none).
+	RunParams string `json:"runParams,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).
@@ -359,6 +367,7 @@ func (in Instance) Run() (scheduledAt time.Time, attempt int) {
 // Clone returns a deep copy (properties included), so stores never share maps with callers.
 func (in Instance) Clone() Instance {
 	in.Properties = maps.Clone(in.Properties)
+	in.Parameters = slices.Clone(in.Parameters)
 	if in.Action.HTTP != nil {
 		h := *in.Action.HTTP
 		h.Headers = maps.Clone(h.Headers)

@@ -83,6 +83,9 @@ type Finish struct {
 	// FirstSkipped is the first of them. Zero for most finishes.
 	Skipped      int
 	FirstSkipped time.Time
+	// ClearRunParams: the change ends a Run Now's run (no retry of it follows): its
+	// parameter overrides (Instance.RunParams) are removed.
+	ClearRunParams bool
 
 	// What the decision assumed about state others may change during a run. KeepNextRun:
 	// NextRun was set during the run (by the action, an operator or Run Now) and stands;
@@ -225,6 +228,7 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 		f.PendingScheduledAt, f.PendingAttempt = time.Time{}, 0
 	}
 	f.Skipped, f.FirstSkipped = skippedBy(in, res.Finished, f.NextRun, next)
+	f.ClearRunParams = f.PendingAttempt == 0 // a Run Now's parameters last through its retries
 	return f
 }
 
@@ -251,6 +255,9 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	}
 	out := in.Clone()
 	out.RunBackfill = ""
+	if f.ClearRunParams {
+		out.RunParams = ""
+	}
 	if f.Backfill != nil {
 		b := *f.Backfill
 		out.Backfill = &b
@@ -314,6 +321,9 @@ type Execution struct {
 	Version int64 `json:"version,omitempty"`
 	// Backfill: the execution ran an instant of a backfill (its ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
+	// Parameters are the overrides of the Run Now the execution ran (absent: none; its
+	// payload had the timer's defaults).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // NewExecution builds the log entry for an execution of `running` ended by f.
@@ -341,6 +351,7 @@ func NewExecution(running Instance, f Finish) Execution {
 		Skipped:         f.Skipped,
 		Version:         running.Version,
 		Backfill:        running.RunBackfill != "",
+		Parameters:      running.RunOverrides(),
 	}
 }
 

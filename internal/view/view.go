@@ -75,6 +75,11 @@ type Timer struct {
 	After            []string `json:"after,omitempty"`
 	WaitUntil        string   `json:"waitUntil,omitempty"`
 	OnUpstreamFailed string   `json:"onUpstreamFailed,omitempty"`
+	// Parameters are the timer's declared parameters (a Run Now may override them).
+	Parameters timer.Params `json:"parameters,omitempty"`
+	// Uses are the shared resources each execution holds a slot of ("erp (2 slots)"; the
+	// pool as stored: an app's own is "<app>/<name>"); absent: none.
+	Uses []string `json:"uses,omitempty"`
 }
 
 // Execution is one log entry.
@@ -107,6 +112,9 @@ type Execution struct {
 	Skipped int `json:"skipped,omitempty"`
 	// Backfill: the execution ran an instant of a backfill (ScheduledAt is that instant).
 	Backfill bool `json:"backfill,omitempty"`
+	// Parameters are the overrides of the Run Now the execution ran (absent: none; the run
+	// had the timer's defaults).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // OfTimer builds the view of an instance.
@@ -125,7 +133,8 @@ func OfTimer(in timer.Instance) Timer {
 		OnExcluded: in.OnExcluded, Start: ptr(in.Start), End: ptr(in.End), MisfireAfter: in.MisfireWindow().String(),
 		Ended:    !in.End.IsZero() && in.NextRun.IsZero() && !in.Running(),
 		Backfill: in.Backfill,
-		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince),
+		Overlap:  in.OverlapPolicy(), SkippedInstants: in.SkippedInstants, SkippedSince: ptr(in.SkippedSince), Parameters: in.Parameters,
+		Uses: timer.UsesText(in.Resources),
 	}
 	if a := in.AutoPause; a.After > 0 {
 		t.PauseAfterFailures = a.After
@@ -157,7 +166,7 @@ func OfExecution(e timer.Execution) Execution {
 		ScheduledAt: ptr(e.ScheduledAt), ShouldHaveRunAt: ptr(e.ShouldHaveRunAt), StartedAt: ptr(e.StartedAt),
 		DurationMs: e.Duration.Milliseconds(), ExecutedBy: e.ExecutedBy, Attempt: e.Attempt,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, NextRun: ptr(e.NextRun), GaveUp: e.GaveUp, Backfill: e.Backfill, Skipped: e.Skipped,
-		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings,
+		Summary: e.Summary, Counters: e.Counters, Warnings: e.Warnings, Parameters: e.Parameters,
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sundialhq/sundial/infra/lambdarun"
+	"github.com/sundialhq/sundial/infra/provision"
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/schedule"
@@ -118,28 +119,11 @@ func (e *env) operatorScale(ctx context.Context, outDir string, bins map[string]
 		return r, fmt.Errorf("operator_scale: the template has no %s", r.Function)
 	}
 	r.TimeoutS, r.MemoryMB = fnDef.Timeout.Seconds(), fnDef.MemoryMB
-	// The audit writer the API and recovery functions invoke (Lambda's Invoke API, behind
-	// the endpoint that checks lambda:InvokeFunction against the caller's role).
-	writer, err := e.startFunction(ctx, d, "AuditWriterFunction", bins["auditwriter"], outDir, nil)
+	stopWriter, err := e.serveAuditWriter(ctx, d, fnDef, bins["auditwriter"], outDir)
 	if err != nil {
 		return r, err
 	}
-	defer func() { _ = writer.Stop() }()
-	invoke := lambdarun.NewInvokeAPI()
-	writerName := fnDef.Env["SUNDIAL_AUDIT_WRITER"]
-	if i := strings.LastIndex(writerName, ":function:"); i >= 0 {
-		writerName = writerName[i+len(":function:"):]
-	}
-	if err := invoke.Register(writerName, writer); err != nil {
-		return r, err
-	}
-	invokeURL, err := invoke.Start("127.0.0.1:0")
-	if err != nil {
-		return r, err
-	}
-	defer func() { _ = invoke.Close(context.Background()) }()
-	e.local.Gateway.SetLambda(invokeURL)
-	defer e.local.Gateway.SetLambda("")
+	defer stopWriter()
 	fn, err := e.startFunction(ctx, d, r.Function, bin, outDir, map[string]string{"SUNDIAL_LAMBDA_ENDPOINT": e.local.Endpoint})
 	if err != nil {
 		return r, err
@@ -518,4 +502,35 @@ func operatorBootstraps(ctx context.Context, outDir string) (map[string]string, 
 		out[name] = bin
 	}
 	return out, nil
+}
+
+// serveAuditWriter runs the audit writer the function fnDef invokes (its SUNDIAL_AUDIT_WRITER)
+// behind Lambda's emulated Invoke API, reached through the endpoint (which checks
+// lambda:InvokeFunction against the caller's role): the API, recovery and publish functions
+// audit through it. The function started with SUNDIAL_LAMBDA_ENDPOINT = the endpoint reaches
+// it. stop ends it.
+func (e *env) serveAuditWriter(ctx context.Context, d deployed, fnDef *provision.Function, bin, outDir string) (stop func(), err error) {
+	writer, err := e.startFunction(ctx, d, "AuditWriterFunction", bin, outDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	invoke := lambdarun.NewInvokeAPI()
+	writerName := fnDef.Env["SUNDIAL_AUDIT_WRITER"]
+	if i := strings.LastIndex(writerName, ":function:"); i >= 0 {
+		writerName = writerName[i+len(":function:"):]
+	}
+	invokeURL := ""
+	if err = invoke.Register(writerName, writer); err == nil {
+		invokeURL, err = invoke.Start("127.0.0.1:0")
+	}
+	if err != nil {
+		_ = writer.Stop()
+		return nil, err
+	}
+	e.local.Gateway.SetLambda(invokeURL)
+	return func() {
+		e.local.Gateway.SetLambda("")
+		_ = invoke.Close(context.Background())
+		_ = writer.Stop()
+	}, nil
 }

@@ -73,7 +73,7 @@ const scaleMethod = "the function's bootstrap (go build -tags lambda.norpc -trim
 // scaleBootstraps builds the functions the scale phases run.
 func scaleBootstraps(ctx context.Context, outDir string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, name := range []string{"fetch", "recovery", "publish"} {
+	for _, name := range []string{"fetch", "recovery", "publish", "auditwriter"} { // the publish audits through the writer
 		bin, err := buildFunction(ctx, outDir, name)
 		if err != nil {
 			return nil, err
@@ -109,7 +109,7 @@ func (e *env) scale(ctx context.Context, phase, outDir string, bins map[string]s
 	case phaseRecoverySweep:
 		return e.scaleRecovery(ctx, outDir, bins["recovery"], n)
 	case phasePublish:
-		return e.scalePublish(ctx, outDir, bins["publish"], n)
+		return e.scalePublish(ctx, outDir, bins, n)
 	}
 	return scaleRun{}, fmt.Errorf("no scale phase %q (phases: %v)", phase, scalePhases)
 }
@@ -174,11 +174,23 @@ const publishTimers = 50
 // scalePublish: a manifest of n timers published by the publish function, as CloudFormation
 // asks it to on a deploy (its Custom::SundialPublish Create request, answered at the
 // request's ResponseURL).
-func (e *env) scalePublish(ctx context.Context, outDir, bin string, n int) (scaleRun, error) {
+func (e *env) scalePublish(ctx context.Context, outDir string, bins map[string]string, n int) (scaleRun, error) {
 	d, err := e.deploy(ctx, "bench-scale-publish", time.Minute, nil)
 	if err != nil {
 		return scaleRun{}, err
 	}
+	// The publish writes its audit record through the audit writer (Lambda Invoke): without
+	// it every publish answered FAILED ("its audit record was not written").
+	fnDef := d.stack.Functions["PublishFunction"]
+	if fnDef == nil {
+		return scaleRun{}, fmt.Errorf("publish: the template has no PublishFunction")
+	}
+	stopWriter, err := e.serveAuditWriter(ctx, d, fnDef, bins["auditwriter"], outDir)
+	if err != nil {
+		return scaleRun{}, err
+	}
+	defer stopWriter()
+	bin := bins["publish"]
 	// A manifest file is at most manifest.MaxFileBytes (1 MB), too small for 50,000 timers
 	// written out: n instances are publishTimers multi-tenant timers for n/publishTimers
 	// tenants, as a SaaS app's would be.
@@ -209,7 +221,7 @@ func (e *env) scalePublish(ctx context.Context, outDir, bin string, n int) (scal
 	}))
 	defer responses.Close()
 	r := scaleRun{Function: "PublishFunction", Instances: n}
-	err = e.runScale(ctx, d, &r, outDir, bin, map[string]string{"SUNDIAL_MANIFEST": path}, 1, func() ([]byte, error) {
+	err = e.runScale(ctx, d, &r, outDir, bin, map[string]string{"SUNDIAL_MANIFEST": path, "SUNDIAL_LAMBDA_ENDPOINT": e.local.Endpoint}, 1, func() ([]byte, error) {
 		return json.Marshal(cfn.Event{RequestType: cfn.RequestCreate, RequestID: "bench-scale-publish", ResponseURL: responses.URL + "/response",
 			ResourceType: "Custom::SundialPublish", LogicalResourceID: "TimersPublish",
 			StackID:            "arn:aws:cloudformation:us-east-1:000000000000:stack/" + d.name + "/bench",

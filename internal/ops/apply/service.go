@@ -73,7 +73,7 @@ func (s *Service) Operate(ctx context.Context, a ops.Actor, key timer.Key, op st
 	)
 	switch op {
 	case ops.OpRunNow:
-		in, err = s.Admin.RunNow(ctx, key)
+		return s.RunNow(ctx, a, key, nil) // the declared parameters' checks apply (params.go)
 	case ops.OpActivate:
 		in, err = s.Admin.SetActive(ctx, key, true)
 	case ops.OpDeactivate:
@@ -228,6 +228,9 @@ func (s *Service) StartBackfill(ctx context.Context, a ops.Actor, r admin.Backfi
 		return admin.BackfillStatus{}, err
 	}
 	after := map[string]any{"id": b.ID, "from": b.From, "to": b.To, "parallel": b.Parallel, "instants": b.Total}
+	if p := timer.DecodeParams(b.Params); p != nil {
+		after["parameters"] = p
+	}
 	if r.Tenant != "" {
 		after["tenant"] = r.Tenant
 	}
