@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -122,4 +124,233 @@ func TestUpstreamsOfTenant(t *testing.T) {
 		{Key: timer.Key{Timer: "Shared"}, LastSuccessFor: t0.Add(-time.Hour)},
 		{Key: timer.Key{App: "other", Timer: "Gone"}, Missing: true},
 	}, ups)
+}
+
+// sim drives the fetch and the processor on the manual clock as the platform would: a fetch
+// tick every minute, each message delivered when its delay ends.
+type sim struct {
+	t        *testing.T
+	f        *fakes
+	fetch    *engine.Fetcher
+	p        *engine.Processor
+	inflight []flight
+	nextTick time.Time
+}
+
+type flight struct {
+	at time.Time
+	o  engine.Outgoing
+}
+
+func newSim(t *testing.T, f *fakes) *sim {
+	p := f.processor()
+	p.Coalesce = -1
+	return &sim{t: t, f: f, fetch: f.fetcher(), p: p, nextTick: f.Clock.Now()}
+}
+
+func (s *sim) collect() {
+	now := s.f.Clock.Now()
+	for _, o := range s.f.Queue.Drain() {
+		s.inflight = append(s.inflight, flight{at: now.Add(o.Delay), o: o})
+	}
+}
+
+// runUntil moves the clock to end, delivering everything due on the way.
+func (s *sim) runUntil(end time.Time) {
+	s.t.Helper()
+	ctx := context.Background()
+	for {
+		now := s.f.Clock.Now()
+		if !now.Before(s.nextTick) {
+			_, err := s.fetch.Run(ctx)
+			require.NoError(s.t, err)
+			s.collect()
+			s.nextTick = now.Truncate(time.Minute).Add(time.Minute)
+		}
+		for delivered := true; delivered; {
+			delivered = false
+			for i, fl := range s.inflight {
+				if !fl.at.After(s.f.Clock.Now()) {
+					s.inflight = slices.Delete(s.inflight, i, i+1)
+					handle(s.t, s.p, eventOf(s.t, fl.o))
+					s.collect()
+					delivered = true
+					break
+				}
+			}
+		}
+		next := s.nextTick
+		for _, fl := range s.inflight {
+			if fl.at.Before(next) {
+				next = fl.at
+			}
+		}
+		if next.After(end) {
+			s.f.Clock.Set(end)
+			return
+		}
+		if next.After(s.f.Clock.Now()) {
+			s.f.Clock.Set(next)
+		}
+	}
+}
+
+var lisbon = func() *time.Location {
+	l, err := time.LoadLocation("Europe/Lisbon")
+	if err != nil {
+		panic(err)
+	}
+	return l
+}()
+
+func lisbonAt(day, hour, minute int) time.Time {
+	return time.Date(2026, 3, day, hour, minute, 0, 0, lisbon)
+}
+
+// chain is the three-timer chain in Europe/Lisbon, around the spring-forward of
+// 2026-03-29 (01:00 WET → 02:00 WEST) and a holiday on Monday 2026-03-30: A daily at
+// 01:30 (in the gap on the 29th: it fires at 01:30 WET), B daily at 04:30 (it takes 2
+// minutes), and C daily at 04:00 after A and B, waiting until 06:00.
+func chain(t *testing.T, policy string, bFails bool) (*sim, timer.Instance, timer.Instance, timer.Instance) {
+	f := newFakes(t)
+	holiday := &timer.Calendar{Name: "pt", CalendarRules: schedule.CalendarRules{Dates: []string{"2026-03-30"}}}
+	mk := func(name, sched string) timer.Instance {
+		in := instance(name, time.Time{})
+		in.Schedule, in.Timezone, in.Calendar, in.MaxRetries = sched, "Europe/Lisbon", holiday, 0
+		in.Timeout = 10 * time.Minute
+		return in
+	}
+	a, b, c := mk("A", "01:30"), mk("B", "04:30"), mk("C", "04:00")
+	start := lisbonAt(27, 0, 0)
+	for _, in := range []*timer.Instance{&a, &b, &c} {
+		sch, err := in.ParseSchedule()
+		require.NoError(t, err)
+		in.NextRun, _ = sch.Next(start)
+	}
+	waitUntil := timer.ClockTime{Hour: 6}
+	c.Deps = timer.Deps{After: []timer.Key{a.Key, b.Key}, WaitUntil: &waitUntil, OnUpstreamFailed: policy}
+	f.put(a, b, c)
+	f.Clock.Set(start)
+	f.Invoker.fn = func(_ context.Context, pl action.Payload) (action.Result, error) {
+		if pl.Timer == "B" {
+			f.Clock.Advance(2 * time.Minute)
+			if bFails {
+				return action.Result{}, &action.Failure{Status: 500}
+			}
+		}
+		return action.Result{Status: 200}, nil
+	}
+	return newSim(t, f), a, b, c
+}
+
+func callsOf(f *fakes, name string) []action.Payload {
+	var out []action.Payload
+	for _, c := range f.Invoker.Calls() {
+		if c.Timer == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// The "Done when": C runs each business day once A and B succeeded for that day —
+// woken by B's finish, not at its own 04:00 — across the spring-forward and not on the
+// holiday, and its waiting is visible meanwhile.
+func TestDepsChainRunsInOrderAcrossDSTAndHoliday(t *testing.T) {
+	t.Parallel()
+	s, _, b, c := chain(t, "", false)
+	f := s.f
+
+	s.runUntil(lisbonAt(27, 4, 10))
+	w := f.get(t, c.Key)
+	require.NotNil(t, w.Waiting, "C waits at 04:00 for B")
+	require.Equal(t, "waiting for B (not started)", w.Waiting.Reason)
+	require.True(t, lisbonAt(27, 4, 0).Equal(w.Waiting.Since))
+	require.True(t, lisbonAt(27, 6, 0).Equal(w.NextRun), "due again at its bound")
+	require.Equal(t, []string{"C"}, f.get(t, b.Key).Waiters, "registered on B (A had succeeded)")
+	require.Empty(t, callsOf(f, "C"))
+
+	s.runUntil(lisbonAt(31, 12, 0))
+	days := []int{27, 28, 29, 31}
+	ca, cb, cc := callsOf(f, "A"), callsOf(f, "B"), callsOf(f, "C")
+	require.Len(t, ca, len(days))
+	require.Len(t, cb, len(days))
+	require.Len(t, cc, len(days), "no run on the holiday")
+	es := f.executions(c.Key)
+	require.Len(t, es, len(days))
+	for i, d := range days {
+		require.True(t, lisbonAt(d, 4, 0).Equal(cc[i].ScheduledAt), "C's window is %d March 04:00 local: %s", d, cc[i].ScheduledAt)
+		require.True(t, lisbonAt(d, 4, 32).Equal(es[i].StartedAt), "C started as B finished (woken): %s", es[i].StartedAt.In(lisbon))
+		require.Equal(t, timer.OutcomeSuccess, es[i].Outcome)
+	}
+	require.Equal(t, "2026-03-29T01:30:00Z", ca[2].ScheduledAt.UTC().Format(time.RFC3339), "A's 01:30 in the gap fires at 01:30 WET")
+	require.Equal(t, "2026-03-29T03:00:00Z", cc[2].ScheduledAt.UTC().Format(time.RFC3339), "C's 04:00 is WEST after the change")
+	got := f.get(t, c.Key)
+	require.Nil(t, got.Waiting)
+	require.Empty(t, f.get(t, b.Key).Waiters, "woken waiters are removed")
+	require.True(t, time.Date(2026, 4, 1, 4, 0, 0, 0, lisbon).Equal(got.NextRun))
+	require.Equal(t, int64(len(days)), s.p.Stats().Parked.Load(), "one park per day: the wake ran it")
+}
+
+// With B failing, at 06:00 each onUpstreamFailed branch: skip records the instant as
+// missed with why and goes on; run runs C anyway and says so; alert keeps C waiting with
+// the alert on, until the next instant starts the next window.
+func TestDepsChainUpstreamFailed(t *testing.T) {
+	t.Parallel()
+	why := "upstream B had not succeeded by 2026-03-27 06:00 WET (window 2026-03-27); onUpstreamFailed: "
+
+	t.Run("Skip", func(t *testing.T) {
+		t.Parallel()
+		s, _, _, c := chain(t, timer.UpstreamSkip, true)
+		s.runUntil(lisbonAt(27, 7, 0))
+		require.Empty(t, callsOf(s.f, "C"))
+		es := s.f.executions(c.Key)
+		require.Len(t, es, 1)
+		require.Equal(t, timer.OutcomeMissed, es[0].Outcome)
+		require.Equal(t, why+"skip: instant skipped", es[0].Error)
+		require.True(t, lisbonAt(27, 4, 0).Equal(es[0].ScheduledAt))
+		got := s.f.get(t, c.Key)
+		require.Nil(t, got.Waiting)
+		require.True(t, lisbonAt(28, 4, 0).Equal(got.NextRun), "on to the next day")
+	})
+
+	t.Run("Run", func(t *testing.T) {
+		t.Parallel()
+		s, _, _, c := chain(t, timer.UpstreamRun, true)
+		s.runUntil(lisbonAt(27, 7, 0))
+		calls := callsOf(s.f, "C")
+		require.Len(t, calls, 1)
+		require.True(t, lisbonAt(27, 4, 0).Equal(calls[0].ScheduledAt))
+		es := s.f.executions(c.Key)
+		require.Len(t, es, 1)
+		require.Equal(t, timer.OutcomeSuccess, es[0].Outcome)
+		require.True(t, lisbonAt(27, 6, 0).Equal(es[0].StartedAt))
+		require.Equal(t, why+"run: ran anyway", es[0].Summary)
+	})
+
+	t.Run("Alert", func(t *testing.T) {
+		t.Parallel()
+		s, _, _, c := chain(t, timer.UpstreamAlert, true)
+		s.runUntil(lisbonAt(27, 7, 0))
+		require.Empty(t, callsOf(s.f, "C"))
+		require.Empty(t, s.f.executions(c.Key))
+		got := s.f.get(t, c.Key)
+		require.NotNil(t, got.Waiting)
+		require.True(t, got.Waiting.Alert)
+		require.Equal(t, why+"alert: waiting on", got.Waiting.Reason)
+		require.True(t, lisbonAt(27, 4, 0).Equal(got.Waiting.Since), "since its first wait for the window")
+		require.True(t, lisbonAt(28, 4, 0).Equal(got.NextRun), "waits on until the next instant")
+
+		// The next instant ends the window's wait (recorded missed) and starts the next one.
+		s.runUntil(lisbonAt(28, 4, 10))
+		es := s.f.executions(c.Key)
+		require.Len(t, es, 1)
+		require.Equal(t, timer.OutcomeMissed, es[0].Outcome)
+		require.True(t, lisbonAt(27, 4, 0).Equal(es[0].ScheduledAt))
+		require.Contains(t, es[0].Error, "onUpstreamFailed: alert: waited until the next instant 2026-03-28 04:00 WET")
+		got = s.f.get(t, c.Key)
+		require.NotNil(t, got.Waiting)
+		require.False(t, got.Waiting.Alert)
+		require.True(t, lisbonAt(28, 4, 0).Equal(got.Waiting.For), "the 28th's window waits")
+	})
 }

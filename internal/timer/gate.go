@@ -111,6 +111,8 @@ func (v GateVerdict) String() string {
 // Gate is the decision for one firing.
 type Gate struct {
 	Verdict GateVerdict
+	// Bound is the end of the wait (Deps.Bound; zero: none), set unless the gate is open.
+	Bound time.Time
 	// Until is when a waiting firing is due again if no upstream wakes it (zero: only a
 	// wake or the schedule's next instant ends its wait).
 	Until time.Time
@@ -138,20 +140,22 @@ func (d Deps) Decide(instant, now time.Time, loc *time.Location, next time.Time,
 	}
 	bound := d.Bound(instant, loc, next)
 	if bound.IsZero() || now.Before(bound) {
-		return Gate{Verdict: GateWait, Until: bound, Waiting: waiting, Reason: WaitingReason(waiting, loc)}
+		return Gate{Verdict: GateWait, Bound: bound, Until: bound, Waiting: waiting, Reason: WaitingReason(waiting, loc)}
 	}
 	why := fmt.Sprintf("%s by %s (window %s)", notSucceeded(waiting), bound.In(loc).Format("2006-01-02 15:04 MST"), w)
 	switch d.Policy() {
 	case UpstreamRun:
-		return Gate{Verdict: GateRunAnyway, Waiting: waiting, Reason: why + "; onUpstreamFailed: run: ran anyway"}
+		return Gate{Verdict: GateRunAnyway, Bound: bound, Waiting: waiting, Reason: why + "; onUpstreamFailed: run: ran anyway"}
 	case UpstreamAlert:
-		g := Gate{Verdict: GateAlert, Waiting: waiting, Reason: why + "; onUpstreamFailed: alert: waiting on"}
-		if next.After(now) {
-			g.Until = next
+		if next.IsZero() || next.After(now) {
+			return Gate{Verdict: GateAlert, Bound: bound, Until: next, Waiting: waiting, Reason: why + "; onUpstreamFailed: alert: waiting on"}
 		}
-		return g
+		// The window's wait ends at the schedule's next instant: that instant is the next
+		// window's firing, which a firing still waiting would hold back for ever.
+		return Gate{Verdict: GateSkip, Bound: next, Waiting: waiting, Reason: why + "; onUpstreamFailed: alert: waited until the next instant " +
+			next.In(loc).Format("2006-01-02 15:04 MST") + ": instant skipped"}
 	default:
-		return Gate{Verdict: GateSkip, Waiting: waiting, Reason: why + "; onUpstreamFailed: skip: instant skipped"}
+		return Gate{Verdict: GateSkip, Bound: bound, Waiting: waiting, Reason: why + "; onUpstreamFailed: skip: instant skipped"}
 	}
 }
 

@@ -335,6 +335,12 @@ type Instance struct {
 	// of an idle instance, read by the claim with the item, kept through the run's retries
 	// and removed by the finish that ends it ("" when none).
 	RunParams string `json:"runParams,omitempty"`
+
+	// Waiting is set while the dependency gate holds the pending firing back (waiting.go;
+	// nil otherwise); Waiters are the keys (Key.String) of the instances waiting for this
+	// one's next success, woken by its successful finish.
+	Waiting *Waiting `json:"waiting,omitempty"`
+	Waiters []string `json:"waiters,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).
@@ -390,6 +396,11 @@ func (in Instance) Clone() Instance {
 		st := *in.Stop
 		in.Stop = &st
 	}
+	if in.Waiting != nil {
+		w := *in.Waiting
+		in.Waiting = &w
+	}
+	in.Waiters = slices.Clone(in.Waiters)
 	if in.Action.Lambda != nil {
 		l := *in.Action.Lambda
 		in.Action.Lambda = &l

@@ -1,0 +1,68 @@
+package inmem
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/timer"
+)
+
+var _ engine.DepsStore = (*Store)(nil)
+
+// Park implements engine.DepsStore.
+func (s *Store) Park(_ context.Context, running timer.Instance, p timer.Park, _ time.Time) (timer.Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[running.Key]
+	if !ok {
+		return timer.Instance{}, timer.ErrFenceLost
+	}
+	out, err := in.Park(p)
+	if err != nil {
+		return timer.Instance{}, err
+	}
+	s.instances[running.Key] = out
+	return out.Clone(), nil
+}
+
+// AddWaiter implements engine.DepsStore.
+func (s *Store) AddWaiter(_ context.Context, upstream, waiter timer.Key) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in, ok := s.instances[upstream]; ok {
+		s.instances[upstream] = in.AddWaiter(waiter)
+	}
+	return nil
+}
+
+// Wake implements engine.DepsStore.
+func (s *Store) Wake(_ context.Context, waiter timer.Key, now time.Time) (timer.Instance, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[waiter]
+	if !ok {
+		return timer.Instance{}, false, nil
+	}
+	out, ok := in.Wake(now)
+	if !ok {
+		return timer.Instance{}, false, nil
+	}
+	s.instances[waiter] = out
+	return out.Clone(), true, nil
+}
+
+// RemoveWaiters implements engine.DepsStore.
+func (s *Store) RemoveWaiters(_ context.Context, upstream timer.Key, waiters []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[upstream]
+	if !ok {
+		return nil
+	}
+	in = in.Clone()
+	in.Waiters = slices.DeleteFunc(in.Waiters, func(w string) bool { return slices.Contains(waiters, w) })
+	s.instances[upstream] = in
+	return nil
+}
