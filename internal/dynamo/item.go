@@ -145,6 +145,10 @@ type instanceItem struct {
 	Deadlines *deadlinesItem `dynamodbav:"deadlines,omitempty"`
 	// Deps are the timer's upstreams and the bound of its wait (timer.Deps; absent: none).
 	Deps *depsItem `dynamodbav:"deps,omitempty"`
+	// Waiting is the firing the dependency gate parked (timer.Waiting; absent: none), and
+	// Waiters the keys of the instances waiting for this one's success (a string set).
+	Waiting *waitingItem `dynamodbav:"waiting,omitempty"`
+	Waiters []string     `dynamodbav:"waiters,omitempty,stringset"`
 	// Parameters are the timer's declared parameters (absent: none); runParams a pending or
 	// running Run Now's overrides (timer.Instance.RunParams).
 	Parameters timer.Params `dynamodbav:"parameters,omitempty"`
@@ -271,6 +275,7 @@ func toItem(in timer.Instance) instanceItem {
 	it.AutoPause = autoPauseToItem(in.AutoPause)
 	it.Deadlines = deadlinesToItem(in.Deadlines)
 	it.Deps = depsToItem(in.Deps)
+	it.Waiting, it.Waiters = toWaitingItem(in.Waiting), in.Waiters
 	if st := in.Stop; st != nil {
 		it.StopBy, it.StopAt = st.By, ms(st.At)
 	}
@@ -292,6 +297,7 @@ func (it instanceItem) instance() timer.Instance {
 	in.AutoPause = it.AutoPause.settings()
 	in.Deadlines = it.Deadlines.settings()
 	in.Deps = it.Deps.settings()
+	in.Waiting, in.Waiters = it.Waiting.waiting(), it.Waiters
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
 	}

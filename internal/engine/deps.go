@@ -75,13 +75,12 @@ type DepsStore interface {
 	// Wake makes waiter due at now if it still waits, idle and active (timer.Instance.Wake),
 	// keeping its pending window, and returns it; false when there was nothing to wake.
 	Wake(ctx context.Context, waiter timer.Key, now time.Time) (timer.Instance, bool, error)
-	// RemoveWaiters removes waiters from upstream's instance (those woken; later ones stay).
-	RemoveWaiters(ctx context.Context, upstream timer.Key, waiters []string) error
 }
 
 // wake makes the instances waiting for after's success due now and sends their firings (a
 // successful regular finish of an instance that has Waiters; anything else costs nothing).
-// A wake lost to a crash is bounded by the waiter's own due time (its gate's bound).
+// The finish took the waiters off the item in its own write (Store.Finish), so each is woken
+// once; a wake lost to a crash is bounded by the waiter's own due time (its gate's bound).
 func (f *finisher) wake(ctx context.Context, after timer.Instance, exec timer.Execution) {
 	if len(after.Waiters) == 0 || exec.Backfill || !exec.Outcome.Succeeded() {
 		return
@@ -105,9 +104,6 @@ func (f *finisher) wake(ctx context.Context, after timer.Instance, exec timer.Ex
 		if ok {
 			woken = append(woken, in)
 		}
-	}
-	if err := ds.RemoveWaiters(ctx, after.Key, after.Waiters); err != nil {
-		f.log.Warn("wake: waiters not removed (a later success wakes them again, harmlessly)", "timer", after.Key.String(), "error", err)
 	}
 	if err := f.followUps(ctx, woken, func(timer.Instance) message.Reason { return message.ReasonWake }); err != nil {
 		f.log.Warn("wake: woken firings not sent; recovery re-sends them", "timer", after.Key.String(), "error", err)

@@ -2,8 +2,7 @@ package inmem
 
 import (
 	"context"
-	"slices"
-	"time"
+		"time"
 
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/timer"
@@ -51,18 +50,4 @@ func (s *Store) Wake(_ context.Context, waiter timer.Key, now time.Time) (timer.
 	}
 	s.instances[waiter] = out
 	return out.Clone(), true, nil
-}
-
-// RemoveWaiters implements engine.DepsStore.
-func (s *Store) RemoveWaiters(_ context.Context, upstream timer.Key, waiters []string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in, ok := s.instances[upstream]
-	if !ok {
-		return nil
-	}
-	in = in.Clone()
-	in.Waiters = slices.DeleteFunc(in.Waiters, func(w string) bool { return slices.Contains(waiters, w) })
-	s.instances[upstream] = in
-	return nil
 }
