@@ -2,7 +2,7 @@ package inmem
 
 import (
 	"context"
-		"time"
+	"time"
 
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/timer"
