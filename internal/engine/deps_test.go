@@ -11,6 +11,8 @@ import (
 
 	"github.com/sundialhq/sundial/internal/action"
 	"github.com/sundialhq/sundial/internal/engine"
+	"github.com/sundialhq/sundial/internal/inmem"
+	"github.com/sundialhq/sundial/internal/message"
 	"github.com/sundialhq/sundial/internal/schedule"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -135,6 +137,8 @@ type sim struct {
 	p        *engine.Processor
 	inflight []flight
 	nextTick time.Time
+	// onDeliver sees each message delivered (nil: nothing).
+	onDeliver func(engine.Outgoing)
 }
 
 type flight struct {
@@ -172,6 +176,9 @@ func (s *sim) runUntil(end time.Time) {
 			for i, fl := range s.inflight {
 				if !fl.at.After(s.f.Clock.Now()) {
 					s.inflight = slices.Delete(s.inflight, i, i+1)
+					if s.onDeliver != nil {
+						s.onDeliver(fl.o)
+					}
 					handle(s.t, s.p, eventOf(s.t, fl.o))
 					s.collect()
 					delivered = true
@@ -353,4 +360,118 @@ func TestDepsChainUpstreamFailed(t *testing.T) {
 		require.False(t, got.Waiting.Alert)
 		require.True(t, lisbonAt(28, 4, 0).Equal(got.Waiting.For), "the 28th's window waits")
 	})
+}
+
+// depsCounter counts the gate's reads and writes on the in-memory store.
+type depsCounter struct {
+	*inmem.Store
+	gets, parks, adds, wakes atomic.Int64
+}
+
+func (s *depsCounter) Get(ctx context.Context, k timer.Key) (timer.Instance, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, k)
+}
+
+func (s *depsCounter) Park(ctx context.Context, running timer.Instance, p timer.Park, sentUpTo time.Time) (timer.Instance, error) {
+	s.parks.Add(1)
+	return s.Store.Park(ctx, running, p, sentUpTo)
+}
+
+func (s *depsCounter) AddWaiter(ctx context.Context, upstream, waiter timer.Key) error {
+	s.adds.Add(1)
+	return s.Store.AddWaiter(ctx, upstream, waiter)
+}
+
+func (s *depsCounter) Wake(ctx context.Context, waiter timer.Key, now time.Time) (timer.Instance, bool, error) {
+	s.wakes.Add(1)
+	return s.Store.Wake(ctx, waiter, now)
+}
+
+// Cost: a timer without after and without waiters pays no read and no write more; an
+// upstream pays the wakes of its waiters only on a success; a waiting timer one read per
+// upstream and one park, and a registration per upstream it waits for.
+func TestDepsCost(t *testing.T) {
+	t.Parallel()
+	f := newFakes(t)
+	st := &depsCounter{Store: f.Store.Store}
+	p := f.processor()
+	p.Store = st
+	plain := instance("Plain", t0)
+	a := instance("A", t0)
+	a.MaxRetries = 0
+	c := instance("C", t0)
+	c.Deps = timer.Deps{After: []timer.Key{a.Key}, WaitFor: time.Hour}
+	f.put(plain, a, c)
+
+	handle(t, p, event(t, scheduled(plain)))
+	require.Zero(t, st.gets.Load()+st.parks.Load()+st.adds.Load()+st.wakes.Load(), "no after, no waiters: nothing more")
+
+	handle(t, p, event(t, scheduled(c)))
+	require.Equal(t, []int64{1, 1, 1, 0}, []int64{st.gets.Load(), st.parks.Load(), st.adds.Load(), st.wakes.Load()})
+	require.Equal(t, []string{"C"}, f.get(t, a.Key).Waiters)
+
+	f.Invoker.fn = func(context.Context, action.Payload) (action.Result, error) { return action.Result{}, &action.Failure{Status: 500} }
+	handle(t, p, event(t, scheduled(a)))
+	require.Zero(t, st.wakes.Load(), "a failure wakes no one")
+	require.Equal(t, []string{"C"}, f.get(t, a.Key).Waiters, "and keeps them waiting")
+}
+
+// A timer that starts waiting while its upstream runs is woken by that run's finish (the
+// finish takes the waiters the item has then, not those the claim saw).
+func TestDepsWokenByTheRunItWaitedFor(t *testing.T) {
+	t.Parallel()
+	p, f := setupProcessor(t)
+	a := instance("A", t0)
+	c := instance("C", t0)
+	c.Deps = timer.Deps{After: []timer.Key{a.Key}, WaitFor: time.Hour}
+	f.put(a, c)
+	f.coverUpTo(t, t0.Add(2*time.Minute))
+	f.Invoker.fn = func(_ context.Context, pl action.Payload) (action.Result, error) {
+		if pl.Timer == "A" {
+			handle(t, p, event(t, scheduled(c)))
+			require.Equal(t, "waiting for A (running since 18:15)", f.get(t, c.Key).Waiting.Reason)
+			f.Clock.Advance(time.Minute)
+		}
+		return action.Result{Status: 200}, nil
+	}
+	handle(t, p, event(t, scheduled(a)))
+	woken := f.get(t, c.Key)
+	require.True(t, t0.Add(time.Minute).Equal(woken.NextRun), "woken when A finished")
+	var sent []engine.Outgoing
+	for _, o := range f.Queue.Drain() {
+		if o.Firing.Timer == "C" {
+			sent = append(sent, o)
+		}
+	}
+	require.Len(t, sent, 1, "the wake sends C's firing (the fetch has covered now)")
+	require.Equal(t, message.ReasonWake, sent[0].Firing.Reason)
+	require.True(t, t0.Equal(sent[0].Firing.ScheduledAt), "of its window")
+	require.Zero(t, sent[0].Delay)
+}
+
+// Every message ever sent for the chain's C, delivered again after the days ran (SQS
+// at-least-once; the first firing, the bound's, the wake's), runs nothing twice: the claim
+// is fenced by the instance's pending firing.
+func TestDepsDuplicateFiringsRunOnce(t *testing.T) {
+	t.Parallel()
+	s, _, _, c := chain(t, "", false)
+	var cs []engine.Outgoing
+	s.onDeliver = func(o engine.Outgoing) {
+		if o.Firing.Timer == c.Timer {
+			cs = append(cs, o)
+		}
+	}
+	s.runUntil(lisbonAt(28, 12, 0))
+	require.Len(t, callsOf(s.f, "C"), 2)
+	require.NotEmpty(t, cs)
+	var reasons []message.Reason
+	for _, o := range cs {
+		reasons = append(reasons, o.Firing.Reason)
+	}
+	require.Contains(t, reasons, message.ReasonWake)
+	lost := s.p.Stats().ClaimsLost.Load()
+	handle(t, s.p, eventOf(t, cs...))
+	require.Len(t, callsOf(s.f, "C"), 2, "nothing ran again")
+	require.Equal(t, lost+int64(len(cs)), s.p.Stats().ClaimsLost.Load(), "each lost its claim")
 }
