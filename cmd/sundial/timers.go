@@ -118,6 +118,9 @@ func printTimers(w io.Writer, views []view.Timer) error {
 			}
 			printf(w, "paused %s by %s at %s (%s): %s\n", v.Key(), p.By, p.At.UTC().Format(time.RFC3339), until, p.Note)
 		}
+		if t := v.WaitingText(); t != "" {
+			printf(w, "%s is %s\n", v.Key(), t)
+		}
 	}
 	printf(w, "%s: %s.\n", strings.ToUpper(view.FailuresInARow), view.FailuresInARowMeans)
 	return nil
@@ -231,6 +234,7 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 		line("property "+k, s.Properties[k])
 	}
 	line("next run", nextRunText(s.Timer))
+	line("waiting", s.WaitingText())
 	if s.PendingAttempt > 0 {
 		line("pending", fmt.Sprintf("retry, attempt %d", s.PendingAttempt))
 	}

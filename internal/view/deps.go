@@ -18,3 +18,20 @@ func (t Timer) Dependencies() string {
 	}
 	return strings.Join(t.After, ", ") + "; waits until " + bound + ", then " + t.OnUpstreamFailed
 }
+
+// WaitingText is the wait in one line, "waiting for A (not started) since 2026-03-10
+// 04:00:00 UTC" with ", alert raised" past its bound (onUpstreamFailed: alert); "" when
+// the timer is not waiting.
+func (t Timer) WaitingText() string {
+	if t.Waiting == "" {
+		return ""
+	}
+	s := t.Waiting
+	if t.WaitingSince != nil {
+		s += " since " + t.WaitingSince.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	if t.WaitingAlert {
+		s += ", alert raised"
+	}
+	return s
+}

@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,4 +31,18 @@ func TestDependenciesShown(t *testing.T) {
 		v := view.OfTimer(in)
 		require.Equal(t, tc.want, v.Dependencies())
 	}
+}
+
+// A waiting timer says what it waits for and since when; its kept window is not a retry.
+func TestWaitingShown(t *testing.T) {
+	t.Parallel()
+	in := timer.Instance{Key: timer.Key{Timer: "C"}, PendingAttempt: 1}
+	require.Empty(t, view.OfTimer(in).WaitingText())
+	since := time.Date(2026, 3, 10, 4, 0, 0, 0, time.UTC)
+	in.Waiting = &timer.Waiting{Since: since, For: since, Reason: "waiting for A (running since 04:02), billing:B (not started)"}
+	v := view.OfTimer(in)
+	require.Equal(t, "waiting for A (running since 04:02), billing:B (not started) since 2026-03-10 04:00:00 UTC", v.WaitingText())
+	require.Zero(t, v.PendingAttempt)
+	in.Waiting.Alert = true
+	require.Equal(t, "waiting for A (running since 04:02), billing:B (not started) since 2026-03-10 04:00:00 UTC, alert raised", view.OfTimer(in).WaitingText())
 }
