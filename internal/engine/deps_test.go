@@ -411,7 +411,9 @@ func TestDepsCost(t *testing.T) {
 	require.Equal(t, []int64{1, 1, 1, 0}, []int64{st.gets.Load(), st.parks.Load(), st.adds.Load(), st.wakes.Load()})
 	require.Equal(t, []string{"C"}, f.get(t, a.Key).Waiters)
 
-	f.Invoker.fn = func(context.Context, action.Payload) (action.Result, error) { return action.Result{}, &action.Failure{Status: 500} }
+	f.Invoker.fn = func(context.Context, action.Payload) (action.Result, error) {
+		return action.Result{}, &action.Failure{Status: 500}
+	}
 	handle(t, p, event(t, scheduled(a)))
 	require.Zero(t, st.wakes.Load(), "a failure wakes no one")
 	require.Equal(t, []string{"C"}, f.get(t, a.Key).Waiters, "and keeps them waiting")
