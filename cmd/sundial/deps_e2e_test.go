@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Dependencies end to end on the local platform, in real time: C (after A and B) falls due
+// while A's action still runs; it waits (`sundial timers show C` says for what) without
+// holding a Lambda, and runs once A's successful finish wakes it — within about 2 s of it,
+// long before its own bound (2 minutes) would have made it due again. Every call was
+// allowed by its function's role.
+func TestDepsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs sundial up against the emulator")
+	}
+	t.Parallel()
+	var mu sync.Mutex
+	calls := map[string][]time.Time{}
+	var aDone time.Time
+	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path] = append(calls[r.URL.Path], time.Now())
+		mu.Unlock()
+		if r.URL.Path == "/a" {
+			time.Sleep(6 * time.Second)
+			mu.Lock()
+			aDone = time.Now()
+			mu.Unlock()
+		}
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(action.Close)
+	callsOf := func(path string) []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), calls[path]...)
+	}
+
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(`app: ops
+timers:
+  - {name: Idle, schedule: "at(2099-01-01T00:00:00)", action: {http: {url: "http://127.0.0.1:9/"}}}
+`), 0o644))
+	p := startPlatform(t, dir, manifestPath, nil, "--console", "")
+
+	now := time.Now().UTC()
+	at := func(d time.Duration) string { return now.Add(d).Format("2006-01-02T15:04:05") }
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: ops
+timers:
+  - {name: Idle, schedule: "at(2099-01-01T00:00:00)", action: {http: {url: "http://127.0.0.1:9/"}}}
+  - {name: A, schedule: "at(%[2]s)", timeout: 1m, maxRetries: 0, action: {http: {url: "%[1]s/a"}}}
+  - {name: B, schedule: "at(%[2]s)", timeout: 1m, maxRetries: 0, action: {http: {url: "%[1]s/b"}}}
+  - {name: C, schedule: "at(%[3]s)", timeout: 1m, after: [A, B], waitUntil: 2m, action: {http: {url: "%[1]s/c"}}}
+`, action.URL, at(6*time.Second), at(8*time.Second))), 0o644))
+	out, stderr, code := cli(t, dir, "sync", manifestPath, "--endpoint", p.Endpoint)
+	require.Equal(t, 0, code, "sync: %s\n%s", stderr, out)
+
+	var shown string
+	waitUntil(t, 60*time.Second, 200*time.Millisecond, "C waits for A", func() bool {
+		out, _, code := cli(t, dir, "timers", "show", "C", "--app", "ops", "--endpoint", p.Endpoint)
+		if code == 0 && strings.Contains(out, "waiting:") {
+			shown = out
+			return true
+		}
+		return false
+	})
+	require.Contains(t, shown, "waiting for ops:A (running since ")
+	require.Empty(t, callsOf("/c"), "C does not run while A runs")
+	require.Len(t, callsOf("/b"), 1)
+
+	waitUntil(t, 30*time.Second, 100*time.Millisecond, "C ran", func() bool { return len(callsOf("/c")) == 1 })
+	mu.Lock()
+	done := aDone
+	mu.Unlock()
+	c := callsOf("/c")[0]
+	require.False(t, done.IsZero())
+	require.True(t, c.After(done), "C ran after A's finish")
+	require.Less(t, c.Sub(done), 2*time.Second, "woken by A's finish, not by its bound")
+	time.Sleep(2 * time.Second)
+	require.Len(t, callsOf("/c"), 1, "once")
+	out, stderr, code = cli(t, dir, "timers", "show", "C", "--app", "ops", "--endpoint", p.Endpoint)
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, out, "waiting:")
+	requireIAMClean(t, dir, p.Endpoint)
+}
