@@ -192,3 +192,23 @@ func parkedBy(img map[string]types.AttributeValue) string {
 	}
 	return e.Value
 }
+
+// ParkFromImages returns the instance before and after a record of the timers table's
+// stream when that record is a park (Store.Park: a claim ended by the dependency gate,
+// without an execution); false for any other record.
+func ParkFromImages(oldImage, newImage map[string]types.AttributeValue) (before, after timer.Instance, ok bool, err error) {
+	id, running := oldImage["execId"].(*types.AttributeValueMemberS)
+	if !running || id.Value == "" || parkedBy(newImage) != id.Value {
+		return timer.Instance{}, timer.Instance{}, false, nil
+	}
+	if _, still := newImage["execId"]; still {
+		return timer.Instance{}, timer.Instance{}, false, nil
+	}
+	if before, err = InstanceFromImage(oldImage); err != nil {
+		return timer.Instance{}, timer.Instance{}, false, err
+	}
+	if after, err = InstanceFromImage(newImage); err != nil {
+		return timer.Instance{}, timer.Instance{}, false, err
+	}
+	return before, after, true, nil
+}

@@ -23,6 +23,10 @@ const (
 	UpstreamAlert = "alert" // an alert is raised and the timer waits on
 )
 
+// RuleUpstreamFailed is the alert onUpstreamFailed: alert raises when a firing's wait passed
+// its bound; the timer's next execution (its run, or its window's end) resolves it.
+const RuleUpstreamFailed = "upstreamFailed"
+
 // UpstreamPolicies are the onUpstreamFailed values, the default first.
 var UpstreamPolicies = []string{UpstreamSkip, UpstreamRun, UpstreamAlert}
 
