@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"io"
 	"text/tabwriter"
 
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/timer"
 	"github.com/sundialhq/sundial/internal/view"
 )
 
@@ -29,4 +31,10 @@ func printDeps(w io.Writer, m manifest.Manifest) {
 		printf(tw, "%d\t%s\t%s\n", n.Stage, name, v.Dependencies())
 	}
 	_ = tw.Flush()
+}
+
+// afterIgnorer is a backend's Run Now that bypasses the dependency gate (run-now
+// --ignore-after: console.Service, console.Remote).
+type afterIgnorer interface {
+	RunNowIgnoringAfter(ctx context.Context, key timer.Key, who string, overrides map[string]any) (string, error)
 }

@@ -38,8 +38,9 @@ Usage:
   sundial health [--json] [--app APP]   Environment Health: fetcher, queues, processors, execution order
   sundial alerts [--json] [--app APP]   the open alerts: timers whose alert rule holds (manifest alerts:)
   sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N] [--app APP]
-  sundial run-now NAME [--param KEY=VALUE]... [--app APP]   run as soon as possible (activates a
-                              deactivated timer); --param overrides a declared parameter (manifest parameters:)
+  sundial run-now NAME [--param KEY=VALUE]... [--ignore-after] [--app APP]   run as soon as possible (activates a
+                              deactivated timer); --param overrides a declared parameter (manifest parameters:);
+                              --ignore-after runs a timer with after without waiting for its upstreams
   sundial activate NAME [--app APP]
   sundial deactivate NAME [--stop] [--app APP]   a running execution is not stopped (--stop: stopped too)
   sundial stop NAME[@tenant] [--app APP]   stop the running execution: a synchronous action is aborted

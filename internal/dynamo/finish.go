@@ -164,7 +164,7 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastGaveUp"))
 	}
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt", "waiting"} {
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt", "waiting", "runIgnoreAfter"} {
 		upd = upd.Remove(n(a))
 	}
 	if f.ClearRunParams {

@@ -149,6 +149,8 @@ type instanceItem struct {
 	// Waiters the keys of the instances waiting for this one's success (a string set).
 	Waiting *waitingItem `dynamodbav:"waiting,omitempty"`
 	Waiters []string     `dynamodbav:"waiters,omitempty,stringset"`
+	// RunIgnoreAfter: the pending Run Now bypasses the dependency gate.
+	RunIgnoreAfter bool `dynamodbav:"runIgnoreAfter,omitempty"`
 	// Parameters are the timer's declared parameters (absent: none); runParams a pending or
 	// running Run Now's overrides (timer.Instance.RunParams).
 	Parameters timer.Params `dynamodbav:"parameters,omitempty"`
@@ -275,7 +277,7 @@ func toItem(in timer.Instance) instanceItem {
 	it.AutoPause = autoPauseToItem(in.AutoPause)
 	it.Deadlines = deadlinesToItem(in.Deadlines)
 	it.Deps = depsToItem(in.Deps)
-	it.Waiting, it.Waiters = toWaitingItem(in.Waiting), in.Waiters
+	it.Waiting, it.Waiters, it.RunIgnoreAfter = toWaitingItem(in.Waiting), in.Waiters, in.RunIgnoreAfter
 	if st := in.Stop; st != nil {
 		it.StopBy, it.StopAt = st.By, ms(st.At)
 	}
@@ -297,7 +299,7 @@ func (it instanceItem) instance() timer.Instance {
 	in.AutoPause = it.AutoPause.settings()
 	in.Deadlines = it.Deadlines.settings()
 	in.Deps = it.Deps.settings()
-	in.Waiting, in.Waiters = it.Waiting.waiting(), it.Waiters
+	in.Waiting, in.Waiters, in.RunIgnoreAfter = it.Waiting.waiting(), it.Waiters, it.RunIgnoreAfter
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
 	}

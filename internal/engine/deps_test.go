@@ -477,3 +477,35 @@ func TestDepsDuplicateFiringsRunOnce(t *testing.T) {
 	require.Len(t, callsOf(s.f, "C"), 2, "nothing ran again")
 	require.Equal(t, lost+int64(len(cs)), s.p.Stats().ClaimsLost.Load(), "each lost its claim")
 }
+
+// A Run Now that ignores the dependencies runs at once, and only that run: the bypass ends
+// with it; a plain Run Now goes through the gate like a firing (its window is its instant).
+func TestDepsRunNowIgnoringAfter(t *testing.T) {
+	t.Parallel()
+	p, f := setupProcessor(t)
+	ctx := context.Background()
+	a := instance("A", t0.Add(time.Hour))
+	c := instance("C", t0.Add(time.Hour))
+	c.Deps = timer.Deps{After: []timer.Key{a.Key}, WaitFor: time.Hour}
+	f.put(a, c)
+
+	in, err := f.Store.RunNowWith(ctx, c.Key, t0, "")
+	require.NoError(t, err)
+	handle(t, p, event(t, message.ForInstance(in, message.ReasonRunNow)))
+	require.Empty(t, callsOf(f, "C"), "a plain Run Now waits for A")
+	require.NotNil(t, f.get(t, c.Key).Waiting)
+
+	in, err = f.Store.RunNowIgnoringAfter(ctx, c.Key, t0, "")
+	require.NoError(t, err)
+	require.True(t, in.RunIgnoreAfter)
+	handle(t, p, event(t, message.ForInstance(in, message.ReasonRunNow)))
+	require.Len(t, callsOf(f, "C"), 1, "ran without waiting")
+	got := f.get(t, c.Key)
+	require.False(t, got.RunIgnoreAfter, "the bypass ended with its run")
+	require.Nil(t, got.Waiting)
+
+	f.Clock.Set(got.NextRun)
+	handle(t, p, event(t, scheduled(got)))
+	require.Len(t, callsOf(f, "C"), 1, "the next firing waits again")
+	require.NotNil(t, f.get(t, c.Key).Waiting)
+}

@@ -192,7 +192,7 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 
 	res := p.misfire(running, f.Reason, log)
 	ranAnyway := ""
-	if res == nil && len(running.Deps.After) > 0 && f.Backfill == "" {
+	if res == nil && len(running.Deps.After) > 0 && f.Backfill == "" && !running.RunIgnoreAfter {
 		// The dependency gate (deps.go): after the claim, so one decision holds the instance.
 		var parked *timer.Instance
 		var done bool

@@ -2,6 +2,7 @@ package inmem
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sundialhq/sundial/internal/engine"
@@ -50,4 +51,22 @@ func (s *Store) Wake(_ context.Context, waiter timer.Key, now time.Time) (timer.
 	}
 	s.instances[waiter] = out
 	return out.Clone(), true, nil
+}
+
+// RunNowIgnoringAfter implements admin.IgnoreAfterRunner.
+func (s *Store) RunNowIgnoringAfter(_ context.Context, key timer.Key, now time.Time, params string) (timer.Instance, error) {
+	return s.change(key, func(in *timer.Instance) error {
+		if in.Running() {
+			return fmt.Errorf("%w: %s", timer.ErrRunningIgnoreAfter, key)
+		}
+		setNextRun(in, now)
+		in.RunIgnoreAfter = true
+		if params != "" {
+			in.RunParams = params
+		}
+		if !in.Active {
+			in.Active, in.ActiveBy = true, timer.ActiveByOperator
+		}
+		return nil
+	})
 }

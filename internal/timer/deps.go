@@ -2,6 +2,8 @@ package timer
 
 import (
 	"fmt"
+
+	"github.com/sundialhq/sundial/internal/errkind"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +28,10 @@ const (
 // RuleUpstreamFailed is the alert onUpstreamFailed: alert raises when a firing's wait passed
 // its bound; the timer's next execution (its run, or its window's end) resolves it.
 const RuleUpstreamFailed = "upstreamFailed"
+
+// ErrRunningIgnoreAfter: a Run Now that bypasses the dependency gate is refused while the
+// timer runs (the run that holds it would end with the bypass, and its next firing not).
+var ErrRunningIgnoreAfter = errkind.New(errkind.Conflict, "the timer is running: a Run Now that ignores its dependencies waits until the run ends; try again then")
 
 // UpstreamPolicies are the onUpstreamFailed values, the default first.
 var UpstreamPolicies = []string{UpstreamSkip, UpstreamRun, UpstreamAlert}

@@ -341,6 +341,9 @@ type Instance struct {
 	// one's next success, woken by its successful finish.
 	Waiting *Waiting `json:"waiting,omitempty"`
 	Waiters []string `json:"waiters,omitempty"`
+	// RunIgnoreAfter: the pending Run Now bypasses the dependency gate (set with it on an
+	// idle instance, removed by the finish that ends its run).
+	RunIgnoreAfter bool `json:"runIgnoreAfter,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).

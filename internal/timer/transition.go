@@ -277,6 +277,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.RunScheduledAt, out.RunAttempt, out.RunProgress = time.Time{}, 0, nil
 	out.Stop = nil
 	out.Waiting = nil // the firing ran (or was skipped): no wait remains
+	out.RunIgnoreAfter = false
 	out.Version++
 	out.LastRun = f.LastRun
 	out.LastDuration = f.LastDuration
