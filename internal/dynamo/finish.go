@@ -164,11 +164,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastGaveUp"))
 	}
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt", "waiting", "runIgnoreAfter"} {
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt", "waiting"} {
 		upd = upd.Remove(n(a))
 	}
 	if f.ClearRunParams {
-		upd = upd.Remove(n("runParams")) // absent on a plain firing's item: the write costs what it did
+		upd = upd.Remove(n("runParams")).Remove(n("runIgnoreAfter")) // absent on a plain firing's item: the write costs what it did
 	}
 	if f.Backfill != nil {
 		upd = upd.Set(n("backfill"), expression.Value(toBackfillItem(f.Backfill)))

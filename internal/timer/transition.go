@@ -266,6 +266,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.RunBackfill = ""
 	if f.ClearRunParams {
 		out.RunParams = ""
+		out.RunIgnoreAfter = false // a Run Now's bypass of the gate lasts through its retries too
 	}
 	if f.Backfill != nil {
 		b := *f.Backfill
@@ -277,7 +278,6 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.RunScheduledAt, out.RunAttempt, out.RunProgress = time.Time{}, 0, nil
 	out.Stop = nil
 	out.Waiting = nil // the firing ran (or was skipped): no wait remains
-	out.RunIgnoreAfter = false
 	out.Version++
 	out.LastRun = f.LastRun
 	out.LastDuration = f.LastDuration
