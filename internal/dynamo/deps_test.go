@@ -131,8 +131,8 @@ func TestDepsParkAndWake(t *testing.T) {
 	require.True(t, clock.Now().Equal(woken.NextRun), "woken: due now")
 	require.NotNil(t, woken.Waiting, "still waiting until it runs")
 	wake := message.ForInstance(woken, message.ReasonWake)
-	for _, o := range q.Drain() { // sent by the finisher when the fetch has covered now
-		if o.Firing.Timer == c.Timer {
+	for _, o := range q.Drain() { // the wake is sent by the finisher when the fetch has covered now
+		if o.Firing.Timer == c.Timer && o.Firing.Reason == message.ReasonWake {
 			require.Equal(t, wake, o.Firing)
 		}
 	}
