@@ -125,7 +125,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 	}
 	if reschedule {
 		idle := cond.And(n("execId").AttributeNotExists())
-		withNext := settings().Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		withNext := settings().Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt")).Remove(n("waiting"))
 		if next.IsZero() {
 			withNext = withNext.Remove(n("nextRun")).Remove(n("dueShard")).Remove(n("dueAt"))
 		} else {
@@ -224,7 +224,7 @@ func (s *Store) setNextRun(ctx context.Context, key timer.Key, next time.Time, a
 	n := expression.Name
 	upd := func() expression.UpdateBuilder { // afresh for each use: builders share their lists
 		u := expression.Set(n("nextRun"), expression.Value(ms(next))).
-			Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+			Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt")).Remove(n("waiting"))
 		if ignoreAfter {
 			u = u.Set(n("runIgnoreAfter"), expression.Value(true))
 		} else {

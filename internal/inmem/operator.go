@@ -84,6 +84,7 @@ func (s *Store) change(key timer.Key, fn func(in *timer.Instance) error) (timer.
 func setNextRun(in *timer.Instance, next time.Time) {
 	in.NextRun, in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = next, time.Time{}, 0, time.Time{}
 	in.RunIgnoreAfter = false
+	in.Waiting = nil // a fresh next run replaces a waiting firing
 }
 
 // UpdateSettingsIf implements admin.Store.
