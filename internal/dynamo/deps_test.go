@@ -149,4 +149,12 @@ func TestDepsParkAndWake(t *testing.T) {
 	require.Empty(t, deliver(wake, bound, first).BatchItemFailures)
 	require.Equal(t, int64(1), calls.Load(), "every other message of C lost its claim")
 	require.Equal(t, int64(3), p.Stats().ClaimsLost.Load())
+
+	// A Run Now that ignores the gate is stored with it and removed by its run's finish.
+	in, err := f.s.RunNowIgnoringAfter(ctx, c.Key, clock.Now(), "")
+	require.NoError(t, err)
+	require.True(t, in.RunIgnoreAfter)
+	require.Empty(t, deliver(message.ForInstance(in, message.ReasonRunNow)).BatchItemFailures)
+	require.Equal(t, int64(2), calls.Load())
+	require.False(t, f.get(t, c.Key).RunIgnoreAfter)
 }
