@@ -15,10 +15,11 @@ import (
 )
 
 // Dependencies end to end on the local platform, in real time: C (after A and B) falls due
-// while A's action still runs; it waits (`sundial timers show C` says for what) without
-// holding a Lambda, and runs once A's successful finish wakes it — within about 2 s of it,
-// long before its own bound (2 minutes) would have made it due again. Every call was
-// allowed by its function's role.
+// while A's action still runs; it waits (`sundial timers show C` says for what, a Timer
+// Waiting event is put) without holding a Lambda, and runs once A's successful finish wakes
+// it — within about 2 s of it, long before its own bound (2 minutes) would have made it due
+// again. D waits for Broken, which fails: at D's bound (3 s) onUpstreamFailed: alert raises
+// upstreamFailed, once, and D does not run. Every call was allowed by its function's role.
 func TestDepsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
@@ -31,6 +32,10 @@ func TestDepsEndToEnd(t *testing.T) {
 		mu.Lock()
 		calls[r.URL.Path] = append(calls[r.URL.Path], time.Now())
 		mu.Unlock()
+		if r.URL.Path == "/broken" {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
 		if r.URL.Path == "/a" {
 			time.Sleep(6 * time.Second)
 			mu.Lock()
@@ -46,13 +51,14 @@ func TestDepsEndToEnd(t *testing.T) {
 		return append([]time.Time(nil), calls[path]...)
 	}
 
+	sink := serveEvents(t)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
 	require.NoError(t, os.WriteFile(manifestPath, []byte(`app: ops
 timers:
   - {name: Idle, schedule: "at(2099-01-01T00:00:00)", action: {http: {url: "http://127.0.0.1:9/"}}}
 `), 0o644))
-	p := startPlatform(t, dir, manifestPath, nil, "--console", "")
+	p := startPlatform(t, dir, manifestPath, nil, "--console", "", "--events-to", sink.URL)
 
 	now := time.Now().UTC()
 	at := func(d time.Duration) string { return now.Add(d).Format("2006-01-02T15:04:05") }
@@ -62,6 +68,8 @@ timers:
   - {name: A, schedule: "at(%[2]s)", timeout: 1m, maxRetries: 0, action: {http: {url: "%[1]s/a"}}}
   - {name: B, schedule: "at(%[2]s)", timeout: 1m, maxRetries: 0, action: {http: {url: "%[1]s/b"}}}
   - {name: C, schedule: "at(%[3]s)", timeout: 1m, after: [A, B], waitUntil: 2m, action: {http: {url: "%[1]s/c"}}}
+  - {name: Broken, schedule: "at(%[2]s)", timeout: 1m, maxRetries: 0, action: {http: {url: "%[1]s/broken"}}}
+  - {name: D, schedule: "at(%[3]s)", timeout: 1m, after: [Broken], waitUntil: 3s, onUpstreamFailed: alert, action: {http: {url: "%[1]s/d"}}}
 `, action.URL, at(6*time.Second), at(8*time.Second))), 0o644))
 	out, stderr, code := cli(t, dir, "sync", manifestPath, "--endpoint", p.Endpoint)
 	require.Equal(t, 0, code, "sync: %s\n%s", stderr, out)
@@ -92,5 +100,19 @@ timers:
 	out, stderr, code = cli(t, dir, "timers", "show", "C", "--app", "ops", "--endpoint", p.Endpoint)
 	require.Equal(t, 0, code, stderr)
 	require.NotContains(t, out, "waiting:")
+	require.Equal(t, 1, sink.count("C", "Timer Waiting", ""), "C started waiting once")
+
+	waitUntil(t, 30*time.Second, 200*time.Millisecond, "D's upstreamFailed alert", func() bool {
+		return sink.count("D", "Alert Raised", "upstreamFailed") >= 1
+	})
+	d := sink.details("D", "Alert Raised", "upstreamFailed")[0]
+	require.Contains(t, d["error"], "upstream ops:Broken had not succeeded by ")
+	out, stderr, code = cli(t, dir, "timers", "show", "D", "--app", "ops", "--endpoint", p.Endpoint)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "onUpstreamFailed: alert: waiting on")
+	require.Contains(t, out, "alert raised")
+	time.Sleep(2 * time.Second)
+	require.Equal(t, 1, sink.count("D", "Alert Raised", "upstreamFailed"), "raised once")
+	require.Empty(t, callsOf("/d"))
 	requireIAMClean(t, dir, p.Endpoint)
 }
