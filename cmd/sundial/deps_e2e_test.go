@@ -116,3 +116,48 @@ timers:
 	require.Empty(t, callsOf("/d"))
 	requireIAMClean(t, dir, p.Endpoint)
 }
+
+// backfill --with-downstream end to end: A's backfill over three days runs, then C's (after
+// A) over the same range, each of C's instants after A's last.
+func TestBackfillWithDownstreamEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs sundial up against the emulator")
+	}
+	t.Parallel()
+	var mu sync.Mutex
+	calls := map[string][]time.Time{}
+	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path] = append(calls[r.URL.Path], time.Now())
+		mu.Unlock()
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(action.Close)
+	dir := t.TempDir()
+	manifestPath := filepath.Join(dir, "timers.yaml")
+	require.NoError(t, os.WriteFile(manifestPath, []byte(fmt.Sprintf(`app: ops
+timers:
+  - {name: A, schedule: "0 12 * * *", timeout: 10s, maxRetries: 0, action: {http: {url: "%[1]s/a"}}}
+  - {name: C, schedule: "0 12 * * *", timeout: 10s, maxRetries: 0, after: [A], action: {http: {url: "%[1]s/c"}}}
+  - {name: Other, schedule: "0 12 * * *", timeout: 10s, maxRetries: 0, action: {http: {url: "%[1]s/other"}}}
+`, action.URL)), 0o644))
+	p := startPlatform(t, dir, manifestPath, nil, "--console", "")
+	now := time.Now().UTC()
+	out, stderr, code := cli(t, dir, "backfill", "A", "--app", "ops", "--from", now.Add(-72*time.Hour).Format(time.RFC3339),
+		"--to", now.Add(-time.Minute).Format(time.RFC3339), "--with-downstream", "--endpoint", p.Endpoint)
+	require.Equal(t, 0, code, "%s\n%s", stderr, out)
+	require.Contains(t, out, "downstream stage 1: backfilling ops:C over the same range")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, calls["/a"], 3)
+	require.Len(t, calls["/c"], 3)
+	require.Empty(t, calls["/other"])
+	for _, c := range calls["/c"] {
+		require.True(t, c.After(calls["/a"][2]), "C's backfill follows A's")
+	}
+
+	_, stderr, code = cli(t, dir, "backfill", "A", "--app", "ops", "--from", now.Add(-72*time.Hour).Format(time.RFC3339),
+		"--to", now.Add(-time.Minute).Format(time.RFC3339), "--with-downstream", "--detach", "--endpoint", p.Endpoint)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "--with-downstream waits for each backfill before the next stage: not with --detach")
+}

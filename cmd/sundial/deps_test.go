@@ -41,3 +41,20 @@ timers:
 	require.Equal(t, 0, code, errOut)
 	require.NotContains(t, out, "dependencies")
 }
+
+// backfill --with-downstream's order: the timers that follow the backfilled one, stage by
+// stage (a timer after its last upstream that follows it), other roots left out.
+func TestDownstreamStages(t *testing.T) {
+	t.Parallel()
+	after := map[string][]string{
+		"C":         {"A", "B"},
+		"D":         {"C"},
+		"billing:E": {"A", "D"},
+		"F":         {"B"},
+		"G":         {"Z"},
+	}
+	require.Equal(t, [][]string{{"C"}, {"D"}, {"billing:E"}}, downstreamStages("A", after))
+	require.Equal(t, [][]string{{"C", "F"}, {"D"}, {"billing:E"}}, downstreamStages("B", after))
+	require.Empty(t, downstreamStages("G", after))
+	require.Equal(t, [][]string{{"billing:E"}}, downstreamStages("D", after))
+}
