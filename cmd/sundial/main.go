@@ -63,7 +63,7 @@ Usage:
   sundial calendars list|show NAME|edit NAME [--app A] [--dates D,..] [--yearly MM-DD,..] [--ranges A..B,..] [--weekdays sat,..] [--wait] [--json]
                               business calendars; edit replaces a calendar's rules at runtime (in
                               force at once), reschedules its timers as a job, kept by publishes
-  sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--param K=V]... [--detach] [--json]
+  sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--param K=V]... [--detach] [--with-downstream] [--json]
                               run every past instant of the timer's schedule in the range again,
                               oldest first, scheduledAt the original instant; waits showing progress
   sundial backfill status|cancel NAME [--app A] [--json]   the timer's latest backfill; stop it
