@@ -43,7 +43,7 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the backfill's status as JSON (and do not draw progress)")
 	var from, to, tenant *string
 	var parallel *int
-	var detach *bool
+	var detach, withDownstream *bool
 	var params paramFlag
 	if sub == "start" {
 		params = addParamFlag(fs)
@@ -52,6 +52,7 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		tenant = fs.String("tenant", "", "only this `TENANT`'s instance of a multi-tenant timer (default every tenant's)")
 		parallel = fs.Int("parallel", 1, fmt.Sprintf("how many instances (tenants) are backfilled at once, 1..%d; the instants of one instance always run one at a time", admin.MaxBackfillParallel))
 		detach = fs.Bool("detach", false, "start it and return; `sundial backfill status NAME` shows its progress")
+		withDownstream = fs.Bool("with-downstream", false, "once it succeeded, backfill the timers whose after names it (and theirs, stage by stage) over the same range, each waited for")
 	}
 	if err := parse(fs, args); err != nil {
 		return err
@@ -83,6 +84,9 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		if req.To.Before(req.From) {
 			return usageErr("backfill: --to %s is before --from %s", *to, *from)
 		}
+		if *withDownstream && *detach {
+			return usageErr("backfill: --with-downstream waits for each backfill before the next stage: not with --detach")
+		}
 	}
 	be, err := t.backend(ctx, *api)
 	if err != nil {
@@ -112,7 +116,10 @@ func cmdBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	if st, err = be.BackfillStatus(ctx, st.App, st.Timer); err != nil {
 		return err
 	}
-	return waitBackfill(ctx, be, st, stdout, *asJSON)
+	if err := waitBackfill(ctx, be, st, stdout, *asJSON); err != nil || !*withDownstream {
+		return err
+	}
+	return followDownstream(ctx, be, req, stdout, *asJSON)
 }
 
 // cmdBackfillList lists the timers' latest backfills (of --app, or every app's), following

@@ -58,6 +58,9 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		printf(stdout, "note: alert topics' regions were not checked (no --region, AWS_REGION or AWS_DEFAULT_REGION): the publish refuses a topic outside the stack's region\n")
 	}
 	spreadNotes(stdout, m, time.Now())
+	for _, ref := range m.ForeignUpstreams() {
+		printf(stdout, "note: %s names another app's timer, which sundial check cannot see offline; until that timer exists, this one waits for it as for an upstream that has not succeeded\n", ref)
+	}
 	for _, ref := range m.SharedPending() {
 		printf(stdout, "note: %s is not in this manifest: it must be a calendar of the default app (environment-wide), which sundial check cannot see offline; the publish (sundial sync, a deploy) checks it and refuses the manifest if the default app has none of that name\n", ref)
 	}

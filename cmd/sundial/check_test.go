@@ -142,3 +142,35 @@ func TestCheckAutoPause(t *testing.T) {
 	require.Contains(t, errOut.String(), `timers[2] "Alone": pauseFor: 1h0m0s without pauseAfterFailures: say after how many failures in a row to pause`)
 	require.NotContains(t, errOut.String(), "Good")
 }
+
+// check refuses a dependency cycle and an unknown upstream of the manifest's app, naming
+// them, and notes another app's upstreams, which it cannot see offline.
+func TestCheckDeps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	var out, errOut bytes.Buffer
+	cyclic := write("cycle.yaml", `timers:
+  - {name: A, schedule: "02:00", after: [C], action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: B, schedule: "03:00", after: [A, Nope], action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: C, schedule: "04:00", after: [B], action: {http: {url: "http://127.0.0.1:9/x"}}}
+`)
+	require.NotEqual(t, 0, run(context.Background(), []string{"check", cyclic}, &out, &errOut))
+	require.Contains(t, errOut.String(), `timers[1] "B": after[1]: unknown upstream "Nope": app default has no timer of that name in this manifest`)
+	require.Contains(t, errOut.String(), `after: dependency cycle A → C → B → A`)
+
+	out.Reset()
+	errOut.Reset()
+	chain := write("chain.yaml", `app: ops
+timers:
+  - {name: A, schedule: "02:00", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: C, schedule: "04:00", after: [A, "billing:B"], waitUntil: "06:00", onUpstreamFailed: alert, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`)
+	require.Equal(t, 0, run(context.Background(), []string{"check", chain}, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), `note: timers[1] "C": after billing:B names another app's timer, which sundial check cannot see offline`)
+	require.Contains(t, out.String(), ": valid")
+}

@@ -38,8 +38,9 @@ Usage:
   sundial health [--json] [--app APP]   Environment Health: fetcher, queues, processors, execution order
   sundial alerts [--json] [--app APP]   the open alerts: timers whose alert rule holds (manifest alerts:)
   sundial logs [--json] [--timer NAME] [--tenant T] [--errors] [--limit N] [--app APP]
-  sundial run-now NAME [--param KEY=VALUE]... [--app APP]   run as soon as possible (activates a
-                              deactivated timer); --param overrides a declared parameter (manifest parameters:)
+  sundial run-now NAME [--param KEY=VALUE]... [--ignore-after] [--app APP]   run as soon as possible (activates a
+                              deactivated timer); --param overrides a declared parameter (manifest parameters:);
+                              --ignore-after runs a timer with after without waiting for its upstreams
   sundial activate NAME [--app APP]
   sundial deactivate NAME [--stop] [--app APP]   a running execution is not stopped (--stop: stopped too)
   sundial stop NAME[@tenant] [--app APP]   stop the running execution: a synchronous action is aborted
@@ -64,7 +65,7 @@ Usage:
                               force at once), reschedules its timers as a job, kept by publishes
   sundial resources list [--json]   shared resources' pools (resources:, uses:): slots, holders,
                               waiters in the order they are served, apps using the default app's
-  sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--param K=V]... [--detach] [--json]
+  sundial backfill NAME --from RFC3339 --to RFC3339 [--app A] [--tenant T] [--parallel N] [--param K=V]... [--detach] [--with-downstream] [--json]
                               run every past instant of the timer's schedule in the range again,
                               oldest first, scheduledAt the original instant; waits showing progress
   sundial backfill status|cancel NAME [--app A] [--json]   the timer's latest backfill; stop it

@@ -25,9 +25,11 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 	api := apiFlag(fs)
 	var bulk bulkFlags
 	var params paramFlag
+	ignoreAfter := new(bool)
 	switch cmd {
 	case "run-now":
 		params = addParamFlag(fs)
+		ignoreAfter = fs.Bool("ignore-after", false, "run even if the timer's upstreams (after) have not succeeded: bypass its dependency gate (recorded in the audit)")
 	case "stop":
 	default:
 		bulk.add(fs, cmd)
@@ -54,7 +56,11 @@ func cmdOperate(ctx context.Context, cmd string, args []string, stdout io.Writer
 		return err
 	}
 	var msg string
-	if pr, ok := be.(paramRunner); ok && len(params) > 0 {
+	if ai, ok := be.(afterIgnorer); ok && *ignoreAfter {
+		msg, err = ai.RunNowIgnoringAfter(ctx, key, cliActor(), params)
+	} else if *ignoreAfter {
+		err = fmt.Errorf("%w: --ignore-after: this backend cannot bypass the dependency gate", errkind.Invalid)
+	} else if pr, ok := be.(paramRunner); ok && len(params) > 0 {
 		msg, err = pr.RunNowWith(ctx, key, cliActor(), params)
 	} else {
 		msg, err = be.Operate(ctx, key, cmd, cliActor())

@@ -137,7 +137,11 @@ func cmdPlan(args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, p)
 	}
-	return printPlan(stdout, path, p)
+	if err := printPlan(stdout, path, p); err != nil {
+		return err
+	}
+	printDeps(stdout, m)
+	return nil
 }
 
 // tenantList reads --tenants: a count (tenant1..tenantN) or comma-separated names.

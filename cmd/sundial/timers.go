@@ -136,6 +136,9 @@ func printTimers(w io.Writer, views []view.Timer) error {
 		for _, s := range v.WaitingForSlot {
 			printf(w, "%s: %s\n", v.Key(), s.Text)
 		}
+		if t := v.WaitingText(); t != "" {
+			printf(w, "%s is %s\n", v.Key(), t)
+		}
 	}
 	printf(w, "%s: %s.\n", strings.ToUpper(view.FailuresInARow), view.FailuresInARowMeans)
 	return nil
@@ -234,6 +237,9 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 	if d := deadlinesText(s.StartBy, s.FinishBy, s.RunningOver); d != "" {
 		line("deadlines", d)
 	}
+	if d := s.Dependencies(); d != "" {
+		line("after", d)
+	}
 	if len(s.Uses) > 0 {
 		line("uses", strings.Join(s.Uses, ", "))
 	}
@@ -249,6 +255,7 @@ func printShown(w io.Writer, s shown, asJSON bool) error {
 		line("property "+k, s.Properties[k])
 	}
 	line("next run", nextRunText(s.Timer))
+	line("waiting", s.WaitingText())
 	if s.PendingAttempt > 0 {
 		line("pending", fmt.Sprintf("retry, attempt %d", s.PendingAttempt))
 	}

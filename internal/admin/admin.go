@@ -104,6 +104,7 @@ func sameSettings(a, b timer.Settings) bool {
 		a.RetryBackoff == b.RetryBackoff && a.Async == b.Async && a.Heartbeat == b.Heartbeat &&
 		reflect.DeepEqual(a.Action, b.Action) && maps.Equal(a.Properties, b.Properties) && sameCalendar(a, b) && reflect.DeepEqual(a.Alerts, b.Alerts) &&
 		a.AutoPause == b.AutoPause && reflect.DeepEqual(a.Deadlines, b.Deadlines) &&
+		reflect.DeepEqual(a.Deps, b.Deps) &&
 		reflect.DeepEqual(a.Parameters, b.Parameters) &&
 		slices.Equal(a.Resources, b.Resources)
 }

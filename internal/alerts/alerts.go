@@ -192,6 +192,11 @@ func (a *Alerter) Executions(ctx context.Context, ends []Ended) (*Batch, error) 
 				}
 			}
 		}
+		if upstreamAlerting(x.Instance, e) { // deps.go: the window's wait is over
+			if err := b.resolve(ctx, k, timer.RuleUpstreamFailed, r.Notify, &e, end, true); err != nil {
+				return nil, err
+			}
+		}
 		if !r.Any() {
 			continue
 		}

@@ -21,6 +21,13 @@ import (
 // parameters, runs the timer with its defaults.
 type RunNowBody struct {
 	Parameters map[string]any `json:"parameters,omitempty"`
+	// IgnoreAfter: the run bypasses the timer's dependency gate (a timer with after only).
+	IgnoreAfter bool `json:"ignoreAfter,omitempty"`
+}
+
+// afterIgnorer is a backend's Run Now that bypasses the dependency gate (Service's and Remote's).
+type afterIgnorer interface {
+	RunNowIgnoringAfter(ctx context.Context, key timer.Key, who string, overrides map[string]any) (string, error)
 }
 
 // paramRunner is a backend's Run Now with parameter overrides (Service's and Remote's).
@@ -47,7 +54,11 @@ func (s *Server) apiRunNow(r *http.Request) (any, error) {
 			return nil, err
 		}
 	}
-	in, err := s.svc.runNow(r.Context(), key, by(r), b.Parameters)
+	run := s.svc.runNow
+	if b.IgnoreAfter {
+		run = s.svc.runNowIgnoringAfter
+	}
+	in, err := run(r.Context(), key, by(r), b.Parameters)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +70,37 @@ func (s *Server) apiRunNow(r *http.Request) (any, error) {
 // applied and recorded there).
 func (s *Service) runNow(ctx context.Context, key timer.Key, who string, overrides map[string]any) (timer.Instance, error) {
 	return s.ops().RunNow(ctx, ops.ActorFor(ctx, who), key, overrides)
+}
+
+// runNowIgnoringAfter is runNow whose run bypasses the dependency gate (recorded so).
+func (s *Service) runNowIgnoringAfter(ctx context.Context, key timer.Key, who string, overrides map[string]any) (timer.Instance, error) {
+	return s.ops().RunNowIgnoringAfter(ctx, ops.ActorFor(ctx, who), key, overrides)
+}
+
+// RunNowIgnoringAfter is Run Now bypassing the dependency gate for who, and says what it did.
+func (s *Service) RunNowIgnoringAfter(ctx context.Context, key timer.Key, who string, overrides map[string]any) (string, error) {
+	in, err := s.runNowIgnoringAfter(ctx, key, who, overrides)
+	if err != nil {
+		return "", err
+	}
+	return OperationMessage(ops.OpRunNow, in) + " (ignoring its dependencies)", nil
+}
+
+// RunNowIgnoringAfter sends POST .../run-now with ignoreAfter (and the overrides).
+func (rm *Remote) RunNowIgnoringAfter(ctx context.Context, key timer.Key, _ string, overrides map[string]any) (string, error) {
+	body, err := json.Marshal(RunNowBody{Parameters: overrides, IgnoreAfter: true})
+	if err != nil {
+		return "", err
+	}
+	out, _, err := rm.do(ctx, http.MethodPost, instancePath(key)+"/run-now", url.Values{}, body)
+	if err != nil {
+		return "", err
+	}
+	var res OperationResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return "", fmt.Errorf("%w: Service Center API: %v", errkind.Unavailable, err)
+	}
+	return res.Message + " (ignoring its dependencies)", nil
 }
 
 // RunNowWith is Run Now with parameter overrides for who, and says what it did.
@@ -152,6 +194,9 @@ func runNowFields(prefix string, ps timer.Params) []runNowField {
 // the backend's RunNowWith, every other button through Operate.
 func (s *Server) operateForm(r *http.Request, key timer.Key, op string) (string, error) {
 	overrides, ok := formParams(r.PostForm)
+	if ai, can := s.be.(afterIgnorer); can && op == ops.OpRunNow && r.PostForm.Get("ignoreAfter") != "" {
+		return ai.RunNowIgnoringAfter(r.Context(), key, by(r), overrides)
+	}
 	if pr, can := s.be.(paramRunner); ok && can && op == ops.OpRunNow {
 		return pr.RunNowWith(r.Context(), key, by(r), overrides)
 	}

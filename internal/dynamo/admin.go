@@ -104,6 +104,11 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 		} else {
 			upd = upd.Remove(n("deadlines"))
 		}
+		if d := depsToItem(st.Deps); d != nil {
+			upd = upd.Set(n("deps"), expression.Value(d))
+		} else {
+			upd = upd.Remove(n("deps"))
+		}
 		if len(st.Parameters) > 0 {
 			upd = upd.Set(n("parameters"), expression.Value(st.Parameters))
 		} else {
@@ -120,7 +125,7 @@ func (s *Store) updateSettings(ctx context.Context, key timer.Key, st timer.Sett
 	}
 	if reschedule {
 		idle := cond.And(n("execId").AttributeNotExists())
-		withNext := settings().Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		withNext := settings().Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt")).Remove(n("waiting"))
 		if next.IsZero() {
 			withNext = withNext.Remove(n("nextRun")).Remove(n("dueShard")).Remove(n("dueAt"))
 		} else {
@@ -199,27 +204,39 @@ func (s *Store) RunNowWith(ctx context.Context, key timer.Key, now time.Time, pa
 	if params == "" {
 		return s.RunNow(ctx, key, now)
 	}
-	return s.setNextRun(ctx, key, now, true, params)
+	return s.setNextRun(ctx, key, now, true, params, false)
+}
+
+// RunNowIgnoringAfter is RunNowWith whose run bypasses the dependency gate
+// (timer.Instance.RunIgnoreAfter, written with the next run, on an idle instance only:
+// timer.ErrRunningIgnoreAfter otherwise).
+func (s *Store) RunNowIgnoringAfter(ctx context.Context, key timer.Key, now time.Time, params string) (timer.Instance, error) {
+	return s.setNextRun(ctx, key, now, true, params, true)
 }
 
 // SetNextRun sets the next run (OutSystems' dynamic Next_Run, or Wake) and, if activate,
 // activates the instance. During a run the new value stands when the run finishes.
 func (s *Store) SetNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool) (timer.Instance, error) {
-	return s.setNextRun(ctx, key, next, activate, "")
+	return s.setNextRun(ctx, key, next, activate, "", false)
 }
 
-func (s *Store) setNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool, params string) (timer.Instance, error) {
+func (s *Store) setNextRun(ctx context.Context, key timer.Key, next time.Time, activate bool, params string, ignoreAfter bool) (timer.Instance, error) {
 	n := expression.Name
 	upd := func() expression.UpdateBuilder { // afresh for each use: builders share their lists
 		u := expression.Set(n("nextRun"), expression.Value(ms(next))).
-			Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+			Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt")).Remove(n("waiting"))
+		if ignoreAfter {
+			u = u.Set(n("runIgnoreAfter"), expression.Value(true))
+		} else {
+			u = u.Remove(n("runIgnoreAfter"))
+		}
 		if params != "" {
 			return u.Set(n("runParams"), expression.Value(params))
 		}
 		return u
 	}
 	cond := n("pk").AttributeExists()
-	if params != "" {
+	if params != "" || ignoreAfter {
 		cond = cond.And(n("execId").AttributeNotExists())
 	}
 	var out *dynamodb.UpdateItemOutput
@@ -234,9 +251,12 @@ func (s *Store) setNextRun(ctx context.Context, key timer.Key, next time.Time, a
 	} else {
 		out, err = s.update(ctx, s.timers, instanceKey(key), upd(), &cond, types.ReturnValueAllNew)
 	}
-	if isConditionFailed(err) && params != "" {
+	if isConditionFailed(err) && (params != "" || ignoreAfter) {
 		if _, gerr := s.Get(ctx, key); gerr != nil {
 			return timer.Instance{}, gerr
+		}
+		if ignoreAfter {
+			return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrRunningIgnoreAfter, key)
 		}
 		return timer.Instance{}, fmt.Errorf("%w: %s", timer.ErrRunningParams, key)
 	}

@@ -116,7 +116,7 @@ func (s *Store) SaveEdit(ctx context.Context, key timer.Key, e timer.Edit) (time
 			Set(n("editedAt"), expression.Value(ms(e.At))).Set(n("editedBy"), expression.Value(e.By))
 	}
 	if e.Reschedule {
-		upd = upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		upd = upd.Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt")).Remove(n("waiting"))
 		if e.NextRun.IsZero() {
 			upd = upd.Remove(n("nextRun")).Remove(n("dueShard")).Remove(n("dueAt"))
 		} else {

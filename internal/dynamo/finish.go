@@ -51,17 +51,31 @@ func (s *Store) Finish(ctx context.Context, observed timer.Instance, f timer.Fin
 	if err != nil {
 		return timer.Instance{}, err
 	}
-	_, err = s.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName: &s.timers, Key: instanceKey(observed.Key),
 		UpdateExpression: update.Update(), ConditionExpression: update.Condition(),
 		ExpressionAttributeNames: update.Names(), ExpressionAttributeValues: update.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	}
+	if !f.LastSuccessFor.IsZero() {
+		// A success takes the waiters off (finishUpdate): their old value comes back with
+		// the reply (no read, no write unit more), so each waiter is woken once.
+		in.ReturnValues = types.ReturnValueUpdatedOld
+	}
+	out, err := s.api.UpdateItem(ctx, in)
 	if isConditionFailed(err) {
 		return s.finishFailed(ctx, observed, f, token, err, after)
 	}
 	if err != nil {
 		return timer.Instance{}, fmt.Errorf("finish %s: %w", observed.Key, err)
+	}
+	if !f.LastSuccessFor.IsZero() && out != nil {
+		after.Waiters = nil
+		if w, ok := out.Attributes["waiters"]; ok {
+			if err := attributevalue.Unmarshal(w, &after.Waiters); err != nil {
+				return timer.Instance{}, fmt.Errorf("finish %s: decode waiters: %w", observed.Key, err)
+			}
+		}
 	}
 	return after, nil
 }
@@ -150,11 +164,11 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	} else {
 		upd = upd.Remove(n("lastGaveUp"))
 	}
-	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt"} {
+	for _, a := range []string{"isRunningSince", "isRunningBy", "execId", "leaseExpiresAt", "leaseDeadline", "claimedNextRun", "runScheduledAt", "runAttempt", "requeuedAt", "runBackfill", "runProgress", "stopBy", "stopAt", "waiting"} {
 		upd = upd.Remove(n(a))
 	}
 	if f.ClearRunParams {
-		upd = upd.Remove(n("runParams")) // absent on a plain firing's item: the write costs what it did
+		upd = upd.Remove(n("runParams")).Remove(n("runIgnoreAfter")) // absent on a plain firing's item: the write costs what it did
 	}
 	if f.Backfill != nil {
 		upd = upd.Set(n("backfill"), expression.Value(toBackfillItem(f.Backfill)))
@@ -183,7 +197,8 @@ func (s *Store) finishUpdate(key timer.Key, f timer.Finish, sentUpTo time.Time, 
 	}
 	if !f.LastSuccessFor.IsZero() {
 		upd = upd.Set(n("lastSuccessAt"), expression.Value(ms(f.LastSuccessAt))).
-			Set(n("lastSuccessFor"), expression.Value(ms(f.LastSuccessFor)))
+			Set(n("lastSuccessFor"), expression.Value(ms(f.LastSuccessFor))).
+			Remove(n("waiters")) // taken: the finisher wakes them (Finish)
 	}
 	switch {
 	case f.State == nil: // the run returned no state: the instance keeps its own

@@ -143,6 +143,14 @@ type instanceItem struct {
 	AutoPause *autoPauseItem `dynamodbav:"autoPause,omitempty"`
 	// Deadlines are the timer's deadline rules (timer.Deadlines; absent: none).
 	Deadlines *deadlinesItem `dynamodbav:"deadlines,omitempty"`
+	// Deps are the timer's upstreams and the bound of its wait (timer.Deps; absent: none).
+	Deps *depsItem `dynamodbav:"deps,omitempty"`
+	// Waiting is the firing the dependency gate parked (timer.Waiting; absent: none), and
+	// Waiters the keys of the instances waiting for this one's success (a string set).
+	Waiting *waitingItem `dynamodbav:"waiting,omitempty"`
+	Waiters []string     `dynamodbav:"waiters,omitempty,stringset"`
+	// RunIgnoreAfter: the pending Run Now bypasses the dependency gate.
+	RunIgnoreAfter bool `dynamodbav:"runIgnoreAfter,omitempty"`
 	// Parameters are the timer's declared parameters (absent: none); runParams a pending or
 	// running Run Now's overrides (timer.Instance.RunParams).
 	Parameters timer.Params `dynamodbav:"parameters,omitempty"`
@@ -268,6 +276,8 @@ func toItem(in timer.Instance) instanceItem {
 	}
 	it.AutoPause = autoPauseToItem(in.AutoPause)
 	it.Deadlines = deadlinesToItem(in.Deadlines)
+	it.Deps = depsToItem(in.Deps)
+	it.Waiting, it.Waiters, it.RunIgnoreAfter = toWaitingItem(in.Waiting), in.Waiters, in.RunIgnoreAfter
 	if st := in.Stop; st != nil {
 		it.StopBy, it.StopAt = st.By, ms(st.At)
 	}
@@ -288,6 +298,8 @@ func (it instanceItem) instance() timer.Instance {
 	in := it.instanceOnly()
 	in.AutoPause = it.AutoPause.settings()
 	in.Deadlines = it.Deadlines.settings()
+	in.Deps = it.Deps.settings()
+	in.Waiting, in.Waiters, in.RunIgnoreAfter = it.Waiting.waiting(), it.Waiters, it.RunIgnoreAfter
 	if it.PausedAt != 0 {
 		in.Pause = &timer.Pause{Note: it.PauseNote, By: it.PausedBy, At: fromMs(it.PausedAt), Until: fromMs(it.ResumeAt)}
 	}

@@ -229,7 +229,7 @@ func (s *Store) Definitions(ctx context.Context) (map[string]string, error) {
 func (s *Store) WakeForDeploy(ctx context.Context, key timer.Key, deploy string, now time.Time) (in timer.Instance, woken bool, err error) {
 	n := expression.Name
 	upd := expression.Set(n("nextRun"), expression.Value(ms(now))).Set(n("wokenFor"), expression.Value(deploy)).
-		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt"))
+		Remove(n("pendingScheduledAt")).Remove(n("pendingAttempt")).Remove(n("requeuedAt")).Remove(n("waiting"))
 	cond := n("active").Equal(expression.Value(true)).
 		And(n("wokenFor").AttributeNotExists().Or(n("wokenFor").NotEqual(expression.Value(deploy))))
 	out, err := s.update(ctx, s.timers, instanceKey(key), upd, &cond, types.ReturnValueAllNew)

@@ -38,6 +38,9 @@ func ExecutionFromImages(oldImage, newImage map[string]types.AttributeValue) (ti
 	if _, running := newImage["execId"]; running {
 		return timer.Execution{}, false, nil
 	}
+	if parkedBy(newImage) == oldImage["execId"].(*types.AttributeValueMemberS).Value {
+		return timer.Execution{}, false, nil // the dependency gate parked the firing (Store.Park): no execution
+	}
 	var before, after instanceItem
 	if err := attributevalue.UnmarshalMap(oldImage, &before); err != nil {
 		return timer.Execution{}, false, fmt.Errorf("decode old image: %w", err)
@@ -175,4 +178,37 @@ func fromStreamValue(v events.DynamoDBAttributeValue) (types.AttributeValue, err
 		return &types.AttributeValueMemberM{Value: m}, nil
 	}
 	return nil, fmt.Errorf("unknown attribute type %v", v.DataType())
+}
+
+// parkedBy is the claim a park ended (waiting.exec; "" when the item is not waiting).
+func parkedBy(img map[string]types.AttributeValue) string {
+	w, ok := img["waiting"].(*types.AttributeValueMemberM)
+	if !ok {
+		return ""
+	}
+	e, _ := w.Value["exec"].(*types.AttributeValueMemberS)
+	if e == nil {
+		return ""
+	}
+	return e.Value
+}
+
+// ParkFromImages returns the instance before and after a record of the timers table's
+// stream when that record is a park (Store.Park: a claim ended by the dependency gate,
+// without an execution); false for any other record.
+func ParkFromImages(oldImage, newImage map[string]types.AttributeValue) (before, after timer.Instance, ok bool, err error) {
+	id, running := oldImage["execId"].(*types.AttributeValueMemberS)
+	if !running || id.Value == "" || parkedBy(newImage) != id.Value {
+		return timer.Instance{}, timer.Instance{}, false, nil
+	}
+	if _, still := newImage["execId"]; still {
+		return timer.Instance{}, timer.Instance{}, false, nil
+	}
+	if before, err = InstanceFromImage(oldImage); err != nil {
+		return timer.Instance{}, timer.Instance{}, false, err
+	}
+	if after, err = InstanceFromImage(newImage); err != nil {
+		return timer.Instance{}, timer.Instance{}, false, err
+	}
+	return before, after, true, nil
 }

@@ -80,6 +80,7 @@ func (f *finisher) finish(ctx context.Context, running timer.Instance, res timer
 	if rerr := releaseSlots(ctx, f.store, poolNames(running.Resources), running.ExecutionID); rerr != nil {
 		f.log.Warn("finish: slot not released; it is free at its lease deadline", "timer", running.Key.String(), "error", rerr)
 	}
+	f.wake(ctx, after, exec) // the timers waiting for this success (deps.go)
 	return after, exec, nil
 }
 

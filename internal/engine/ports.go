@@ -40,7 +40,9 @@ type Store interface {
 	// or timer.ErrChanged (the instance changed under the decision). It returns the instance
 	// after the change. sentUpTo is a watermark the caller read before the call: the caller
 	// sends a next run at or before it itself (followUps), so the store need not make the
-	// fetch find it.
+	// fetch find it. The finish of a successful regular run (Finish.LastSuccessFor set) takes
+	// the instance's Waiters off it in the same write and returns them in the instance
+	// after (the dependency gate's wake, deps.go); every other finish leaves them.
 	Finish(ctx context.Context, observed timer.Instance, f timer.Finish, e timer.Execution, sentUpTo time.Time) (timer.Instance, error)
 	// ExtendLease moves the lease expiry of the execution holding the fence to `until`, if
 	// the lease is still alive at now (LeaseExpiresAt > now); timer.ErrFenceLost if it no

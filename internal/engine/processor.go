@@ -61,6 +61,8 @@ type Processor struct {
 // ProcessorStats are cumulative counters (also visible as log lines).
 type ProcessorStats struct {
 	Executed, Succeeded, Failed, ClaimsLost, Zombies, Rejected, Requeued, Misfired, Started atomic.Int64
+	// Parked counts the claims the dependency gate ended without an execution (a wait).
+	Parked atomic.Int64
 }
 
 // Stats returns the counters.
@@ -189,9 +191,21 @@ func (p *Processor) record(ctx context.Context, rec events.SQSMessage) (*timer.I
 	log = log.With("execution_id", execID)
 
 	res := p.misfire(running, f.Reason, log)
+	ranAnyway := ""
+	if res == nil && len(running.Deps.After) > 0 && f.Backfill == "" && !running.RunIgnoreAfter {
+		// The dependency gate (deps.go): after the claim, so one decision holds the instance.
+		var parked *timer.Instance
+		var done bool
+		if res, ranAnyway, parked, done = p.gate(ctx, running, log); done {
+			return parked, nil, nil
+		}
+	}
 	if res == nil {
 		w := p.watchStop(ctx, running, log)
 		run, accepted := p.run(w.ctx, running, f.Trigger())
+		if ranAnyway != "" {
+			run.Report.Summary = joinErr(run.Report.Summary, ranAnyway) // the action's own summary first
+		}
 		if seen := w.end(); seen != nil {
 			// Stopped while it ran: it ends as stopped (timer.Decide), from the instance that
 			// carries the request, whatever the action answered.

@@ -110,6 +110,8 @@ func (s *Store) change(key timer.Key, fn func(in *timer.Instance) error) (timer.
 // setNextRun sets a fresh next run (zero: none): it is no retry and was not re-sent.
 func setNextRun(in *timer.Instance, next time.Time) {
 	in.NextRun, in.PendingScheduledAt, in.PendingAttempt, in.RequeuedAt = next, time.Time{}, 0, time.Time{}
+	in.RunIgnoreAfter = false
+	in.Waiting = nil // a fresh next run replaces a waiting firing
 }
 
 // UpdateSettingsIf implements admin.Store.

@@ -162,9 +162,13 @@ func (s *Store) Finish(_ context.Context, observed timer.Instance, f timer.Finis
 	if _, ok := s.log[id]; ok {
 		return timer.Instance{}, timer.ErrFenceLost // logged: another writer ended it
 	}
+	ret := out.Clone()
+	if !f.LastSuccessFor.IsZero() {
+		out.Waiters = nil // taken by the finish of a success: the caller wakes them
+	}
 	s.instances[observed.Key] = out
 	s.log[id] = e
-	return out.Clone(), nil
+	return ret, nil
 }
 
 // ExtendLease implements engine.Store.

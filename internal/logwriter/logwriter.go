@@ -92,6 +92,7 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		es     []timer.Execution
 		waits  []sdevents.Event // Slot Wait Started (slotwait.go)
 		ends   []alerts.Ended
+		parks  []park
 		failAt = -1
 		ferr   error
 	)
@@ -115,6 +116,15 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		if err != nil {
 			failAt, ferr = i, err
 			break
+		}
+		if !ok && w.Events != nil {
+			// A firing the dependency gate parked: its events and alert (deps.go).
+			if pk, isPark, err := recordPark(r); err != nil {
+				failAt, ferr = i, err
+				break
+			} else if isPark {
+				parks = append(parks, pk)
+			}
 		}
 		if ok {
 			es = append(es, e)
@@ -158,11 +168,15 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 					return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 				}
 			}
+			if err := upstreamAlerts(ctx, parks, batch); err != nil {
+				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+			}
 			evs = append(evs, batch.Events...)
 		}
 		for _, p := range pauses {
 			evs = append(evs, sdevents.FromPause(p.pause, p.end.Execution))
 		}
+		evs = append(evs, waitingEvents(parks)...)
 		if err := w.Events.Publish(ctx, evs); err != nil {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
 		}

@@ -115,6 +115,11 @@ type Timer struct {
 	// Overlap is what the schedule's instants that pass while an execution runs do:
 	// skip (the default), buffer-one, buffer-all or cancel-other (timer.OverlapPolicies).
 	Overlap string `yaml:"overlap" json:",omitempty"`
+	// After, WaitUntil and OnUpstreamFailed are the timer's dependencies with a time gate
+	// (deps.go).
+	After            []string `yaml:"after" json:",omitempty"`
+	WaitUntil        string   `yaml:"waitUntil" json:",omitempty"`
+	OnUpstreamFailed string   `yaml:"onUpstreamFailed" json:",omitempty"`
 	// Parameters are the values a Run Now may override (timer.Param): name, type (string,
 	// integer, number, boolean, date, enum), default, required, values (enum), description.
 	Parameters timer.Params `yaml:"parameters"`
@@ -307,6 +312,7 @@ func (m Manifest) Validate() error {
 		seen[t.Name] = true
 	}
 	errs = append(errs, m.calendarProblems()...)
+	errs = append(errs, m.depGraphProblems()...)
 	errs = append(errs, m.resourceProblems()...)
 	return errors.Join(errs...)
 }
@@ -366,6 +372,7 @@ func (t Timer) problems(k timer.Key) []error {
 	errs = append(errs, t.Alerts.problems()...)
 	errs = append(errs, t.autoPauseProblems()...)
 	errs = append(errs, t.deadlineProblems()...)
+	errs = append(errs, t.depProblems(k)...)
 	errs = append(errs, t.itemProblems()...)
 	errs = append(errs, t.Parameters.Problems()...)
 	for k := range t.Properties {
@@ -445,6 +452,7 @@ func (t Timer) ExpandFor(app string, tenants []string, d Defaults) []Desired {
 		scope = tenants
 	}
 	base := t.Settings(d)
+	base.Deps = t.deps(app)
 	var out []Desired
 	for i, name := range t.InstanceNames() {
 		st := base

@@ -114,3 +114,40 @@ func TestPublishedLogLineIsBounded(t *testing.T) {
 	require.Equal(t, tenants, rec.TenantsAdded.Count)
 	require.Len(t, rec.TenantsAdded.Sample, 10, "publish.LogSample names")
 }
+
+// A publish stores a timer's dependencies on its instance, and a later publish without them
+// removes them; a manifest with a dependency cycle is refused and changes nothing.
+func TestHandlerPublishesDeps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, q := inmem.NewStore(), &inmem.Queue{}
+	clock := timer.NewManualClock(time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC))
+	path := filepath.Join(t.TempDir(), "timers.yaml")
+	h := &publish.Handler{Admin: &admin.Service{Store: store, Queue: q, Clock: clock, Shards: 1}, Manifest: path,
+		Log: slog.New(slog.DiscardHandler)}
+	deploy := func(version, manifest string) error {
+		require.NoError(t, os.WriteFile(path, []byte(manifest), 0o644))
+		_, _, err := h.Handle(ctx, cfn.Event{RequestType: cfn.RequestUpdate, RequestID: "r-" + version,
+			ResourceProperties: map[string]any{"FunctionVersion": version, "DeployId": "d-" + version}})
+		return err
+	}
+	require.NoError(t, deploy("1", `timers:
+  - {name: A, schedule: "02:00", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: C, schedule: "04:00", after: [A, "billing:B"], waitUntil: "06:00", onUpstreamFailed: alert, action: {http: {url: "http://127.0.0.1:9/x"}}}
+`))
+	require.Equal(t, timer.Deps{After: []timer.Key{{Timer: "A"}, {App: "billing", Timer: "B"}}, WaitUntil: &timer.ClockTime{Hour: 6},
+		OnUpstreamFailed: timer.UpstreamAlert}, getInstance(t, store, "C").Deps)
+
+	err := deploy("2", `timers:
+  - {name: A, schedule: "02:00", after: [C], action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: C, schedule: "04:00", after: [A], action: {http: {url: "http://127.0.0.1:9/x"}}}
+`)
+	require.ErrorContains(t, err, "after: dependency cycle A → C → A")
+	require.True(t, getInstance(t, store, "A").Deps.IsZero(), "a refused manifest changes nothing")
+
+	require.NoError(t, deploy("3", `timers:
+  - {name: A, schedule: "02:00", action: {http: {url: "http://127.0.0.1:9/x"}}}
+  - {name: C, schedule: "04:00", action: {http: {url: "http://127.0.0.1:9/x"}}}
+`))
+	require.True(t, getInstance(t, store, "C").Deps.IsZero(), "dropped from the manifest: removed")
+}

@@ -210,6 +210,8 @@ type Settings struct {
 	// Overlap is what the instants that pass during a run do (overlap.go): "" (OverlapSkip),
 	// OverlapBufferOne or OverlapBufferAll.
 	Overlap string `json:"overlap,omitempty"`
+	// Deps are the timer's upstreams and the bound of its wait for them (deps.go).
+	Deps Deps `json:"deps,omitzero"`
 	// Parameters are the values a Run Now or a backfill may override (params.go).
 	Parameters Params `json:"parameters,omitempty"`
 	// Resources are the shared resources an execution holds a slot of (resources.go).
@@ -333,6 +335,15 @@ type Instance struct {
 	// of an idle instance, read by the claim with the item, kept through the run's retries
 	// and removed by the finish that ends it ("" when none).
 	RunParams string `json:"runParams,omitempty"`
+
+	// Waiting is set while the dependency gate holds the pending firing back (waiting.go;
+	// nil otherwise); Waiters are the keys (Key.String) of the instances waiting for this
+	// one's next success, woken by its successful finish.
+	Waiting *Waiting `json:"waiting,omitempty"`
+	Waiters []string `json:"waiters,omitempty"`
+	// RunIgnoreAfter: the pending Run Now bypasses the dependency gate (set with it on an
+	// idle instance, removed by the finish that ends its run).
+	RunIgnoreAfter bool `json:"runIgnoreAfter,omitempty"`
 }
 
 // Who set an instance's active flag (Instance.ActiveBy; "" counts as ActiveByManifest).
@@ -388,6 +399,11 @@ func (in Instance) Clone() Instance {
 		st := *in.Stop
 		in.Stop = &st
 	}
+	if in.Waiting != nil {
+		w := *in.Waiting
+		in.Waiting = &w
+	}
+	in.Waiters = slices.Clone(in.Waiters)
 	if in.Action.Lambda != nil {
 		l := *in.Action.Lambda
 		in.Action.Lambda = &l

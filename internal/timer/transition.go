@@ -139,6 +139,10 @@ type RunResult struct {
 	// instance keeps its state; "": it returned null, and the state is removed). It is
 	// validated (ValidateState) before it gets here.
 	State *string
+	// ResumeAt, set on a firing the dependency gate skipped at its bound (gate.go), makes
+	// the timer go on at its schedule's first instant at or after the bound, not after the
+	// skip: an instant the wait outlived is the next window's, and runs.
+	ResumeAt time.Time
 }
 
 // NextFunc computes a schedule's next run strictly after t; ok=false means none.
@@ -192,6 +196,11 @@ func Decide(in Instance, res RunResult, next NextFunc) Finish {
 	if res.Outcome == OutcomeMissed || res.Outcome == OutcomeStopped {
 		f.Tries = in.NumberOfTries
 		f.NextRun = scheduled
+		if !res.ResumeAt.IsZero() {
+			if n, ok := next(res.ResumeAt.Add(-time.Nanosecond)); ok && (scheduled.IsZero() || n.Before(scheduled)) {
+				f.NextRun = n
+			}
+		}
 		if stopped && in.Stop.By == StopByOverlap {
 			f.NextRun = in.Stop.At // the instant that cancelled it runs next (CancelOtherAt)
 		}
@@ -257,6 +266,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.RunBackfill = ""
 	if f.ClearRunParams {
 		out.RunParams = ""
+		out.RunIgnoreAfter = false // a Run Now's bypass of the gate lasts through its retries too
 	}
 	if f.Backfill != nil {
 		b := *f.Backfill
@@ -267,6 +277,7 @@ func (in Instance) Apply(f Finish) (Instance, error) {
 	out.ClaimedNextRun, out.RequeuedAt = time.Time{}, time.Time{}
 	out.RunScheduledAt, out.RunAttempt, out.RunProgress = time.Time{}, 0, nil
 	out.Stop = nil
+	out.Waiting = nil // the firing ran (or was skipped): no wait remains
 	out.Version++
 	out.LastRun = f.LastRun
 	out.LastDuration = f.LastDuration

@@ -69,6 +69,18 @@ type Timer struct {
 	Overlap         string     `json:"overlap"`
 	SkippedInstants int        `json:"skippedInstants,omitempty"`
 	SkippedSince    *time.Time `json:"skippedSince,omitempty"`
+	// After, WaitUntil and OnUpstreamFailed: the timer's upstreams (qualified names), the
+	// bound of its wait for them ("06:00" or "1h30m0s" after the instant) and what happens at
+	// it (absent: no dependencies).
+	After            []string `json:"after,omitempty"`
+	WaitUntil        string   `json:"waitUntil,omitempty"`
+	OnUpstreamFailed string   `json:"onUpstreamFailed,omitempty"`
+	// Waiting says what the pending firing waits for ("waiting for A (running since 04:02),
+	// billing:B (not started)", as the gate last found them), since WaitingSince; WaitingAlert:
+	// past its bound with onUpstreamFailed: alert (absent: not waiting).
+	Waiting      string     `json:"waiting,omitempty"`
+	WaitingSince *time.Time `json:"waitingSince,omitempty"`
+	WaitingAlert bool       `json:"waitingAlert,omitempty"`
 	// Parameters are the timer's declared parameters (a Run Now may override them).
 	Parameters timer.Params `json:"parameters,omitempty"`
 	// Uses are the shared resources each execution holds a slot of ("erp (2 slots)"; the
@@ -175,6 +187,11 @@ func OfTimer(in timer.Instance) Timer {
 		t.FinishBy = d.FinishBy.String()
 	}
 	t.RunningOver = in.Deadlines.RunningOverText()
+	t.After, t.WaitUntil, t.OnUpstreamFailed = in.Deps.View()
+	if w := in.Waiting; w != nil {
+		t.Waiting, t.WaitingSince, t.WaitingAlert = w.Reason, ptr(w.Since), w.Alert
+		t.PendingAttempt = 0 // its window is kept, it is not a retry
+	}
 	if in.Calendar != nil {
 		t.Calendar = in.Calendar.Name
 		if t.OnExcluded == "" {
