@@ -130,19 +130,24 @@ func (s *Store) Park(ctx context.Context, running timer.Instance, p timer.Park, 
 }
 
 // AddWaiter implements engine.DepsStore: ADD of the waiter's key to the upstream item's
-// waiters string set (a set: registering twice is once), only if the item exists.
-func (s *Store) AddWaiter(ctx context.Context, upstream, waiter timer.Key) error {
+// waiters string set (a set: registering twice is once), only if the item exists; the
+// write's answer (ALL_NEW, no read) is the upstream as the registration left it.
+func (s *Store) AddWaiter(ctx context.Context, upstream, waiter timer.Key) (timer.Instance, bool, error) {
 	n := expression.Name
 	cond := n("pk").AttributeExists()
 	upd := expression.Add(n("waiters"), expression.Value(&types.AttributeValueMemberSS{Value: []string{waiter.String()}}))
-	_, err := s.update(ctx, s.timers, instanceKey(upstream), upd, &cond, types.ReturnValueNone)
+	out, err := s.update(ctx, s.timers, instanceKey(upstream), upd, &cond, types.ReturnValueAllNew)
 	if isConditionFailed(err) {
-		return nil // no such upstream: the waiter's bound ends its wait
+		return timer.Instance{}, false, nil // no such upstream: the waiter's bound ends its wait
 	}
 	if err != nil {
-		return fmt.Errorf("add waiter %s to %s: %w", waiter, upstream, err)
+		return timer.Instance{}, false, fmt.Errorf("add waiter %s to %s: %w", waiter, upstream, err)
 	}
-	return nil
+	in, err := decodeInstance(out.Attributes)
+	if err != nil {
+		return timer.Instance{}, false, fmt.Errorf("add waiter %s to %s: %w", waiter, upstream, err)
+	}
+	return in, true, nil
 }
 
 // Wake implements engine.DepsStore: one conditional UpdateItem (still waiting, idle and

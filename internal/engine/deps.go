@@ -69,9 +69,10 @@ type DepsStore interface {
 	// fenced as a finish), and returns the instance after it. sentUpTo is as Finish's: a
 	// NextRun at or before it is sent by the caller (followUps).
 	Park(ctx context.Context, running timer.Instance, p timer.Park, sentUpTo time.Time) (timer.Instance, error)
-	// AddWaiter records on upstream's instance that waiter waits for its next success; an
-	// upstream with no instance is left alone (nil error: the waiter's bound ends its wait).
-	AddWaiter(ctx context.Context, upstream, waiter timer.Key) error
+	// AddWaiter records on upstream's instance that waiter waits for its next success and
+	// returns that instance as the registration left it (the write's own answer); an upstream
+	// with no instance is left alone (false, nil error: the waiter's bound ends its wait).
+	AddWaiter(ctx context.Context, upstream, waiter timer.Key) (timer.Instance, bool, error)
 	// Wake makes waiter due at now if it still waits, idle and active (timer.Instance.Wake),
 	// keeping its pending window, and returns it; false when there was nothing to wake.
 	Wake(ctx context.Context, waiter timer.Key, now time.Time) (timer.Instance, bool, error)
@@ -171,12 +172,31 @@ func (p *Processor) gate(ctx context.Context, running timer.Instance, log *slog.
 	if rerr := releaseSlots(ctx, p.Store, poolNames(running.Resources), running.ExecutionID); rerr != nil {
 		log.Warn("processor: slot not released; it is free at its lease deadline", "error", rerr)
 	}
+	// An upstream that succeeded between the gate's read and its registration finished
+	// without this waiter on its item, so its finish woke no one: the registration's answer
+	// (the upstream as it left it) shows that success, and the firing wakes itself.
+	succeeded := false
 	for _, u := range g.Waiting {
 		if u.Missing {
 			continue
 		}
-		if err := ds.AddWaiter(ctx, u.Key, running.Key); err != nil {
+		up, ok, err := ds.AddWaiter(ctx, u.Key, running.Key)
+		if err != nil {
 			log.Warn("processor: waiter not registered; the firing's bound ends its wait", "upstream", u.Key.String(), "error", err)
+			continue
+		}
+		if ok && !up.LastSuccessFor.Equal(u.LastSuccessFor) {
+			succeeded = true
+		}
+	}
+	if succeeded {
+		woken, ok, err := ds.Wake(ctx, running.Key, p.Clock.Now())
+		switch {
+		case err != nil:
+			log.Warn("processor: an upstream succeeded as the firing registered; not woken, its bound ends its wait", "error", err)
+		case ok:
+			log.Info("processor: an upstream succeeded as the firing registered; due again now", "reason", g.Reason)
+			return nil, "", &woken, true
 		}
 	}
 	log.Info("processor: waiting for upstreams", "reason", g.Reason, "due_again", after.NextRun, "verdict", g.Verdict.String())

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -366,6 +367,8 @@ func TestDepsChainUpstreamFailed(t *testing.T) {
 type depsCounter struct {
 	*inmem.Store
 	gets, parks, adds, wakes atomic.Int64
+	// beforeAdd runs before each registration is written (the race tests' window).
+	beforeAdd func()
 }
 
 func (s *depsCounter) Get(ctx context.Context, k timer.Key) (timer.Instance, error) {
@@ -378,8 +381,11 @@ func (s *depsCounter) Park(ctx context.Context, running timer.Instance, p timer.
 	return s.Store.Park(ctx, running, p, sentUpTo)
 }
 
-func (s *depsCounter) AddWaiter(ctx context.Context, upstream, waiter timer.Key) error {
+func (s *depsCounter) AddWaiter(ctx context.Context, upstream, waiter timer.Key) (timer.Instance, bool, error) {
 	s.adds.Add(1)
+	if s.beforeAdd != nil {
+		s.beforeAdd()
+	}
 	return s.Store.AddWaiter(ctx, upstream, waiter)
 }
 
@@ -508,4 +514,44 @@ func TestDepsRunNowIgnoringAfter(t *testing.T) {
 	handle(t, p, event(t, scheduled(got)))
 	require.Len(t, callsOf(f, "C"), 1, "the next firing waits again")
 	require.NotNil(t, f.get(t, c.Key).Waiting)
+}
+
+// An upstream that succeeds between the gate's read and the waiter's registration finishes
+// with no waiter on its item, so its finish wakes no one: the registration's answer shows the
+// success and the firing wakes itself, due now (before, it waited for its bound, an hour).
+func TestDepsUpstreamSucceedsAsTheWaiterRegisters(t *testing.T) {
+	t.Parallel()
+	f := newFakes(t)
+	st := &depsCounter{Store: f.Store.Store}
+	p := f.processor()
+	p.Store = st
+	a := instance("A", t0)
+	c := instance("C", t0)
+	c.Deps = timer.Deps{After: []timer.Key{a.Key}, WaitFor: time.Hour}
+	f.put(a, c)
+	f.coverUpTo(t, t0.Add(2*time.Minute))
+	var once sync.Once
+	st.beforeAdd = func() {
+		once.Do(func() {
+			f.Clock.Advance(time.Minute)
+			handle(t, p, event(t, scheduled(a))) // A runs and succeeds: C is not on its item yet
+			require.Empty(t, f.get(t, a.Key).Waiters)
+		})
+	}
+	handle(t, p, event(t, scheduled(c)))
+	got := f.get(t, c.Key)
+	require.True(t, t0.Add(time.Minute).Equal(got.NextRun), "due now, not at its bound: %v", got.NextRun)
+	require.Equal(t, int64(1), st.wakes.Load())
+	var sent []engine.Outgoing
+	for _, o := range f.Queue.Drain() {
+		if o.Firing.Timer == "C" {
+			sent = append(sent, o)
+		}
+	}
+	require.Len(t, sent, 1, "C's firing is sent again at once")
+	require.True(t, t0.Equal(sent[0].Firing.ScheduledAt), "of its window")
+	require.Zero(t, sent[0].Delay)
+
+	handle(t, p, event(t, sent[0].Firing))
+	require.Len(t, callsOf(f, "C"), 1, "and runs, A having succeeded for its window")
 }

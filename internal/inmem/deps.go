@@ -28,13 +28,16 @@ func (s *Store) Park(_ context.Context, running timer.Instance, p timer.Park, _ 
 }
 
 // AddWaiter implements engine.DepsStore.
-func (s *Store) AddWaiter(_ context.Context, upstream, waiter timer.Key) error {
+func (s *Store) AddWaiter(_ context.Context, upstream, waiter timer.Key) (timer.Instance, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if in, ok := s.instances[upstream]; ok {
-		s.instances[upstream] = in.AddWaiter(waiter)
+	in, ok := s.instances[upstream]
+	if !ok {
+		return timer.Instance{}, false, nil
 	}
-	return nil
+	in = in.AddWaiter(waiter)
+	s.instances[upstream] = in
+	return in.Clone(), true, nil
 }
 
 // Wake implements engine.DepsStore.
