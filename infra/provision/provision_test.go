@@ -120,10 +120,14 @@ func TestProvision(t *testing.T) {
 		require.Equal(t, time.Hour, ss.MaximumRecordAge)
 		require.Equal(t, st.Resources["LogWriterFailureQueue"].Ref, ss.OnFailure, "given-up batches go to the failure queue")
 		require.True(t, ss.Enabled)
-		require.Len(t, ss.Filters.Patterns(), 1)
+		require.Len(t, ss.Filters.Patterns(), 2, "an execution's end, and a shared resource's wait starting")
 		finish := map[string]any{"eventName": "MODIFY", "dynamodb": map[string]any{
 			"OldImage": map[string]any{"execId": map[string]any{"S": "e"}}, "NewImage": map[string]any{"lastExecId": map[string]any{"S": "e"}}}}
 		require.True(t, ss.Filters.Match(finish))
+		waitStarts := map[string]any{"eventName": "MODIFY", "dynamodb": map[string]any{"NewImage": map[string]any{"newWaiter": map[string]any{"S": "T"}}}}
+		require.True(t, ss.Filters.Match(waitStarts))
+		reAsk := map[string]any{"eventName": "MODIFY", "dynamodb": map[string]any{"NewImage": map[string]any{"waiters": map[string]any{"L": []any{}}}}}
+		require.False(t, ss.Filters.Match(reAsk), "a pool write that starts no wait invokes nothing")
 		fetch := st.Functions["FetchFunction"]
 		require.Equal(t, 2, fetch.ReservedConcurrency, "FetchReservedConcurrency's default")
 		require.Equal(t, 10, lw.ReservedConcurrency, "LogWriterReservedConcurrency's default")
