@@ -227,14 +227,21 @@ func (e *env) scalePublish(ctx context.Context, outDir string, bins map[string]s
 		StackID:            "arn:aws:cloudformation:us-east-1:000000000000:stack/" + d.name + "/bench",
 		ResourceProperties: map[string]any{"FunctionVersion": "1", "DeployId": "bench-scale"}}
 	extra := map[string]string{"SUNDIAL_MANIFEST": path, "SUNDIAL_LAMBDA_ENDPOINT": e.local.Endpoint}
-	err = e.runScale(ctx, d, &r, outDir, bin, extra, 1, func() ([]byte, error) {
-		return json.Marshal(request)
-	}, func([]byte) (int, error) {
+	// succeeded is the publish's last answer to CloudFormation, an error unless SUCCESS.
+	succeeded := func(what string) (cfn.Response, error) {
 		mu.Lock()
 		a := answer
 		mu.Unlock()
 		if a.Status != cfn.StatusSuccess {
-			return 0, fmt.Errorf("publish answered CloudFormation %q: %s", a.Status, a.Reason)
+			return a, fmt.Errorf("%s answered CloudFormation %q: %s", what, a.Status, a.Reason)
+		}
+		return a, nil
+	}
+	err = e.runScale(ctx, d, &r, outDir, bin, extra, 1, func() ([]byte, error) {
+		return json.Marshal(request)
+	}, func([]byte) (int, error) {
+		if _, err := succeeded("publish"); err != nil {
+			return 0, err
 		}
 		count, err := e.countInstances(ctx, d)
 		return count, err
@@ -250,11 +257,9 @@ func (e *env) scalePublish(ctx context.Context, outDir string, bins map[string]s
 	err = e.runScale(ctx, d, &again, outDir, bin, extra, 1, func() ([]byte, error) {
 		return json.Marshal(request)
 	}, func([]byte) (int, error) {
-		mu.Lock()
-		a := answer
-		mu.Unlock()
-		if a.Status != cfn.StatusSuccess {
-			return 0, fmt.Errorf("the publish again answered CloudFormation %q: %s", a.Status, a.Reason)
+		a, err := succeeded("the publish again")
+		if err != nil {
+			return 0, err
 		}
 		if u, _ := a.Data["Unchanged"].(float64); int(u) != n {
 			return 0, fmt.Errorf("the publish again left %v of %d instances unchanged: %v", a.Data["Unchanged"], n, a.Data)
