@@ -236,11 +236,13 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	for deadline := time.Now().Add(30 * time.Second); rec.InFlight() > 0 && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
-	// The log comes from the timers table's stream: wait until the log writer has delivered
-	// every record written so far (it retries through the chaos), so that the log is complete.
-	progress("waiting until the log writer has read the timers table's stream to its end…")
+	// The log comes from the timers table's stream: stop the schedules and queues, let the
+	// invocations in progress end (a recovery sweep still writing), then wait until the log
+	// writer has delivered every record written (it retries through the chaos), so that the
+	// log is complete.
+	progress("stopping the schedules and queues; waiting until the log writer has read the timers table's stream to its end…")
 	drainCtx, cancel := context.WithTimeout(ctx, c.CatchUp)
-	drainErr := p.Drained(drainCtx)
+	drainErr := p.Quiesce(drainCtx)
 	cancel()
 	for _, fn := range p.Functions {
 		st := fn.Stats()

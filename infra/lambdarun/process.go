@@ -158,6 +158,22 @@ func (p *ProcessFunction) Invoke(ctx context.Context, requestID string, payload 
 	}
 }
 
+// Idle returns once no invocation is in progress (one a caller hung up on runs on to its
+// end, see Invoke), or with an error when ctx ends first. An invocation that starts after
+// it returned is not waited for: the caller stops what invokes the function first.
+func (p *ProcessFunction) Idle(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for len(p.sem) > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %d invocations still in progress: %w", p.cfg.Name, len(p.sem), context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
 func (p *ProcessFunction) acquire(ctx context.Context) (int, error) {
 	select {
 	case <-p.stopping:

@@ -334,8 +334,16 @@ func TestProcessFunction(t *testing.T) {
 		_, err = p.Invoke(ctx, "req-abandoned", payload)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.Equal(t, 1, busy(p), "still running on its instance")
+		// Idle waits for it: what stops a platform drains the streams only after the writes
+		// of the invocations its callers hung up on (the chaos run once lost a recovery's
+		// write this way).
+		short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancelShort()
+		require.ErrorIs(t, p.Idle(short), context.DeadlineExceeded, "the abandoned invocation is in progress")
+		require.NoError(t, p.Idle(context.Background()))
+		require.Zero(t, busy(p), "Idle returned after the invocation ended")
 		next, err := call(t, p, "", request{})
-		require.NoError(t, err, "waits for the instance, as concurrency 1 means")
+		require.NoError(t, err, "the instance is free again")
 		require.Equal(t, warm.PID, next.PID)
 	})
 

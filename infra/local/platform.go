@@ -249,23 +249,48 @@ func (p *Platform) NotEmulated() []string {
 // what was written meanwhile (for at most drainOnStop: the log has the executions that
 // ended while stopping), and stop last.
 func (p *Platform) StopFunctions() error {
-	if p.cancel != nil {
-		p.cancel()
-	}
-	p.wg.Wait()
 	if p.cancelStreams != nil {
 		p.drainOnce.Do(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), drainOnStop)
 			defer cancel()
-			if err := p.Drained(ctx); err != nil {
+			if err := p.Quiesce(ctx); err != nil {
 				p.log.Warn("stopping: the stream event sources did not deliver every record", "error", err)
 			}
 		})
 		p.cancelStreams()
+	} else {
+		p.stopInvoking()
 	}
 	p.streamsWG.Wait()
 	p.stopOnce.Do(func() { p.stopErr = p.stopProcesses() })
 	return p.stopErr
+}
+
+// Quiesce stops the schedules and queue event sources, waits for the invocations in
+// progress to end (the ones a source hung up on run on, as on Lambda: a recovery's sweep
+// still writing), then for the stream event sources to deliver every record written until
+// then, so that the log has every execution the timers table shows ended. The stream event
+// sources keep running; StopFunctions stops them. The error says what was still in progress
+// or undelivered when ctx ended.
+func (p *Platform) Quiesce(ctx context.Context) error {
+	p.stopInvoking()
+	for name, fn := range p.Functions {
+		if f := p.funcs[name]; f != nil && len(f.streams) > 0 {
+			continue // a stream's consumer goes on delivering
+		}
+		if err := fn.Idle(ctx); err != nil {
+			return err
+		}
+	}
+	return p.Drained(ctx)
+}
+
+// stopInvoking stops the schedules and queue event sources; an invocation in progress runs on.
+func (p *Platform) stopInvoking() {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.wg.Wait()
 }
 
 // Stop stops the functions, then the engines Up started.
