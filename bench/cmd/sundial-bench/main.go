@@ -352,13 +352,24 @@ func run(ctx context.Context, o options, log *slog.Logger) (err error) {
 		n := 5 * rate
 		log.Info("sweep", "firings_per_s", rate, "timers", n)
 		stepStart := time.Now()
+		// A step is bounded (three times the longest step expected): one that overruns it
+		// (a publish or a drain crawling above the ceiling) ends the sweep, not the benchmark.
+		stepCtx, cancelStep := context.WithTimeout(ctx, 3*sw.estimate())
 		err := withEnv(fmt.Sprintf("sweep %d/s", rate), func(e *env) error {
-			l, err := e.runLoad(ctx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n),
+			l, err := e.runLoad(stepCtx, loadSpec{Name: fmt.Sprintf("spread-%d", rate), Timers: n, Period: 5 * time.Second, Params: o.params(n),
 				Label:    fmt.Sprintf("%d timers every 5 s, phases spread (Quartz `k/5 * * * * ?`, k = i mod 5): %d due each second", n, rate),
 				Schedule: func(i int) string { return fmt.Sprintf("%d/5 * * * * ?", i%5) }, Warmup: o.sweepWarmup, Window: o.sweepWindow})
-			res.Sweep = append(res.Sweep, l)
+			if err == nil {
+				res.Sweep = append(res.Sweep, l)
+			}
 			return err
 		})
+		cancelStep()
+		if err != nil && ctx.Err() == nil && stepCtx.Err() != nil {
+			sw.overran(rate, time.Since(stepStart))
+			log.Warn("sweep step cut by its bound", "firings_per_s", rate, "took", time.Since(stepStart).Round(time.Second), "error", err)
+			break
+		}
 		if err != nil {
 			return err
 		}

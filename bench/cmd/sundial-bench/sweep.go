@@ -74,15 +74,28 @@ func (s *sweeper) next(elapsed time.Duration) (int, bool) {
 		s.stop, s.limit = fmt.Sprintf("the sweep's highest rate (%d/s) held", s.plan.Max), true
 		return 0, false
 	}
-	est := s.plan.Estimate
-	for _, st := range s.steps {
-		est = max(est, st.Took)
-	}
+	est := s.estimate()
 	if s.plan.Budget > 0 && elapsed+est > s.plan.Budget {
 		s.stop, s.limit = fmt.Sprintf("the sweep's time bound (%s) left no room for %d/s", s.plan.Budget, rate), true
 		return 0, false
 	}
 	return rate, true
+}
+
+// estimate is how long the next step is expected to take: the plan's estimate, or the
+// longest step so far.
+func (s *sweeper) estimate() time.Duration {
+	est := s.plan.Estimate
+	for _, st := range s.steps {
+		est = max(est, st.Took)
+	}
+	return est
+}
+
+// overran ends the sweep at a step that did not end within its bound: that rate did not
+// hold (nothing was measured), and the sweep's own bound did not end it.
+func (s *sweeper) overran(rate int, took time.Duration) {
+	s.stop = fmt.Sprintf("the %d/s step did not end within %s (the platform above its ceiling)", rate, took.Round(time.Second))
 }
 
 // record adds the result of the step next returned.

@@ -107,3 +107,27 @@ func TestSweepStops(t *testing.T) {
 		})
 	}
 }
+
+// A step cut by its bound (the platform above its ceiling, its publish crawling: the 300/s
+// step of 2026-11-28 never ended) ends the sweep as a rate that did not hold, the steps
+// before it kept, and its bound is three times the longest step so far.
+func TestSweepStepOverran(t *testing.T) {
+	t.Parallel()
+	s := &sweeper{plan: sweepPlan{First: []int{100, 200, 300}, Step: 50, Budget: time.Hour, Estimate: time.Minute}}
+	for _, rate := range []int{100, 200} {
+		r, more := s.next(0)
+		require.True(t, more)
+		require.Equal(t, rate, r)
+		s.record(sweepStep{Offered: float64(r), Sustained: float64(r), P99: 0.1, Took: 2 * time.Minute})
+	}
+	require.Equal(t, 2*time.Minute, s.estimate(), "the longest step so far")
+	r, more := s.next(0)
+	require.True(t, more)
+	require.Equal(t, 300, r)
+	s.overran(r, 6*time.Minute)
+	require.Contains(t, s.stop, "300/s step did not end within 6m0s")
+	require.False(t, s.limit, "not the sweep's own bound: the rate did not hold")
+	_, more = s.next(0)
+	require.False(t, more)
+	require.Equal(t, 1, s.held(), "200/s is the highest rate that held")
+}
