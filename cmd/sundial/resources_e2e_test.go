@@ -28,24 +28,7 @@ func TestSharedResourcesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
-	type call struct {
-		path       string
-		start, end time.Time
-	}
-	var (
-		mu    sync.Mutex
-		calls []call
-	)
-	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := call{path: r.URL.Path, start: time.Now()}
-		time.Sleep(1200 * time.Millisecond)
-		c.end = time.Now()
-		mu.Lock()
-		calls = append(calls, c)
-		mu.Unlock()
-		fmt.Fprint(w, `{}`)
-	}))
-	t.Cleanup(action.Close)
+	action := newSlowActions(t)
 
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "timers.yaml")
@@ -63,22 +46,10 @@ timers:
 	})
 
 	waitUntil(t, 90*time.Second, 250*time.Millisecond, "each of the three timers ran, 6 runs in all", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		seen := map[string]bool{}
-		for _, c := range calls {
-			seen[c.path] = true
-		}
-		return len(calls) >= 6 && len(seen) == 3
+		n := action.runs()
+		return n["/a"]+n["/b"]+n["/c"] >= 6 && n["/a"] > 0 && n["/b"] > 0 && n["/c"] > 0
 	})
-	mu.Lock()
-	got := slices.Clone(calls)
-	mu.Unlock()
-	slices.SortFunc(got, func(a, b call) int { return a.start.Compare(b.start) })
-	for i := 1; i < len(got); i++ {
-		require.False(t, got[i].start.Before(got[i-1].end), "%s started at %s while %s held erp until %s",
-			got[i].path, got[i].start.Format("15:04:05.000"), got[i-1].path, got[i-1].end.Format("15:04:05.000"))
-	}
+	action.requireOneAtATime(t)
 
 	out, stderr, code := cli(t, dir, "timers", "show", "B", "--endpoint", p.Endpoint)
 	require.Equal(t, 0, code, stderr)
@@ -94,6 +65,58 @@ timers:
 		id := fmt.Sprint(d["timer"], d["since"])
 		require.False(t, seen[id], "one event per wait: %s came twice", id)
 		seen[id] = true
+	}
+}
+
+// slowActions is an action server whose every call lasts 1.2 s, recording when each call
+// (by path) started and ended on its own clock.
+type slowActions struct {
+	*httptest.Server
+	mu    sync.Mutex
+	calls []slowCall
+}
+
+type slowCall struct {
+	path       string
+	start, end time.Time
+}
+
+func newSlowActions(t *testing.T) *slowActions {
+	a := &slowActions{}
+	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := slowCall{path: r.URL.Path, start: time.Now()}
+		time.Sleep(1200 * time.Millisecond)
+		c.end = time.Now()
+		a.mu.Lock()
+		a.calls = append(a.calls, c)
+		a.mu.Unlock()
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(a.Close)
+	return a
+}
+
+// runs counts the calls ended so far, by path.
+func (a *slowActions) runs() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := map[string]int{}
+	for _, c := range a.calls {
+		n[c.path]++
+	}
+	return n
+}
+
+// requireOneAtATime fails if two calls overlapped: two holders of a pool of one slot.
+func (a *slowActions) requireOneAtATime(t *testing.T) {
+	t.Helper()
+	a.mu.Lock()
+	got := slices.Clone(a.calls)
+	a.mu.Unlock()
+	slices.SortFunc(got, func(x, y slowCall) int { return x.start.Compare(y.start) })
+	for i := 1; i < len(got); i++ {
+		require.False(t, got[i].start.Before(got[i-1].end), "%s started at %s while %s held erp until %s: two holders of a pool of 1",
+			got[i].path, got[i].start.Format("15:04:05.000"), got[i-1].path, got[i-1].end.Format("15:04:05.000"))
 	}
 }
 
@@ -117,24 +140,7 @@ func TestSharedResourcesAcrossApps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs sundial up against the emulator")
 	}
-	type call struct {
-		path       string
-		start, end time.Time
-	}
-	var (
-		mu    sync.Mutex
-		calls []call
-	)
-	action := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := call{path: r.URL.Path, start: time.Now()}
-		time.Sleep(1200 * time.Millisecond)
-		c.end = time.Now()
-		mu.Lock()
-		calls = append(calls, c)
-		mu.Unlock()
-		fmt.Fprint(w, `{}`)
-	}))
-	t.Cleanup(action.Close)
+	action := newSlowActions(t)
 
 	dir := t.TempDir()
 	manifestPath := writeManifestIn(t, dir, fmt.Sprintf(`resources: {erp: 1}
@@ -154,22 +160,10 @@ timers:
 	}
 
 	waitUntil(t, 90*time.Second, 250*time.Millisecond, "each app's timer ran twice", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		n := map[string]int{}
-		for _, c := range calls {
-			n[c.path]++
-		}
+		n := action.runs()
 		return n["/a"] >= 2 && n["/billing"] >= 2 && n["/crm"] >= 2
 	})
-	mu.Lock()
-	got := slices.Clone(calls)
-	mu.Unlock()
-	slices.SortFunc(got, func(a, b call) int { return a.start.Compare(b.start) })
-	for i := 1; i < len(got); i++ {
-		require.False(t, got[i].start.Before(got[i-1].end), "%s started at %s while %s held erp until %s: two holders of a pool of 1",
-			got[i].path, got[i].start.Format("15:04:05.000"), got[i-1].path, got[i-1].end.Format("15:04:05.000"))
-	}
+	action.requireOneAtATime(t)
 
 	var pools []view.Pool
 	require.NoError(t, json.Unmarshal([]byte(run("resources", "list", "--json")), &pools))
