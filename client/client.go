@@ -26,6 +26,7 @@ import (
 	"github.com/sundialhq/sundial/internal/ops"
 	"github.com/sundialhq/sundial/internal/role"
 	"github.com/sundialhq/sundial/internal/role/operator"
+	"github.com/sundialhq/sundial/internal/role/queued"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -112,7 +113,11 @@ func New(ctx context.Context, awsCfg aws.Config, stackName string, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	b, err := role.New(awsCfg, cfg, role.Options{Node: role.DefaultNode("client"), Log: o.log, Metrics: o.metrics})
+	rb, err := role.New(awsCfg, cfg, role.Options{Node: role.DefaultNode("client"), Log: o.log, Metrics: o.metrics})
+	if err != nil {
+		return nil, err
+	}
+	b, err := queued.New(rb, nil)
 	if err != nil {
 		return nil, err
 	}

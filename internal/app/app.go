@@ -26,6 +26,7 @@ import (
 	rolelog "github.com/sundialhq/sundial/internal/role/logwriter"
 	"github.com/sundialhq/sundial/internal/role/operator"
 	"github.com/sundialhq/sundial/internal/role/processor"
+	"github.com/sundialhq/sundial/internal/role/queued"
 	"github.com/sundialhq/sundial/internal/role/recovery"
 	"github.com/sundialhq/sundial/internal/timer"
 )
@@ -65,12 +66,16 @@ type App struct {
 
 // New wires the services on AWS clients built from awsCfg.
 func New(awsCfg aws.Config, cfg config.Config, o Options) (*App, error) {
-	b, err := role.New(awsCfg, cfg, role.Options{Node: o.Node, Clock: o.Clock, Log: o.Log, DynamoDB: o.DynamoDB, SQS: o.SQS, Metrics: o.Metrics})
+	rb, err := role.New(awsCfg, cfg, role.Options{Node: o.Node, Clock: o.Clock, Log: o.Log, DynamoDB: o.DynamoDB, Metrics: o.Metrics})
+	if err != nil {
+		return nil, err
+	}
+	b, err := queued.New(rb, o.SQS)
 	if err != nil {
 		return nil, err
 	}
 	a := &App{Operator: operator.New(b), Fetcher: fetch.New(b), Processor: processor.New(b, o.Invoker),
-		Recovery: recovery.New(b, o.EventBridge), LogWriter: rolelog.New(b, o.EventBridge)}
+		Recovery: recovery.New(b, o.EventBridge), LogWriter: rolelog.New(rb, o.EventBridge)}
 	a.Recoverer, a.Events, a.Alerter = a.Recovery.Recoverer, a.Recovery.Events, a.Recovery.Alerter
 	return a, nil
 }
@@ -97,7 +102,7 @@ func (a *App) RecoverHandler(ctx context.Context, ev lambdaevents.CloudWatchEven
 // AuditWriterHandler is the audit writer function's Lambda handler: it validates the record
 // it is given and appends it to the chain, the only role allowed to.
 func (a *App) AuditWriterHandler(ctx context.Context, raw json.RawMessage) (auditwriter.Response, error) {
-	return roleaudit.Handler(a.Base)(ctx, raw)
+	return roleaudit.Handler(a.Base.Base)(ctx, raw)
 }
 
 // LogWriterHandler is the log writer function's Lambda handler (DynamoDB stream of the timers

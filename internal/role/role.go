@@ -1,5 +1,6 @@
 // Package role holds what every Sundial function is built on (Base: configuration, the
-// timers and log tables, the priority queues, the metrics), and its subpackages one small
+// timers and log tables, the metrics; internal/role/queued adds the priority queues for the
+// roles that send firings), and its subpackages one small
 // constructor per role — fetch, processor, recovery, logwriter, auditwriter, operator (the
 // API, publish, the CLI and the public client), api and publish — each linking only what its
 // role uses. A function's main.go calls its role's Lambda; the local platform and the tests
@@ -17,13 +18,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/dynamo"
 	"github.com/sundialhq/sundial/internal/emf"
 	"github.com/sundialhq/sundial/internal/engine"
-	"github.com/sundialhq/sundial/internal/queue"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -32,9 +31,9 @@ type Options struct {
 	Node  string // isRunningBy; default from the Lambda environment or host and pid
 	Clock timer.Clock
 	Log   *slog.Logger
-	// DynamoDB and SQS override the clients (fault injection, request counting).
+	// DynamoDB overrides the client (fault injection, request counting); the queues' SQS
+	// client is internal/role/queued's.
 	DynamoDB dynamo.API
-	SQS      queue.API
 	// Metrics receives the CloudWatch Embedded Metric Format lines: stdout on Lambda (the
 	// default), the function log locally.
 	Metrics io.Writer
@@ -49,8 +48,6 @@ type Base struct {
 	Clock timer.Clock
 	Log   *slog.Logger
 	Store *dynamo.Store
-	// Queues are the priority queues, through Options.SQS when set.
-	Queues *queue.Queues
 	// Metrics writes the EMF metric lines (the engine's and the publish and API functions').
 	Metrics *emf.Recorder
 }
@@ -73,28 +70,15 @@ func New(awsCfg aws.Config, cfg config.Config, o Options) (*Base, error) {
 	if ddb == nil {
 		ddb = dynamodb.NewFromConfig(awsCfg)
 	}
-	sq := o.SQS
-	if sq == nil {
-		sq = sqs.NewFromConfig(awsCfg)
-	}
 	store := dynamo.New(ddb, cfg.TimersTable, cfg.LogTable, cfg.LogRetention)
 	store.SetShards(cfg.DueShards) // instances move to this deployment's shards as they run
-	qs, err := queue.New(sq, cfg.Queues)
-	if err != nil {
-		return nil, fmt.Errorf("queues: %w", err)
-	}
-	return &Base{Config: cfg, AWS: awsCfg, Node: o.Node, Clock: o.Clock, Log: o.Log, Store: store, Queues: qs,
+	return &Base{Config: cfg, AWS: awsCfg, Node: o.Node, Clock: o.Clock, Log: o.Log, Store: store,
 		Metrics: emf.NewRecorder(o.Metrics, o.Clock.Now)}, nil
 }
 
 // Lookahead is how far ahead of now the fetch sends firings (engine.Fetcher.Lookahead), which
 // bounds how early the processor may see one (engine.MaxAheadFor).
 func Lookahead(cfg config.Config) time.Duration { return 2*cfg.Tick + cfg.IndexLag }
-
-// Reporter ends async executions (their heartbeats and outcomes): the public client's.
-func (b *Base) Reporter() *engine.Reporter {
-	return &engine.Reporter{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics}
-}
 
 var _ engine.Metrics = (*emf.Recorder)(nil)
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sundialhq/sundial/internal/role/fetch"
 	"github.com/sundialhq/sundial/internal/role/logwriter"
 	"github.com/sundialhq/sundial/internal/role/processor"
+	"github.com/sundialhq/sundial/internal/role/queued"
 	"github.com/sundialhq/sundial/internal/role/recovery"
 	_ "github.com/sundialhq/sundial/internal/schedule" // embeds tzdata, as the functions do
 )
@@ -33,6 +34,7 @@ var function string
 func main() {
 	ctx := context.Background()
 	spec := os.Getenv(chaos.EnvVar)
+	var ch chaos.Setup
 	inject := func(awsCfg aws.Config, o *role.Options) error {
 		if spec == "" {
 			return fmt.Errorf("the chaos bootstrap needs %s (the faults to inject)", chaos.EnvVar)
@@ -41,18 +43,26 @@ func main() {
 		if err != nil {
 			return fmt.Errorf("invalid chaos configuration: %w", err)
 		}
-		ch := chaos.New(c, o.Node, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), o.Log)
-		o.DynamoDB, o.SQS, o.Clock = ch.DynamoDB, ch.SQS, ch.Clock
+		ch = chaos.New(c, o.Node, dynamodb.NewFromConfig(awsCfg), sqs.NewFromConfig(awsCfg), o.Log)
+		o.DynamoDB, o.Clock = ch.DynamoDB, ch.Clock
 		o.Log.Warn("chaos: faults injected", "chaos", c.String(), "node", o.Node, "clock_offset_ms", ch.Clock.Offset.Milliseconds())
+		return nil
+	}
+	// The functions that send to the queues send through the same injector.
+	injectQueued := func(awsCfg aws.Config, o *role.Options, q *queued.Options) error {
+		if err := inject(awsCfg, o); err != nil {
+			return err
+		}
+		q.SQS = ch.SQS
 		return nil
 	}
 	switch function {
 	case "fetch":
-		lambda.Start(fetch.Lambda(ctx, inject))
+		lambda.Start(fetch.Lambda(ctx, injectQueued))
 	case "processor":
-		lambda.Start(processor.Lambda(ctx, inject))
+		lambda.Start(processor.Lambda(ctx, injectQueued))
 	case "recovery":
-		lambda.Start(recovery.Lambda(ctx, inject))
+		lambda.Start(recovery.Lambda(ctx, injectQueued))
 	case "logwriter":
 		lambda.Start(logwriter.Lambda(ctx, inject))
 	default:

@@ -13,16 +13,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sundialhq/sundial/internal/console"
-	"github.com/sundialhq/sundial/internal/role"
 	"github.com/sundialhq/sundial/internal/role/operator"
+	"github.com/sundialhq/sundial/internal/role/queued"
 )
 
 // Handler is the API function's Lambda handler (API Gateway HTTP API, payload format 2.0).
 type Handler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// Lambda is the handler wired from the Lambda environment (hooks: role.Hook).
-func Lambda(ctx context.Context, log *slog.Logger, hooks ...role.Hook) (Handler, error) {
-	o := operator.New(role.FromLambdaEnv(ctx, "api", hooks...))
+// Lambda is the handler wired from the Lambda environment (hooks: queued.Hook).
+func Lambda(ctx context.Context, log *slog.Logger, hooks ...queued.Hook) (Handler, error) {
+	o := operator.New(queued.FromLambdaEnv(ctx, "api", hooks...))
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryMaxAttempts(6))
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)

@@ -14,15 +14,15 @@ import (
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops/apply"
 	"github.com/sundialhq/sundial/internal/queue"
-	"github.com/sundialhq/sundial/internal/role"
 	"github.com/sundialhq/sundial/internal/role/audittrail"
 	"github.com/sundialhq/sundial/internal/role/auditwriter"
+	"github.com/sundialhq/sundial/internal/role/queued"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // Operator holds the operator's services.
 type Operator struct {
-	*role.Base
+	*queued.Base
 	Admin    *admin.Service
 	Reporter *engine.Reporter
 	DLQ      *queue.DLQ // nil when the configuration names no dead-letter queue
@@ -36,9 +36,9 @@ type Operator struct {
 }
 
 // New builds the operator's services on b.
-func New(b *role.Base) *Operator {
+func New(b *queued.Base) *Operator {
 	c := b.Config
-	o := &Operator{Base: b, Reporter: b.Reporter(), Audit: audittrail.Trail(b),
+	o := &Operator{Base: b, Reporter: b.Reporter(), Audit: audittrail.Trail(b.Base),
 		Admin: &admin.Service{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Shards: c.DueShards,
 			Defaults: admin.Defaults{MaxRetries: c.DefaultMaxRetries, RetryDelay: c.DefaultRetryDelay,
 				ProcessorWait: timer.MaxSyncTimeout(c.ProcessorTimeout), Region: b.AWS.Region}}}
@@ -51,7 +51,7 @@ func New(b *role.Base) *Operator {
 
 // AuditDirect is the trail appended straight to the log table: the writer function's own,
 // and the CLI's with the operator's credentials.
-func (o *Operator) AuditDirect() *dynamo.AuditLog { return auditwriter.Direct(o.Base) }
+func (o *Operator) AuditDirect() *dynamo.AuditLog { return auditwriter.Direct(o.Base.Base) }
 
 // Ops is the operations layer on the role's services (internal/ops): every operator
 // action, validated, applied and audited once in o.Audit.

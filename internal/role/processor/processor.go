@@ -12,10 +12,11 @@ import (
 	"github.com/sundialhq/sundial/internal/action/lambdainvoke"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/role"
+	"github.com/sundialhq/sundial/internal/role/queued"
 )
 
 // New builds the processor; inv invokes the actions (nil: HTTP and Lambda, as deployed).
-func New(b *role.Base, inv engine.Invoker) *engine.Processor {
+func New(b *queued.Base, inv engine.Invoker) *engine.Processor {
 	if inv == nil {
 		inv = action.Dispatcher{HTTP: &action.HTTPInvoker{}, Lambda: &lambdainvoke.Invoker{Client: lambdainvoke.NewClient(b.AWS, b.Config.LambdaEndpoint)}}
 	}
@@ -27,7 +28,7 @@ func New(b *role.Base, inv engine.Invoker) *engine.Processor {
 }
 
 // Lambda is the processor function's handler (SQS event source with ReportBatchItemFailures)
-// wired from the Lambda environment (hooks: role.Hook).
-func Lambda(ctx context.Context, hooks ...role.Hook) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
-	return New(role.FromLambdaEnv(ctx, "processor", hooks...), nil).Handle
+// wired from the Lambda environment (hooks: queued.Hook).
+func Lambda(ctx context.Context, hooks ...queued.Hook) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return New(queued.FromLambdaEnv(ctx, "processor", hooks...), nil).Handle
 }

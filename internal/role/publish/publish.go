@@ -13,11 +13,12 @@ import (
 	"github.com/sundialhq/sundial/internal/publish"
 	"github.com/sundialhq/sundial/internal/role"
 	"github.com/sundialhq/sundial/internal/role/operator"
+	"github.com/sundialhq/sundial/internal/role/queued"
 )
 
 // Lambda is the publish function's handler (a CloudFormation custom resource request,
 // answered at its pre-signed ResponseURL) wired from the Lambda environment (hooks:
-// role.Hook): the manifest is the timers.yaml packaged beside the bootstrap. An app's
+// queued.Hook): the manifest is the timers.yaml packaged beside the bootstrap. An app's
 // Custom::SundialTimers carries its manifest in its properties, or names an S3 object the
 // function reads with its role (s3:GetObject granted by template.yaml's ManifestBucketArns).
 //
@@ -26,8 +27,8 @@ import (
 // ends the invocation without an error: Lambda retries no custom resource request
 // (template.yaml's PublishEventInvokeConfig also sets no retries), since a retry after
 // CloudFormation rolled back would publish the failed deploy's manifest.
-func Lambda(ctx context.Context, hooks ...role.Hook) func(context.Context, cfn.Event) error {
-	o := operator.New(role.FromLambdaEnv(ctx, "publish", hooks...))
+func Lambda(ctx context.Context, hooks ...queued.Hook) func(context.Context, cfn.Event) error {
+	o := operator.New(queued.FromLambdaEnv(ctx, "publish", hooks...))
 	h := &publish.Handler{Admin: o.Admin, Ops: o.Ops(), Manifest: publish.ManifestPath(os.Getenv),
 		Log: role.LambdaLogger("publish")}
 	// S3 at AWS's endpoint (SUNDIAL_ENDPOINT_URL, the local platform's, has no S3).

@@ -18,9 +18,9 @@ import (
 	"github.com/sundialhq/sundial/internal/jobkinds"
 	"github.com/sundialhq/sundial/internal/jobs"
 	"github.com/sundialhq/sundial/internal/ops"
-	"github.com/sundialhq/sundial/internal/role"
 	"github.com/sundialhq/sundial/internal/role/audittrail"
 	"github.com/sundialhq/sundial/internal/role/notify"
+	"github.com/sundialhq/sundial/internal/role/queued"
 	"github.com/sundialhq/sundial/internal/timer"
 )
 
@@ -40,13 +40,13 @@ type Recovery struct {
 }
 
 // New builds the role; eb overrides the EventBridge client (nil: built from b.AWS).
-func New(b *role.Base, eb events.API) *Recovery {
+func New(b *queued.Base, eb events.API) *Recovery {
 	c := b.Config
-	r := &Recovery{Store: b.Store, Clock: b.Clock, Log: b.Log, Audit: audittrail.Trail(b),
+	r := &Recovery{Store: b.Store, Clock: b.Clock, Log: b.Log, Audit: audittrail.Trail(b.Base),
 		Recoverer: &engine.Recoverer{Store: b.Store, Queue: b.Queues, Clock: b.Clock, Log: b.Log, Metrics: b.Metrics,
 			Shards: c.DueShards, LostAfter: c.LostAfter, Backfills: b.Store, Calendars: b.Store}}
 	r.Jobs = jobkinds.NewService(b, r.Audit)
-	r.Events, r.Alerter = notify.New(b, eb)
+	r.Events, r.Alerter = notify.New(b.Base, eb)
 	if r.Alerter != nil {
 		r.Alerter.History = b.Store
 		r.Recoverer.Deadlines = r.Alerter
@@ -130,7 +130,7 @@ func (r *Recovery) DrainEvents(ctx context.Context) {
 	}
 }
 
-// Lambda is the handler wired from the Lambda environment (hooks: role.Hook).
-func Lambda(ctx context.Context, hooks ...role.Hook) func(context.Context, lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
-	return New(role.FromLambdaEnv(ctx, "recovery", hooks...), nil).Handle
+// Lambda is the handler wired from the Lambda environment (hooks: queued.Hook).
+func Lambda(ctx context.Context, hooks ...queued.Hook) func(context.Context, lambdaevents.CloudWatchEvent) (engine.RecoveryStats, error) {
+	return New(queued.FromLambdaEnv(ctx, "recovery", hooks...), nil).Handle
 }
