@@ -167,7 +167,7 @@ func (p *Platform) auditWriter(o Options, log *slog.Logger) (lambdarun.Invoker, 
 			return nil, err
 		}
 	}
-	a, err := app.New(awsCfg, cfg, app.Options{Log: log.With("function", "auditwriter"), Node: app.DefaultNode("local-auditwriter"), Metrics: o.Log})
+	a, err := app.New(awsCfg, cfg, app.Options{Log: log.With("function", "auditwriter"), Node: app.DefaultNode("local-auditwriter"), Metrics: o.Log, Clock: o.Clock})
 	if err != nil {
 		return nil, err
 	}

@@ -115,20 +115,20 @@ func (p *Platform) newApps(_ context.Context, o Options) error {
 		// (lambdarun.AddTraceHeader): the recursion limit counts the chains they make.
 		f.aws.APIOptions = append(slices.Clone(f.aws.APIOptions), lambdarun.AddTraceHeader)
 		// The functions' metric lines (EMF) go to the log, as Lambda's go to CloudWatch Logs.
-		opts := app.Options{Log: log.With("function", f.name), Invoker: o.Invoker, Node: app.DefaultNode("local-" + f.name), Metrics: o.Log}
+		opts := app.Options{Log: log.With("function", f.name), Invoker: o.Invoker, Node: app.DefaultNode("local-" + f.name), Metrics: o.Log, Clock: o.Clock}
 		if f.app, err = app.New(f.aws, f.cfg, opts); err != nil {
 			return err
 		}
 	}
 	base := p.funcs[FnProcessor].cfg
-	if p.App, err = app.New(p.AWS, base, app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-operator"), Metrics: o.Log}); err != nil {
+	if p.App, err = app.New(p.AWS, base, app.Options{Log: log, Invoker: o.Invoker, Node: app.DefaultNode("local-operator"), Metrics: o.Log, Clock: o.Clock}); err != nil {
 		return err
 	}
 	apiCfg := base
 	if p.apiCfg != nil {
 		apiCfg = *p.apiCfg
 	}
-	if p.API, err = app.New(p.APIAWS, apiCfg, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api"), Metrics: o.Log}); err != nil {
+	if p.API, err = app.New(p.APIAWS, apiCfg, app.Options{Log: log.With("function", "api"), Node: app.DefaultNode("local-api"), Metrics: o.Log, Clock: o.Clock}); err != nil {
 		return err
 	}
 	p.operator.Store(p.App)
@@ -145,5 +145,5 @@ func (p *Platform) roleApp(function string, cfg config.Config, log *slog.Logger)
 			return nil, err
 		}
 	}
-	return app.New(awsCfg, cfg, app.Options{Log: log.With("function", function), Node: app.DefaultNode("local-" + function), Metrics: p.metrics})
+	return app.New(awsCfg, cfg, app.Options{Log: log.With("function", function), Node: app.DefaultNode("local-" + function), Metrics: p.metrics, Clock: p.clock})
 }

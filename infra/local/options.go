@@ -14,6 +14,7 @@ import (
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/engine"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // Options configure Up: what is deployed and where the platform reports (its own fields),
@@ -93,6 +94,12 @@ type FunctionOptions struct {
 	Settings map[string]string
 	// Invoker overrides the action invoker (tests).
 	Invoker engine.Invoker
+	// Clock, when set, is the platform's "now" for every timing decision (tests on a fake
+	// clock, timer.ManualClock): the in-process functions' (fetch, processor, recovery, log
+	// writer, audit writer), the publish at Up and the operator's and API's apps (p.App,
+	// p.API). The schedules and event sources still run in real time: a tick reads it.
+	// In-process functions only; with Processes it is refused.
+	Clock timer.Clock
 
 	// Processes runs each function's built bootstrap as separate processes behind an emulated
 	// Lambda Runtime API (lambdarun.ProcessFunction), as Lambda runs them, instead of its
@@ -145,6 +152,9 @@ func (o Options) prepared() (Options, error) {
 func (o FunctionOptions) check() error {
 	if o.Processes && o.Invoker != nil {
 		return errors.New("local: the action invoker cannot be replaced when the functions run as processes")
+	}
+	if o.Processes && o.Clock != nil {
+		return errors.New("local: a clock cannot be given to function processes (each reads its machine's): Clock needs the functions in this process, not Processes")
 	}
 	if o.Chaos != "" && !o.Processes {
 		return errors.New("local: chaos is injected into the function processes: it needs Processes")

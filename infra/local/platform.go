@@ -24,6 +24,7 @@ import (
 	"github.com/sundialhq/sundial/internal/app"
 	"github.com/sundialhq/sundial/internal/config"
 	"github.com/sundialhq/sundial/internal/manifest"
+	"github.com/sundialhq/sundial/internal/timer"
 )
 
 // Platform is a running local Sundial.
@@ -105,7 +106,8 @@ type appStackSet struct {
 type reporting struct {
 	lines     *lineHandler
 	log       *slog.Logger
-	metrics   io.Writer // where in-process functions write their metric lines (Options.Log)
+	metrics   io.Writer   // where in-process functions write their metric lines (Options.Log)
+	clock     timer.Clock // Options.Clock: every in-process app's "now" (nil: the machine's)
 	events    *eventRelay
 	state     string
 	engineLog *slog.Logger // the engines' supervision's (supervise.go)
@@ -157,6 +159,7 @@ func newPlatform(o Options) *Platform {
 	p := &Platform{Endpoint: o.Endpoint}
 	p.state = o.StateFile
 	p.lines, p.metrics = newLineHandler(o.Out, slog.NewJSONHandler(o.Log, nil)), o.Log
+	p.clock = o.Clock
 	p.log = slog.New(p.lines)
 	p.engineLog = p.log.With("component", "supervision")
 	p.events = newEventRelay(o.Out, p.lines.mu, o.EventsTo, p.log)

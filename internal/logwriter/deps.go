@@ -13,12 +13,13 @@ import (
 )
 
 // park is a stream record of a firing the dependency gate parked (dynamo.Store.Park): the
-// instance before (running) and after (waiting).
+// instance before (running) and after (waiting), and its place in the batch.
 type park struct {
 	before, after timer.Instance
+	at            int
 }
 
-func recordPark(r events.DynamoDBEventRecord) (park, bool, error) {
+func recordPark(r events.DynamoDBEventRecord, at int) (park, bool, error) {
 	if r.EventName != string(events.DynamoDBOperationTypeModify) {
 		return park{}, false, nil
 	}
@@ -31,7 +32,7 @@ func recordPark(r events.DynamoDBEventRecord) (park, bool, error) {
 		return park{}, false, fmt.Errorf("new image: %w", err)
 	}
 	before, after, ok, err := dynamo.ParkFromImages(oldImg, newImg)
-	return park{before, after}, ok, err
+	return park{before, after, at}, ok, err
 }
 
 // waitingEvents are the Timer Waiting events of the parks that started a window's wait (a
@@ -47,6 +48,21 @@ func waitingEvents(parks []park) []sdevents.Event {
 		}
 	}
 	return out
+}
+
+// endedLater splits parks into those a later record of the batch ended the wait of (an
+// execution of the same instance after the park: the window's run, or its instant recorded
+// missed at the next instant) and the others. lastEnd is the place of each instance's last
+// execution record in the batch, by Key.String.
+func endedLater(parks []park, lastEnd map[string]int) (ended, others []park) {
+	for _, p := range parks {
+		if at, ok := lastEnd[p.after.Key.String()]; ok && at > p.at {
+			ended = append(ended, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	return ended, others
 }
 
 // upstreamAlerts raises the upstreamFailed alert of each park that entered an alerting wait

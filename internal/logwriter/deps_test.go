@@ -2,6 +2,8 @@ package logwriter_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -64,4 +66,47 @@ func TestWriterParks(t *testing.T) {
 	open, err = store.Alerts(ctx, "")
 	require.NoError(t, err)
 	require.Empty(t, open)
+}
+
+// A log writer behind delivers in one batch the park that raised upstreamFailed at the
+// bound and the execution that ended that window's wait (its instant recorded missed at the
+// next instant): the alert is raised, then resolved, in the records' order — not resolved
+// first and left open, which kept the next window's alert from being raised at all.
+func TestWriterParkAndItsEndInOneBatch(t *testing.T) {
+	ctx := context.Background()
+	store, b := inmem.NewStore(), &bus{}
+	w := newWriter(store, b)
+	w.Alerts = &alerts.Alerter{Store: store, Events: b, Log: w.Log, Now: func() time.Time { return started }}
+	deps := map[string]any{"after": map[string]any{"L": []any{map[string]any{"S": "A"}}}, "onUpstreamFailed": map[string]any{"S": "alert"}}
+	atBound := func(seq, exec string, window time.Time) events.DynamoDBEventRecord {
+		waiting := func(exec string, alert bool) map[string]any {
+			ms := map[string]any{"N": fmt.Sprint(window.UnixMilli())}
+			return map[string]any{"since": ms, "for": ms, "reason": map[string]any{"S": "waiting for A (not started)"},
+				"exec": map[string]any{"S": exec}, "alert": map[string]any{"BOOL": alert}}
+		}
+		item := func(m map[string]any) map[string]any {
+			out := map[string]any{"app": "billing", "timer": "C", "schedule": "04:00", "deps": deps}
+			maps.Copy(out, m)
+			return out
+		}
+		return record(t, seq, item(map[string]any{"execId": exec, "isRunningSince": window.Add(2 * time.Hour).UnixMilli(), "runAttempt": 1,
+			"waiting": waiting("W"+seq, false)}), item(map[string]any{"waiting": waiting(exec, true)}))
+	}
+	missed := finish(t, "2", "C", "E2", timer.OutcomeMissed, 0, false)
+	missed.Change.NewImage["deps"] = image(t, map[string]any{"deps": deps})["deps"]
+
+	_, err := w.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{atBound("1", "E1", started), missed}})
+	require.NoError(t, err)
+	require.Equal(t, []string{sdevents.ExecutionMissed, sdevents.AlertRaised, sdevents.AlertResolved}, b.types)
+	open, err := store.Alerts(ctx, "")
+	require.NoError(t, err)
+	require.Empty(t, open, "the window's wait ended after its alert")
+
+	_, err = w.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{atBound("3", "E3", started.Add(24*time.Hour))}})
+	require.NoError(t, err)
+	require.Equal(t, []string{sdevents.ExecutionMissed, sdevents.AlertRaised, sdevents.AlertResolved, sdevents.AlertRaised}, b.types,
+		"the next window's alert is raised")
+	open, err = store.Alerts(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, open, 1)
 }

@@ -96,6 +96,7 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		failAt = -1
 		ferr   error
 	)
+	lastEnd := map[string]int{} // the place of each instance's last execution record, by Key.String
 	for i, r := range ev.Records {
 		if sw, ok, err := slotWait(r); ok || err != nil {
 			if err != nil {
@@ -119,7 +120,7 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		}
 		if !ok && w.Events != nil {
 			// A firing the dependency gate parked: its events and alert (deps.go).
-			if pk, isPark, err := recordPark(r); err != nil {
+			if pk, isPark, err := recordPark(r, i); err != nil {
 				failAt, ferr = i, err
 				break
 			} else if isPark {
@@ -128,6 +129,7 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		}
 		if ok {
 			es = append(es, e)
+			lastEnd[e.Key.String()] = i
 			if w.Alerts != nil || w.Pauses != nil {
 				img, err := dynamo.FromStreamImage(r.Change.NewImage)
 				if err == nil {
@@ -157,9 +159,20 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		// take are kept for recovery's sweep; only when they can be neither put nor kept is
 		// the batch retried (its log entries are rewritten in place, never doubled).
 		evs := append(sdevents.FromExecutions(es), waits...)
-		var batch *alerts.Batch
+		var batch, before *alerts.Batch
 		if w.Alerts != nil {
+			// The records' order holds within the batch: an alert a park raised and a later
+			// execution of the same instance resolved (the window's wait ended) is raised
+			// first, so that the resolve finds it, and not left open after it.
+			endedParks, laterParks := endedLater(parks, lastEnd)
 			var err error
+			if before, err = w.Alerts.Executions(ctx, nil); err != nil {
+				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+			}
+			if err := upstreamAlerts(ctx, endedParks, before); err != nil {
+				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
+			}
+			evs = append(evs, before.Events...)
 			if batch, err = w.Alerts.Executions(ctx, ends); err != nil {
 				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 			}
@@ -168,7 +181,7 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 					return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 				}
 			}
-			if err := upstreamAlerts(ctx, parks, batch); err != nil {
+			if err := upstreamAlerts(ctx, laterParks, batch); err != nil {
 				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 			}
 			evs = append(evs, batch.Events...)
@@ -180,8 +193,11 @@ func (w *Writer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		if err := w.Events.Publish(ctx, evs); err != nil {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: %w", err)
 		}
-		if batch != nil {
-			if err := batch.Finish(ctx); err != nil {
+		for _, b := range []*alerts.Batch{before, batch} {
+			if b == nil {
+				continue
+			}
+			if err := b.Finish(ctx); err != nil {
 				return events.DynamoDBEventResponse{}, fmt.Errorf("log writer: alerts: %w", err)
 			}
 		}

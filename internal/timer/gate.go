@@ -132,6 +132,9 @@ func (d Deps) Decide(instant, now time.Time, loc *time.Location, next time.Time,
 	var waiting []UpstreamState
 	for _, u := range ups {
 		if u.Missing || u.LastSuccessFor.IsZero() || BusinessDateOf(u.LastSuccessFor, loc).before(w) {
+			if !u.FailedAt.IsZero() && BusinessDateOf(u.FailedAt, loc).before(w) {
+				u.FailedAt = time.Time{} // an earlier window's failure: for this one it has not started
+			}
 			waiting = append(waiting, u)
 		}
 	}
