@@ -76,7 +76,7 @@ func main() {
 	flag.BoolVar(&o.emulatorLog, "emulator-log", false, "write moto_server's output to OUT/moto.log")
 	flag.DurationVar(&o.sweep.Budget, "sweep-budget", 9*time.Minute, "the sweep's time bound: no step starts that would end after it")
 	flag.IntVar(&o.sweep.Max, "sweep-max", 1000, "the sweep's highest rate (firings/s)")
-	deadline := flag.Duration("deadline", 30*time.Minute, "give up (and stop the emulator) after this long")
+	deadline := flag.Duration("deadline", 40*time.Minute, "give up (and stop the emulator) after this long")
 	flag.IntVar(&o.scale, "scale", 50_000, "scale phases: firings in the fetch window, overdue instances for recovery, timers published")
 	flag.IntVar(&o.operatorScale, "operator-scale", 0, "operator_scale: instances (50 multi-tenant timers × N/50 tenants); 0: -scale")
 	flag.StringVar(&o.operatorSteps, "operator-steps", "", "operator_scale: run only these steps, comma-separated ("+strings.Join(operatorStepNames, ", ")+"); empty: all")
